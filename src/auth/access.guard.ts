@@ -1,0 +1,38 @@
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
+import { AUTH_POLICY, type AuthPolicy } from './auth-policy.decorator.js';
+import { BearerAuthGuard } from './bearer-auth.guard.js';
+
+export class MissingAuthPolicyError extends Error {}
+
+/**
+ * The global guard: each route declares its policy, and a route that declares none is refused
+ * rather than left open.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly bearer: BearerAuthGuard,
+    private readonly tokens: TokensService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const policy = this.reflector.getAllAndOverride<AuthPolicy | undefined>(AUTH_POLICY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!policy) {
+      throw new MissingAuthPolicyError(
+        `${context.getClass().name}.${context.getHandler().name} has no auth policy`,
+      );
+    }
+    if (policy.kind === 'public') return true;
+    await this.bearer.canActivate(context);
+    const principal = context.switchToHttp().getRequest<Request>().user as TokenPrincipal;
+    this.tokens.assertAbility(principal, policy.ability);
+    return true;
+  }
+}

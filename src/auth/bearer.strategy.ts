@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import type { Request } from 'express';
+import { Strategy } from 'passport-http-bearer';
+import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
+
+export const BEARER_REALM = 'tessera';
+
+@Injectable()
+export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  constructor(private readonly tokens: TokensService) {
+    super({ realm: BEARER_REALM });
+  }
+
+  validate(token: string): Promise<TokenPrincipal> {
+    return this.tokens.authenticate(token);
+  }
+
+  /**
+   * passport-http-bearer also accepts `access_token` from the body and the query string; only
+   * the Authorization header may carry a token here, because URLs and bodies end up in logs.
+   */
+  override authenticate(req: Request, options?: object): void {
+    const headersOnly = { headers: { authorization: req.headers.authorization } } as Request;
+    super.authenticate(headersOnly, options);
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * An expected failure that the domain names with a stable code. Services throw these; the one
+ * exception filter decides what HTTP status and page or envelope each code becomes.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly code = 'not_found';
+  constructor(what = 'resource') {
+    super(`The ${what} was not found.`);
+  }
+}
+
+/** Input that breaks a rule; `fields` maps each bad field to what is wrong with it. */
+export class ValidationError extends DomainError {
+  readonly code = 'validation_failed';
+  constructor(readonly fields: Record<string, string>) {
+    super(Object.values(fields).join(' '));
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,113 @@
+import {
+  Catch,
+  HttpException,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from '../../database/database-errors.js';
+import { BEARER_REALM } from '../../auth/bearer.strategy.js';
+import { InsufficientScopeError } from '../../tokens/tokens.errors.js';
+import { DomainError, ValidationError } from '../errors/domain.error.js';
+import { failure } from '../http/envelope.js';
+import { CODE_BY_STATUS, STATUS_BY_CODE } from './error-status.js';
+
+export interface ResolvedError {
+  status: number;
+  code: string;
+  message: string;
+  fields?: Record<string, string>;
+}
+
+const GENERIC_MESSAGES: Record<number, string> = {
+  400: 'The request could not be understood.',
+  404: 'Not found.',
+  405: 'That method is not allowed here.',
+  413: 'The request body is too large.',
+  415: 'That content type is not supported.',
+  500: 'Something went wrong on our side.',
+  503: 'The service is temporarily unavailable. Try again shortly.',
+};
+
+/**
+ * The one place errors become responses: the JSON envelope under /api, an error page
+ * elsewhere. Only domain errors speak their own message; anything unexpected is logged and
+ * answered with a message that reveals nothing internal.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<Request>();
+    const response = host.switchToHttp().getResponse<Response>();
+    const error = this.resolve(exception, request);
+    if (response.headersSent) return;
+
+    if (isApiPath(request.path)) {
+      const challenge = bearerChallenge(exception, error.code);
+      if (challenge) response.setHeader('WWW-Authenticate', challenge);
+      response.status(error.status).json(failure(error.code, error.message, error.fields));
+      return;
+    }
+    response.status(error.status).render('errors/error', {
+      title: `${error.status} ${error.message}`,
+      status: error.status,
+      message: error.message,
+    });
+  }
+
+  resolve(exception: unknown, request: Request): ResolvedError {
+    if (exception instanceof DomainError) {
+      const status = STATUS_BY_CODE[exception.code] ?? 400;
+      const fields = exception instanceof ValidationError ? exception.fields : undefined;
+      return { status, code: exception.code, message: exception.message, fields };
+    }
+    if (exception instanceof HttpException || isHttpError(exception)) {
+      const status = exception instanceof HttpException ? exception.getStatus() : exception.status;
+      if (status < 500 && CODE_BY_STATUS[status]) {
+        return {
+          status,
+          code: CODE_BY_STATUS[status],
+          message: GENERIC_MESSAGES[status] ?? 'The request was refused.',
+        };
+      }
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.error(
+        `Database unavailable during ${request.method} ${request.path}: ${String(exception)}`,
+      );
+      return { status: 503, code: 'service_unavailable', message: GENERIC_MESSAGES[503] };
+    }
+    this.logger.error(
+      `Unhandled error during ${request.method} ${request.path}`,
+      exception instanceof Error ? exception.stack : String(exception),
+    );
+    return { status: 500, code: 'internal_error', message: GENERIC_MESSAGES[500] };
+  }
+}
+
+export function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/');
+}
+
+/** Errors from Express middleware (body-parser and friends) carry their status this way. */
+function isHttpError(value: unknown): value is { status: number; expose: boolean } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { status?: unknown }).status === 'number'
+  );
+}
+
+/** The RFC 6750 challenge for authentication and scope failures. */
+function bearerChallenge(exception: unknown, code: string): string | undefined {
+  const realm = `Bearer realm="${BEARER_REALM}"`;
+  if (exception instanceof InsufficientScopeError) {
+    return `${realm}, error="insufficient_scope", scope="${exception.scope}"`;
+  }
+  if (code === 'missing_token') return realm;
+  if (STATUS_BY_CODE[code] === 401) return `${realm}, error="invalid_token"`;
+  return undefined;
+}

@@ -1,0 +1,25 @@
+import { readAppConfig, type AppConfig } from './app.config.js';
+import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
+import { EnvReader } from './env-reader.js';
+
+export interface Config {
+  app: AppConfig;
+  database: DatabaseConfig;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validates the environment once at boot; every bad variable is named in one error. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const r = new EnvReader(env);
+  const config: Config = { app: readAppConfig(r), database: readDatabaseConfig(r) };
+  if (r.problems.length > 0) {
+    throw new ConfigError(r.problems);
+  }
+  return config;
+}

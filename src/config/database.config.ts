@@ -1,0 +1,27 @@
+import { boolean, EnvReader, integer } from './env-reader.js';
+import { parseDatabaseUrl, redactDatabaseUrl, type DatabaseTarget } from './database-url.js';
+
+export const DEFAULT_DATABASE_URL = 'sqlite:data/tessera.sqlite';
+
+export interface DatabaseConfig {
+  target: DatabaseTarget;
+  migrate: boolean;
+  poolSize: number;
+}
+
+const databaseUrl = (raw: string): DatabaseTarget | { error: string } => {
+  const target = parseDatabaseUrl(raw);
+  return typeof target === 'string'
+    ? {
+        error: `${target}; allowed: sqlite:<path>, sqlite::memory:, mysql://user:pass@host:port/db, mariadb://user:pass@host:port/db`,
+      }
+    : target;
+};
+
+export function readDatabaseConfig(r: EnvReader): DatabaseConfig {
+  return {
+    target: r.read('DATABASE_URL', DEFAULT_DATABASE_URL, databaseUrl, redactDatabaseUrl),
+    migrate: r.read('DB_MIGRATE', 'true', boolean),
+    poolSize: r.read('DB_POOL_SIZE', '10', integer(1, 1000)),
+  };
+}

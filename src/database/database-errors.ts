@@ -1,0 +1,51 @@
+interface DriverError {
+  code?: string;
+  errno?: number;
+  driverError?: DriverError;
+}
+
+const UNIQUE_VIOLATION_CODES = new Set([
+  'ER_DUP_ENTRY',
+  'SQLITE_CONSTRAINT_UNIQUE',
+  'SQLITE_CONSTRAINT_PRIMARYKEY',
+]);
+
+/** Codes that mean the database could not be reached, as opposed to a query that failed. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_IOERR',
+]);
+
+function codeOf(error: unknown): string | undefined {
+  const e = error as DriverError | null;
+  return e?.driverError?.code ?? e?.code;
+}
+
+/** A unique index refused a row; with `column`, only when the message names that column. */
+export function isUniqueViolation(error: unknown, column?: string): boolean {
+  if (!UNIQUE_VIOLATION_CODES.has(codeOf(error) ?? '')) return false;
+  return column === undefined || String((error as Error).message).includes(column);
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = codeOf(error) ?? '';
+  return UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR');
+}
+
+/** Dates come back from raw queries as Date objects (mysql2) or UTC text (SQLite). */
+export function toDate(value: Date | string | null | undefined): Date | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value;
+  return new Date(value.includes('T') ? value : `${value.replace(' ', 'T')}Z`);
+}

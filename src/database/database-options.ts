@@ -1,0 +1,40 @@
+import type { DataSourceOptions } from 'typeorm';
+import type { DatabaseConfig } from '../config/database.config.js';
+import { ENTITIES } from './entities.js';
+import { MIGRATIONS } from './migrations/index.js';
+
+/** The one place TypeORM's options are built: the app, the CLI and ormconfig.ts all call it. */
+export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+  const common = {
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each' as const,
+    synchronize: false,
+    logging: false,
+  };
+  const target = config.target;
+  if (target.type === 'sqlite') {
+    // TypeORM creates the file's folder, turns foreign keys on and waits 5 s on a locked file.
+    return {
+      ...common,
+      type: 'better-sqlite3',
+      database: target.database,
+      enableWAL: target.database !== ':memory:',
+    };
+  }
+  return {
+    ...common,
+    type: target.type,
+    host: target.host,
+    port: target.port,
+    username: target.username,
+    password: target.password,
+    database: target.database,
+    charset: 'utf8mb4_unicode_ci',
+    timezone: 'Z',
+    poolSize: config.poolSize,
+    connectTimeout: 5000,
+    extra: { enableKeepAlive: true },
+  };
+}

@@ -1,0 +1,42 @@
+import { Global, Inject, Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { buildDataSourceOptions } from './database-options.js';
+import { runMigrations } from './migrator.js';
+import { Transactions } from './transactions.js';
+
+/** Brings the schema up to date before the app serves anything, when DB_MIGRATE allows. */
+@Injectable()
+class MigrateOnBoot implements OnModuleInit {
+  private readonly logger = new Logger('Database');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (!this.config.database.migrate) return;
+    const applied = await runMigrations(this.dataSource);
+    if (applied > 0) this.logger.log(`Applied ${applied} migration(s)`);
+  }
+}
+
+@Global()
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      inject: [CONFIG],
+      useFactory: (config: Config) => ({
+        ...buildDataSourceOptions(config.database),
+        retryAttempts: 3,
+        retryDelay: 1000,
+      }),
+    }),
+  ],
+  providers: [MigrateOnBoot, Transactions],
+  exports: [Transactions],
+})
+export class DatabaseModule {}

@@ -1,0 +1,6 @@
+import { TeamMember } from '../teams/team-member.entity.js';
+import { Team } from '../teams/team.entity.js';
+import { PersonalAccessToken } from '../tokens/personal-access-token.entity.js';
+import { User } from '../users/user.entity.js';
+
+export const ENTITIES = [User, Team, TeamMember, PersonalAccessToken];

@@ -1,0 +1,15 @@
+import { Transform } from 'class-transformer';
+import { IsEmail, IsIn, IsString } from 'class-validator';
+import { normalizeEmail } from '../../users/email.js';
+
+export const ASSIGNABLE_ROLES = ['admin', 'member'] as const;
+
+export class AddMemberDto {
+  @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))
+  @IsString({ message: 'Email must be text.' })
+  @IsEmail({}, { message: 'Enter a valid email address.' })
+  email!: string;
+
+  @IsIn(ASSIGNABLE_ROLES, { message: `Role must be one of ${ASSIGNABLE_ROLES.join(', ')}.` })
+  role: (typeof ASSIGNABLE_ROLES)[number] = 'member';
+}

@@ -1,0 +1,11 @@
+import { IsString, Length } from 'class-validator';
+import { Trim } from '../../common/validation/trim.js';
+
+export const TEAM_NAME_MAX = 100;
+
+export class CreateTeamDto {
+  @Trim()
+  @IsString({ message: 'Team name must be text.' })
+  @Length(1, TEAM_NAME_MAX, { message: `Team name must be 1 to ${TEAM_NAME_MAX} characters.` })
+  name!: string;
+}

@@ -1,0 +1,35 @@
+import { ConflictError, DomainError } from '../common/errors/domain.error.js';
+
+export class TeamNotFoundError extends DomainError {
+  readonly code = 'not_found';
+  constructor() {
+    super('No such team.');
+  }
+}
+
+/** The acting user is not in the team; shown as "not found" so team ids reveal nothing. */
+export class NotTeamMemberError extends DomainError {
+  readonly code = 'not_found';
+  constructor() {
+    super('No such team.');
+  }
+}
+
+export class NotTeamManagerError extends DomainError {
+  readonly code = 'forbidden';
+  constructor() {
+    super('Only the team owner or an admin can do that.');
+  }
+}
+
+export class AlreadyMemberError extends ConflictError {
+  constructor() {
+    super('already_member', 'That user is already a member of this team.');
+  }
+}
+
+export class PersonalTeamError extends ConflictError {
+  constructor() {
+    super('personal_team', 'A personal team cannot have other members.');
+  }
+}

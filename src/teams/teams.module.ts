@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { UsersModule } from '../users/users.module.js';
+import { TeamsRepository } from './teams.repository.js';
+import { TeamsService } from './teams.service.js';
+
+@Module({
+  imports: [UsersModule],
+  providers: [TeamsRepository, TeamsService],
+  exports: [TeamsService],
+})
+export class TeamsModule {}

@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, Like } from 'typeorm';
+import { isUniqueViolation } from '../database/database-errors.js';
+import { nextFreeSlug, slugify } from './slug.js';
+import { TeamMember, type TeamRole } from './team-member.entity.js';
+import { Team } from './team.entity.js';
+
+const SLUG_ATTEMPTS = 5;
+
+@Injectable()
+export class TeamsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private get manager(): EntityManager {
+    return this.dataSource.manager;
+  }
+
+  /**
+   * Inserts a team with a slug made unique from its name, and its owner as a member. Two
+   * requests may pick the same free slug at once: the unique index refuses the second, which
+   * then tries the next one.
+   */
+  async insertWithOwner(
+    manager: EntityManager,
+    ownerId: number,
+    name: string,
+    personal: boolean,
+  ): Promise<Team> {
+    const base = slugify(name);
+    for (let attempt = 1; ; attempt++) {
+      const taken = await manager
+        .getRepository(Team)
+        .find({ select: { slug: true }, where: [{ slug: base }, { slug: Like(`${base}-%`) }] });
+      const slug = nextFreeSlug(
+        base,
+        taken.map((t) => t.slug),
+      );
+      try {
+        // A savepoint, so a slug collision undoes only this insert, not the caller's work.
+        const team = await manager.transaction((m) =>
+          m
+            .getRepository(Team)
+            .save(m.getRepository(Team).create({ name, slug, ownerId, personal })),
+        );
+        await manager
+          .getRepository(TeamMember)
+          .insert({ teamId: team.id, userId: ownerId, role: 'owner' });
+        return team;
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= SLUG_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  findById(id: number): Promise<Team | null> {
+    return this.manager.getRepository(Team).findOneBy({ id });
+  }
+
+  findBySlug(slug: string): Promise<Team | null> {
+    return this.manager.getRepository(Team).findOneBy({ slug });
+  }
+
+  findMembership(teamId: number, userId: number): Promise<TeamMember | null> {
+    return this.manager.getRepository(TeamMember).findOneBy({ teamId, userId });
+  }
+
+  async insertMember(
+    manager: EntityManager,
+    teamId: number,
+    userId: number,
+    role: TeamRole,
+  ): Promise<void> {
+    await manager.getRepository(TeamMember).insert({ teamId, userId, role });
+  }
+}

@@ -1,0 +1,52 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  type Relation,
+} from 'typeorm';
+import { User } from '../users/user.entity.js';
+import type { Ability } from './abilities.js';
+
+@Entity({ name: 'personal_access_tokens' })
+export class PersonalAccessToken {
+  @PrimaryGeneratedColumn({ name: 'id' })
+  id!: number;
+
+  @Index('IDX_personal_access_tokens_user')
+  @Column({ name: 'user_id', type: 'integer' })
+  userId!: number;
+
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'FK_personal_access_tokens_user' })
+  user?: Relation<User>;
+
+  @Column({ name: 'name', type: 'varchar', length: 255 })
+  name!: string;
+
+  /** SHA-256 of the token in hex; the token itself is never stored. */
+  @Index('UQ_personal_access_tokens_hash', { unique: true })
+  @Column({ name: 'token_hash', type: 'varchar', length: 64 })
+  tokenHash!: string;
+
+  @Column({ name: 'last_four', type: 'varchar', length: 4 })
+  lastFour!: string;
+
+  @Column({ name: 'abilities', type: 'simple-array' })
+  abilities!: Ability[];
+
+  @Column({ name: 'expires_at', type: 'datetime', precision: 3, nullable: true })
+  expiresAt!: Date | null;
+
+  @Column({ name: 'last_used_at', type: 'datetime', precision: 3, nullable: true })
+  lastUsedAt!: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
+  revokedAt!: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt!: Date;
+}

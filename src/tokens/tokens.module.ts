@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { LastUsedRecorder } from './last-used-recorder.js';
+import { TokensRepository } from './tokens.repository.js';
+import { TokensService } from './tokens.service.js';
+
+@Module({
+  providers: [TokensRepository, TokensService, LastUsedRecorder],
+  exports: [TokensService],
+})
+export class TokensModule {}

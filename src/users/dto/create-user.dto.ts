@@ -1,0 +1,29 @@
+import { IsEmail, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { Trim } from '../../common/validation/trim.js';
+import { normalizeEmail } from '../email.js';
+
+export const NAME_MAX = 100;
+export const PASSWORD_MIN = 8;
+// argon2 accepts longer input, but a cap stops megabyte "passwords" from costing hashing time.
+export const PASSWORD_MAX = 1024;
+
+export class CreateUserDto {
+  @Trim()
+  @IsString({ message: 'Name must be text.' })
+  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  name!: string;
+
+  @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))
+  @IsString({ message: 'Email must be text.' })
+  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @IsEmail({}, { message: 'Enter a valid email address.' })
+  email!: string;
+
+  @IsOptional()
+  @IsString({ message: 'Password must be text.' })
+  @Length(PASSWORD_MIN, PASSWORD_MAX, {
+    message: `Password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`,
+  })
+  password?: string;
+}

@@ -1,0 +1,42 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+  type Relation,
+} from 'typeorm';
+import { Team } from '../teams/team.entity.js';
+
+@Entity({ name: 'users' })
+export class User {
+  @PrimaryGeneratedColumn({ name: 'id' })
+  id!: number;
+
+  @Column({ name: 'name', type: 'varchar', length: 255 })
+  name!: string;
+
+  /** Stored lower-cased, so the unique index compares case-insensitively on every database. */
+  @Index('UQ_users_email', { unique: true })
+  @Column({ name: 'email', type: 'varchar', length: 255 })
+  email!: string;
+
+  @Column({ name: 'password_hash', type: 'varchar', length: 255, nullable: true })
+  passwordHash!: string | null;
+
+  @Column({ name: 'current_team_id', type: 'integer', nullable: true })
+  currentTeamId!: number | null;
+
+  @ManyToOne(() => Team, { onDelete: 'SET NULL', nullable: true })
+  @JoinColumn({ name: 'current_team_id', foreignKeyConstraintName: 'FK_users_current_team' })
+  currentTeam?: Relation<Team> | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'datetime', precision: 3 })
+  updatedAt!: Date;
+}

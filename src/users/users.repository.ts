@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { normalizeEmail } from './email.js';
+import { User } from './user.entity.js';
+
+@Injectable()
+export class UsersRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private repo(manager: EntityManager = this.dataSource.manager) {
+    return manager.getRepository(User);
+  }
+
+  findById(id: number): Promise<User | null> {
+    return this.repo().findOneBy({ id });
+  }
+
+  findByEmail(email: string): Promise<User | null> {
+    return this.repo().findOneBy({ email: normalizeEmail(email) });
+  }
+
+  insert(
+    manager: EntityManager,
+    user: Pick<User, 'name' | 'email' | 'passwordHash'>,
+  ): Promise<User> {
+    const repo = this.repo(manager);
+    return repo.save(
+      repo.create({ ...user, email: normalizeEmail(user.email), currentTeamId: null }),
+    );
+  }
+
+  /**
+   * Points the user at a team, only if they belong to it: one conditional UPDATE, so a racing
+   * removal can never leave a user in a team they are not a member of. Returns whether it did.
+   */
+  async setCurrentTeamIfMember(
+    manager: EntityManager,
+    userId: number,
+    teamId: number,
+  ): Promise<boolean> {
+    const result = await this.repo(manager)
+      .createQueryBuilder()
+      .update()
+      .set({ currentTeamId: teamId })
+      .where('id = :userId', { userId })
+      .andWhere(
+        'EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = :teamId AND m.user_id = :userId)',
+        { teamId },
+      )
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+}

@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { UserNotFoundError } from './users.errors.js';
+import { UsersRepository } from './users.repository.js';
+import type { User } from './user.entity.js';
+
+@Injectable()
+export class UsersService {
+  constructor(private readonly users: UsersRepository) {}
+
+  async getById(id: number): Promise<User> {
+    const user = await this.users.findById(id);
+    if (!user) throw new UserNotFoundError();
+    return user;
+  }
+
+  async getByEmail(email: string): Promise<User> {
+    const user = await this.users.findByEmail(email);
+    if (!user) throw new UserNotFoundError();
+    return user;
+  }
+}
