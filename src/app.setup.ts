@@ -3,11 +3,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import hbs from 'hbs';
 import { join } from 'node:path';
+import { PROJECT_ROOT as ROOT } from './common/paths.js';
 import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
 import { ValidationError } from './common/errors/domain.error.js';
 import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-input.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Everything the running app needs beyond its modules; main.ts and the e2e tests both call it. */
 export function configureApp(app: INestApplication): INestApplication {

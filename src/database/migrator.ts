@@ -4,14 +4,18 @@ const LOCK_NAME = 'tessera_migrations';
 const LOCK_WAIT_SECONDS = 60;
 
 /**
- * Runs pending migrations once even when several instances start together: on MySQL/MariaDB
- * the instances queue on a named lock, and each one that gets it finds what is still pending.
- * SQLite serialises writers on the file itself.
+ * Runs pending migrations once even when several processes start together on an empty
+ * database: each waits for an exclusive lock, then finds what is still pending. Returns how
+ * many migrations this process applied.
  */
 export async function runMigrations(dataSource: DataSource): Promise<number> {
-  if (dataSource.options.type === 'better-sqlite3') {
-    return (await dataSource.runMigrations({ transaction: 'each' })).length;
-  }
+  return dataSource.options.type === 'better-sqlite3'
+    ? runOnSqlite(dataSource)
+    : runOnMysql(dataSource);
+}
+
+/** A named lock held on its own connection while TypeORM migrates on others. */
+async function runOnMysql(dataSource: DataSource): Promise<number> {
   const runner = dataSource.createQueryRunner();
   try {
     const [row] = await runner.query('SELECT GET_LOCK(?, ?) AS acquired', [
@@ -28,5 +32,25 @@ export async function runMigrations(dataSource: DataSource): Promise<number> {
     }
   } finally {
     await runner.release();
+  }
+}
+
+/**
+ * TypeORM reads the pending migrations before it opens its (deferred) transaction, so two
+ * processes on a fresh file would both find them pending. BEGIN IMMEDIATE takes the file's
+ * write lock first; TypeORM then runs everything inside that transaction.
+ */
+async function runOnSqlite(dataSource: DataSource): Promise<number> {
+  const runner = dataSource.createQueryRunner();
+  await runner.query('BEGIN IMMEDIATE');
+  // Tell the runner what it is in, so it neither nests a transaction nor forgets to commit.
+  Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
+  try {
+    const applied = await dataSource.runMigrations({ transaction: 'all' });
+    await runner.commitTransaction();
+    return applied.length;
+  } catch (error) {
+    await runner.rollbackTransaction();
+    throw error;
   }
 }

@@ -19,7 +19,8 @@ export class TeamsRepository {
   /**
    * Inserts a team with a slug made unique from its name, and its owner as a member. Two
    * requests may pick the same free slug at once: the unique index refuses the second, which
-   * then tries the next one.
+   * then tries the next one. Refused slugs are remembered, because a transaction's snapshot
+   * may not show the row that won.
    */
   async insertWithOwner(
     manager: EntityManager,
@@ -28,14 +29,12 @@ export class TeamsRepository {
     personal: boolean,
   ): Promise<Team> {
     const base = slugify(name);
+    const refused: string[] = [];
     for (let attempt = 1; ; attempt++) {
       const taken = await manager
         .getRepository(Team)
         .find({ select: { slug: true }, where: [{ slug: base }, { slug: Like(`${base}-%`) }] });
-      const slug = nextFreeSlug(
-        base,
-        taken.map((t) => t.slug),
-      );
+      const slug = nextFreeSlug(base, [...taken.map((t) => t.slug), ...refused]);
       try {
         // A savepoint, so a slug collision undoes only this insert, not the caller's work.
         const team = await manager.transaction((m) =>
@@ -48,7 +47,8 @@ export class TeamsRepository {
           .insert({ teamId: team.id, userId: ownerId, role: 'owner' });
         return team;
       } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= SLUG_ATTEMPTS) throw error;
+        if (!isUniqueViolation(error, 'slug') || attempt >= SLUG_ATTEMPTS) throw error;
+        refused.push(slug);
       }
     }
   }

@@ -51,10 +51,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.status(error.status).json(failure(error.code, error.message, error.fields));
       return;
     }
-    response.status(error.status).render('errors/error', {
-      title: `${error.status} ${error.message}`,
-      status: error.status,
-      message: error.message,
+    const page = { title: error.message, status: error.status, message: error.message };
+    response.status(error.status).render('errors/error', page, (renderError, html) => {
+      if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
+      response.send(renderError ? `${error.status} ${error.message}` : html);
     });
   }
 

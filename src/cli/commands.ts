@@ -1,0 +1,123 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { OPERATOR } from '../common/actor.js';
+import { ValidationError } from '../common/errors/domain.error.js';
+import { validateInput } from '../common/validation/validate-input.js';
+import { RegistrationService } from '../auth/registration.service.js';
+import { AddMemberDto } from '../teams/dto/add-member.dto.js';
+import { CreateTeamDto } from '../teams/dto/create-team.dto.js';
+import { TeamsService } from '../teams/teams.service.js';
+import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
+import { TokensService } from '../tokens/tokens.service.js';
+import { CreateUserDto } from '../users/dto/create-user.dto.js';
+import { UsersService } from '../users/users.service.js';
+
+type Values = Record<string, string | undefined>;
+
+export interface Command {
+  usage: string;
+  /** Option names, each taking a value; those in `required` must be given. */
+  options: string[];
+  required: string[];
+  run(app: INestApplicationContext, values: Values, out: (line: string) => void): Promise<void>;
+}
+
+function positiveInteger(name: string, raw: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(raw)) {
+    throw new ValidationError({ [name]: `--${name} must be a positive whole number.` });
+  }
+  return Number(raw);
+}
+
+export const COMMANDS: Record<string, Command> = {
+  'user:create': {
+    usage: 'user:create --name NAME --email EMAIL [--password PASSWORD]',
+    options: ['name', 'email', 'password'],
+    required: ['name', 'email'],
+    async run(app, v, out) {
+      const input = validateInput(CreateUserDto, {
+        name: v.name,
+        email: v.email,
+        password: v.password,
+      });
+      const user = await app.get(RegistrationService).register(input);
+      out(String(user.id));
+    },
+  },
+
+  'token:create': {
+    usage:
+      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS]',
+    options: ['email', 'name', 'abilities', 'expires-in-days'],
+    required: ['email', 'name'],
+    async run(app, v, out) {
+      const input = validateInput(CreateTokenDto, {
+        name: v.name,
+        abilities: v.abilities?.split(',').map((a) => a.trim()),
+        expiresInDays: v['expires-in-days'],
+      });
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const created = await app.get(TokensService).create(user.id, input);
+      const expiry = created.token.expiresAt ? created.token.expiresAt.toISOString() : 'never';
+      out(`Token ${created.token.id} "${created.token.name}" for ${user.email}`);
+      out(`abilities: ${created.token.abilities.join(', ')}; expires: ${expiry}`);
+      out('It is shown only this once:');
+      out(created.plaintext);
+    },
+  },
+
+  'token:revoke': {
+    usage: 'token:revoke --email EMAIL (--name NAME | --id ID)',
+    options: ['email', 'name', 'id'],
+    required: ['email'],
+    async run(app, v, out) {
+      if ((v.name === undefined) === (v.id === undefined)) {
+        throw new ValidationError({ name: 'Give either --name or --id.' });
+      }
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const tokens = app.get(TokensService);
+      const token =
+        v.id !== undefined
+          ? await tokens.revoke(user.id, positiveInteger('id', v.id))
+          : await tokens.revokeByName(user.id, v.name!);
+      out(`Revoked token ${token.id} "${token.name}"`);
+    },
+  },
+
+  'team:create': {
+    usage: 'team:create --owner EMAIL --name NAME',
+    options: ['owner', 'name'],
+    required: ['owner', 'name'],
+    async run(app, v, out) {
+      const input = validateInput(CreateTeamDto, { name: v.name });
+      const owner = await app.get(UsersService).getByEmail(v.owner!);
+      const team = await app.get(TeamsService).createTeam(owner.id, input);
+      out(`${team.id} ${team.slug}`);
+    },
+  },
+
+  'team:add-member': {
+    usage: 'team:add-member --team SLUG --email EMAIL [--role member|admin]',
+    options: ['team', 'email', 'role'],
+    required: ['team', 'email'],
+    async run(app, v, out) {
+      const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
+      const teams = app.get(TeamsService);
+      const team = await teams.getBySlug(v.team!);
+      const user = await teams.addMember(OPERATOR, team.id, input);
+      out(`Added ${user.email} to ${team.slug} as ${input.role}`);
+    },
+  },
+
+  'team:switch': {
+    usage: 'team:switch --email EMAIL --team SLUG',
+    options: ['email', 'team'],
+    required: ['email', 'team'],
+    async run(app, v, out) {
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const teams = app.get(TeamsService);
+      const team = await teams.getBySlug(v.team!);
+      await teams.switchTeam(user.id, team.id);
+      out(`${user.email} now works in ${team.slug}`);
+    },
+  },
+};

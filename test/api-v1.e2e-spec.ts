@@ -1,0 +1,237 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TeamsService } from '../src/teams/teams.service.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { createTeam, createToken, createUser } from './factories/index.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+describe('API v1', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const get = (path: string, authorization?: string) => {
+    const req = request(t.server).get(path).set('Accept', 'application/json');
+    return authorization === undefined ? req : req.set('Authorization', authorization);
+  };
+
+  function expectError(res: request.Response, status: number, code: string): void {
+    expect(res.status).toBe(status);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({
+      success: false,
+      error: { code, message: expect.any(String) },
+      version: 'v1',
+      timestamp: expect.stringMatching(TIMESTAMP),
+    });
+  }
+
+  describe('GET /api/v1/user/profile', () => {
+    it('should answer the token owner profile with exactly id, name and email', async () => {
+      const user = await createUser(t.app, { name: 'Grace Hopper 🚀', email: 'Grace@Example.com' });
+      const { plaintext } = await createToken(t.app, user);
+
+      const res = await get('/api/v1/user/profile', `Bearer ${plaintext}`);
+
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.body).toEqual({
+        success: true,
+        data: { id: user.id, name: 'Grace Hopper 🚀', email: 'grace@example.com' },
+        version: 'v1',
+        timestamp: expect.stringMatching(TIMESTAMP),
+      });
+      const stamp = Date.parse(res.body.timestamp);
+      expect(Math.abs(stamp - Date.now())).toBeLessThan(5_000);
+    });
+
+    it('should give real microseconds in the timestamp, not padded zeros', async () => {
+      const user = await createUser(t.app);
+      const { plaintext } = await createToken(t.app, user);
+      const stamps: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        stamps.push((await get('/api/v1/user/profile', `Bearer ${plaintext}`)).body.timestamp);
+      }
+      const microDigits = stamps.map((s) => s.slice(23, 26));
+      expect(microDigits.some((d) => d !== '000')).toBe(true);
+      expect(new Set(stamps).size).toBe(stamps.length);
+    });
+
+    it('should accept the scheme in any case', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      for (const scheme of ['bearer', 'BEARER', 'Bearer', 'bEaReR']) {
+        expect((await get('/api/v1/user/profile', `${scheme} ${plaintext}`)).status).toBe(200);
+      }
+    });
+  });
+
+  describe('GET /api/v1/team', () => {
+    it("should answer the current team of the token's user", async () => {
+      const user = await createUser(t.app, { name: 'Linus Torvalds' });
+      const { plaintext } = await createToken(t.app, user);
+
+      const res = await get('/api/v1/team', `Bearer ${plaintext}`);
+
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.body).toEqual({
+        success: true,
+        data: {
+          id: user.currentTeamId,
+          name: "Linus's Team",
+          slug: expect.stringMatching(/^linuss-team(-\d+)?$/),
+        },
+        version: 'v1',
+        timestamp: expect.stringMatching(TIMESTAMP),
+      });
+    });
+
+    it('should follow a team switch made after the token was created', async () => {
+      const user = await createUser(t.app);
+      const personalTeamId = user.currentTeamId!;
+      const { plaintext } = await createToken(t.app, user);
+      const team = await createTeam(t.app, user, 'Research & Development');
+
+      const afterCreate = await get('/api/v1/team', `Bearer ${plaintext}`);
+      expect(afterCreate.body.data).toEqual({
+        id: team.id,
+        name: 'Research & Development',
+        slug: team.slug,
+      });
+
+      await t.app.get(TeamsService).switchTeam(user.id, personalTeamId);
+      const afterSwitch = await get('/api/v1/team', `Bearer ${plaintext}`);
+      expect(afterSwitch.body.data.id).toBe(personalTeamId);
+    });
+  });
+
+  describe('authentication failures', () => {
+    it('should refuse a request without a token with 401 missing_token and a bare challenge', async () => {
+      const res = await get('/api/v1/user/profile');
+      expectError(res, 401, 'missing_token');
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="tessera"');
+      expect(res.headers['cache-control']).toBe('no-store');
+    });
+
+    it('should treat another scheme as no bearer token', async () => {
+      const res = await get('/api/v1/team', 'Basic dXNlcjpwYXNz');
+      expectError(res, 401, 'missing_token');
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="tessera"');
+    });
+
+    it.each([
+      ['a malformed token', 'Bearer not-a-token'],
+      ['the scheme alone', 'Bearer'],
+      ['two spaces', 'Bearer  tsr_000000000000000000000000000000000000'],
+      ['trailing garbage', 'Bearer tsr_000000000000000000000000000000000000 extra'],
+    ])('should refuse %s with 401 invalid_token and no query', async (_case, header) => {
+      t.queries.clear();
+      const res = await get('/api/v1/user/profile', header);
+      expectError(res, 401, 'invalid_token');
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="tessera", error="invalid_token"');
+      expect(t.queries.queries).toEqual([]);
+    });
+
+    it('should refuse a token with a wrong checksum without a query', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      const last = plaintext.at(-1) === 'a' ? 'b' : 'a';
+      t.queries.clear();
+      const res = await get('/api/v1/user/profile', `Bearer ${plaintext.slice(0, -1)}${last}`);
+      expectError(res, 401, 'invalid_token');
+      expect(t.queries.queries).toEqual([]);
+    });
+
+    it('should refuse a well-formed token that was never issued', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .delete({ lastFour: plaintext.slice(-4) });
+      const res = await get('/api/v1/user/profile', `Bearer ${plaintext}`);
+      expectError(res, 401, 'invalid_token');
+    });
+
+    it('should refuse a revoked token with 401 token_revoked on the very next request', async () => {
+      const user = await createUser(t.app);
+      const { plaintext, token } = await createToken(t.app, user);
+      expect((await get('/api/v1/user/profile', `Bearer ${plaintext}`)).status).toBe(200);
+
+      await t.app.get(TokensService).revoke(user.id, token.id);
+
+      const res = await get('/api/v1/user/profile', `Bearer ${plaintext}`);
+      expectError(res, 401, 'token_revoked');
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="tessera", error="invalid_token"');
+      expectError(await get('/api/v1/team', `Bearer ${plaintext}`), 401, 'token_revoked');
+    });
+
+    it('should refuse an expired token with 401 token_expired', async () => {
+      const user = await createUser(t.app);
+      const { plaintext, token } = await createToken(t.app, user, { expiresInDays: 1 });
+      expect((await get('/api/v1/user/profile', `Bearer ${plaintext}`)).status).toBe(200);
+
+      await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .update({ id: token.id }, { expiresAt: new Date(Date.now() - 1000) });
+
+      expectError(await get('/api/v1/user/profile', `Bearer ${plaintext}`), 401, 'token_expired');
+    });
+
+    it('should refuse a token lacking the ability with 403 insufficient_scope', async () => {
+      const user = await createUser(t.app);
+      const { plaintext } = await createToken(t.app, user, { abilities: ['team:read'] });
+
+      const res = await get('/api/v1/user/profile', `Bearer ${plaintext}`);
+      expectError(res, 403, 'insufficient_scope');
+      expect(res.headers['www-authenticate']).toBe(
+        'Bearer realm="tessera", error="insufficient_scope", scope="user:read"',
+      );
+      expect((await get('/api/v1/team', `Bearer ${plaintext}`)).status).toBe(200);
+    });
+
+    it('should never authenticate a token sent in the query string or the body', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      expectError(
+        await get(`/api/v1/user/profile?access_token=${plaintext}`),
+        401,
+        'missing_token',
+      );
+      const body = await request(t.server)
+        .get('/api/v1/user/profile')
+        .type('form')
+        .send({ access_token: plaintext });
+      expectError(body, 401, 'missing_token');
+    });
+  });
+
+  describe('other errors', () => {
+    it('should answer unknown paths under /api with 404 not_found in the envelope', async () => {
+      const res = await get('/api/v1/nothing-here');
+      expectError(res, 404, 'not_found');
+      expectError(await request(t.server).delete('/api/v1/user/profile'), 404, 'not_found');
+    });
+
+    it('should answer malformed JSON with 400 bad_request and no parser details', async () => {
+      const res = await request(t.server)
+        .post('/api/v1/team')
+        .set('Content-Type', 'application/json')
+        .send('{"name":');
+      expectError(res, 400, 'bad_request');
+      expect(JSON.stringify(res.body)).not.toMatch(/JSON|position|Unexpected/);
+    });
+
+    it('should answer unknown pages outside /api with an HTML 404 page', async () => {
+      const res = await request(t.server).get('/no-such-page');
+      expect(res.status).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toContain('Not found.');
+    });
+  });
+});

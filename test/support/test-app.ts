@@ -1,0 +1,51 @@
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { Server } from 'node:http';
+import type { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module.js';
+import { configureApp } from '../../src/app.setup.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { QueryLog } from './query-log.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
+
+export interface TestApp {
+  app: INestApplication;
+  server: Server;
+  dataSource: DataSource;
+  database: TestDatabase;
+  config: Config;
+  queries: QueryLog;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real AppModule through configureApp on a fresh database, exactly as main.ts does,
+ * listening on an ephemeral port of 127.0.0.1.
+ */
+export async function createTestApp(
+  env: Record<string, string> = {},
+  database?: TestDatabase,
+): Promise<TestApp> {
+  const db = database ?? (await createTestDatabase());
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'fatal', DATABASE_URL: db.url, ...env });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    logger: false,
+  });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const dataSource = app.get<DataSource>(getDataSourceToken());
+  return {
+    app,
+    server: app.getHttpServer() as Server,
+    dataSource,
+    database: db,
+    config,
+    queries: QueryLog.attach(dataSource),
+    close: async () => {
+      await app.close();
+      if (!database) await db.drop();
+    },
+  };
+}
