@@ -36,12 +36,18 @@ function parse(command: Command, args: string[]): Record<string, string | undefi
   return values as Record<string, string | undefined>;
 }
 
+/** One line for stderr, whatever failed. */
 function describe(error: unknown): string {
-  if (error instanceof ValidationError) return Object.values(error.fields).join(' ');
-  if (error instanceof DomainError || error instanceof UsageError || error instanceof ConfigError) {
-    return error.message;
-  }
-  return `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+  let text: string;
+  if (error instanceof ValidationError) text = Object.values(error.fields).join(' ');
+  else if (
+    error instanceof DomainError ||
+    error instanceof UsageError ||
+    error instanceof ConfigError
+  ) {
+    text = error.message;
+  } else text = `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+  return text.replace(/\s*\n\s*/g, ' ');
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -2,9 +2,14 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError as ClassValidatorError } from 'class-validator';
 import { ValidationError } from '../errors/domain.error.js';
 
+/**
+ * class-validator runs a property's decorators bottom-up; with stopAtFirstError the one written
+ * nearest the property (the type check, in our DTOs) speaks first.
+ */
 export const VALIDATOR_OPTIONS = {
   whitelist: true,
   forbidUnknownValues: true,
+  stopAtFirstError: true,
   validationError: { target: false, value: false },
 } as const;
 

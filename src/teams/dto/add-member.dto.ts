@@ -6,8 +6,8 @@ export const ASSIGNABLE_ROLES = ['admin', 'member'] as const;
 
 export class AddMemberDto {
   @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))
-  @IsString({ message: 'Email must be text.' })
   @IsEmail({}, { message: 'Enter a valid email address.' })
+  @IsString({ message: 'Email must be text.' })
   email!: string;
 
   @IsIn(ASSIGNABLE_ROLES, { message: `Role must be one of ${ASSIGNABLE_ROLES.join(', ')}.` })

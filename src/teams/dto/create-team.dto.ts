@@ -5,7 +5,7 @@ export const TEAM_NAME_MAX = 100;
 
 export class CreateTeamDto {
   @Trim()
-  @IsString({ message: 'Team name must be text.' })
   @Length(1, TEAM_NAME_MAX, { message: `Team name must be 1 to ${TEAM_NAME_MAX} characters.` })
+  @IsString({ message: 'Team name must be text.' })
   name!: string;
 }

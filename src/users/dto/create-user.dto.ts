@@ -10,20 +10,20 @@ export const PASSWORD_MAX = 1024;
 
 export class CreateUserDto {
   @Trim()
-  @IsString({ message: 'Name must be text.' })
   @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @IsString({ message: 'Name must be text.' })
   name!: string;
 
   @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))
-  @IsString({ message: 'Email must be text.' })
-  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
   @IsEmail({}, { message: 'Enter a valid email address.' })
+  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @IsString({ message: 'Email must be text.' })
   email!: string;
 
   @IsOptional()
-  @IsString({ message: 'Password must be text.' })
   @Length(PASSWORD_MIN, PASSWORD_MAX, {
     message: `Password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`,
   })
+  @IsString({ message: 'Password must be text.' })
   password?: string;
 }

@@ -1,0 +1,260 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../src/config/config.js';
+import { buildDataSourceOptions } from '../src/database/database-options.js';
+import { runBuilt, type RunResult } from './support/run-built.js';
+import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+
+describe('operator command line', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  const cli = (...args: string[]): Promise<RunResult> =>
+    runBuilt('cli.js', args, { DATABASE_URL: db.url });
+  const lastLine = (r: RunResult) => r.stdout.trimEnd().split('\n').at(-1)!;
+  const count = async (table: string) =>
+    Number((await dataSource.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ file: true });
+    const created = await cli(
+      'user:create',
+      '--name',
+      'Ada Lovelace',
+      '--email',
+      'ada@example.com',
+    );
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    dataSource = await new DataSource(
+      buildDataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
+    ).initialize();
+  }, 60_000);
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await db.drop();
+  });
+
+  it('should create a user with a personal team and print the id', async () => {
+    const r = await cli(
+      'user:create',
+      '--name',
+      'Grace Hopper',
+      '--email',
+      'Grace@Example.com',
+      '--password',
+      'correct horse',
+    );
+    expect(r.code).toBe(0);
+    const id = Number(r.stdout.trim());
+    const [user] = await dataSource.query('SELECT * FROM users WHERE id = ?', [id]);
+    expect(user.email).toBe('grace@example.com');
+    expect(user.password_hash).toMatch(/^\$argon2id\$/);
+    const [team] = await dataSource.query('SELECT * FROM teams WHERE id = ?', [
+      user.current_team_id,
+    ]);
+    expect(team).toMatchObject({ owner_id: id, slug: 'graces-team' });
+    const members = await dataSource.query(
+      'SELECT role FROM team_members WHERE team_id = ? AND user_id = ?',
+      [team.id, id],
+    );
+    expect(members).toEqual([{ role: 'owner' }]);
+  }, 30_000);
+
+  it('should print the new token alone on the last line and store only its hash', async () => {
+    const r = await cli(
+      'token:create',
+      '--email',
+      'ada@example.com',
+      '--name',
+      'laptop',
+      '--abilities',
+      'team:read',
+      '--expires-in-days',
+      '7',
+    );
+    expect(r.code).toBe(0);
+    const token = lastLine(r);
+    expect(token).toMatch(/^tsr_[0-9A-Za-z]{36}$/);
+    const rows = await dataSource.query(
+      "SELECT abilities, expires_at FROM personal_access_tokens WHERE name = 'laptop'",
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].abilities).toBe('team:read');
+    expect(rows[0].expires_at).not.toBeNull();
+    const dump = JSON.stringify(await dataSource.query('SELECT * FROM personal_access_tokens'));
+    expect(dump).not.toContain(token.slice(4));
+  }, 30_000);
+
+  it('should revoke a token by name and by id', async () => {
+    await cli('token:create', '--email', 'ada@example.com', '--name', 'ci');
+    const byName = await cli('token:revoke', '--email', 'ada@example.com', '--name', 'ci');
+    expect(byName.code).toBe(0);
+    const [ci] = await dataSource.query(
+      "SELECT id, revoked_at FROM personal_access_tokens WHERE name = 'ci'",
+    );
+    expect(ci.revoked_at).not.toBeNull();
+
+    await cli('token:create', '--email', 'ada@example.com', '--name', 'script');
+    const [script] = await dataSource.query(
+      "SELECT id FROM personal_access_tokens WHERE name = 'script'",
+    );
+    expect(
+      (await cli('token:revoke', '--email', 'ada@example.com', '--id', String(script.id))).code,
+    ).toBe(0);
+    const [after] = await dataSource.query(
+      'SELECT revoked_at FROM personal_access_tokens WHERE id = ?',
+      [script.id],
+    );
+    expect(after.revoked_at).not.toBeNull();
+  }, 30_000);
+
+  it('should create teams with unique slugs, add members and switch the current team', async () => {
+    const first = await cli(
+      'team:create',
+      '--owner',
+      'ada@example.com',
+      '--name',
+      'Analytical Engines',
+    );
+    const second = await cli(
+      'team:create',
+      '--owner',
+      'ada@example.com',
+      '--name',
+      'Analytical Engines',
+    );
+    expect(first.stdout.trim()).toMatch(/^\d+ analytical-engines$/);
+    expect(second.stdout.trim()).toMatch(/^\d+ analytical-engines-2$/);
+
+    await cli('user:create', '--name', 'Charles Babbage', '--email', 'charles@example.com');
+    const added = await cli(
+      'team:add-member',
+      '--team',
+      'analytical-engines',
+      '--email',
+      'charles@example.com',
+      '--role',
+      'admin',
+    );
+    expect(added.code).toBe(0);
+    const switched = await cli(
+      'team:switch',
+      '--email',
+      'charles@example.com',
+      '--team',
+      'analytical-engines',
+    );
+    expect(switched.code).toBe(0);
+    const [charles] = await dataSource.query(
+      "SELECT t.slug FROM users u JOIN teams t ON t.id = u.current_team_id WHERE u.email = 'charles@example.com'",
+    );
+    expect(charles.slug).toBe('analytical-engines');
+  }, 60_000);
+
+  it.each([
+    ['an unknown command', ['frobnicate'], /Unknown command "frobnicate"/],
+    [
+      'an unknown option',
+      ['user:create', '--name', 'X', '--email', 'x@example.com', '--admin', 'yes'],
+      /Unknown option '--admin'/,
+    ],
+    ['a missing option', ['token:create', '--email', 'ada@example.com'], /Missing --name/],
+    ['a bad email', ['user:create', '--name', 'X', '--email', 'not-an-email'], /valid email/],
+    [
+      'a duplicate email in another case',
+      ['user:create', '--name', 'X', '--email', 'ADA@example.com'],
+      /already exists/,
+    ],
+    [
+      'a short password',
+      ['user:create', '--name', 'X', '--email', 'x2@example.com', '--password', 'short'],
+      /Password must be/,
+    ],
+    [
+      'an unknown ability',
+      ['token:create', '--email', 'ada@example.com', '--name', 'n', '--abilities', 'admin'],
+      /Abilities must be among/,
+    ],
+    [
+      'a bad expiry',
+      ['token:create', '--email', 'ada@example.com', '--name', 'n', '--expires-in-days', 'soon'],
+      /whole number of days/,
+    ],
+    [
+      'an unknown user',
+      ['token:create', '--email', 'nobody@example.com', '--name', 'n'],
+      /No such user/,
+    ],
+    [
+      'both --name and --id',
+      ['token:revoke', '--email', 'ada@example.com', '--name', 'a', '--id', '1'],
+      /either --name or --id/,
+    ],
+    [
+      'a bad id',
+      ['token:revoke', '--email', 'ada@example.com', '--id', '1;DROP TABLE users'],
+      /positive whole number/,
+    ],
+    [
+      'an unknown team',
+      ['team:switch', '--email', 'ada@example.com', '--team', 'no-such-team'],
+      /No such team/,
+    ],
+    [
+      'a bad role',
+      [
+        'team:add-member',
+        '--team',
+        'analytical-engines',
+        '--email',
+        'ada@example.com',
+        '--role',
+        'owner',
+      ],
+      /Role must be/,
+    ],
+  ])(
+    'should refuse %s with one line on stderr and change nothing',
+    async (_case, args, message) => {
+      const before = await Promise.all(
+        ['users', 'teams', 'team_members', 'personal_access_tokens'].map(count),
+      );
+      const r = await cli(...args);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\s+at /);
+      const after = await Promise.all(
+        ['users', 'teams', 'team_members', 'personal_access_tokens'].map(count),
+      );
+      expect(after).toEqual(before);
+    },
+    30_000,
+  );
+
+  it('should refuse to switch to a team the user does not belong to', async () => {
+    await cli('user:create', '--name', 'Outsider', '--email', 'outsider@example.com');
+    const [before] = await dataSource.query(
+      "SELECT current_team_id FROM users WHERE email = 'outsider@example.com'",
+    );
+    const r = await cli(
+      'team:switch',
+      '--email',
+      'outsider@example.com',
+      '--team',
+      'analytical-engines',
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/No such team/);
+    const [after] = await dataSource.query(
+      "SELECT current_team_id FROM users WHERE email = 'outsider@example.com'",
+    );
+    expect(after.current_team_id).toBe(before.current_team_id);
+  }, 30_000);
+
+  it('should refuse members in a personal team', async () => {
+    const r = await cli('team:add-member', '--team', 'adas-team', '--email', 'charles@example.com');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/personal team/);
+  }, 30_000);
+});

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import request from 'supertest';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { createToken, createUser } from './factories/index.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('personal access tokens', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const profile = (token: string) =>
+    request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${token}`);
+
+  it('should issue tsr_ tokens of 40 characters and store only their SHA-256', async () => {
+    const user = await createUser(t.app);
+    const { plaintext, token } = await createToken(t.app, user, { name: 'deploy bot' });
+
+    expect(plaintext).toMatch(/^tsr_[0-9A-Za-z]{36}$/);
+    const rows = await t.dataSource.query('SELECT * FROM personal_access_tokens WHERE id = ?', [
+      token.id,
+    ]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].token_hash).toBe(createHash('sha256').update(plaintext).digest('hex'));
+    expect(rows[0].last_four).toBe(plaintext.slice(-4));
+    expect(JSON.stringify(rows[0])).not.toContain(plaintext.slice(4));
+    expect(token).not.toHaveProperty('tokenHash');
+    expect(token.hint).toBe(`tsr_…${plaintext.slice(-4)}`);
+  });
+
+  it('should give a new token both abilities unless fewer are asked for', async () => {
+    const user = await createUser(t.app);
+    expect((await createToken(t.app, user)).token.abilities).toEqual(['user:read', 'team:read']);
+    expect((await createToken(t.app, user, { abilities: ['team:read'] })).token.abilities).toEqual([
+      'team:read',
+    ]);
+  });
+
+  it('should set the expiry the given number of days ahead', async () => {
+    const user = await createUser(t.app);
+    const { token } = await createToken(t.app, user, { expiresInDays: 30 });
+    const days = (token.expiresAt!.getTime() - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.99);
+    expect(days).toBeLessThanOrEqual(30);
+  });
+
+  it('should never show the token again after creation', async () => {
+    const user = await createUser(t.app);
+    const { plaintext } = await createToken(t.app, user);
+    const listed = await t.app.get(TokensService).listActive(user.id);
+    expect(JSON.stringify(listed)).not.toContain(plaintext.slice(4, -4));
+  });
+
+  it('should cost one query per authenticated request and write last_used_at at most once a minute', async () => {
+    const user = await createUser(t.app);
+    const { plaintext, token } = await createToken(t.app, user);
+    t.queries.clear();
+
+    for (let i = 0; i < 100; i++) {
+      expect((await profile(plaintext)).status).toBe(200);
+    }
+    await waitFor(async () => t.queries.count('UPDATE') > 0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    expect(t.queries.count('SELECT')).toBe(100);
+    expect(t.queries.count('UPDATE')).toBe(1);
+    expect(t.queries.count('INSERT') + t.queries.count('DELETE')).toBe(0);
+    const stored = await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .findOneByOrFail({ id: token.id });
+    expect(stored.lastUsedAt).not.toBeNull();
+    expect(Math.abs(stored.lastUsedAt!.getTime() - Date.now())).toBeLessThan(10_000);
+  });
+
+  it('should not write last_used_at again while the stored value is under a minute old', async () => {
+    const user = await createUser(t.app);
+    const { plaintext, token } = await createToken(t.app, user);
+    const recent = new Date(Date.now() - 30_000);
+    await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .update({ id: token.id }, { lastUsedAt: recent });
+    t.queries.clear();
+
+    expect((await profile(plaintext)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    expect(t.queries.count('UPDATE')).toBe(0);
+  });
+
+  it('should write last_used_at again once the stored value is over a minute old', async () => {
+    const user = await createUser(t.app);
+    const { plaintext, token } = await createToken(t.app, user);
+    const old = new Date(Date.now() - 5 * 60_000);
+    await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .update({ id: token.id }, { lastUsedAt: old });
+
+    expect((await profile(plaintext)).status).toBe(200);
+
+    const repo = t.dataSource.getRepository(PersonalAccessToken);
+    await waitFor(
+      async () =>
+        (await repo.findOneByOrFail({ id: token.id })).lastUsedAt!.getTime() > old.getTime(),
+    );
+  });
+
+  it("should refuse to revoke another user's token and leave it working", async () => {
+    const owner = await createUser(t.app);
+    const intruder = await createUser(t.app);
+    const { plaintext, token } = await createToken(t.app, owner);
+
+    await expect(t.app.get(TokensService).revoke(intruder.id, token.id)).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    expect((await profile(plaintext)).status).toBe(200);
+  });
+
+  it('should keep the first revocation time when a token is revoked twice', async () => {
+    const user = await createUser(t.app);
+    const { token } = await createToken(t.app, user);
+    const tokens = t.app.get(TokensService);
+    const first = await tokens.revoke(user.id, token.id);
+    const second = await tokens.revoke(user.id, token.id);
+    expect(second.revokedAt!.getTime()).toBe(first.revokedAt!.getTime());
+    expect(await tokens.listActive(user.id)).toEqual([]);
+  });
+});
