@@ -38,15 +38,15 @@ export class PersonalAccessToken {
   @Column({ name: 'abilities', type: 'simple-array' })
   abilities!: Ability[];
 
-  @Column({ name: 'expires_at', type: 'datetime', precision: 3, nullable: true })
+  @Column({ name: 'expires_at', type: 'datetime', precision: 6, nullable: true })
   expiresAt!: Date | null;
 
-  @Column({ name: 'last_used_at', type: 'datetime', precision: 3, nullable: true })
+  @Column({ name: 'last_used_at', type: 'datetime', precision: 6, nullable: true })
   lastUsedAt!: Date | null;
 
-  @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
+  @Column({ name: 'revoked_at', type: 'datetime', precision: 6, nullable: true })
   revokedAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
   createdAt!: Date;
 }

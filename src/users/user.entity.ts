@@ -34,9 +34,9 @@ export class User {
   @JoinColumn({ name: 'current_team_id', foreignKeyConstraintName: 'FK_users_current_team' })
   currentTeam?: Relation<Team> | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
   createdAt!: Date;
 
-  @UpdateDateColumn({ name: 'updated_at', type: 'datetime', precision: 3 })
+  @UpdateDateColumn({ name: 'updated_at', type: 'datetime', precision: 6 })
   updatedAt!: Date;
 }

@@ -33,3 +33,55 @@ export function runBuilt(
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+export interface RunningServer {
+  url: string;
+  output: () => string;
+  stop(): Promise<number | null>;
+}
+
+/** Starts the built server on an ephemeral port and resolves once it says it is listening. */
+export function startBuiltServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'log',
+      NO_COLOR: '1',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in time:\n${output}`));
+    }, 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          url: match[1].replace('[::1]', '127.0.0.1'),
+          output: () => output,
+          stop: () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+}

@@ -40,7 +40,7 @@ export class InitialSchema1763798400000 implements MigrationInterface {
           c.text('name', 255),
           c.text('slug', 100),
           { name: 'owner_id', type: 'integer' },
-          { name: 'personal', type: 'boolean', default: false },
+          { name: 'personal', type: 'boolean', default: 0 },
           c.createdAt(),
           c.updatedAt(),
         ],
@@ -55,6 +55,7 @@ export class InitialSchema1763798400000 implements MigrationInterface {
             referencedTableName: 'users',
             referencedColumnNames: ['id'],
             onDelete: 'CASCADE',
+            onUpdate: 'NO ACTION',
           }),
         ],
       }),
@@ -69,6 +70,7 @@ export class InitialSchema1763798400000 implements MigrationInterface {
         referencedTableName: 'teams',
         referencedColumnNames: ['id'],
         onDelete: 'SET NULL',
+        onUpdate: 'NO ACTION',
       }),
     );
 
@@ -89,6 +91,7 @@ export class InitialSchema1763798400000 implements MigrationInterface {
             referencedTableName: 'teams',
             referencedColumnNames: ['id'],
             onDelete: 'CASCADE',
+            onUpdate: 'NO ACTION',
           }),
           new TableForeignKey({
             name: 'FK_team_members_user',
@@ -96,6 +99,7 @@ export class InitialSchema1763798400000 implements MigrationInterface {
             referencedTableName: 'users',
             referencedColumnNames: ['id'],
             onDelete: 'CASCADE',
+            onUpdate: 'NO ACTION',
           }),
         ],
       }),
@@ -131,6 +135,7 @@ export class InitialSchema1763798400000 implements MigrationInterface {
             referencedTableName: 'users',
             referencedColumnNames: ['id'],
             onDelete: 'CASCADE',
+            onUpdate: 'NO ACTION',
           }),
         ],
       }),
@@ -149,7 +154,8 @@ export class InitialSchema1763798400000 implements MigrationInterface {
 /** Column shapes shared by the tables; the only dialect difference is the clock expression. */
 function columns(queryRunner: QueryRunner) {
   const sqlite = queryRunner.connection.driver.options.type === 'better-sqlite3';
-  const now = sqlite ? "(strftime('%Y-%m-%d %H:%M:%f', 'now'))" : 'CURRENT_TIMESTAMP(3)';
+  // The same defaults TypeORM gives create/update date columns, so the entities match.
+  const now = sqlite ? "datetime('now')" : 'CURRENT_TIMESTAMP(6)';
   // utf8mb4 per column, so 4-byte characters are kept even in a database created as latin1.
   const charset = sqlite ? {} : { charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' };
   return {
@@ -169,21 +175,21 @@ function columns(queryRunner: QueryRunner) {
     datetime: (name: string): TableColumnOptions => ({
       name,
       type: 'datetime',
-      precision: 3,
+      precision: 6,
       isNullable: true,
     }),
     createdAt: (): TableColumnOptions => ({
       name: 'created_at',
       type: 'datetime',
-      precision: 3,
+      precision: 6,
       default: now,
     }),
     updatedAt: (): TableColumnOptions => ({
       name: 'updated_at',
       type: 'datetime',
-      precision: 3,
+      precision: 6,
       default: now,
-      onUpdate: sqlite ? undefined : 'CURRENT_TIMESTAMP(3)',
+      onUpdate: sqlite ? undefined : 'CURRENT_TIMESTAMP(6)',
     }),
   };
 }
