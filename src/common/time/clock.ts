@@ -1,22 +1,32 @@
 import { performance } from 'node:perf_hooks';
 
-let origin = performance.timeOrigin;
+/**
+ * The wall-clock time at which performance.now() was zero, accurate to microseconds: taken at
+ * the instant Date.now() ticks over to a new millisecond (a wait of at most 1 ms).
+ */
+function anchor(): number {
+  const start = Date.now();
+  let wall = Date.now();
+  while (wall === start) wall = Date.now();
+  return wall - performance.now();
+}
+
+let origin = anchor();
 
 /**
  * The current UTC time as ISO 8601 with six real fractional digits. JavaScript dates stop at
  * milliseconds, so the microseconds come from the monotonic high-resolution clock, anchored to
- * the wall clock and re-anchored whenever the two drift apart by a millisecond or more (NTP
- * adjustments, a suspended machine).
+ * the wall clock; when the wall clock is stepped (NTP, a suspended machine) it is re-anchored.
  */
 export function isoTimestampMicros(): string {
-  let micros = origin * 1000 + performance.now() * 1000;
+  let nowMs = origin + performance.now();
   const wallMs = Date.now();
-  if (Math.abs(micros / 1000 - wallMs) >= 1) {
-    origin = wallMs - performance.now();
-    micros = origin * 1000 + performance.now() * 1000;
+  if (nowMs < wallMs - 1 || nowMs > wallMs + 2) {
+    origin = anchor();
+    nowMs = origin + performance.now();
   }
-  const whole = Math.floor(micros);
-  const ms = Math.floor(whole / 1000);
-  const fraction = String(whole % 1000).padStart(3, '0');
+  const micros = Math.floor(nowMs * 1000);
+  const ms = Math.floor(micros / 1000);
+  const fraction = String(micros % 1000).padStart(3, '0');
   return `${new Date(ms).toISOString().slice(0, -1)}${fraction}Z`;
 }

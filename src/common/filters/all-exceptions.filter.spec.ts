@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import { NotFoundException } from '@nestjs/common';
+import type { Request } from 'express';
+import { QueryFailedError } from 'typeorm';
+import { AuthenticationError } from '../../tokens/tokens.errors.js';
+import { ValidationError } from '../errors/domain.error.js';
+import { AllExceptionsFilter } from './all-exceptions.filter.js';
+
+const request = { method: 'GET', path: '/api/v1/user/profile' } as Request;
+
+describe('AllExceptionsFilter.resolve', () => {
+  const filter = new AllExceptionsFilter();
+  // The filter logs unexpected errors; keep the test output clean.
+  Object.assign(filter, { logger: { error: () => undefined } });
+
+  it('should map domain errors to their status and keep their message', () => {
+    expect(filter.resolve(new AuthenticationError('token_revoked'), request)).toEqual({
+      status: 401,
+      code: 'token_revoked',
+      message: 'The bearer token has been revoked.',
+      fields: undefined,
+    });
+    expect(
+      filter.resolve(new ValidationError({ name: 'Name is required.' }), request),
+    ).toMatchObject({
+      status: 422,
+      fields: { name: 'Name is required.' },
+    });
+  });
+
+  it('should answer 503 when the database cannot be reached', () => {
+    const lost = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), {
+      code: 'ECONNREFUSED',
+    });
+    expect(filter.resolve(lost, request)).toMatchObject({
+      status: 503,
+      code: 'service_unavailable',
+    });
+    const wrapped = new QueryFailedError(
+      'SELECT 1',
+      [],
+      Object.assign(new Error('gone'), { code: 'PROTOCOL_CONNECTION_LOST' }),
+    );
+    expect(filter.resolve(wrapped, request)).toMatchObject({ status: 503 });
+  });
+
+  it('should hide everything internal when an error is unexpected', () => {
+    const sqlError = new QueryFailedError(
+      "SELECT * FROM users WHERE email = 'x'",
+      [],
+      Object.assign(new Error("Unknown column 'x'"), { code: 'ER_BAD_FIELD_ERROR' }),
+    );
+    const resolved = filter.resolve(sqlError, request);
+    expect(resolved).toEqual({
+      status: 500,
+      code: 'internal_error',
+      message: 'Something went wrong on our side.',
+    });
+  });
+
+  it('should give router and parser errors a code and a generic message', () => {
+    expect(filter.resolve(new NotFoundException('Cannot GET /api/x'), request)).toEqual({
+      status: 404,
+      code: 'not_found',
+      message: 'Not found.',
+    });
+    const tooLarge = Object.assign(new Error('request entity too large'), {
+      status: 413,
+      expose: true,
+    });
+    expect(filter.resolve(tooLarge, request)).toMatchObject({
+      status: 413,
+      code: 'payload_too_large',
+    });
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError, loadConfig } from './config.js';
+import { parseDatabaseUrl, redactDatabaseUrl } from './database-url.js';
+
+describe('loadConfig', () => {
+  it('should default to port 3000 and the embedded SQLite file when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config.app).toMatchObject({ port: 3000, nodeEnv: 'development', logLevel: 'log' });
+    expect(config.database).toEqual({
+      target: { type: 'sqlite', database: 'data/tessera.sqlite' },
+      migrate: true,
+      poolSize: 10,
+    });
+  });
+
+  it('should collect every bad variable in one error when several are wrong', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: '70000', NODE_ENV: 'staging', DB_POOL_SIZE: '0' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      'NODE_ENV="staging": must be one of development, production, test',
+      'PORT="70000": must be a whole number from 0 to 65535',
+      'DB_POOL_SIZE="0": must be a whole number from 1 to 1000',
+    ]);
+  });
+
+  it('should read DB_MIGRATE as a boolean when given in the usual spellings', () => {
+    expect(loadConfig({ DB_MIGRATE: 'false' }).database.migrate).toBe(false);
+    expect(loadConfig({ DB_MIGRATE: 'NO' }).database.migrate).toBe(false);
+    expect(loadConfig({ DB_MIGRATE: '1' }).database.migrate).toBe(true);
+  });
+});
+
+describe('parseDatabaseUrl', () => {
+  it('should read SQLite files and memory when given sqlite: URLs', () => {
+    expect(parseDatabaseUrl('sqlite:data/x.sqlite')).toEqual({
+      type: 'sqlite',
+      database: 'data/x.sqlite',
+    });
+    expect(parseDatabaseUrl('sqlite::memory:')).toEqual({ type: 'sqlite', database: ':memory:' });
+  });
+
+  it('should read MySQL and MariaDB URLs with encoded credentials', () => {
+    expect(parseDatabaseUrl('mariadb://app:p%40ss@db:3307/tessera')).toEqual({
+      type: 'mariadb',
+      host: 'db',
+      port: 3307,
+      username: 'app',
+      password: 'p@ss',
+      database: 'tessera',
+    });
+    expect(parseDatabaseUrl('mysql://root@127.0.0.1/test')).toMatchObject({
+      type: 'mysql',
+      port: 3306,
+    });
+  });
+
+  it('should explain what is wrong when the URL cannot be used', () => {
+    expect(parseDatabaseUrl('sqlite:')).toMatch(/file path/);
+    expect(parseDatabaseUrl('postgres://h/db')).toMatch(/unsupported scheme/);
+    expect(parseDatabaseUrl('mysql://host')).toMatch(/database name/);
+    expect(parseDatabaseUrl('nonsense')).toBe('not a URL');
+  });
+
+  it('should mask the password when a URL is shown', () => {
+    expect(redactDatabaseUrl('mysql://app:secret@db/tessera')).toBe('mysql://app:***@db/tessera');
+  });
+});

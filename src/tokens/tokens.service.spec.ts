@@ -1,0 +1,84 @@
+import { beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { Test } from '@nestjs/testing';
+import { Transactions } from '../database/transactions.js';
+import { LastUsedRecorder } from './last-used-recorder.js';
+import { generateToken, hashToken } from './token-format.js';
+import { TokensRepository, type TokenWithOwner } from './tokens.repository.js';
+import { TokensService } from './tokens.service.js';
+
+function principal(overrides: Partial<TokenWithOwner> = {}): TokenWithOwner {
+  return {
+    tokenId: 7,
+    abilities: ['user:read', 'team:read'],
+    expiresAt: null,
+    revokedAt: null,
+    lastUsedAt: null,
+    user: { id: 1, name: 'Ada', email: 'ada@example.com' },
+    team: { id: 2, name: "Ada's Team", slug: 'adas-team' },
+    ...overrides,
+  };
+}
+
+describe('TokensService.authenticate', () => {
+  let service: TokensService;
+  const findWithOwnerByHash = jest.fn<TokensRepository['findWithOwnerByHash']>();
+  const record = jest.fn<LastUsedRecorder['record']>();
+
+  beforeEach(async () => {
+    findWithOwnerByHash.mockReset();
+    record.mockReset();
+    const moduleRef = await Test.createTestingModule({
+      providers: [
+        TokensService,
+        { provide: TokensRepository, useValue: { findWithOwnerByHash } },
+        { provide: LastUsedRecorder, useValue: { record } },
+        { provide: Transactions, useValue: {} },
+      ],
+    }).compile();
+    service = moduleRef.get(TokensService);
+  });
+
+  it('should refuse a malformed token without asking the repository', async () => {
+    await expect(service.authenticate('tsr_short')).rejects.toMatchObject({
+      code: 'invalid_token',
+    });
+    const bad = generateToken().plaintext.slice(0, -1) + '!';
+    await expect(service.authenticate(bad)).rejects.toMatchObject({ code: 'invalid_token' });
+    expect(findWithOwnerByHash).not.toHaveBeenCalled();
+  });
+
+  it('should look the token up by its SHA-256 when it is well formed', async () => {
+    const { plaintext } = generateToken();
+    findWithOwnerByHash.mockResolvedValue(principal());
+    await expect(service.authenticate(plaintext)).resolves.toMatchObject({ tokenId: 7 });
+    expect(findWithOwnerByHash).toHaveBeenCalledWith(hashToken(plaintext));
+    expect(record).toHaveBeenCalledWith(7, null, expect.any(Number));
+  });
+
+  it('should refuse unknown, revoked and expired tokens with their own codes', async () => {
+    const { plaintext } = generateToken();
+    findWithOwnerByHash.mockResolvedValueOnce(null);
+    await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'invalid_token' });
+    findWithOwnerByHash.mockResolvedValueOnce(principal({ revokedAt: new Date() }));
+    await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'token_revoked' });
+    findWithOwnerByHash.mockResolvedValueOnce(principal({ expiresAt: new Date(Date.now() - 1) }));
+    await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'token_expired' });
+    expect(record).not.toHaveBeenCalled();
+  });
+
+  it('should report revocation before expiry when a token is both', async () => {
+    findWithOwnerByHash.mockResolvedValue(
+      principal({ revokedAt: new Date(), expiresAt: new Date(Date.now() - 1) }),
+    );
+    await expect(service.authenticate(generateToken().plaintext)).rejects.toMatchObject({
+      code: 'token_revoked',
+    });
+  });
+
+  it('should refuse an ability the token lacks when asked to assert it', () => {
+    expect(() =>
+      service.assertAbility(principal({ abilities: ['team:read'] }), 'user:read'),
+    ).toThrow(expect.objectContaining({ code: 'insufficient_scope', scope: 'user:read' }));
+    expect(() => service.assertAbility(principal(), 'user:read')).not.toThrow();
+  });
+});
