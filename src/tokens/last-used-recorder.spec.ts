@@ -33,7 +33,12 @@ describe('LastUsedRecorder', () => {
     for (let i = 0; i < 50; i++) recorder.record(1, null, now + i * 100);
     await flush();
     expect(touchLastUsed).toHaveBeenCalledTimes(1);
-    expect(touchLastUsed).toHaveBeenCalledWith({}, 1, new Date(now), new Date(now - 60_000));
+    expect(touchLastUsed).toHaveBeenCalledWith(
+      expect.anything(),
+      1,
+      new Date(now),
+      new Date(now - 60_000),
+    );
   });
 
   it('should not write when the stored time is under a minute old', async () => {
