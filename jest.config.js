@@ -27,7 +27,11 @@ export default {
       ...common,
       displayName: 'e2e',
       rootDir: '.',
-      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // Specs that need a database server (cutting its connection, say) run with TEST_DATABASE_URL.
+      testMatch: [
+        '<rootDir>/test/**/*.e2e-spec.ts',
+        ...(process.env.TEST_DATABASE_URL ? ['<rootDir>/test/**/*.mysql-e2e-spec.ts'] : []),
+      ],
     },
   ],
 };
