@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMANDS, type Command } from './cli/commands.js';
-import { CliModule } from './cli/cli.module.js';
+import { CoreModule } from './core.module.js';
 import { DomainError, ValidationError } from './common/errors/domain.error.js';
 import { ConfigError, loadConfig } from './config/config.js';
 
@@ -63,7 +63,7 @@ async function main(argv: string[]): Promise<number> {
   const values = parse(command, args);
 
   if (existsSync('.env')) process.loadEnvFile('.env');
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(loadConfig()), {
+  const app = await NestFactory.createApplicationContext(CoreModule.forRoot(loadConfig()), {
     logger: false,
     abortOnError: false,
   });

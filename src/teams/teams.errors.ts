@@ -1,19 +1,13 @@
-import { ConflictError, DomainError } from '../common/errors/domain.error.js';
+import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
 
-export class TeamNotFoundError extends DomainError {
-  readonly code = 'not_found';
+export class TeamNotFoundError extends NotFoundError {
   constructor() {
-    super('No such team.');
+    super('team');
   }
 }
 
 /** The acting user is not in the team; shown as "not found" so team ids reveal nothing. */
-export class NotTeamMemberError extends DomainError {
-  readonly code = 'not_found';
-  constructor() {
-    super('No such team.');
-  }
-}
+export class NotTeamMemberError extends TeamNotFoundError {}
 
 export class NotTeamManagerError extends DomainError {
   readonly code = 'forbidden';

@@ -1,4 +1,4 @@
-import { DomainError } from '../common/errors/domain.error.js';
+import { DomainError, NotFoundError } from '../common/errors/domain.error.js';
 import type { Ability } from './abilities.js';
 
 export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
@@ -24,10 +24,9 @@ export class InsufficientScopeError extends DomainError {
   }
 }
 
-export class TokenNotFoundError extends DomainError {
-  readonly code = 'not_found';
+export class TokenNotFoundError extends NotFoundError {
   constructor() {
-    super('No such token.');
+    super('token');
   }
 }
 

@@ -1,4 +1,4 @@
-import { ConflictError, DomainError } from '../common/errors/domain.error.js';
+import { ConflictError, NotFoundError } from '../common/errors/domain.error.js';
 
 export class EmailTakenError extends ConflictError {
   constructor() {
@@ -6,9 +6,8 @@ export class EmailTakenError extends ConflictError {
   }
 }
 
-export class UserNotFoundError extends DomainError {
-  readonly code = 'not_found';
+export class UserNotFoundError extends NotFoundError {
   constructor() {
-    super('No such user.');
+    super('user');
   }
 }

@@ -11,10 +11,11 @@ export abstract class DomainError extends Error {
   }
 }
 
+/** Also what a user is told about something that exists but is not theirs to see. */
 export class NotFoundError extends DomainError {
   readonly code = 'not_found';
-  constructor(what = 'resource') {
-    super(`The ${what} was not found.`);
+  constructor(what: string) {
+    super(`No such ${what}.`);
   }
 }
 

@@ -1,0 +1,26 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { AuthModule } from './auth/auth.module.js';
+import type { Config } from './config/config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { TeamsModule } from './teams/teams.module.js';
+import { TokensModule } from './tokens/tokens.module.js';
+import { UsersModule } from './users/users.module.js';
+
+/** The domain and its database: what the HTTP app and the operators' CLI both run on. */
+@Module({})
+export class CoreModule {
+  static forRoot(config: Config): DynamicModule {
+    return {
+      module: CoreModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule,
+        UsersModule,
+        TeamsModule,
+        TokensModule,
+        AuthModule,
+      ],
+    };
+  }
+}
