@@ -14,6 +14,12 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger: logLevelsUpTo(config.app.logLevel),
   });
+  if (config.web.sessionSecretGenerated) {
+    Logger.warn(
+      'SESSION_SECRET is not set: using a random one, so sign-ins end when the process restarts and instances cannot share sessions',
+      'Tessera',
+    );
+  }
   configureApp(app);
   await app.listen(config.app.port, config.app.host);
   Logger.log(`Listening on ${await app.getUrl()}`, 'Tessera');

@@ -2,6 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
+import { AlreadySignedInError, SignInRequiredError } from './auth.errors.js';
 import { AUTH_POLICY, type AuthPolicy } from './auth-policy.decorator.js';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
 
@@ -29,10 +30,20 @@ export class AccessGuard implements CanActivate {
         `${context.getClass().name}.${context.getHandler().name} has no auth policy`,
       );
     }
-    if (policy.kind === 'public') return true;
-    await this.bearer.canActivate(context);
-    const principal = context.switchToHttp().getRequest<Request>().user as TokenPrincipal;
-    this.tokens.assertAbility(principal, policy.ability);
-    return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    switch (policy.kind) {
+      case 'public':
+        return true;
+      case 'session':
+        if (!request.currentUser) throw new SignInRequiredError();
+        return true;
+      case 'guest':
+        if (request.currentUser) throw new AlreadySignedInError();
+        return true;
+      case 'bearer':
+        await this.bearer.canActivate(context);
+        this.tokens.assertAbility(request.user as TokenPrincipal, policy.ability);
+        return true;
+    }
   }
 }

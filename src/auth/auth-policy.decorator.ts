@@ -3,7 +3,11 @@ import type { Ability } from '../tokens/abilities.js';
 
 export const AUTH_POLICY = 'tessera:auth-policy';
 
-export type AuthPolicy = { kind: 'public' } | { kind: 'bearer'; ability: Ability };
+export type AuthPolicy =
+  | { kind: 'public' }
+  | { kind: 'bearer'; ability: Ability }
+  | { kind: 'session' }
+  | { kind: 'guest' };
 
 /** The route needs no authentication. Every route must say how it is authenticated. */
 export const Public = () => SetMetadata(AUTH_POLICY, { kind: 'public' } satisfies AuthPolicy);
@@ -11,3 +15,9 @@ export const Public = () => SetMetadata(AUTH_POLICY, { kind: 'public' } satisfie
 /** The route needs a bearer token with this ability. */
 export const BearerAuth = (ability: Ability) =>
   SetMetadata(AUTH_POLICY, { kind: 'bearer', ability } satisfies AuthPolicy);
+
+/** The page needs a person signed in through the browser session. */
+export const SignedIn = () => SetMetadata(AUTH_POLICY, { kind: 'session' } satisfies AuthPolicy);
+
+/** A page for visitors who are not signed in (sign-in, sign-up): the signed-in go to the dashboard. */
+export const GuestOnly = () => SetMetadata(AUTH_POLICY, { kind: 'guest' } satisfies AuthPolicy);

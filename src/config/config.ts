@@ -1,10 +1,12 @@
 import { readAppConfig, type AppConfig } from './app.config.js';
 import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
 import { EnvReader } from './env-reader.js';
+import { readWebConfig, type WebConfig } from './web.config.js';
 
 export interface Config {
   app: AppConfig;
   database: DatabaseConfig;
+  web: WebConfig;
 }
 
 export class ConfigError extends Error {
@@ -17,7 +19,12 @@ export class ConfigError extends Error {
 /** Validates the environment once at boot; every bad variable is named in one error. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const r = new EnvReader(env);
-  const config: Config = { app: readAppConfig(r), database: readDatabaseConfig(r) };
+  const app = readAppConfig(r);
+  const config: Config = {
+    app,
+    database: readDatabaseConfig(r),
+    web: readWebConfig(r, app.nodeEnv === 'production'),
+  };
   if (r.problems.length > 0) {
     throw new ConfigError(r.problems);
   }

@@ -1,6 +1,7 @@
+import { Session } from '../auth/session.entity.js';
 import { TeamMember } from '../teams/team-member.entity.js';
 import { Team } from '../teams/team.entity.js';
 import { PersonalAccessToken } from '../tokens/personal-access-token.entity.js';
 import { User } from '../users/user.entity.js';
 
-export const ENTITIES = [User, Team, TeamMember, PersonalAccessToken];
+export const ENTITIES = [User, Team, TeamMember, PersonalAccessToken, Session];

@@ -24,6 +24,18 @@ export class AlreadyMemberError extends ConflictError {
 
 export class PersonalTeamError extends ConflictError {
   constructor() {
-    super('personal_team', 'A personal team cannot have other members.');
+    super('personal_team', 'A personal team cannot be left or given other members.');
+  }
+}
+
+export class MemberNotFoundError extends NotFoundError {
+  constructor() {
+    super('member');
+  }
+}
+
+export class OwnerCannotLeaveError extends ConflictError {
+  constructor() {
+    super('owner_cannot_leave', 'The owner of a team cannot be removed from it.');
   }
 }

@@ -4,6 +4,7 @@ import { DataSource, EntityManager, Like } from 'typeorm';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { nextFreeSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
+import { User } from '../users/user.entity.js';
 import { Team } from './team.entity.js';
 
 const SLUG_ATTEMPTS = 5;
@@ -63,6 +64,43 @@ export class TeamsRepository {
 
   findMembership(teamId: number, userId: number): Promise<TeamMember | null> {
     return this.manager.getRepository(TeamMember).findOneBy({ teamId, userId });
+  }
+
+  /** The user's teams with their role in each, by name. */
+  async findMembershipsOf(userId: number): Promise<{ team: Team; role: TeamRole }[]> {
+    const rows = await this.manager.getRepository(TeamMember).find({
+      where: { userId },
+      relations: { team: true },
+      order: { team: { name: 'ASC', id: 'ASC' } },
+    });
+    return rows.map((row) => ({ team: row.team!, role: row.role }));
+  }
+
+  /** Members with their users, owner first, then by when they joined. */
+  findMembers(teamId: number): Promise<TeamMember[]> {
+    return this.manager.getRepository(TeamMember).find({
+      where: { teamId },
+      relations: { user: true },
+      order: { createdAt: 'ASC', userId: 'ASC' },
+    });
+  }
+
+  async deleteMember(manager: EntityManager, teamId: number, userId: number): Promise<boolean> {
+    const result = await manager.getRepository(TeamMember).delete({ teamId, userId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Sends a user whose current team is `teamId` back to their personal team. */
+  async resetCurrentTeam(manager: EntityManager, userId: number, teamId: number): Promise<void> {
+    const personal = await manager
+      .getRepository(Team)
+      .findOneBy({ ownerId: userId, personal: true });
+    await manager
+      .createQueryBuilder()
+      .update(User)
+      .set({ currentTeamId: personal?.id ?? null })
+      .where('id = :userId AND current_team_id = :teamId', { userId, teamId })
+      .execute();
   }
 
   async insertMember(

@@ -5,18 +5,35 @@ import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { UserNotFoundError } from '../users/users.errors.js';
+import { ValidationError } from '../common/errors/domain.error.js';
+import { toUserProfile, type UserProfile } from '../users/user.view.js';
 import type { AddMemberDto } from './dto/add-member.dto.js';
 import type { CreateTeamDto } from './dto/create-team.dto.js';
+import type { TeamRole } from './team-member.entity.js';
 import type { Team } from './team.entity.js';
 import {
   AlreadyMemberError,
+  MemberNotFoundError,
   NotTeamManagerError,
   NotTeamMemberError,
+  OwnerCannotLeaveError,
   PersonalTeamError,
   TeamNotFoundError,
 } from './teams.errors.js';
 import { TeamsRepository } from './teams.repository.js';
+
+export interface TeamMembership {
+  team: Team;
+  role: TeamRole;
+  current: boolean;
+}
+
+export interface TeamDetails {
+  team: Team;
+  /** The viewer's own role. */
+  role: TeamRole;
+  members: { user: UserProfile; role: TeamRole }[];
+}
 
 @Injectable()
 export class TeamsService {
@@ -50,18 +67,41 @@ export class TeamsService {
   }
 
   /** Makes one of the user's teams current; a team they are not in is refused, nothing changes. */
-  async switchTeam(userId: number, teamId: number): Promise<void> {
+  async switchTeam(userId: number, teamId: number): Promise<Team> {
     const switched = await this.transactions.run((m) =>
       this.users.setCurrentTeamIfMember(m, userId, teamId),
     );
-    if (!switched) throw new NotTeamMemberError();
+    const team = switched ? await this.teams.findById(teamId) : null;
+    if (!team) throw new NotTeamMemberError();
+    return team;
+  }
+
+  async getCurrentTeam(user: Pick<User, 'currentTeamId'>): Promise<Team | null> {
+    return user.currentTeamId === null ? null : this.teams.findById(user.currentTeamId);
+  }
+
+  async listForUser(user: Pick<User, 'id' | 'currentTeamId'>): Promise<TeamMembership[]> {
+    const rows = await this.teams.findMembershipsOf(user.id);
+    return rows.map((row) => ({ ...row, current: row.team.id === user.currentTeamId }));
+  }
+
+  /** A team with its members, for its members only: to anyone else it does not exist. */
+  async getForMember(userId: number, teamId: number): Promise<TeamDetails> {
+    const team = await this.teams.findById(teamId);
+    const membership = team ? await this.teams.findMembership(team.id, userId) : null;
+    if (!team || !membership) throw new NotTeamMemberError();
+    const members = (await this.teams.findMembers(team.id)).map((m) => ({
+      user: toUserProfile(m.user!),
+      role: m.role,
+    }));
+    return { team, role: membership.role, members };
   }
 
   async addMember(actor: Actor, teamId: number, input: AddMemberDto): Promise<User> {
     const team = await this.getManageableTeam(actor, teamId);
     if (team.personal) throw new PersonalTeamError();
     const user = await this.users.findByEmail(input.email);
-    if (!user) throw new UserNotFoundError();
+    if (!user) throw new ValidationError({ email: 'No Tessera account uses that email.' });
     try {
       await this.transactions.run((m) => this.teams.insertMember(m, team.id, user.id, input.role));
     } catch (error) {
@@ -69,6 +109,32 @@ export class TeamsService {
       throw error;
     }
     return user;
+  }
+
+  /**
+   * Removes a member: owners and admins remove others, anyone may leave. The owner stays, and a
+   * personal team has no one else. Whoever worked in the team is moved to their personal team
+   * in the same transaction, so no request sees them in a team they left.
+   */
+  async removeMember(actor: Actor, teamId: number, userId: number): Promise<void> {
+    const leaving = actor !== 'operator' && actor.userId === userId;
+    const team = leaving
+      ? await this.getTeamOfMember(userId, teamId)
+      : await this.getManageableTeam(actor, teamId);
+    if (team.personal) throw new PersonalTeamError();
+    if (team.ownerId === userId) throw new OwnerCannotLeaveError();
+    await this.transactions.run(async (manager) => {
+      if (!(await this.teams.deleteMember(manager, team.id, userId)))
+        throw new MemberNotFoundError();
+      await this.teams.resetCurrentTeam(manager, userId, team.id);
+    });
+  }
+
+  private async getTeamOfMember(userId: number, teamId: number): Promise<Team> {
+    const team = await this.teams.findById(teamId);
+    if (!team || !(await this.teams.findMembership(team.id, userId)))
+      throw new NotTeamMemberError();
+    return team;
   }
 
   /** The team, if the actor may manage it: the operator always, a user as its owner or admin. */

@@ -1,10 +1,13 @@
 import { Module } from '@nestjs/common';
 import { LastUsedRecorder } from './last-used-recorder.js';
+import { TokenReveal } from './token-reveal.js';
+import { TokensController } from './tokens.controller.js';
 import { TokensRepository } from './tokens.repository.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
-  providers: [TokensRepository, TokensService, LastUsedRecorder],
+  controllers: [TokensController],
+  providers: [TokensRepository, TokensService, LastUsedRecorder, TokenReveal],
   exports: [TokensService],
 })
 export class TokensModule {}

@@ -11,6 +11,7 @@ import { BEARER_REALM } from '../../auth/bearer.strategy.js';
 import { InsufficientScopeError } from '../../tokens/tokens.errors.js';
 import { DomainError, ValidationError } from '../errors/domain.error.js';
 import { failure } from '../http/envelope.js';
+import { flash, keptInput } from '../web/flash.js';
 import { CODE_BY_STATUS, STATUS_BY_CODE } from './error-status.js';
 
 export interface ResolvedError {
@@ -29,6 +30,15 @@ const GENERIC_MESSAGES: Record<number, string> = {
   500: 'Something went wrong on our side.',
   503: 'The service is temporarily unavailable. Try again shortly.',
 };
+
+/** Pages a person is sent to instead of an error page. */
+const REDIRECTS: Record<string, string> = {
+  sign_in_required: '/login',
+  already_signed_in: '/dashboard',
+};
+
+const CSRF_MESSAGE =
+  'This form has expired or did not come from this site. Go back, reload the page and try again.';
 
 /**
  * The one place errors become responses: the JSON envelope under /api, an error page
@@ -51,6 +61,27 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.status(error.status).json(failure(error.code, error.message, error.fields));
       return;
     }
+    this.answerPage(error, request, response);
+  }
+
+  /**
+   * Pages: a refused form goes back to its page with the messages and the values typed; a
+   * visitor who must sign in goes to the sign-in page; anything else is an error page.
+   */
+  private answerPage(error: ResolvedError, request: Request, response: Response): void {
+    const elsewhere = REDIRECTS[error.code];
+    if (elsewhere) {
+      response.redirect(303, elsewhere);
+      return;
+    }
+    if (request.formPage && request.session && (error.status === 409 || error.status === 422)) {
+      flash(request.session, {
+        ...(error.fields ? { fields: error.fields } : { error: error.message }),
+        old: keptInput(request.body),
+      });
+      response.redirect(303, request.formPage);
+      return;
+    }
     const page = { title: error.message, status: error.status, message: error.message };
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
@@ -63,6 +94,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const status = STATUS_BY_CODE[exception.code] ?? 400;
       const fields = exception instanceof ValidationError ? exception.fields : undefined;
       return { status, code: exception.code, message: exception.message, fields };
+    }
+    if (isCsrfFailure(exception)) {
+      return { status: 403, code: 'csrf_failed', message: CSRF_MESSAGE };
     }
     if (exception instanceof HttpException || isHttpError(exception)) {
       const status = exception instanceof HttpException ? exception.getStatus() : exception.status;
@@ -90,6 +124,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 export function isApiPath(path: string): boolean {
   return path === '/api' || path.startsWith('/api/');
+}
+
+/** csrf-sync's error, as thrown or as the HttpException Nest wraps middleware errors in. */
+function isCsrfFailure(value: unknown): boolean {
+  const error = value as { code?: unknown; cause?: { code?: unknown } } | null;
+  return error?.code === 'EBADCSRFTOKEN' || error?.cause?.code === 'EBADCSRFTOKEN';
 }
 
 /** Errors from Express middleware (body-parser and friends) carry their status this way. */

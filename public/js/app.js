@@ -1,0 +1,19 @@
+// Copy buttons and confirmations for Tessera's pages. Loaded as a file: the pages allow no inline script.
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('[data-copy-target]');
+  if (!button) return;
+  const field = document.getElementById(button.dataset.copyTarget);
+  const status = document.querySelector('[data-copy-status]');
+  field.select();
+  try {
+    await navigator.clipboard.writeText(field.value);
+    if (status) status.textContent = 'Copied to the clipboard.';
+  } catch {
+    if (status) status.textContent = 'Press Ctrl+C (⌘C on a Mac) to copy the selected token.';
+  }
+});
+
+document.addEventListener('submit', (event) => {
+  const message = event.target.dataset.confirm;
+  if (message && !window.confirm(message)) event.preventDefault();
+});

@@ -1,0 +1,55 @@
+import { Body, Controller, Get, Post, Redirect, Render, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { FormPage } from '../common/web/form-page.js';
+import { AuthService } from './auth.service.js';
+import { GuestOnly, SignedIn } from './auth-policy.decorator.js';
+import { LoginForm, RegisterForm } from './dto/auth.forms.js';
+import { RegistrationService } from './registration.service.js';
+import { SessionLifecycle } from './session-lifecycle.js';
+
+/** Sign-up, sign-in and sign-out pages. */
+@Controller()
+export class AuthController {
+  constructor(
+    private readonly registration: RegistrationService,
+    private readonly auth: AuthService,
+    private readonly sessions: SessionLifecycle,
+  ) {}
+
+  @Get('register')
+  @GuestOnly()
+  @Render('auth/register')
+  registerPage(): object {
+    return { title: 'Create your account' };
+  }
+
+  @Post('register')
+  @GuestOnly()
+  @FormPage('/register')
+  @Redirect('/dashboard', 303)
+  async register(@Body() form: RegisterForm, @Req() req: Request): Promise<void> {
+    await this.sessions.start(req, await this.registration.register(form));
+  }
+
+  @Get('login')
+  @GuestOnly()
+  @Render('auth/login')
+  loginPage(): object {
+    return { title: 'Sign in' };
+  }
+
+  @Post('login')
+  @GuestOnly()
+  @FormPage('/login')
+  @Redirect('/dashboard', 303)
+  async login(@Body() form: LoginForm, @Req() req: Request): Promise<void> {
+    await this.sessions.start(req, await this.auth.signIn(form.email, form.password));
+  }
+
+  @Post('logout')
+  @SignedIn()
+  @Redirect('/login', 303)
+  async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
+    await this.sessions.end(req, res);
+  }
+}

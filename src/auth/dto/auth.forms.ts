@@ -1,0 +1,67 @@
+import { Transform } from 'class-transformer';
+import {
+  IsEmail,
+  IsString,
+  Length,
+  MaxLength,
+  registerDecorator,
+  type ValidationArguments,
+} from 'class-validator';
+import { Trim } from '../../common/validation/trim.js';
+import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
+import { normalizeEmail } from '../../users/email.js';
+
+const emailTransform = Transform(({ value }) =>
+  typeof value === 'string' ? normalizeEmail(value) : value,
+);
+
+/** The property must equal another one (a confirmation field). */
+function SameAs(property: string, message: string): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'sameAs',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      constraints: [property],
+      options: { message },
+      validator: {
+        validate: (value: unknown, args: ValidationArguments) =>
+          value === (args.object as Record<string, unknown>)[property],
+      },
+    });
+}
+
+/** The sign-up form: field names as the page posts them. */
+export class RegisterForm {
+  @Trim()
+  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @IsString({ message: 'Name must be text.' })
+  name!: string;
+
+  @emailTransform
+  @IsEmail({}, { message: 'Enter a valid email address.' })
+  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @IsString({ message: 'Email must be text.' })
+  email!: string;
+
+  @Length(PASSWORD_MIN, PASSWORD_MAX, {
+    message: `Password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`,
+  })
+  @IsString({ message: 'Password must be text.' })
+  password!: string;
+
+  @SameAs('password', 'The passwords do not match.')
+  @IsString({ message: 'Confirm the password.' })
+  password_confirmation!: string;
+}
+
+export class LoginForm {
+  @emailTransform
+  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @IsString({ message: 'Enter your email.' })
+  email!: string;
+
+  @MaxLength(PASSWORD_MAX, { message: 'These credentials do not match our records.' })
+  @IsString({ message: 'Enter your password.' })
+  password!: string;
+}

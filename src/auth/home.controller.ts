@@ -1,0 +1,27 @@
+import { Controller, Get, Redirect, Render, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { Public, SignedIn } from './auth-policy.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { TeamsService } from '../teams/teams.service.js';
+import type { User } from '../users/user.entity.js';
+
+@Controller()
+export class HomeController {
+  constructor(private readonly teams: TeamsService) {}
+
+  /** The signed-in go to their dashboard, everyone else to the sign-in page. */
+  @Get()
+  @Public()
+  @Redirect('/login', 303)
+  home(@Req() req: Request): { url: string } {
+    return { url: req.currentUser ? '/dashboard' : '/login' };
+  }
+
+  @Get('dashboard')
+  @SignedIn()
+  @Render('dashboard')
+  async dashboard(@SignedInUser() user: User, @Req() req: Request): Promise<object> {
+    const team = await this.teams.getCurrentTeam(user);
+    return { title: 'Dashboard', user, team, apiBase: `${req.protocol}://${req.get('host')}` };
+  }
+}

@@ -1,0 +1,13 @@
+import type { User as TesseraUser } from '../users/user.entity.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The user signed in through the browser session, when there is one. */
+      currentUser?: TesseraUser;
+      /** The page whose form posted this request, to send the person back to on bad input. */
+      formPage?: string;
+      csrfToken?: (overwrite?: boolean) => string;
+    }
+  }
+}

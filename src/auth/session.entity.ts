@@ -1,0 +1,37 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryColumn,
+  type Relation,
+} from 'typeorm';
+import { User } from '../users/user.entity.js';
+
+/** A signed-in (or about to sign in) browser session, shared by every instance. */
+@Entity({ name: 'sessions' })
+export class Session {
+  @PrimaryColumn({ name: 'id', type: 'varchar', length: 128 })
+  id!: string;
+
+  @Index('IDX_sessions_user')
+  @Column({ name: 'user_id', type: 'integer', nullable: true })
+  userId!: number | null;
+
+  @ManyToOne(() => User, { onDelete: 'CASCADE', nullable: true })
+  @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'FK_sessions_user' })
+  user?: Relation<User> | null;
+
+  /** The express-session data as JSON: the user id, the CSRF token, flash messages. */
+  @Column({ name: 'data', type: 'text' })
+  data!: string;
+
+  @Index('IDX_sessions_expires_at')
+  @Column({ name: 'expires_at', type: 'datetime', precision: 6 })
+  expiresAt!: Date;
+
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  createdAt!: Date;
+}

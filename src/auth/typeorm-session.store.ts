@@ -1,0 +1,77 @@
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import session from 'express-session';
+import { Transactions } from '../database/transactions.js';
+import { SessionsRepository } from './sessions.repository.js';
+
+const TOUCH_SLACK_MS = 60_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+type Callback<T = void> = (err?: unknown, value?: T) => void;
+
+/**
+ * express-session's store over TypeORM, so that any instance serves any session on SQLite and
+ * MySQL alike. The maintained stores are MySQL-only or unmaintained, hence this small one.
+ */
+@Injectable()
+export class TypeormSessionStore extends session.Store implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Sessions');
+  private pruner?: NodeJS.Timeout;
+
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly transactions: Transactions,
+  ) {
+    super();
+  }
+
+  override get(sid: string, callback: Callback<session.SessionData | null>): void {
+    this.sessions
+      .findLive(sid, new Date())
+      .then(
+        (row) => callback(undefined, row ? (JSON.parse(row.data) as session.SessionData) : null),
+        callback,
+      );
+  }
+
+  override set(sid: string, data: session.SessionData, callback?: Callback): void {
+    const row = {
+      id: sid,
+      userId: data.userId ?? null,
+      data: JSON.stringify(data),
+      expiresAt: expiryOf(data),
+    };
+    this.transactions.run((m) => this.sessions.save(m, row)).then(() => callback?.(), callback);
+  }
+
+  override destroy(sid: string, callback?: Callback): void {
+    this.transactions.run((m) => this.sessions.delete(m, sid)).then(() => callback?.(), callback);
+  }
+
+  override touch(sid: string, data: session.SessionData, callback?: Callback): void {
+    this.transactions
+      .run((m) => this.sessions.extend(m, sid, expiryOf(data), TOUCH_SLACK_MS))
+      .then(() => callback?.(), callback);
+  }
+
+  onModuleInit(): void {
+    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.pruner);
+  }
+
+  async prune(now = new Date()): Promise<number> {
+    try {
+      return await this.transactions.run((m) => this.sessions.deleteExpired(m, now));
+    } catch (error) {
+      this.logger.warn(`Could not prune expired sessions: ${String(error)}`);
+      return 0;
+    }
+  }
+}
+
+function expiryOf(data: session.SessionData): Date {
+  const expires = data.cookie?.expires;
+  return expires ? new Date(expires) : new Date(Date.now() + 86_400_000);
+}

@@ -1,0 +1,96 @@
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import { csrfSync } from 'csrf-sync';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import session from 'express-session';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { takeFlash } from '../common/web/flash.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { TypeormSessionStore } from './typeorm-session.store.js';
+
+export const SESSION_COOKIE = 'tessera.sid';
+
+/** Database-backed sessions: HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout rolling. */
+@Injectable()
+export class SessionMiddleware implements NestMiddleware {
+  private readonly handler: RequestHandler;
+
+  constructor(@Inject(CONFIG) config: Config, store: TypeormSessionStore) {
+    this.handler = session({
+      name: SESSION_COOKIE,
+      secret: config.web.sessionSecret,
+      store,
+      resave: false,
+      saveUninitialized: false,
+      rolling: true,
+      // 'auto': Secure whenever the request came over HTTPS (through a trusted proxy too).
+      cookie: {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: 'auto',
+        maxAge: config.web.sessionIdleMinutes * 60_000,
+      },
+    });
+  }
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    this.handler(req, res, next);
+  }
+}
+
+const csrf = csrfSync({
+  getTokenFromRequest: (req) => (req.body as Record<string, unknown> | undefined)?._csrf as string,
+  size: 32,
+});
+
+/** Synchronizer-token CSRF protection: every state-changing form posts `_csrf`. */
+@Injectable()
+export class CsrfMiddleware implements NestMiddleware {
+  use(req: Request, res: Response, next: NextFunction): void {
+    csrf.csrfSynchronisedProtection(req, res, next);
+  }
+}
+
+/**
+ * Resolves the signed-in user of the session for guards, controllers and views, and ends a
+ * session that is older than the absolute timeout however active it has been.
+ */
+@Injectable()
+export class CurrentUserMiddleware implements NestMiddleware {
+  private readonly absoluteMs: number;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    private readonly users: UsersRepository,
+  ) {
+    this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
+  }
+
+  async use(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const { userId, signedInAt = 0 } = req.session;
+      if (userId !== undefined && Date.now() - signedInAt > this.absoluteMs) {
+        // A fresh, empty session: the old one is gone from the store, forms still get a token.
+        await new Promise<void>((resolve, reject) =>
+          req.session.regenerate((e) => (e ? reject(e) : resolve())),
+        );
+      } else if (userId !== undefined) {
+        const user = await this.users.findById(userId);
+        if (user) {
+          req.currentUser = user;
+          res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
+        }
+      }
+      // Made on first use, when a page renders a form: a redirect or a JSON answer stores nothing.
+      Object.defineProperty(res.locals, 'csrfToken', {
+        enumerable: true,
+        get: () => (req.session ? req.csrfToken?.() : undefined),
+      });
+      // A redirect's messages are shown by the page it lands on.
+      if (req.method === 'GET') res.locals.flash = takeFlash(req.session);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import {
+  Body,
+  Controller,
+  Get,
+  HttpStatus,
+  Param,
+  ParseIntPipe,
+  Post,
+  Redirect,
+  Render,
+  Session,
+} from '@nestjs/common';
+import type { SessionData } from 'express-session';
+import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import type { User } from '../users/user.entity.js';
+import { AddMemberDto, ASSIGNABLE_ROLES } from './dto/add-member.dto.js';
+import { CreateTeamDto } from './dto/create-team.dto.js';
+import { SwitchTeamForm } from './dto/switch-team.form.js';
+import { TeamsService } from './teams.service.js';
+
+const ID = new ParseIntPipe({ errorHttpStatusCode: HttpStatus.NOT_FOUND });
+
+/** The teams a person belongs to, and each team's members. */
+@Controller('teams')
+@SignedIn()
+export class TeamsController {
+  constructor(private readonly teams: TeamsService) {}
+
+  @Get()
+  @Render('teams/index')
+  async index(@SignedInUser() user: User): Promise<object> {
+    return { title: 'Teams', memberships: await this.teams.listForUser(user) };
+  }
+
+  @Post()
+  @FormPage('/teams')
+  @Redirect('/teams', 303)
+  async create(
+    @SignedInUser() user: User,
+    @Body() form: CreateTeamDto,
+    @Session() session: SessionData,
+  ): Promise<void> {
+    const team = await this.teams.createTeam(user.id, form);
+    flash(session, { notice: `Team "${team.name}" was created and is now your current team.` });
+  }
+
+  @Post('switch')
+  @FormPage('/teams')
+  @Redirect('/teams', 303)
+  async switch(
+    @SignedInUser() user: User,
+    @Body() form: SwitchTeamForm,
+    @Session() session: SessionData,
+  ): Promise<void> {
+    const team = await this.teams.switchTeam(user.id, form.team_id);
+    flash(session, { notice: `You now work in "${team.name}".` });
+  }
+
+  @Get(':id')
+  @Render('teams/show')
+  async show(@SignedInUser() user: User, @Param('id', ID) id: number): Promise<object> {
+    const details = await this.teams.getForMember(user.id, id);
+    return { title: details.team.name, ...details, roles: ASSIGNABLE_ROLES, viewerId: user.id };
+  }
+
+  @Post(':id/members')
+  @FormPage('/teams/:id')
+  @Redirect(undefined, 303)
+  async addMember(
+    @SignedInUser() user: User,
+    @Param('id', ID) id: number,
+    @Body() form: AddMemberDto,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    const member = await this.teams.addMember({ userId: user.id }, id, form);
+    flash(session, { notice: `${member.name} was added as ${form.role}.` });
+    return { url: `/teams/${id}` };
+  }
+
+  @Post(':id/members/:userId/remove')
+  @Redirect(undefined, 303)
+  async removeMember(
+    @SignedInUser() user: User,
+    @Param('id', ID) id: number,
+    @Param('userId', ID) userId: number,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    await this.teams.removeMember({ userId: user.id }, id, userId);
+    const left = userId === user.id;
+    flash(session, { notice: left ? 'You left the team.' : 'The member was removed.' });
+    return { url: left ? '/teams' : `/teams/${id}` };
+  }
+}

@@ -1,0 +1,259 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { Session } from '../src/auth/session.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { uniqueEmail } from './factories/index.js';
+import { sessionIdOf, visibleText } from './support/html.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+describe('sign-up, sign-in and sessions', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ SESSION_ABSOLUTE_TIMEOUT_HOURS: '1' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const users = () => t.dataSource.getRepository(User);
+  const web = () => new WebClient(t.server);
+
+  describe('GET /', () => {
+    it('should send visitors to the sign-in page and signed-in people to their dashboard', async () => {
+      const client = web();
+      expect((await client.get('/')).headers.location).toBe('/login');
+      await client.register('Ada Lovelace', uniqueEmail());
+      expect((await client.get('/')).headers.location).toBe('/dashboard');
+      const dashboard = await client.get('/dashboard');
+      expect(dashboard.status).toBe(200);
+      expect(visibleText(dashboard.text)).toContain('Welcome, Ada Lovelace');
+      expect(visibleText(dashboard.text)).toContain("Current team Ada's Team");
+    });
+
+    it('should send a visitor who opens a signed-in page to the sign-in page', async () => {
+      for (const path of ['/dashboard', '/settings/api-tokens', '/teams', '/teams/1']) {
+        const res = await request(t.server).get(path);
+        expect(res.status).toBe(303);
+        expect(res.headers.location).toBe('/login');
+      }
+    });
+  });
+
+  describe('registration', () => {
+    it('should create the user with a personal team, hash the password and sign them in', async () => {
+      const email = uniqueEmail('new');
+      const client = web();
+      await client.register('Grace Hopper', email.toUpperCase());
+
+      const user = await users().findOneByOrFail({ email });
+      expect(user.passwordHash).toMatch(/^\$argon2id\$v=19\$m=\d+,p=\d+,t=\d+\$/);
+      const [, m, tCost] = /m=(\d+),p=\d+,t=(\d+)/.exec(user.passwordHash!)!;
+      expect(Number(m) >= 19_456 && Number(tCost) >= 2).toBe(true);
+      expect(user.currentTeamId).not.toBeNull();
+      expect((await client.get('/dashboard')).text).toContain('Grace Hopper');
+    });
+
+    it('should re-render the form with a message per field and the values kept, never the passwords', async () => {
+      const client = web();
+      const before = await users().count();
+      const res = await client.submit('/register', '/register', {
+        name: 'Alan 🧮',
+        email: 'not-an-email',
+        password: 'short',
+        password_confirmation: 'different',
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe('/register');
+
+      const page = await client.get('/register');
+      expect(page.text).toContain('Enter a valid email address.');
+      expect(page.text).toContain('Password must be 8 to 1024 characters.');
+      expect(page.text).toContain('The passwords do not match.');
+      expect(page.text).toContain('value="Alan 🧮"');
+      expect(page.text).toContain('value="not-an-email"');
+      expect(page.text).not.toContain('short');
+      expect(page.text).not.toContain('different');
+      expect(await users().count()).toBe(before);
+
+      const again = await client.get('/register');
+      expect(again.text).not.toContain('Enter a valid email address.');
+    });
+
+    it('should refuse an email that is already registered, whatever its case', async () => {
+      const email = uniqueEmail('taken');
+      await web().register('First', email);
+      const client = web();
+      const res = await client.submit('/register', '/register', {
+        name: 'Second',
+        email: email.toUpperCase(),
+        password: 'another good password',
+        password_confirmation: 'another good password',
+      });
+      expect(res.headers.location).toBe('/register');
+      expect((await client.get('/register')).text).toContain(
+        'An account with this email already exists.',
+      );
+      expect(await users().countBy({ email })).toBe(1);
+    });
+  });
+
+  describe('sign-in and sign-out', () => {
+    it('should give the same message for a wrong password and an unknown email', async () => {
+      const email = uniqueEmail('login');
+      await web().register('Login Tester', email, 'the right password');
+      const messages: string[] = [];
+      for (const [who, password] of [
+        [email, 'the wrong password'],
+        [uniqueEmail('nobody'), 'the right password'],
+      ]) {
+        const client = web();
+        const res = await client.login(who, password);
+        expect(res.headers.location).toBe('/login');
+        const page = await client.get('/login');
+        messages.push(/class="alert alert-error"[^>]*>([^<]+)</.exec(page.text)![1]);
+        expect(page.text).toContain(`value="${who}"`);
+        expect((await client.get('/dashboard')).headers.location).toBe('/login');
+      }
+      expect(messages[0]).toBe('These credentials do not match our records.');
+      expect(messages[1]).toBe(messages[0]);
+    });
+
+    it('should give a new session id at sign-in', async () => {
+      const email = uniqueEmail('fixation');
+      await web().register('Fixation Tester', email);
+      const client = web();
+      const loginPage = await client.get('/login');
+      const before = client.sessionCookie(loginPage);
+      const res = await client.login(email);
+      expect(res.headers.location).toBe('/dashboard');
+      const after = client.sessionCookie(res);
+      expect(before).toBeDefined();
+      expect(after).toBeDefined();
+      expect(after).not.toBe(before);
+      const planted = await request(t.server).get('/dashboard').set('Cookie', before!);
+      expect(planted.headers.location).toBe('/login');
+    });
+
+    it('should destroy the session at sign-out, so the old cookie is dead', async () => {
+      const client = web();
+      const registered = await client.register('Sign Out', uniqueEmail('out'));
+      const cookie = client.sessionCookie(registered)!;
+      expect((await request(t.server).get('/dashboard').set('Cookie', cookie)).status).toBe(200);
+      const sessions = t.dataSource.getRepository(Session);
+      expect(await sessions.findOneBy({ id: sessionIdOf(cookie) })).not.toBeNull();
+
+      const res = await client.submit('/dashboard', '/logout');
+      expect(res.headers.location).toBe('/login');
+
+      expect(await sessions.findOneBy({ id: sessionIdOf(cookie) })).toBeNull();
+      expect(
+        (await request(t.server).get('/dashboard').set('Cookie', cookie)).headers.location,
+      ).toBe('/login');
+    });
+
+    it('should send a signed-in person away from the sign-in and sign-up pages', async () => {
+      const client = web();
+      await client.register('Already In', uniqueEmail());
+      expect((await client.get('/login')).headers.location).toBe('/dashboard');
+      expect((await client.get('/register')).headers.location).toBe('/dashboard');
+    });
+  });
+
+  describe('cookies and timeouts', () => {
+    it('should set an HttpOnly, SameSite=Lax session cookie, Secure only over HTTPS', async () => {
+      const res = await request(t.server).get('/login');
+      const cookie = ([] as string[])
+        .concat(res.headers['set-cookie'] ?? [])
+        .find((c) => c.startsWith('tessera.sid='))!;
+      expect(cookie).toMatch(/; HttpOnly/);
+      expect(cookie).toMatch(/; SameSite=Lax/);
+      expect(cookie).not.toMatch(/; Secure/);
+
+      const spoofed = await request(t.server).get('/login').set('X-Forwarded-Proto', 'https');
+      expect(String(spoofed.headers['set-cookie'])).not.toMatch(/; Secure/);
+    });
+
+    it('should mark the cookie Secure behind a trusted TLS proxy', async () => {
+      const proxied = await createTestApp({ TRUST_PROXY: 'true' });
+      try {
+        const res = await request(proxied.server).get('/login').set('X-Forwarded-Proto', 'https');
+        expect(String(res.headers['set-cookie'])).toMatch(/; Secure/);
+      } finally {
+        await proxied.close();
+      }
+    });
+
+    it('should end a session that has been idle past its expiry', async () => {
+      const client = web();
+      const res = await client.register('Idle', uniqueEmail());
+      const sid = sessionIdOf(client.sessionCookie(res)!);
+      await t.dataSource
+        .getRepository(Session)
+        .update({ id: sid }, { expiresAt: new Date(Date.now() - 1000) });
+      expect((await client.get('/dashboard')).headers.location).toBe('/login');
+    });
+
+    it('should end a session older than the absolute timeout however active it is', async () => {
+      const client = web();
+      const res = await client.register('Absolute', uniqueEmail());
+      const sid = sessionIdOf(client.sessionCookie(res)!);
+      const repo = t.dataSource.getRepository(Session);
+      const row = await repo.findOneByOrFail({ id: sid });
+      const data = JSON.parse(row.data);
+      data.signedInAt = Date.now() - 2 * 3_600_000;
+      await repo.update({ id: sid }, { data: JSON.stringify(data) });
+
+      expect((await client.get('/dashboard')).headers.location).toBe('/login');
+      expect(await repo.findOneBy({ id: sid })).toBeNull();
+    });
+  });
+
+  describe('CSRF', () => {
+    it('should refuse a form without its CSRF token with a 403 page and change nothing', async () => {
+      const client = web();
+      await client.get('/register');
+      const email = uniqueEmail('csrf');
+      const fields = {
+        name: 'Mallory',
+        email,
+        password: 'password123',
+        password_confirmation: 'password123',
+      };
+
+      const missing = await client.agent.post('/register').type('form').send(fields);
+      expect(missing.status).toBe(403);
+      expect(missing.headers['content-type']).toMatch(/^text\/html/);
+      expect(missing.text).toContain('This form has expired or did not come from this site.');
+
+      const wrong = await client.agent
+        .post('/register')
+        .type('form')
+        .send({ ...fields, _csrf: 'f'.repeat(64) });
+      expect(wrong.status).toBe(403);
+      expect(await users().countBy({ email })).toBe(0);
+    });
+
+    it("should refuse another session's CSRF token", async () => {
+      const victim = web();
+      await victim.register('Victim', uniqueEmail());
+      const attacker = web();
+      const attackerToken = await attacker.csrfFrom('/login');
+      const res = await victim.agent.post('/logout').type('form').send({ _csrf: attackerToken });
+      expect(res.status).toBe(403);
+      expect((await victim.get('/dashboard')).status).toBe(200);
+    });
+  });
+
+  describe('error pages', () => {
+    it('should answer unknown pages with a 404 page for visitors and signed-in people', async () => {
+      const client = web();
+      expect((await client.get('/nowhere')).status).toBe(404);
+      await client.register('Lost', uniqueEmail());
+      const res = await client.get('/nowhere');
+      expect(res.status).toBe(404);
+      expect(res.text).toContain('Not found.');
+    });
+  });
+});
