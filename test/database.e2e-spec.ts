@@ -82,7 +82,9 @@ describe('database schema', () => {
       dataSource = await new DataSource(
         buildDataSourceOptions(loadConfig(env).database),
       ).initialize();
-      const rows: { name: string }[] = await dataSource.query('SELECT name FROM migrations ORDER BY id');
+      const rows: { name: string }[] = await dataSource.query(
+        'SELECT name FROM migrations ORDER BY id',
+      );
       expect(rows.map((r) => r.name)).toEqual(MIGRATION_NAMES);
       const applied = [a, b].filter((s) => /Applied \d+ migration/.test(s.output())).length;
       expect(applied).toBeLessThanOrEqual(1);

@@ -20,7 +20,7 @@ export class CreateTokenForm {
   @IsIn(ABILITIES, { each: true, message: `Abilities must be among ${ABILITIES.join(', ')}.` })
   @ArrayNotEmpty({ message: 'Choose at least one ability.' })
   @IsArray({ message: 'Abilities must be a list.' })
-  abilities!: Ability[];
+  abilities: Ability[] = [];
 
   @IsIn(EXPIRY_CHOICES, { message: 'Choose an expiry from the list.' })
   expires_in_days: (typeof EXPIRY_CHOICES)[number] = 'none';

@@ -1,0 +1,250 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { Team } from '../src/teams/team.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+describe('teams pages', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  interface Person {
+    client: WebClient;
+    user: User;
+    token: string;
+  }
+
+  async function person(name = 'Team Person'): Promise<Person> {
+    const client = new WebClient(t.server);
+    const email = uniqueEmail('teams');
+    await client.register(name, email);
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    return { client, user, token: (await createToken(t.app, user)).plaintext };
+  }
+
+  const currentTeamId = async (user: User) =>
+    (await t.dataSource.getRepository(User).findOneByOrFail({ id: user.id })).currentTeamId;
+  const apiTeam = async (token: string) =>
+    (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
+  const members = (teamId: number) => t.dataSource.getRepository(TeamMember).findBy({ teamId });
+
+  async function teamOf(
+    owner: Person,
+    name: string,
+    ...others: [Person, 'admin' | 'member'][]
+  ): Promise<Team> {
+    const res = await owner.client.submit('/teams', '/teams', { name });
+    expect(res.headers.location).toBe('/teams');
+    const team = await t.dataSource
+      .getRepository(Team)
+      .findOneByOrFail({ id: (await currentTeamId(owner.user))! });
+    for (const [other, role] of others) {
+      const added = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
+        email: other.user.email,
+        role,
+      });
+      expect(added.headers.location).toBe(`/teams/${team.id}`);
+    }
+    return team;
+  }
+
+  it('should list the personal team as current and make a created team current', async () => {
+    const ada = await person('Ada');
+    let text = visibleText((await ada.client.get('/teams')).text);
+    expect(text).toMatch(/Ada's Team adas-team(-\d+)? owner personal current/);
+
+    const team = await teamOf(ada, 'Difference Engine 🚂');
+    expect(team.ownerId).toBe(ada.user.id);
+    text = visibleText((await ada.client.get('/teams')).text);
+    expect(text).toContain('Team "Difference Engine 🚂" was created and is now your current team.');
+    expect(await apiTeam(ada.token)).toEqual({
+      id: team.id,
+      name: 'Difference Engine 🚂',
+      slug: team.slug,
+    });
+  });
+
+  it("should switch to one of the person's teams, and refuse anyone else's", async () => {
+    const ada = await person();
+    const personal = (await currentTeamId(ada.user))!;
+    await teamOf(ada, 'Second team');
+
+    const res = await ada.client.submit('/teams', '/teams/switch', { team_id: String(personal) });
+    expect(res.headers.location).toBe('/teams');
+    expect((await apiTeam(ada.token)).id).toBe(personal);
+
+    const stranger = await createUser(t.app);
+    const refused = await ada.client.submit('/teams', '/teams/switch', {
+      team_id: String(stranger.currentTeamId),
+    });
+    expect(refused.status).toBe(404);
+    expect(await currentTeamId(ada.user)).toBe(personal);
+
+    const garbage = await ada.client.submit('/teams', '/teams/switch', { team_id: 'first' });
+    expect(garbage.headers.location).toBe('/teams');
+    expect(visibleText((await ada.client.get('/teams')).text)).toContain('Choose a team.');
+    expect(await currentTeamId(ada.user)).toBe(personal);
+  });
+
+  it('should show a team only to its members', async () => {
+    const ada = await person('Ada');
+    const bob = await person('Bob');
+    const team = await teamOf(ada, 'Members only', [bob, 'member']);
+    const outsider = await person('Eve');
+
+    const page = visibleText((await bob.client.get(`/teams/${team.id}`)).text);
+    expect(page).toMatch(/Ada \S+ owner/);
+    expect(page).toMatch(/Bob \S+ member/);
+
+    const refused = await outsider.client.get(`/teams/${team.id}`);
+    expect(refused.status).toBe(404);
+    expect(visibleText(refused.text)).not.toContain('Members only');
+    expect((await outsider.client.get('/teams/not-a-number')).status).toBe(404);
+  });
+
+  it('should let owners and admins add existing users by email with a role, and no one else', async () => {
+    const owner = await person('Owner');
+    const admin = await person('Admin');
+    const member = await person('Member');
+    const team = await teamOf(owner, 'Adders', [admin, 'admin'], [member, 'member']);
+    const newcomer = await person('Newcomer');
+
+    const byAdmin = await admin.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
+      email: newcomer.user.email.toUpperCase(),
+      role: 'member',
+    });
+    expect(byAdmin.headers.location).toBe(`/teams/${team.id}`);
+    expect((await members(team.id)).find((m) => m.userId === newcomer.user.id)?.role).toBe(
+      'member',
+    );
+
+    const late = await person('Late');
+    const byMember = await member.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
+      email: late.user.email,
+      role: 'admin',
+    });
+    expect(byMember.status).toBe(403);
+    expect(await members(team.id)).toHaveLength(4);
+  });
+
+  it('should say why an addition is refused, next to the field, and add no one', async () => {
+    const owner = await person('Owner');
+    const personal = (await currentTeamId(owner.user))!;
+    const member = await person('Member');
+    const team = await teamOf(owner, 'Refusals', [member, 'member']);
+    const page = `/teams/${team.id}`;
+
+    for (const [fields, message] of [
+      [{ email: 'nobody@example.com', role: 'member' }, 'No Tessera account uses that email.'],
+      [{ email: 'not an email', role: 'member' }, 'Enter a valid email address.'],
+      [{ email: member.user.email, role: 'member' }, 'That user is already a member of this team.'],
+      [{ email: member.user.email, role: 'owner' }, 'Role must be one of admin, member.'],
+    ] as const) {
+      const res = await owner.client.submit(page, `${page}/members`, fields);
+      expect(res.headers.location).toBe(page);
+      expect(visibleText((await owner.client.get(page)).text)).toContain(message);
+    }
+    expect(await members(team.id)).toHaveLength(2);
+
+    const intoPersonal = await owner.client.submit(
+      `/teams/${personal}`,
+      `/teams/${personal}/members`,
+      {
+        email: member.user.email,
+        role: 'member',
+      },
+    );
+    expect(intoPersonal.status).toBe(303);
+    expect(visibleText((await owner.client.get(`/teams/${personal}`)).text)).toContain(
+      'A personal team cannot be left or given other members.',
+    );
+    expect(await members(personal)).toHaveLength(1);
+  });
+
+  it('should move a removed member back to their personal team at once', async () => {
+    const owner = await person('Owner');
+    const bob = await person('Bob');
+    const bobPersonal = (await currentTeamId(bob.user))!;
+    const team = await teamOf(owner, 'Removals', [bob, 'member']);
+    await bob.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
+    expect((await apiTeam(bob.token)).id).toBe(team.id);
+
+    const res = await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${bob.user.id}/remove`,
+    );
+    expect(res.headers.location).toBe(`/teams/${team.id}`);
+
+    expect((await apiTeam(bob.token)).id).toBe(bobPersonal);
+    expect((await bob.client.get(`/teams/${team.id}`)).status).toBe(404);
+    const switchBack = await bob.client.submit('/teams', '/teams/switch', {
+      team_id: String(team.id),
+    });
+    expect(switchBack.status).toBe(404);
+  });
+
+  it('should let a member leave, but not remove the owner, leave a personal team, or let members remove others', async () => {
+    const owner = await person('Owner');
+    const bob = await person('Bob');
+    const carol = await person('Carol');
+    const team = await teamOf(owner, 'Leavers', [bob, 'member'], [carol, 'member']);
+
+    const byMember = await bob.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${carol.user.id}/remove`,
+    );
+    expect(byMember.status).toBe(403);
+
+    const ownerOut = await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${owner.user.id}/remove`,
+    );
+    expect(ownerOut.status).toBe(409);
+
+    const personal = (await currentTeamId(bob.user))!;
+    const leavePersonal = await bob.client.submit(
+      `/teams/${personal}`,
+      `/teams/${personal}/members/${bob.user.id}/remove`,
+    );
+    expect(leavePersonal.status).toBe(409);
+
+    const left = await bob.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${bob.user.id}/remove`,
+    );
+    expect(left.headers.location).toBe('/teams');
+    expect((await members(team.id)).map((m) => m.userId).sort()).toEqual(
+      [owner.user.id, carol.user.id].sort(),
+    );
+  });
+
+  it('should refuse a removal from a team the remover does not belong to, changing nothing', async () => {
+    const owner = await person('Owner');
+    const bob = await person('Bob');
+    const team = await teamOf(owner, 'Private', [bob, 'member']);
+    const eve = await person('Eve');
+    const res = await eve.client.submit(
+      '/teams',
+      `/teams/${team.id}/members/${bob.user.id}/remove`,
+    );
+    expect(res.status).toBe(404);
+    expect(await members(team.id)).toHaveLength(2);
+  });
+
+  it('should keep a team created by the service layer visible to its owner', async () => {
+    const ada = await person();
+    const team = await createTeam(t.app, ada.user, 'Made elsewhere');
+    expect(visibleText((await ada.client.get('/teams')).text)).toContain('Made elsewhere');
+    expect((await ada.client.get(`/teams/${team.id}`)).status).toBe(200);
+  });
+});

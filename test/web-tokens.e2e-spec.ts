@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import request from 'supertest';
+import { Session } from '../src/auth/session.entity.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+const PAGE = '/settings/api-tokens';
+const TOKEN_IN_PAGE = /value="(tsr_[0-9A-Za-z]{36})"/;
+
+describe('Account Settings > API Tokens', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function signedIn(): Promise<{ client: WebClient; user: User }> {
+    const client = new WebClient(t.server);
+    const email = uniqueEmail('tokens');
+    await client.register('Token Person', email);
+    return { client, user: await t.dataSource.getRepository(User).findOneByOrFail({ email }) };
+  }
+
+  const api = (path: string, token: string) =>
+    request(t.server).get(path).set('Authorization', `Bearer ${token}`);
+  const tokens = () => t.dataSource.getRepository(PersonalAccessToken);
+
+  it('should show a new token once, with a copy button and a warning, then never again', async () => {
+    const { client, user } = await signedIn();
+    const created = await client.submit(PAGE, PAGE, {
+      name: 'Deploy script',
+      abilities: ['user:read', 'team:read'],
+      expires_in_days: '30',
+    });
+    expect(created.status).toBe(303);
+    expect(created.headers.location).toBe(PAGE);
+
+    const page = await client.get(PAGE);
+    const plaintext = TOKEN_IN_PAGE.exec(page.text)?.[1];
+    expect(plaintext).toBeDefined();
+    expect(page.text).toContain('data-copy-target="new-token"');
+    expect(visibleText(page.text)).toContain('it will not be shown again');
+
+    const profile = await api('/api/v1/user/profile', plaintext!);
+    expect(profile.status).toBe(200);
+    expect(profile.body.data.id).toBe(user.id);
+
+    const reloaded = await client.get(PAGE);
+    expect(reloaded.text).not.toContain(plaintext!);
+    expect(reloaded.text).not.toMatch(TOKEN_IN_PAGE);
+    expect(visibleText(reloaded.text)).toContain(`tsr_…${plaintext!.slice(-4)}`);
+
+    const [row] = await tokens().findBy({ userId: user.id });
+    expect(row.tokenHash).toBe(createHash('sha256').update(plaintext!).digest('hex'));
+    const sessionDump = JSON.stringify(await t.dataSource.getRepository(Session).find());
+    expect(sessionDump).not.toContain(plaintext!.slice(4, -4));
+  });
+
+  it('should list active tokens with name, abilities, dates and the last four characters', async () => {
+    const { client, user } = await signedIn();
+    const { plaintext } = await createToken(t.app, user, {
+      name: 'Read-only bot',
+      abilities: ['team:read'],
+      expiresInDays: 7,
+    });
+    await api('/api/v1/team', plaintext);
+    const revoked = await createToken(t.app, user, { name: 'Old laptop' });
+    await client.submit(PAGE, `${PAGE}/${revoked.token.id}/revoke`);
+
+    const text = visibleText((await client.get(PAGE)).text);
+    expect(text).toContain('Read-only bot');
+    expect(text).toContain(`tsr_…${plaintext.slice(-4)}`);
+    expect(text).toMatch(
+      /Read-only bot tsr_…\w{4} team:read \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC Revoke/,
+    );
+    expect(text).not.toContain('Old laptop tsr_');
+  });
+
+  it('should keep the values and say what is wrong when the form is refused, creating nothing', async () => {
+    const { client, user } = await signedIn();
+    const res = await client.submit(PAGE, PAGE, { name: '   ', expires_in_days: '12' });
+    expect(res.headers.location).toBe(PAGE);
+    const text = visibleText((await client.get(PAGE)).text);
+    expect(text).toContain('Name must be 1 to 100 characters.');
+    expect(text).toContain('Choose at least one ability.');
+    expect(text).toContain('Choose an expiry from the list.');
+    expect(await tokens().countBy({ userId: user.id })).toBe(0);
+  });
+
+  it('should revoke a token so that the very next API request is refused', async () => {
+    const { client, user } = await signedIn();
+    const { plaintext, token } = await createToken(t.app, user, { name: 'CI' });
+    expect((await api('/api/v1/user/profile', plaintext)).status).toBe(200);
+
+    const res = await client.submit(PAGE, `${PAGE}/${token.id}/revoke`);
+    expect(res.status).toBe(303);
+    expect(visibleText((await client.get(PAGE)).text)).toContain('Token "CI" was revoked.');
+
+    const after = await api('/api/v1/user/profile', plaintext);
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('token_revoked');
+  });
+
+  it("should answer another person's token id with a 404 page and leave the token working", async () => {
+    const { client } = await signedIn();
+    const other = await createUser(t.app);
+    const { plaintext, token } = await createToken(t.app, other);
+
+    const res = await client.submit(PAGE, `${PAGE}/${token.id}/revoke`);
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect((await tokens().findOneByOrFail({ id: token.id })).revokedAt).toBeNull();
+    expect((await api('/api/v1/user/profile', plaintext)).status).toBe(200);
+
+    for (const id of ['999999999', 'abc', '1e3', '-1']) {
+      expect((await client.submit(PAGE, `${PAGE}/${id}/revoke`)).status).toBe(404);
+    }
+  });
+
+  it('should refuse a revocation without the CSRF token and keep the token', async () => {
+    const { client, user } = await signedIn();
+    const { plaintext, token } = await createToken(t.app, user);
+    const res = await client.agent.post(`${PAGE}/${token.id}/revoke`).type('form').send({});
+    expect(res.status).toBe(403);
+    expect((await api('/api/v1/user/profile', plaintext)).status).toBe(200);
+  });
+});
