@@ -52,10 +52,11 @@ function describe(error: unknown): string {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
-  if (!name || name === 'help' || name === '--help') {
+  if (name === 'help' || name === '--help') {
     console.log(usage());
-    return name ? 0 : 2;
+    return 0;
   }
+  if (!name) throw new UsageError('No command given; "npm run cli -- help" lists the commands');
   const command = COMMANDS[name];
   if (!command) {
     throw new UsageError(`Unknown command "${name}"; "npm run cli -- help" lists the commands`);

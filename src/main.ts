@@ -7,12 +7,14 @@ import { AppModule } from './app.module.js';
 import { configureApp } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { logLevelsUpTo } from './config/log-levels.js';
+import { isDatabaseRefusal, isDatabaseUnavailable } from './database/database-errors.js';
 
 async function bootstrap(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   const config = loadConfig();
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger: logLevelsUpTo(config.app.logLevel),
+    abortOnError: false,
   });
   if (config.web.sessionSecretGenerated) {
     Logger.warn(
@@ -21,11 +23,29 @@ async function bootstrap(): Promise<void> {
     );
   }
   configureApp(app);
-  await app.listen(config.app.port, config.app.host);
+  try {
+    await app.listen(config.app.port, config.app.host);
+  } catch (error) {
+    throw new Error(
+      `cannot listen on ${config.app.host}:${config.app.port} (HOST, PORT): ${String(error)}`,
+    );
+  }
   Logger.log(`Listening on ${await app.getUrl()}`, 'Tessera');
 }
 
+/** One clear line for what operators can fix; the stack only for what they cannot. */
+function describeStartupError(error: unknown): string {
+  if (error instanceof ConfigError) return error.message;
+  if (isDatabaseUnavailable(error) || isDatabaseRefusal(error)) {
+    return `Tessera could not start: cannot use the database at DATABASE_URL (${String((error as Error).message)})`;
+  }
+  if (error instanceof Error && error.message.startsWith('cannot listen')) {
+    return `Tessera could not start: ${error.message}`;
+  }
+  return `Tessera could not start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+}
+
 bootstrap().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(describeStartupError(error));
   process.exit(1);
 });

@@ -129,16 +129,23 @@ describe('API v1', () => {
     });
 
     it.each([
-      ['a malformed token', 'Bearer not-a-token'],
-      ['the scheme alone', 'Bearer'],
-      ['two spaces', 'Bearer  tsr_000000000000000000000000000000000000'],
-      ['trailing garbage', 'Bearer tsr_000000000000000000000000000000000000 extra'],
+      ['a malformed token', (_: string) => 'Bearer not-a-token'],
+      ['the scheme alone', (_: string) => 'Bearer'],
+      ['trailing garbage after a valid token', (token: string) => `Bearer ${token} extra`],
+      ['a tab instead of a space', (token: string) => `Bearer\t${token}`],
+      ['two tokens', (token: string) => `Bearer ${token}, Bearer ${token}`],
     ])('should refuse %s with 401 invalid_token and no query', async (_case, header) => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
       t.queries.clear();
-      const res = await get('/api/v1/user/profile', header);
+      const res = await get('/api/v1/user/profile', header(plaintext));
       expectError(res, 401, 'invalid_token');
       expect(res.headers['www-authenticate']).toBe('Bearer realm="tessera", error="invalid_token"');
       expect(t.queries.queries).toEqual([]);
+    });
+
+    it('should accept several spaces after the scheme, as RFC 6750 allows', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      expect((await get('/api/v1/user/profile', `Bearer   ${plaintext}`)).status).toBe(200);
     });
 
     it('should refuse a token with a wrong checksum without a query', async () => {
@@ -216,6 +223,17 @@ describe('API v1', () => {
       const res = await get('/api/v1/nothing-here');
       expectError(res, 404, 'not_found');
       expectError(await request(t.server).delete('/api/v1/user/profile'), 404, 'not_found');
+    });
+
+    it("should give /api in any spelling the API's answers: envelope, challenge, no-store", async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      const upper = await get('/API/V1/USER/PROFILE', `Bearer ${plaintext}`);
+      expect(upper.status).toBe(200);
+      expect(upper.headers['cache-control']).toBe('no-store');
+      const refused = await get('/Api/v1/user/profile');
+      expectError(refused, 401, 'missing_token');
+      expect(refused.headers['www-authenticate']).toBe('Bearer realm="tessera"');
+      expectError(await get('/API/nothing'), 404, 'not_found');
     });
 
     it('should answer malformed JSON with 400 bad_request and no parser details', async () => {

@@ -232,6 +232,31 @@ describe('operator command line', () => {
     30_000,
   );
 
+  it('should serve several CLI processes writing at once to the same database', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        cli('team:create', '--owner', 'ada@example.com', '--name', 'Parallel'),
+      ),
+    );
+    expect(results.map((r) => r.stderr)).toEqual(Array(6).fill(''));
+    const slugs = results.map((r) => r.stdout.trim().split(' ')[1]);
+    expect(new Set(slugs).size).toBe(6);
+    expect(slugs).toContain('parallel');
+  }, 60_000);
+
+  it('should say when a token was already revoked', async () => {
+    await cli('token:create', '--email', 'ada@example.com', '--name', 'twice');
+    expect(
+      (await cli('token:revoke', '--email', 'ada@example.com', '--name', 'twice')).stdout,
+    ).toMatch(/^Revoked: token \d+ "twice"/);
+    const [row] = await dataSource.query(
+      "SELECT id FROM personal_access_tokens WHERE name = 'twice'",
+    );
+    const again = await cli('token:revoke', '--email', 'ada@example.com', '--id', String(row.id));
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^Already revoked: token \d+ "twice"/);
+  }, 30_000);
+
   it('should refuse to switch to a team the user does not belong to', async () => {
     await cli('user:create', '--name', 'Outsider', '--email', 'outsider@example.com');
     const [before] = await dataSource.query(
@@ -245,7 +270,7 @@ describe('operator command line', () => {
       'analytical-engines',
     );
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/No such team/);
+    expect(r.stderr).toMatch(/outsider@example.com is not a member of analytical-engines/);
     const [after] = await dataSource.query(
       "SELECT current_team_id FROM users WHERE email = 'outsider@example.com'",
     );

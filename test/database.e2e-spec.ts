@@ -4,7 +4,11 @@ import { loadConfig } from '../src/config/config.js';
 import { buildDataSourceOptions } from '../src/database/database-options.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { runMigrations } from '../src/database/migrator.js';
+import { TeamsService } from '../src/teams/teams.service.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { createToken, createUser } from './factories/index.js';
 import { runBuilt, startBuiltServer } from './support/run-built.js';
+import { createTestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 const TABLES = ['personal_access_tokens', 'sessions', 'team_members', 'teams', 'users'];
@@ -92,4 +96,27 @@ describe('database schema', () => {
       await Promise.all([a.stop(), b.stop()]);
     }
   }, 90_000);
+});
+
+describe('text comparison', () => {
+  it('should compare emails, slugs and token names exactly, as on every database', async () => {
+    const t = await createTestApp();
+    try {
+      const accented = await createUser(t.app, { name: 'Zoë', email: 'zoë@example.com' });
+      const plain = await createUser(t.app, { name: 'Zoe', email: 'zoe@example.com' });
+      expect(plain.id).not.toBe(accented.id);
+
+      const teams = t.app.get(TeamsService);
+      const team = await teams.createTeam(plain.id, { name: 'Acme' });
+      await expect(teams.getBySlug('ACME')).rejects.toMatchObject({ code: 'not_found' });
+      expect((await teams.getBySlug(team.slug)).id).toBe(team.id);
+
+      await createToken(t.app, plain, { name: 'Laptop' });
+      await createToken(t.app, plain, { name: 'laptop' });
+      const { token } = await t.app.get(TokensService).revokeByName(plain.id, 'laptop');
+      expect(token.name).toBe('laptop');
+    } finally {
+      await t.close();
+    }
+  });
 });

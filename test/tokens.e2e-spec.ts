@@ -136,7 +136,9 @@ describe('personal access tokens', () => {
     const tokens = t.app.get(TokensService);
     const first = await tokens.revoke(user.id, token.id);
     const second = await tokens.revoke(user.id, token.id);
-    expect(second.revokedAt!.getTime()).toBe(first.revokedAt!.getTime());
+    expect(first.alreadyRevoked).toBe(false);
+    expect(second.alreadyRevoked).toBe(true);
+    expect(second.token.revokedAt!.getTime()).toBe(first.token.revokedAt!.getTime());
     expect(await tokens.listActive(user.id)).toEqual([]);
   });
 });

@@ -19,9 +19,10 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   /**
    * passport-http-bearer also accepts `access_token` from the body and the query string; only
    * the Authorization header may carry a token here, because URLs and bodies end up in logs.
+   * RFC 6750 allows several spaces after the scheme, which the library's split(' ') does not.
    */
   override authenticate(req: Request, options?: object): void {
-    const headersOnly = { headers: { authorization: req.headers.authorization } } as Request;
-    super.authenticate(headersOnly, options);
+    const authorization = req.headers.authorization?.replace(/^(\S+) +(?=\S)/, '$1 ');
+    super.authenticate({ headers: { authorization } } as Request, options);
   }
 }

@@ -5,6 +5,7 @@ import { validateInput } from '../common/validation/validate-input.js';
 import { RegistrationService } from '../auth/registration.service.js';
 import { AddMemberDto } from '../teams/dto/add-member.dto.js';
 import { CreateTeamDto } from '../teams/dto/create-team.dto.js';
+import { NotTeamMemberError } from '../teams/teams.errors.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
@@ -75,11 +76,14 @@ export const COMMANDS: Record<string, Command> = {
       }
       const user = await app.get(UsersService).getByEmail(v.email!);
       const tokens = app.get(TokensService);
-      const token =
+      const { token, alreadyRevoked } =
         v.id !== undefined
           ? await tokens.revoke(user.id, positiveInteger('id', v.id))
           : await tokens.revokeByName(user.id, v.name!);
-      out(`Revoked token ${token.id} "${token.name}"`);
+      const when = token.revokedAt!.toISOString();
+      out(
+        `${alreadyRevoked ? 'Already revoked' : 'Revoked'}: token ${token.id} "${token.name}" (${when})`,
+      );
     },
   },
 
@@ -116,7 +120,14 @@ export const COMMANDS: Record<string, Command> = {
       const user = await app.get(UsersService).getByEmail(v.email!);
       const teams = app.get(TeamsService);
       const team = await teams.getBySlug(v.team!);
-      await teams.switchTeam(user.id, team.id);
+      try {
+        await teams.switchTeam(user.id, team.id);
+      } catch (error) {
+        if (error instanceof NotTeamMemberError) {
+          throw new ValidationError({ team: `${user.email} is not a member of ${team.slug}.` });
+        }
+        throw error;
+      }
       out(`${user.email} now works in ${team.slug}`);
     },
   },

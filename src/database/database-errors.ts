@@ -33,6 +33,13 @@ function codeOf(error: unknown): string | undefined {
 }
 
 /** A unique index refused a row; with `column`, only when the message names that column. */
+/** The server answered but refused us: no such database, wrong credentials. */
+export function isDatabaseRefusal(error: unknown): boolean {
+  return ['ER_BAD_DB_ERROR', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(
+    codeOf(error) ?? '',
+  );
+}
+
 export function isUniqueViolation(error: unknown, column?: string): boolean {
   if (!UNIQUE_VIOLATION_CODES.has(codeOf(error) ?? '')) return false;
   return column === undefined || String((error as Error).message).includes(column);

@@ -31,7 +31,7 @@ export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOption
     username: target.username,
     password: target.password,
     database: target.database,
-    charset: 'utf8mb4_unicode_ci',
+    charset: 'utf8mb4_bin',
     timezone: 'Z',
     poolSize: config.poolSize,
     connectTimeout: 5000,

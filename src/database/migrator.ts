@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { inImmediateTransaction } from './sqlite-immediate.js';
 
 const LOCK_NAME = 'tessera_migrations';
 const LOCK_WAIT_SECONDS = 60;
@@ -36,21 +37,11 @@ async function runOnMysql(dataSource: DataSource): Promise<number> {
 }
 
 /**
- * TypeORM reads the pending migrations before it opens its (deferred) transaction, so two
- * processes on a fresh file would both find them pending. BEGIN IMMEDIATE takes the file's
- * write lock first; TypeORM then runs everything inside that transaction.
+ * TypeORM reads the pending migrations before it opens its transaction, so two processes on a
+ * fresh file would both find them pending: the write lock is taken before that read.
  */
-async function runOnSqlite(dataSource: DataSource): Promise<number> {
-  const runner = dataSource.createQueryRunner();
-  await runner.query('BEGIN IMMEDIATE');
-  // Tell the runner what it is in, so it neither nests a transaction nor forgets to commit.
-  Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
-  try {
-    const applied = await dataSource.runMigrations({ transaction: 'all' });
-    await runner.commitTransaction();
-    return applied.length;
-  } catch (error) {
-    await runner.rollbackTransaction();
-    throw error;
-  }
+function runOnSqlite(dataSource: DataSource): Promise<number> {
+  return inImmediateTransaction(dataSource, async () => {
+    return (await dataSource.runMigrations({ transaction: 'all' })).length;
+  });
 }

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { inImmediateTransaction } from './sqlite-immediate.js';
 
 /**
  * Every write goes through here. On MySQL/MariaDB each unit of work gets its own pooled
- * connection and transaction. TypeORM's better-sqlite3 driver shares one connection for
- * everything, so there a second transaction would nest inside the first and a rollback could
- * take someone else's write with it: units of work are queued and run one at a time.
+ * connection and transaction. TypeORM's SQLite drivers share one connection for everything
+ * (typeorm/typeorm#1884), so there a second transaction would nest inside the first and a
+ * rollback could take someone else's write with it: units of work are queued, run one at a
+ * time, each holding the file's write lock from its start.
  */
 @Injectable()
 export class Transactions {
@@ -19,7 +21,7 @@ export class Transactions {
 
   run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (!this.serial) return this.dataSource.transaction(work);
-    const result = this.tail.then(() => this.dataSource.transaction(work));
+    const result = this.tail.then(() => inImmediateTransaction(this.dataSource, work));
     this.tail = result.catch(() => undefined);
     return result;
   }

@@ -62,8 +62,15 @@ export class TeamsRepository {
     return this.manager.getRepository(Team).findOneBy({ slug });
   }
 
-  findMembership(teamId: number, userId: number): Promise<TeamMember | null> {
-    return this.manager.getRepository(TeamMember).findOneBy({ teamId, userId });
+  /** The team as seen by one of its members, with their role; null for anyone else. */
+  async findForMember(
+    teamId: number,
+    userId: number,
+  ): Promise<{ team: Team; role: TeamRole } | null> {
+    const membership = await this.manager
+      .getRepository(TeamMember)
+      .findOne({ where: { teamId, userId }, relations: { team: true } });
+    return membership ? { team: membership.team!, role: membership.role } : null;
   }
 
   /** The user's teams with their role in each, by name. */

@@ -87,14 +87,12 @@ export class TeamsService {
 
   /** A team with its members, for its members only: to anyone else it does not exist. */
   async getForMember(userId: number, teamId: number): Promise<TeamDetails> {
-    const team = await this.teams.findById(teamId);
-    const membership = team ? await this.teams.findMembership(team.id, userId) : null;
-    if (!team || !membership) throw new NotTeamMemberError();
+    const { team, role } = await this.getMembership(userId, teamId);
     const members = (await this.teams.findMembers(team.id)).map((m) => ({
       user: toUserProfile(m.user!),
       role: m.role,
     }));
-    return { team, role: membership.role, members };
+    return { team, role, members };
   }
 
   async addMember(actor: Actor, teamId: number, input: AddMemberDto): Promise<User> {
@@ -119,7 +117,7 @@ export class TeamsService {
   async removeMember(actor: Actor, teamId: number, userId: number): Promise<void> {
     const leaving = actor !== 'operator' && actor.userId === userId;
     const team = leaving
-      ? await this.getTeamOfMember(userId, teamId)
+      ? (await this.getMembership(userId, teamId)).team
       : await this.getManageableTeam(actor, teamId);
     if (team.personal) throw new PersonalTeamError();
     if (team.ownerId === userId) throw new OwnerCannotLeaveError();
@@ -130,23 +128,24 @@ export class TeamsService {
     });
   }
 
-  private async getTeamOfMember(userId: number, teamId: number): Promise<Team> {
-    const team = await this.teams.findById(teamId);
-    if (!team || !(await this.teams.findMembership(team.id, userId)))
-      throw new NotTeamMemberError();
-    return team;
+  private async getMembership(
+    userId: number,
+    teamId: number,
+  ): Promise<{ team: Team; role: TeamRole }> {
+    const membership = await this.teams.findForMember(teamId, userId);
+    if (!membership) throw new NotTeamMemberError();
+    return membership;
   }
 
   /** The team, if the actor may manage it: the operator always, a user as its owner or admin. */
   private async getManageableTeam(actor: Actor, teamId: number): Promise<Team> {
-    const team = await this.teams.findById(teamId);
     if (actor === 'operator') {
+      const team = await this.teams.findById(teamId);
       if (!team) throw new TeamNotFoundError();
       return team;
     }
-    const membership = team ? await this.teams.findMembership(team.id, actor.userId) : null;
-    if (!team || !membership) throw new NotTeamMemberError();
-    if (membership.role === 'member') throw new NotTeamManagerError();
+    const { team, role } = await this.getMembership(actor.userId, teamId);
+    if (role === 'member') throw new NotTeamManagerError();
     return team;
   }
 }

@@ -63,7 +63,7 @@ export class TokensController {
     @Param('id', ID) id: number,
     @Session() session: SessionData,
   ): Promise<void> {
-    const token = await this.tokens.revoke(user.id, id);
+    const { token } = await this.tokens.revoke(user.id, id);
     flash(session, {
       notice: `Token "${token.name}" was revoked. Requests using it are refused from now on.`,
     });

@@ -21,6 +21,11 @@ export interface CreatedToken {
   plaintext: string;
 }
 
+export interface RevokedToken {
+  token: TokenView;
+  alreadyRevoked: boolean;
+}
+
 /** What an authenticated API request acts as: a token, its user and the user's current team. */
 export type TokenPrincipal = TokenWithOwner;
 
@@ -54,19 +59,22 @@ export class TokensService {
     return (await this.tokens.findUnrevokedForOwner(userId)).map((t) => toTokenView(t, now));
   }
 
-  /** Revokes one of the user's own tokens; another user's token id is "not found". */
-  async revoke(userId: number, tokenId: number): Promise<TokenView> {
+  /**
+   * Revokes one of the user's own tokens; another user's token id is "not found". Revoking
+   * twice keeps the first time and says so.
+   */
+  async revoke(userId: number, tokenId: number): Promise<RevokedToken> {
     const token = await this.tokens.findForOwner(userId, tokenId);
     if (!token) throw new TokenNotFoundError();
-    if (!token.revokedAt) {
-      token.revokedAt = new Date();
-      const at = token.revokedAt;
+    const alreadyRevoked = token.revokedAt !== null;
+    if (!alreadyRevoked) {
+      const at = (token.revokedAt = new Date());
       await this.transactions.run((m) => this.tokens.revokeForOwner(m, userId, tokenId, at));
     }
-    return toTokenView(token);
+    return { token: toTokenView(token), alreadyRevoked };
   }
 
-  async revokeByName(userId: number, name: string): Promise<TokenView> {
+  async revokeByName(userId: number, name: string): Promise<RevokedToken> {
     const matches = await this.tokens.findUnrevokedForOwnerByName(userId, name);
     if (matches.length === 0) throw new TokenNotFoundError();
     if (matches.length > 1)

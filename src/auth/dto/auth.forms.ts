@@ -7,7 +7,7 @@ import {
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { Trim } from '../../common/validation/trim.js';
+import { Trim } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 import { normalizeEmail } from '../../users/email.js';
 

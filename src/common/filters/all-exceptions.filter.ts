@@ -122,8 +122,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 }
 
+/** Under /api in any case: routing is case-sensitive, but /API/… still gets the API's answers. */
 export function isApiPath(path: string): boolean {
-  return path === '/api' || path.startsWith('/api/');
+  return /^\/api(\/|$)/i.test(path);
 }
 
 /** csrf-sync's error, as thrown or as the HttpException Nest wraps middleware errors in. */

@@ -156,8 +156,9 @@ function columns(queryRunner: QueryRunner) {
   const sqlite = queryRunner.connection.driver.options.type === 'better-sqlite3';
   // The same defaults TypeORM gives create/update date columns, so the entities match.
   const now = sqlite ? "datetime('now')" : 'CURRENT_TIMESTAMP(6)';
-  // utf8mb4 per column, so 4-byte characters are kept even in a database created as latin1.
-  const charset = sqlite ? {} : { charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' };
+  // utf8mb4 per column, so 4-byte characters are kept even in a database created as latin1;
+  // binary collation, so text compares exactly as on SQLite (zoë is not zoe, Acme is not acme).
+  const charset = sqlite ? {} : { charset: 'utf8mb4', collation: 'utf8mb4_bin' };
   return {
     id: (): TableColumnOptions => ({
       name: 'id',

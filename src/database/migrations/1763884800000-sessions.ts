@@ -20,7 +20,7 @@ export class Sessions1763884800000 implements MigrationInterface {
           {
             name: 'data',
             type: 'text',
-            ...(sqlite ? {} : { charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' }),
+            ...(sqlite ? {} : { charset: 'utf8mb4', collation: 'utf8mb4_bin' }),
           },
           { name: 'expires_at', type: 'datetime', precision: 6 },
           {

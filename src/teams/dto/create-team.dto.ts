@@ -1,5 +1,5 @@
 import { IsString, Length } from 'class-validator';
-import { Trim } from '../../common/validation/trim.js';
+import { Trim } from '../../common/validation/transforms.js';
 
 export const TEAM_NAME_MAX = 100;
 

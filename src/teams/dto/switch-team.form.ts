@@ -1,8 +1,8 @@
-import { Type } from 'class-transformer';
+import { ToInteger } from '../../common/validation/transforms.js';
 import { IsInt, Min } from 'class-validator';
 
 export class SwitchTeamForm {
-  @Type(() => Number)
+  @ToInteger()
   @Min(1, { message: 'Choose a team.' })
   @IsInt({ message: 'Choose a team.' })
   team_id!: number;

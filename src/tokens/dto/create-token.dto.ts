@@ -1,4 +1,3 @@
-import { Type } from 'class-transformer';
 import {
   ArrayNotEmpty,
   IsArray,
@@ -10,7 +9,7 @@ import {
   Max,
   Min,
 } from 'class-validator';
-import { Trim } from '../../common/validation/trim.js';
+import { ToInteger, Trim } from '../../common/validation/transforms.js';
 import { ABILITIES, type Ability } from '../abilities.js';
 
 export const TOKEN_NAME_MAX = 100;
@@ -30,7 +29,7 @@ export class CreateTokenDto {
   abilities?: Ability[];
 
   @IsOptional()
-  @Type(() => Number)
+  @ToInteger()
   @Max(MAX_EXPIRY_DAYS, { message: `Expiry must be at most ${MAX_EXPIRY_DAYS} days.` })
   @Min(1, { message: 'Expiry must be at least 1 day.' })
   @IsInt({ message: 'Expiry must be a whole number of days.' })

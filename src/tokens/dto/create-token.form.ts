@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { ArrayNotEmpty, IsArray, IsIn, IsString, Length } from 'class-validator';
-import { Trim } from '../../common/validation/trim.js';
+import { Trim } from '../../common/validation/transforms.js';
 import { ABILITIES, type Ability } from '../abilities.js';
 import { TOKEN_NAME_MAX, type CreateTokenDto } from './create-token.dto.js';
 

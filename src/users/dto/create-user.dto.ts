@@ -1,6 +1,6 @@
 import { IsEmail, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Transform } from 'class-transformer';
-import { Trim } from '../../common/validation/trim.js';
+import { Trim } from '../../common/validation/transforms.js';
 import { normalizeEmail } from '../email.js';
 
 export const NAME_MAX = 100;
