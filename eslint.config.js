@@ -16,6 +16,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['public/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['src/cli.ts', 'src/cli/**/*.ts', 'bench/**/*.{ts,js}', 'scripts/**/*.{ts,js}'],
     rules: { 'no-console': 'off' },
   },

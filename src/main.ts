@@ -28,6 +28,7 @@ async function bootstrap(): Promise<void> {
   } catch (error) {
     throw new Error(
       `cannot listen on ${config.app.host}:${config.app.port} (HOST, PORT): ${String(error)}`,
+      { cause: error },
     );
   }
   Logger.log(`Listening on ${await app.getUrl()}`, 'Tessera');

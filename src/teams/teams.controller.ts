@@ -1,17 +1,7 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpStatus,
-  Param,
-  ParseIntPipe,
-  Post,
-  Redirect,
-  Render,
-  Session,
-} from '@nestjs/common';
+import { Body, Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
@@ -20,8 +10,6 @@ import { AddMemberDto, ASSIGNABLE_ROLES } from './dto/add-member.dto.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
 import { SwitchTeamForm } from './dto/switch-team.form.js';
 import { TeamsService } from './teams.service.js';
-
-const ID = new ParseIntPipe({ errorHttpStatusCode: HttpStatus.NOT_FOUND });
 
 /** The teams a person belongs to, and each team's members. */
 @Controller('teams')
@@ -61,7 +49,7 @@ export class TeamsController {
 
   @Get(':id')
   @Render('teams/show')
-  async show(@SignedInUser() user: User, @Param('id', ID) id: number): Promise<object> {
+  async show(@SignedInUser() user: User, @IdParam() id: number): Promise<object> {
     const details = await this.teams.getForMember(user.id, id);
     return { title: details.team.name, ...details, roles: ASSIGNABLE_ROLES, viewerId: user.id };
   }
@@ -71,7 +59,7 @@ export class TeamsController {
   @Redirect(undefined, 303)
   async addMember(
     @SignedInUser() user: User,
-    @Param('id', ID) id: number,
+    @IdParam() id: number,
     @Body() form: AddMemberDto,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
@@ -84,8 +72,8 @@ export class TeamsController {
   @Redirect(undefined, 303)
   async removeMember(
     @SignedInUser() user: User,
-    @Param('id', ID) id: number,
-    @Param('userId', ID) userId: number,
+    @IdParam() id: number,
+    @IdParam('userId') userId: number,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     await this.teams.removeMember({ userId: user.id }, id, userId);

@@ -1,17 +1,7 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpStatus,
-  Param,
-  ParseIntPipe,
-  Post,
-  Redirect,
-  Render,
-  Session,
-} from '@nestjs/common';
+import { Body, Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
@@ -22,7 +12,6 @@ import { TokenReveal } from './token-reveal.js';
 import { TokensService } from './tokens.service.js';
 
 const PAGE = '/settings/api-tokens';
-const ID = new ParseIntPipe({ errorHttpStatusCode: HttpStatus.NOT_FOUND });
 
 /** Account Settings > API Tokens. */
 @Controller('settings/api-tokens')
@@ -60,7 +49,7 @@ export class TokensController {
   @Redirect(PAGE, 303)
   async revoke(
     @SignedInUser() user: User,
-    @Param('id', ID) id: number,
+    @IdParam() id: number,
     @Session() session: SessionData,
   ): Promise<void> {
     const { token } = await this.tokens.revoke(user.id, id);
