@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { uniqueEmail } from './factories/index.js';
+import { launchBrowser, screenshotDir } from './support/browser.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+describe('in a real browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  const shots = screenshotDir();
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    base = await t.app.getUrl();
+    base = base.replace('[::1]', '127.0.0.1');
+    browser = await launchBrowser();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function newPage(): Promise<Page> {
+    const context = await browser.newContext({
+      baseURL: base,
+      viewport: { width: 1100, height: 800 },
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => {
+      throw error;
+    });
+    return page;
+  }
+
+  interface ApiAnswer {
+    status: number;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the API's JSON, checked by each test
+    body: any;
+  }
+
+  async function api(path: string, token: string): Promise<ApiAnswer> {
+    const res = await fetch(`${base}${path}`, {
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  async function register(page: Page, name: string, email: string): Promise<void> {
+    await page.goto('/register');
+    await page.getByLabel('Name').fill(name);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
+    await page.getByLabel('Confirm password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL('**/dashboard');
+  }
+
+  it('should take a person from sign-up to a working token, and revoke it', async () => {
+    const page = await newPage();
+    await page.goto('/');
+    await page.waitForURL('**/login');
+    await page.screenshot({ path: join(shots, 'sign-in.png') });
+    await page.goto('/register');
+    await page.screenshot({ path: join(shots, 'register.png') });
+
+    await register(page, 'Ada Lovelace', uniqueEmail('browser'));
+    await expect(
+      page.getByRole('heading', { name: 'Welcome, Ada Lovelace' }).isVisible(),
+    ).resolves.toBe(true);
+    await page.screenshot({ path: join(shots, 'dashboard.png') });
+
+    await page.getByRole('link', { name: 'API Tokens' }).first().click();
+    await page.waitForURL('**/settings/api-tokens');
+    await page.getByLabel('Name').fill('My laptop');
+    await page.getByLabel('Expires').selectOption('30');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.waitForURL('**/settings/api-tokens');
+
+    const token = await page.getByLabel('New API token').inputValue();
+    expect(token).toMatch(/^tsr_[0-9A-Za-z]{36}$/);
+    expect(await page.getByText('it will not be shown again').isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(token);
+    await page.screenshot({ path: join(shots, 'api-tokens-new.png'), fullPage: true });
+
+    const profile = await api('/api/v1/user/profile', token);
+    expect(profile.status).toBe(200);
+    expect(profile.body.data.name).toBe('Ada Lovelace');
+
+    await page.reload();
+    expect(await page.getByLabel('New API token').count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+    const row = page.getByRole('row', { name: /My laptop/ });
+    expect(await row.textContent()).toContain(`tsr_…${token.slice(-4)}`);
+    await page.screenshot({ path: join(shots, 'api-tokens.png'), fullPage: true });
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('Token "My laptop" was revoked.').waitFor();
+    const refused = await api('/api/v1/user/profile', token);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('token_revoked');
+  }, 60_000);
+
+  it('should keep a token when the person cancels the revocation', async () => {
+    const page = await newPage();
+    await register(page, 'Careful Person', uniqueEmail('cancel'));
+    await page.goto('/settings/api-tokens');
+    await page.getByLabel('Name').fill('Keep me');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = await page.getByLabel('New API token').inputValue();
+
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page
+      .getByRole('row', { name: /Keep me/ })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
+    expect((await api('/api/v1/user/profile', token)).status).toBe(200);
+  }, 60_000);
+
+  it('should switch the team the API answers with when the person switches teams', async () => {
+    const page = await newPage();
+    await register(page, 'Grace Hopper', uniqueEmail('teams'));
+    await page.goto('/settings/api-tokens');
+    await page.getByLabel('Name').fill('Team reader');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = await page.getByLabel('New API token').inputValue();
+    expect((await api('/api/v1/team', token)).body.data.name).toBe("Grace's Team");
+
+    await page.getByRole('link', { name: 'Teams' }).first().click();
+    await page.getByLabel('Team name').fill('Compiler Team');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page
+      .getByText('Team "Compiler Team" was created and is now your current team.')
+      .waitFor();
+    await page.screenshot({ path: join(shots, 'teams.png'), fullPage: true });
+    expect((await api('/api/v1/team', token)).body.data).toMatchObject({
+      name: 'Compiler Team',
+      slug: 'compiler-team',
+    });
+
+    await page
+      .getByRole('listitem')
+      .filter({ hasText: "Grace's Team" })
+      .getByRole('button', { name: 'Switch to this team' })
+      .click();
+    await page.getByText(`You now work in "Grace's Team".`).waitFor();
+    expect((await api('/api/v1/team', token)).body.data.name).toBe("Grace's Team");
+
+    await page.getByRole('link', { name: 'Compiler Team' }).click();
+    await page.screenshot({ path: join(shots, 'team.png'), fullPage: true });
+    expect(await page.getByRole('heading', { name: 'Compiler Team' }).isVisible()).toBe(true);
+  }, 60_000);
+
+  it('should show what is wrong next to the field and keep what was typed', async () => {
+    const page = await newPage();
+    await page.goto('/register');
+    await page.getByLabel('Name').fill('Alan Turing');
+    await page.getByLabel('Email').fill('alan@');
+    await page.getByLabel('Password', { exact: true }).fill('short');
+    await page.getByLabel('Confirm password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Enter a valid email address.').waitFor();
+    expect(await page.getByLabel('Name').inputValue()).toBe('Alan Turing');
+    expect(await page.getByLabel('Email').inputValue()).toBe('alan@');
+    expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
+    expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+  }, 60_000);
+});
