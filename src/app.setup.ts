@@ -1,6 +1,6 @@
 import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import hbs from 'hbs';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +11,8 @@ import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.
 import { ValidationError } from './common/errors/domain.error.js';
 import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-input.js';
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
+import { securityHeaders } from './common/http/security-headers.js';
+import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
 
 /** Everything the running app needs beyond its modules; main.ts and the e2e tests both call it. */
 export function configureApp(app: INestApplication): INestApplication {
@@ -21,6 +23,12 @@ export function configureApp(app: INestApplication): INestApplication {
   express.set('trust proxy', config.web.trustProxy);
   express.set('etag', false);
 
+  for (const handler of securityHeaders()) express.use(handler);
+  if (config.security.corsOrigins.length > 0) {
+    // Only the listed origins, only reads; never a reflected arbitrary origin.
+    express.enableCors({ origin: config.security.corsOrigins, methods: ['GET', 'HEAD'] });
+  }
+
   express.setBaseViewsDir(join(ROOT, 'views'));
   express.setViewEngine('hbs');
   express.set('view options', { layout: 'layouts/main' });
@@ -28,7 +36,7 @@ export function configureApp(app: INestApplication): INestApplication {
   for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
   express.useStaticAssets(join(ROOT, 'public'), { index: false, maxAge: '1h' });
 
-  express.use(noStoreForApi);
+  express.use(apiResponses(app.get(ApiRateLimiter)));
   app.useGlobalPipes(
     new ValidationPipe({
       ...VALIDATOR_OPTIONS,
@@ -37,7 +45,6 @@ export function configureApp(app: INestApplication): INestApplication {
     }),
   );
   app.useGlobalFilters(new AllExceptionsFilter());
-  app.enableShutdownHooks();
   return app;
 }
 
@@ -48,8 +55,15 @@ function registerPartials(dir: string): void {
   }
 }
 
-/** API answers are per token and must never be kept by a browser or a proxy. */
-function noStoreForApi(req: Request, res: Response, next: NextFunction): void {
-  if (isApiPath(req.path)) res.setHeader('Cache-Control', 'no-store');
-  next();
+/**
+ * Every API answer: never kept by a browser or a proxy (answers are per token), and refused
+ * early for a client that has used up its failed attempts.
+ */
+function apiResponses(limiter: ApiRateLimiter): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (!isApiPath(req.path)) return next();
+    res.setHeader('Cache-Control', 'no-store');
+    if (limiter.enabled) await limiter.checkClient(req, res);
+    next();
+  };
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { existsSync } from 'node:fs';
@@ -32,6 +32,33 @@ async function bootstrap(): Promise<void> {
     );
   }
   Logger.log(`Listening on ${await app.getUrl()}`, 'Tessera');
+  stopGracefullyOn(['SIGTERM', 'SIGINT'], app, config.security.shutdownTimeoutMs);
+}
+
+/**
+ * On SIGTERM: stop accepting connections, let the requests in flight finish, close the database
+ * pool, exit 0. Whatever is still running after the timeout is abandoned and the exit is 1.
+ */
+function stopGracefullyOn(
+  signals: NodeJS.Signals[],
+  app: INestApplication,
+  timeoutMs: number,
+): void {
+  const stop = (signal: NodeJS.Signals): void => {
+    Logger.log(`${signal} received: finishing requests in flight, then stopping`, 'Tessera');
+    setTimeout(() => {
+      Logger.error(`Still busy after ${timeoutMs} ms; exiting anyway`, 'Tessera');
+      process.exit(1);
+    }, timeoutMs).unref();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        Logger.error(`Could not stop cleanly: ${String(error)}`, 'Tessera');
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of signals) process.once(signal, stop);
 }
 
 /** One clear line for what operators can fix; the stack only for what they cannot. */

@@ -2,6 +2,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
+import { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { AccessGuard, MissingAuthPolicyError } from './access.guard.js';
 import { BearerAuth, Public } from './auth-policy.decorator.js';
@@ -17,7 +18,7 @@ function contextFor(handler: keyof Routes, user?: object): ExecutionContext {
   return {
     getHandler: () => Routes.prototype[handler],
     getClass: () => Routes,
-    switchToHttp: () => ({ getRequest: () => ({ user }) }),
+    switchToHttp: () => ({ getRequest: () => ({ user }), getResponse: () => ({}) }),
   } as unknown as ExecutionContext;
 }
 
@@ -31,6 +32,7 @@ describe('AccessGuard', () => {
         Reflector,
         { provide: BearerAuthGuard, useValue: { canActivate } },
         { provide: TokensService, useValue: { assertAbility } },
+        { provide: ApiRateLimiter, useValue: { enabled: false } },
       ],
     }).compile();
     return { guard: moduleRef.get(AccessGuard), canActivate, assertAbility };

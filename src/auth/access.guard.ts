@@ -1,6 +1,8 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
+import { AuthenticationError } from '../tokens/tokens.errors.js';
 import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
 import { AlreadySignedInError, SignInRequiredError } from './auth.errors.js';
 import { AUTH_POLICY, type AuthPolicy } from './auth-policy.decorator.js';
@@ -18,6 +20,7 @@ export class AccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly bearer: BearerAuthGuard,
     private readonly tokens: TokensService,
+    private readonly limiter: ApiRateLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -41,9 +44,25 @@ export class AccessGuard implements CanActivate {
         if (request.currentUser) throw new AlreadySignedInError();
         return true;
       case 'bearer':
-        await this.bearer.canActivate(context);
+        await this.authenticateBearer(context, request);
         this.tokens.assertAbility(request.user as TokenPrincipal, policy.ability);
         return true;
+    }
+  }
+
+  /** The bearer strategy, with failures counted per client IP and successes per token. */
+  private async authenticateBearer(context: ExecutionContext, request: Request): Promise<void> {
+    const response = context.switchToHttp().getResponse<Response>();
+    try {
+      await this.bearer.canActivate(context);
+    } catch (error) {
+      if (this.limiter.enabled && error instanceof AuthenticationError) {
+        await this.limiter.countFailure(request, response);
+      }
+      throw error;
+    }
+    if (this.limiter.enabled) {
+      await this.limiter.countToken((request.user as TokenPrincipal).tokenId, response);
     }
   }
 }

@@ -1,6 +1,7 @@
-import { Body, Controller, Get, Post, Redirect, Render, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Post, Redirect, Render, Req, Res, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { FormPage } from '../common/web/form-page.js';
+import { SignInThrottlerGuard } from '../rate-limit/sign-in-throttler.guard.js';
 import { AuthService } from './auth.service.js';
 import { GuestOnly, SignedIn } from './auth-policy.decorator.js';
 import { LoginForm, RegisterForm } from './dto/auth.forms.js';
@@ -40,6 +41,7 @@ export class AuthController {
 
   @Post('login')
   @GuestOnly()
+  @UseGuards(SignInThrottlerGuard)
   @FormPage('/login')
   @Redirect('/dashboard', 303)
   async login(@Body() form: LoginForm, @Req() req: Request): Promise<void> {

@@ -1,6 +1,7 @@
 import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -22,7 +23,13 @@ import {
 } from './web-session.middleware.js';
 
 @Module({
-  imports: [PassportModule.register({ session: false }), UsersModule, TeamsModule, TokensModule],
+  imports: [
+    PassportModule.register({ session: false }),
+    RateLimitModule,
+    UsersModule,
+    TeamsModule,
+    TokensModule,
+  ],
   controllers: [AuthController, HomeController],
   providers: [
     BearerStrategy,

@@ -10,6 +10,7 @@ describe('loadConfig', () => {
       target: { type: 'sqlite', database: 'data/tessera.sqlite' },
       migrate: true,
       poolSize: 10,
+      queryTimeoutMs: 1500,
     });
   });
 

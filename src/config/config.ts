@@ -1,12 +1,14 @@
 import { readAppConfig, type AppConfig } from './app.config.js';
 import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
 import { EnvReader } from './env-reader.js';
+import { readSecurityConfig, type SecurityConfig } from './security.config.js';
 import { readWebConfig, type WebConfig } from './web.config.js';
 
 export interface Config {
   app: AppConfig;
   database: DatabaseConfig;
   web: WebConfig;
+  security: SecurityConfig;
 }
 
 export class ConfigError extends Error {
@@ -24,6 +26,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     app,
     database: readDatabaseConfig(r),
     web: readWebConfig(r, app.nodeEnv === 'production'),
+    security: readSecurityConfig(r),
   };
   if (r.problems.length > 0) {
     throw new ConfigError(r.problems);

@@ -7,6 +7,8 @@ export interface DatabaseConfig {
   target: DatabaseTarget;
   migrate: boolean;
   poolSize: number;
+  /** A query (or a connection attempt) slower than this fails, so requests never hang. */
+  queryTimeoutMs: number;
 }
 
 const databaseUrl = (raw: string): DatabaseTarget | { error: string } => {
@@ -23,5 +25,6 @@ export function readDatabaseConfig(r: EnvReader): DatabaseConfig {
     target: r.read('DATABASE_URL', DEFAULT_DATABASE_URL, databaseUrl, redactDatabaseUrl),
     migrate: r.read('DB_MIGRATE', 'true', boolean),
     poolSize: r.read('DB_POOL_SIZE', '10', integer(1, 1000)),
+    queryTimeoutMs: r.read('DB_QUERY_TIMEOUT_MS', '1500', integer(100, 600_000)),
   };
 }

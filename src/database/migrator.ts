@@ -17,6 +17,10 @@ export async function runMigrations(dataSource: DataSource): Promise<number> {
 
 /** A named lock held on its own connection while TypeORM migrates on others. */
 async function runOnMysql(dataSource: DataSource): Promise<number> {
+  // Waiting for the lock, or a migration itself, may rightly outlast a request's query timeout.
+  const options = dataSource.driver.options as { enableQueryTimeout?: boolean };
+  const timeouts = options.enableQueryTimeout;
+  options.enableQueryTimeout = false;
   const runner = dataSource.createQueryRunner();
   try {
     const [row] = await runner.query('SELECT GET_LOCK(?, ?) AS acquired', [
@@ -33,6 +37,7 @@ async function runOnMysql(dataSource: DataSource): Promise<number> {
     }
   } finally {
     await runner.release();
+    options.enableQueryTimeout = timeouts;
   }
 }
 

@@ -8,6 +8,7 @@ import {
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
 import { BEARER_REALM } from '../../auth/bearer.strategy.js';
+import { RateLimitedError } from '../../rate-limit/rate-limit.errors.js';
 import { InsufficientScopeError } from '../../tokens/tokens.errors.js';
 import { DomainError, ValidationError } from '../errors/domain.error.js';
 import { failure } from '../http/envelope.js';
@@ -54,6 +55,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = host.switchToHttp().getResponse<Response>();
     const error = this.resolve(exception, request);
     if (response.headersSent) return;
+    if (exception instanceof RateLimitedError) {
+      response.setHeader('Retry-After', exception.retryAfterSeconds);
+    }
 
     if (isApiPath(request.path)) {
       const challenge = bearerChallenge(exception, error.code);

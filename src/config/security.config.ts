@@ -1,0 +1,54 @@
+import { boolean, EnvReader, integer } from './env-reader.js';
+
+export interface RateLimitConfig {
+  enabled: boolean;
+  windowSeconds: number;
+  /** Requests a minute (per window) for one valid token. */
+  perToken: number;
+  /** API requests with a missing or bad token, per client IP. */
+  anonymousPerIp: number;
+  /** Sign-in attempts per account and per IP. */
+  signInAttempts: number;
+  /** Shared counters for every instance; in process when unset. */
+  redisUrl: string | null;
+}
+
+export interface SecurityConfig {
+  rateLimit: RateLimitConfig;
+  /** Origins allowed to call the API from a browser; none by default. */
+  corsOrigins: string[];
+  shutdownTimeoutMs: number;
+}
+
+const origins = (raw: string): string[] | { error: string } => {
+  const list = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  const bad = list.find((o) => !/^https?:\/\/[^/\s*]+$/.test(o));
+  return bad
+    ? { error: `"${bad}" is not an origin like https://app.example.com (no wildcards)` }
+    : list;
+};
+
+const redisUrl = (raw: string): string | null | { error: string } =>
+  raw === ''
+    ? null
+    : /^rediss?:\/\//.test(raw)
+      ? raw
+      : { error: 'must be a redis:// or rediss:// URL' };
+
+export function readSecurityConfig(r: EnvReader): SecurityConfig {
+  return {
+    rateLimit: {
+      enabled: r.read('RATE_LIMIT_ENABLED', 'true', boolean),
+      windowSeconds: r.read('RATE_LIMIT_WINDOW_SECONDS', '60', integer(1, 86_400)),
+      perToken: r.read('RATE_LIMIT_API_PER_TOKEN', '1000', integer(1, 10_000_000)),
+      anonymousPerIp: r.read('RATE_LIMIT_API_ANONYMOUS_PER_IP', '60', integer(1, 10_000_000)),
+      signInAttempts: r.read('RATE_LIMIT_SIGN_IN', '10', integer(1, 10_000_000)),
+      redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
+    },
+    corsOrigins: r.read('CORS_ORIGINS', '', origins),
+    shutdownTimeoutMs: r.read('SHUTDOWN_TIMEOUT_MS', '10000', integer(0, 600_000)),
+  };
+}

@@ -1,0 +1,28 @@
+import { Module } from '@nestjs/common';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { ApiRateLimiter } from './api-rate-limiter.js';
+import {
+  MemoryRateLimitStorage,
+  RateLimitStorage,
+  RedisRateLimitStorage,
+} from './rate-limit.storage.js';
+import { SignInThrottlerGuard } from './sign-in-throttler.guard.js';
+
+/** Abuse limits for the API and for sign-in, counted in process or, with REDIS_URL, in Redis. */
+@Module({
+  providers: [
+    {
+      provide: RateLimitStorage,
+      inject: [CONFIG],
+      useFactory: (config: Config): RateLimitStorage =>
+        config.security.rateLimit.redisUrl
+          ? RedisRateLimitStorage.connect(config.security.rateLimit.redisUrl)
+          : new MemoryRateLimitStorage(),
+    },
+    ApiRateLimiter,
+    SignInThrottlerGuard,
+  ],
+  exports: [ApiRateLimiter, SignInThrottlerGuard, RateLimitStorage],
+})
+export class RateLimitModule {}
