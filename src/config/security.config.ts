@@ -1,4 +1,4 @@
-import { boolean, EnvReader, integer } from './env-reader.js';
+import { boolean, EnvReader, integer, text } from './env-reader.js';
 
 export interface RateLimitConfig {
   enabled: boolean;
@@ -11,6 +11,8 @@ export interface RateLimitConfig {
   signInAttempts: number;
   /** Shared counters for every instance; in process when unset. */
   redisUrl: string | null;
+  /** Key prefix in Redis, so several deployments can share one server. */
+  redisPrefix: string;
 }
 
 export interface SecurityConfig {
@@ -47,6 +49,7 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
       anonymousPerIp: r.read('RATE_LIMIT_API_ANONYMOUS_PER_IP', '60', integer(1, 10_000_000)),
       signInAttempts: r.read('RATE_LIMIT_SIGN_IN', '10', integer(1, 10_000_000)),
       redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
+      redisPrefix: r.read('RATE_LIMIT_REDIS_PREFIX', 'tessera:rl:', text),
     },
     corsOrigins: r.read('CORS_ORIGINS', '', origins),
     shutdownTimeoutMs: r.read('SHUTDOWN_TIMEOUT_MS', '10000', integer(0, 600_000)),

@@ -15,9 +15,9 @@ import { SignInThrottlerGuard } from './sign-in-throttler.guard.js';
     {
       provide: RateLimitStorage,
       inject: [CONFIG],
-      useFactory: (config: Config): RateLimitStorage =>
-        config.security.rateLimit.redisUrl
-          ? RedisRateLimitStorage.connect(config.security.rateLimit.redisUrl)
+      useFactory: ({ security: { rateLimit } }: Config): RateLimitStorage =>
+        rateLimit.redisUrl
+          ? RedisRateLimitStorage.connect(rateLimit.redisUrl, rateLimit.redisPrefix)
           : new MemoryRateLimitStorage(),
     },
     ApiRateLimiter,

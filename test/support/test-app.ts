@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -27,11 +27,12 @@ export interface TestApp {
 export async function createTestApp(
   env: Record<string, string> = {},
   database?: TestDatabase,
+  logger: LoggerService | false = false,
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'fatal', DATABASE_URL: db.url, ...env });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    logger: false,
+    logger,
   });
   configureApp(app);
   await app.listen(0, '127.0.0.1');

@@ -1,0 +1,535 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { Team } from '../src/teams/team.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+interface Answer {
+  status: number;
+  text: string;
+  headers: Record<string, string | string[] | undefined>;
+  body?: { error?: { code?: string } };
+}
+
+interface Case {
+  name: string;
+  send: () => Promise<Answer>;
+  status: number;
+  /** The API error code, when the answer is the JSON envelope. */
+  code?: string;
+}
+
+const SQL = "Robert'); DROP TABLE users;-- OR '1'='1";
+const TEMPLATE = '{{7*7}} ${7*7} <%= 7*7 %> <script>alert(1)</script>';
+const EMOJI = '🦄🚀 𝓤𝓷𝓲𝓬𝓸𝓭𝓮';
+
+/**
+ * Hostile requests, each with the answer it must get: never a 5xx, never a change it should
+ * not make (the row counts of every table are compared around the whole table of cases).
+ */
+describe('hostile requests', () => {
+  let t: TestApp;
+  let web: WebClient;
+  let me: User;
+  const tokens: Record<string, string> = {};
+  let otherTeamId: number;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    web = new WebClient(t.server);
+    const email = uniqueEmail('hostile');
+    await web.register('Hostile Tester', email);
+    me = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    tokens.valid = (await createToken(t.app, me)).plaintext;
+    tokens.teamOnly = (await createToken(t.app, me, { abilities: ['team:read'] })).plaintext;
+    tokens.userOnly = (await createToken(t.app, me, { abilities: ['user:read'] })).plaintext;
+    const revoked = await createToken(t.app, me);
+    await web.submit('/settings/api-tokens', `/settings/api-tokens/${revoked.token.id}/revoke`);
+    tokens.revoked = revoked.plaintext;
+    const expired = await createToken(t.app, me, { expiresInDays: 1 });
+    await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .update({ id: expired.token.id }, { expiresAt: new Date(Date.now() - 1000) });
+    tokens.expired = expired.plaintext;
+    const other = await createUser(t.app, { name: 'Someone Else' });
+    tokens.other = (await createToken(t.app, other)).plaintext;
+    otherTeamId = other.currentTeamId!;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const profile = (authorization?: string) => {
+    const req = request(t.server).get('/api/v1/user/profile');
+    return authorization === undefined ? req : req.set('Authorization', authorization);
+  };
+  const changeOne = (token: string, at: number) =>
+    token.slice(0, at) + (token[at] === 'a' ? 'b' : 'a') + token.slice(at + 1);
+
+  /** Raw bytes on a socket, for what an HTTP client library would refuse to send. */
+  function raw(path: string, headers: Record<string, string>): Promise<Answer> {
+    const { port } = t.server.address() as AddressInfo;
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port, path, headers, insecureHTTPParser: false },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, text, headers: res.headers }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  const form = (action: string, fields: Record<string, unknown>, page = '/dashboard') =>
+    web.csrfFrom(page).then((_csrf) =>
+      web.agent
+        .post(action)
+        .type('form')
+        .send({ ...fields, _csrf }),
+    );
+
+  const authCases: Case[] = [
+    { name: 'no Authorization header', send: () => profile(), status: 401, code: 'missing_token' },
+    {
+      name: 'an empty Authorization header',
+      send: () => profile(''),
+      status: 401,
+      code: 'missing_token',
+    },
+    { name: 'the scheme alone', send: () => profile('Bearer'), status: 401, code: 'invalid_token' },
+    {
+      name: 'the scheme and a space',
+      send: () => profile('Bearer '),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'Basic credentials',
+      send: () => profile('Basic dXNlcjpwYXNz'),
+      status: 401,
+      code: 'missing_token',
+    },
+    {
+      name: 'another scheme with a valid token',
+      send: () => profile(`Token ${tokens.valid}`),
+      status: 401,
+      code: 'missing_token',
+    },
+    {
+      name: 'two spaces after the scheme',
+      send: () => profile(`Bearer  ${tokens.valid}`),
+      status: 200,
+    },
+    {
+      name: 'a tab after the scheme',
+      send: () => profile(`Bearer\t${tokens.valid}`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'trailing garbage',
+      send: () => profile(`Bearer ${tokens.valid} garbage`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'two tokens',
+      send: () => profile(`Bearer ${tokens.valid} ${tokens.valid}`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'two comma-separated credentials',
+      send: () => profile(`Bearer ${tokens.valid}, Bearer ${tokens.other}`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'one character changed in the random part',
+      send: () => profile(`Bearer ${changeOne(tokens.valid, 10)}`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'one character changed in the checksum',
+      send: () => profile(`Bearer ${changeOne(tokens.valid, 38)}`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'the prefix in capitals',
+      send: () => profile(`Bearer TSR_${tokens.valid.slice(4)}`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'a token 8 KB long',
+      send: () => profile(`Bearer tsr_${'a'.repeat(8 * 1024)}`),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'a header of 64 KB (refused by the HTTP parser)',
+      send: () => raw('/api/v1/user/profile', { Authorization: `Bearer ${'a'.repeat(64 * 1024)}` }),
+      status: 431,
+    },
+    {
+      name: 'non-ASCII bytes',
+      send: () => raw('/api/v1/user/profile', { Authorization: 'Bearer tsr_\u00e9\u00e8\u00ff' }),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'SQL in the token',
+      send: () => profile("Bearer ' OR '1'='1"),
+      status: 401,
+      code: 'invalid_token',
+    },
+    {
+      name: 'the scheme in lower case',
+      send: () => profile(`bearer ${tokens.valid}`),
+      status: 200,
+    },
+    {
+      name: "another user's valid token (answers for that user)",
+      send: () => profile(`Bearer ${tokens.other}`),
+      status: 200,
+    },
+    {
+      name: 'a token in the query string',
+      send: () => request(t.server).get(`/api/v1/user/profile?access_token=${tokens.valid}`),
+      status: 401,
+      code: 'missing_token',
+    },
+    {
+      name: 'a token in a JSON body',
+      send: () =>
+        request(t.server).get('/api/v1/user/profile').send({ access_token: tokens.valid }),
+      status: 401,
+      code: 'missing_token',
+    },
+    {
+      name: 'a token in a form body',
+      send: () =>
+        request(t.server)
+          .post('/api/v1/user/profile')
+          .type('form')
+          .send({ access_token: tokens.valid }),
+      status: 404,
+      code: 'not_found',
+    },
+    {
+      name: 'a token in a cookie',
+      send: () =>
+        request(t.server).get('/api/v1/user/profile').set('Cookie', `access_token=${tokens.valid}`),
+      status: 401,
+      code: 'missing_token',
+    },
+    {
+      name: 'a revoked token',
+      send: () => profile(`Bearer ${tokens.revoked}`),
+      status: 401,
+      code: 'token_revoked',
+    },
+    {
+      name: 'an expired token',
+      send: () => profile(`Bearer ${tokens.expired}`),
+      status: 401,
+      code: 'token_expired',
+    },
+    {
+      name: 'a token lacking user:read',
+      send: () => profile(`Bearer ${tokens.teamOnly}`),
+      status: 403,
+      code: 'insufficient_scope',
+    },
+    {
+      name: 'a token lacking team:read',
+      send: () =>
+        request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${tokens.userOnly}`),
+      status: 403,
+      code: 'insufficient_scope',
+    },
+  ];
+
+  const pathCases: Case[] = [
+    {
+      name: 'an unknown API path',
+      send: () => request(t.server).get('/api/v1/admin'),
+      status: 404,
+      code: 'not_found',
+    },
+    {
+      name: 'another API version',
+      send: () => request(t.server).get('/api/v2/user/profile'),
+      status: 404,
+      code: 'not_found',
+    },
+    {
+      name: 'the bare /api',
+      send: () => request(t.server).get('/api'),
+      status: 404,
+      code: 'not_found',
+    },
+    {
+      name: 'POST on a read-only endpoint',
+      send: () =>
+        request(t.server).post('/api/v1/team').set('Authorization', `Bearer ${tokens.valid}`),
+      status: 404,
+      code: 'not_found',
+    },
+    {
+      name: 'DELETE on an endpoint',
+      send: () =>
+        request(t.server)
+          .delete('/api/v1/user/profile')
+          .set('Authorization', `Bearer ${tokens.valid}`),
+      status: 404,
+      code: 'not_found',
+    },
+    {
+      name: 'PATCH on an endpoint',
+      send: () => request(t.server).patch('/api/v1/team'),
+      status: 404,
+      code: 'not_found',
+    },
+    {
+      name: 'a 2 MB JSON body',
+      send: () =>
+        request(t.server)
+          .post('/api/v1/team')
+          .set('Content-Type', 'application/json')
+          .send(`{"a":"${'x'.repeat(2 * 1024 * 1024)}"}`),
+      status: 413,
+      code: 'payload_too_large',
+    },
+    {
+      name: 'malformed JSON',
+      send: () =>
+        request(t.server)
+          .post('/api/v1/team')
+          .set('Content-Type', 'application/json')
+          .send('{"name":'),
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      name: 'a path that climbs out of the public folder',
+      send: () => raw('/css/../../package.json', {}),
+      status: 404,
+    },
+    {
+      name: 'an encoded path climb',
+      send: () => raw('/css/..%2f..%2fpackage.json', {}),
+      status: 404,
+    },
+    { name: 'a NUL byte in an id', send: () => web.get('/teams/%00'), status: 404 },
+    {
+      name: 'broken percent-encoding in a path',
+      send: () => web.get('/teams/%E0%A4%A'),
+      status: 400,
+    },
+    {
+      name: 'an 8 KB path',
+      send: () => request(t.server).get(`/api/v1/${'a'.repeat(8 * 1024)}`),
+      status: 404,
+      code: 'not_found',
+    },
+  ];
+
+  const formCases: Case[] = [
+    {
+      name: 'a form without its CSRF token',
+      send: () => web.agent.post('/teams').type('form').send({ name: 'No CSRF' }),
+      status: 403,
+    },
+    {
+      name: 'a JSON body instead of the form, without CSRF',
+      send: () => web.agent.post('/teams').send({ name: 'JSON' }),
+      status: 403,
+    },
+    {
+      name: 'a repeated token name',
+      send: () => form('/settings/api-tokens', { name: ['a', 'b'], abilities: 'user:read' }),
+      status: 303,
+    },
+    {
+      name: 'a token name given as an object',
+      send: () =>
+        web
+          .csrfFrom('/dashboard')
+          .then((c) =>
+            web.agent
+              .post('/settings/api-tokens')
+              .type('form')
+              .send(`_csrf=${c}&name[x]=1&abilities=user:read`),
+          ),
+      status: 303,
+    },
+    {
+      name: 'an unknown ability',
+      send: () => form('/settings/api-tokens', { name: 'n', abilities: 'admin:write' }),
+      status: 303,
+    },
+    {
+      name: 'a negative expiry',
+      send: () =>
+        form('/settings/api-tokens', { name: 'n', abilities: 'user:read', expires_in_days: '-1' }),
+      status: 303,
+    },
+    {
+      name: 'a team id in scientific notation',
+      send: () => form('/teams/switch', { team_id: '1e3' }),
+      status: 303,
+    },
+    {
+      name: 'a repeated team id',
+      send: () => form('/teams/switch', { team_id: ['1', '2'] }),
+      status: 303,
+    },
+    {
+      name: "another person's team id",
+      send: () => form('/teams/switch', { team_id: String(otherTeamId) }),
+      status: 404,
+    },
+    {
+      name: 'a role of owner',
+      send: () =>
+        form(`/teams/${me.currentTeamId}/members`, { email: 'x@example.com', role: 'owner' }),
+      status: 303,
+    },
+    {
+      name: "a member added to another person's team",
+      send: () => form(`/teams/${otherTeamId}/members`, { email: me.email, role: 'admin' }),
+      status: 404,
+    },
+    {
+      name: 'a revocation of a token id that is not a number',
+      send: () => form('/settings/api-tokens/abc/revoke', {}),
+      status: 404,
+    },
+    {
+      name: 'a revocation of a huge token id',
+      send: () => form('/settings/api-tokens/99999999999999999999/revoke', {}),
+      status: 404,
+    },
+    {
+      name: 'a repeated password confirmation at sign-up',
+      send: () =>
+        new WebClient(t.server).submit('/register', '/register', {
+          name: 'X',
+          email: uniqueEmail(),
+          password: 'password123',
+          password_confirmation: ['password123', 'password123'],
+        }),
+      status: 303,
+    },
+    {
+      name: 'a sign-in with the email as a list',
+      send: () =>
+        new WebClient(t.server).submit('/login', '/login', {
+          email: [me.email, me.email],
+          password: 'x',
+        }),
+      status: 303,
+    },
+  ];
+
+  it('should answer every hostile request as expected, never with a 5xx, and change nothing', async () => {
+    const counts = () =>
+      Promise.all(
+        [User, Team, TeamMember, PersonalAccessToken].map((e) =>
+          t.dataSource.getRepository(e).count(),
+        ),
+      );
+    const before = await counts();
+    const revokedBefore = await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .find({ order: { id: 'ASC' } });
+    const cases = [...authCases, ...pathCases, ...formCases];
+    expect(cases.length).toBeGreaterThanOrEqual(50);
+
+    const failures: string[] = [];
+    for (const c of cases) {
+      const res = (await c.send()) as Answer;
+      const body = res.body ?? (res.text?.startsWith('{') ? JSON.parse(res.text) : undefined);
+      const problems: string[] = [];
+      if (res.status !== c.status) problems.push(`status ${res.status}, expected ${c.status}`);
+      if (res.status >= 500) problems.push('a 5xx');
+      if (c.code && body?.error?.code !== c.code)
+        problems.push(`code ${body?.error?.code}, expected ${c.code}`);
+      if (/\bat \/|node_modules|SQLITE|ER_[A-Z_]+|QueryFailedError/.test(res.text ?? ''))
+        problems.push('internals leaked');
+      if (problems.length > 0) failures.push(`${c.name}: ${problems.join('; ')}`);
+    }
+    expect(failures).toEqual([]);
+    expect(await counts()).toEqual(before);
+    const after = await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .find({ order: { id: 'ASC' } });
+    expect(after.map((r) => r.revokedAt?.getTime() ?? null)).toEqual(
+      revokedBefore.map((r) => r.revokedAt?.getTime() ?? null),
+    );
+  }, 60_000);
+
+  describe('hostile text in every free-text field', () => {
+    it.each([SQL, TEMPLATE, EMOJI])(
+      'should store %j verbatim and show it escaped',
+      async (text) => {
+        const client = new WebClient(t.server);
+        const email = uniqueEmail('text');
+        await client.register(text, email);
+        const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+        expect(user.name).toBe(text);
+
+        await client.submit('/teams', '/teams', { name: text });
+        const team = await t.dataSource.getRepository(Team).findOneByOrFail({
+          id: (await t.dataSource.getRepository(User).findOneByOrFail({ email })).currentTeamId!,
+        });
+        expect(team.name).toBe(text);
+        expect(team.slug).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+
+        await client.submit('/settings/api-tokens', '/settings/api-tokens', {
+          name: text,
+          abilities: ['user:read', 'team:read'],
+        });
+        const page = await client.get('/settings/api-tokens');
+        const plaintext = /value="(tsr_[0-9A-Za-z]{36})"/.exec(page.text)![1];
+        expect(page.text).not.toContain('<script>alert(1)</script>');
+        expect(visibleText(page.text)).toContain(text.replace(/\s+/g, ' '));
+        expect(
+          (
+            await t.dataSource
+              .getRepository(PersonalAccessToken)
+              .findOneByOrFail({ userId: user.id })
+          ).name,
+        ).toBe(text);
+
+        const apiProfile = await request(t.server)
+          .get('/api/v1/user/profile')
+          .set('Authorization', `Bearer ${plaintext}`);
+        expect(apiProfile.body.data.name).toBe(text);
+        const apiTeam = await request(t.server)
+          .get('/api/v1/team')
+          .set('Authorization', `Bearer ${plaintext}`);
+        expect(apiTeam.body.data.name).toBe(text);
+
+        const dashboard = await client.get('/dashboard');
+        expect(dashboard.text).not.toContain('<script>alert(1)</script>');
+        expect(visibleText(dashboard.text)).not.toContain('Welcome, 49');
+        expect(await t.dataSource.getRepository(User).count()).toBeGreaterThan(0);
+      },
+    );
+  });
+});

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+describe('concurrent changes', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function signedIn(): Promise<{ client: WebClient; user: User; csrf: string }> {
+    const client = new WebClient(t.server);
+    const email = uniqueEmail('race');
+    await client.register('Racer', email);
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    return { client, user, csrf: await client.csrfFrom('/settings/api-tokens') };
+  }
+
+  it('should leave exactly the expected rows after 200 parallel creations and revocations', async () => {
+    const { client, user, csrf } = await signedIn();
+    const existing = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => createToken(t.app, user, { name: `old ${i}` })),
+    );
+
+    const creations = Array.from({ length: 100 }, (_, i) =>
+      client.agent
+        .post('/settings/api-tokens')
+        .type('form')
+        .send({ _csrf: csrf, name: `new ${i}`, abilities: 'user:read' }),
+    );
+    const revocations = existing.map(({ token }) =>
+      client.agent
+        .post(`/settings/api-tokens/${token.id}/revoke`)
+        .type('form')
+        .send({ _csrf: csrf }),
+    );
+    const answers = await Promise.all([...creations, ...revocations]);
+    expect(answers.map((a) => a.status)).toEqual(Array(200).fill(303));
+
+    const rows = await t.dataSource.getRepository(PersonalAccessToken).findBy({ userId: user.id });
+    expect(rows).toHaveLength(200);
+    expect(new Set(rows.map((r) => r.tokenHash)).size).toBe(200);
+    expect(rows.filter((r) => r.name.startsWith('old ')).every((r) => r.revokedAt !== null)).toBe(
+      true,
+    );
+    const created = rows.filter((r) => r.name.startsWith('new '));
+    expect(created.map((r) => r.name).sort()).toEqual(
+      Array.from({ length: 100 }, (_, i) => `new ${i}`).sort(),
+    );
+    expect(created.every((r) => r.revokedAt === null)).toBe(true);
+    for (const { plaintext } of existing.slice(0, 5)) {
+      const res = await request(t.server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${plaintext}`);
+      expect(res.body.error.code).toBe('token_revoked');
+    }
+  }, 60_000);
+
+  it('should leave the user in one of their own teams after 20 parallel switches and a removal', async () => {
+    const owner = await createUser(t.app, { name: 'Owner' });
+    const { client, user, csrf } = await signedIn();
+    const teamIds: number[] = [user.currentTeamId!];
+    const ownerClient = new WebClient(t.server);
+    const ownerEmail = uniqueEmail('owner');
+    await ownerClient.register('Team Owner', ownerEmail);
+    for (let i = 0; i < 4; i++) {
+      await ownerClient.submit('/teams', '/teams', { name: `Race ${i}` });
+      const teamId = (await t.dataSource.getRepository(User).findOneByOrFail({ email: ownerEmail }))
+        .currentTeamId!;
+      await ownerClient.submit(`/teams/${teamId}`, `/teams/${teamId}/members`, {
+        email: user.email,
+        role: 'member',
+      });
+      teamIds.push(teamId);
+    }
+    const leaving = teamIds[1];
+    const ownerCsrf = await ownerClient.csrfFrom('/teams');
+
+    const switches = Array.from({ length: 20 }, (_, i) =>
+      client.agent
+        .post('/teams/switch')
+        .type('form')
+        .send({ _csrf: csrf, team_id: String(teamIds[i % teamIds.length]) }),
+    );
+    const removal = ownerClient.agent
+      .post(`/teams/${leaving}/members/${user.id}/remove`)
+      .type('form')
+      .send({ _csrf: ownerCsrf });
+    const answers = await Promise.all([...switches, removal]);
+    expect(answers.every((a) => a.status === 303 || a.status === 404)).toBe(true);
+
+    const current = (await t.dataSource.getRepository(User).findOneByOrFail({ id: user.id }))
+      .currentTeamId!;
+    const memberships = await t.dataSource.getRepository(TeamMember).findBy({ userId: user.id });
+    expect(memberships.map((m) => m.teamId)).toContain(current);
+    expect(memberships.map((m) => m.teamId)).not.toContain(leaving);
+    expect(owner.id).toBeGreaterThan(0);
+  }, 60_000);
+});
