@@ -120,6 +120,16 @@ describe('sign-up, sign-in and sessions', () => {
       expect(messages[1]).toBe(messages[0]);
     });
 
+    it('should ask for what is missing when the sign-in form is empty', async () => {
+      const client = web();
+      const res = await client.login('', '');
+      expect(res.headers.location).toBe('/login');
+      const text = visibleText((await client.get('/login')).text);
+      expect(text).toContain('Enter your email.');
+      expect(text).toContain('Enter your password.');
+      expect(text).not.toContain('These credentials do not match our records.');
+    });
+
     it('should give a new session id at sign-in', async () => {
       const email = uniqueEmail('fixation');
       await web().register('Fixation Tester', email);

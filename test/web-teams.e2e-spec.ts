@@ -148,7 +148,7 @@ describe('teams pages', () => {
       [{ email: 'nobody@example.com', role: 'member' }, 'No Tessera account uses that email.'],
       [{ email: 'not an email', role: 'member' }, 'Enter a valid email address.'],
       [{ email: member.user.email, role: 'member' }, 'That user is already a member of this team.'],
-      [{ email: member.user.email, role: 'owner' }, 'Role must be one of admin, member.'],
+      [{ email: member.user.email, role: 'owner' }, 'Role must be one of member, admin.'],
     ] as const) {
       const res = await owner.client.submit(page, `${page}/members`, fields);
       expect(res.headers.location).toBe(page);

@@ -95,6 +95,25 @@ describe('Account Settings > API Tokens', () => {
     expect(await tokens().countBy({ userId: user.id })).toBe(0);
   });
 
+  it('should refuse names with control or invisible characters', async () => {
+    const { client, user } = await signedIn();
+    for (const name of ['nul\u0000byte', 'two\nlines', '\u200b', '\u202eevil']) {
+      const res = await client.submit(PAGE, PAGE, { name, abilities: 'user:read' });
+      expect(res.headers.location).toBe(PAGE);
+      expect(visibleText((await client.get(PAGE)).text)).toContain('Name must be visible text');
+    }
+    const ok = await client.submit(PAGE, PAGE, { name: 'Family 👨‍👩‍👧 bot', abilities: 'user:read' });
+    expect(ok.status).toBe(303);
+    expect(await tokens().countBy({ userId: user.id })).toBe(1);
+  });
+
+  it('should tell browsers never to keep the page, so Back cannot show a token again', async () => {
+    const { client } = await signedIn();
+    await client.submit(PAGE, PAGE, { name: 'Back button', abilities: 'user:read' });
+    const page = await client.get(PAGE);
+    expect(page.headers['cache-control']).toBe('no-store');
+  });
+
   it('should revoke a token so that the very next API request is refused', async () => {
     const { client, user } = await signedIn();
     const { plaintext, token } = await createToken(t.app, user, { name: 'CI' });

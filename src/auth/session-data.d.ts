@@ -10,6 +10,6 @@ declare module 'express-session' {
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;
     /** A just-created token, sealed, shown by the next render of the tokens page only. */
-    revealToken?: { id: number; sealed: string };
+    revealToken?: { id: number; name: string; sealed: string };
   }
 }

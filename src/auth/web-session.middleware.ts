@@ -81,11 +81,11 @@ export class CurrentUserMiddleware implements NestMiddleware {
           res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
         }
       }
-      // Made on first use, when a page renders a form: a redirect or a JSON answer stores nothing.
-      Object.defineProperty(res.locals, 'csrfToken', {
-        enumerable: true,
-        get: () => (req.session ? req.csrfToken?.() : undefined),
-      });
+      // A function, so the token is made only when a page renders a form ({{csrfToken}} calls
+      // it): redirects and error pages store no session.
+      res.locals.csrfToken = () => (req.session ? req.csrfToken?.() : undefined);
+      // Pages are per person: never kept, so Back cannot show a just-created token again.
+      res.setHeader('Cache-Control', 'no-store');
       // A redirect's messages are shown by the page it lands on.
       if (req.method === 'GET') res.locals.flash = takeFlash(req.session);
       next();

@@ -18,7 +18,7 @@ export class NotTeamManagerError extends DomainError {
 
 export class AlreadyMemberError extends ConflictError {
   constructor() {
-    super('already_member', 'That user is already a member of this team.');
+    super('already_member', 'That user is already a member of this team.', 'email');
   }
 }
 

@@ -28,11 +28,11 @@ export class TokenReveal {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const body = Buffer.concat([cipher.update(created.plaintext, 'utf8'), cipher.final()]);
     const sealed = [iv, body, cipher.getAuthTag()].map((b) => b.toString('base64url')).join('.');
-    session.revealToken = { id: created.token.id, sealed };
+    session.revealToken = { id: created.token.id, name: created.token.name, sealed };
   }
 
   /** The token to show now, once; null when there is none (or it cannot be opened). */
-  take(session: RevealHolder): { id: number; plaintext: string } | null {
+  take(session: RevealHolder): { id: number; name: string; plaintext: string } | null {
     const reveal = session.revealToken;
     if (!reveal) return null;
     delete session.revealToken;
@@ -43,7 +43,7 @@ export class TokenReveal {
       const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
       decipher.setAuthTag(tag);
       const plaintext = Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
-      return { id: reveal.id, plaintext };
+      return { id: reveal.id, name: reveal.name, plaintext };
     } catch {
       return null;
     }

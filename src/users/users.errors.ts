@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError } from '../common/errors/domain.error.js';
 
 export class EmailTakenError extends ConflictError {
   constructor() {
-    super('email_taken', 'An account with this email already exists.');
+    super('email_taken', 'An account with this email already exists.', 'email');
   }
 }
 

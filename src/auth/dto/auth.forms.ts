@@ -1,13 +1,14 @@
 import { Transform } from 'class-transformer';
 import {
   IsEmail,
+  IsNotEmpty,
   IsString,
   Length,
   MaxLength,
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { Trim } from '../../common/validation/transforms.js';
+import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 import { normalizeEmail } from '../../users/email.js';
 
@@ -34,6 +35,7 @@ function SameAs(property: string, message: string): PropertyDecorator {
 /** The sign-up form: field names as the page posts them. */
 export class RegisterForm {
   @Trim()
+  @VisibleText('Name')
   @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
   @IsString({ message: 'Name must be text.' })
   name!: string;
@@ -58,10 +60,12 @@ export class RegisterForm {
 export class LoginForm {
   @emailTransform
   @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @IsNotEmpty({ message: 'Enter your email.' })
   @IsString({ message: 'Enter your email.' })
   email!: string;
 
   @MaxLength(PASSWORD_MAX, { message: 'These credentials do not match our records.' })
+  @IsNotEmpty({ message: 'Enter your password.' })
   @IsString({ message: 'Enter your password.' })
   password!: string;
 }

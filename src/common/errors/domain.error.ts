@@ -27,10 +27,12 @@ export class ValidationError extends DomainError {
   }
 }
 
+/** A clash with what exists; `field` is the form field it is about, when there is one. */
 export class ConflictError extends DomainError {
   constructor(
     readonly code: string,
     message: string,
+    readonly field?: string,
   ) {
     super(message);
   }

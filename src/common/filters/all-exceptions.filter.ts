@@ -6,11 +6,12 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
 import { BEARER_REALM } from '../../auth/bearer.strategy.js';
 import { RateLimitedError } from '../../rate-limit/rate-limit.errors.js';
 import { InsufficientScopeError } from '../../tokens/tokens.errors.js';
-import { DomainError, ValidationError } from '../errors/domain.error.js';
+import { ConflictError, DomainError, ValidationError } from '../errors/domain.error.js';
 import { failure } from '../http/envelope.js';
 import { flash, keptInput } from '../web/flash.js';
 import { CODE_BY_STATUS, STATUS_BY_CODE } from './error-status.js';
@@ -86,7 +87,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.redirect(303, request.formPage);
       return;
     }
-    const page = { title: error.message, status: error.status, message: error.message };
+    const page = {
+      title: STATUS_CODES[error.status] ?? 'Error',
+      status: error.status,
+      message: error.message,
+    };
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
       response.send(renderError ? `${error.status} ${error.message}` : html);
@@ -96,7 +101,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
   resolve(exception: unknown, request: Request): ResolvedError {
     if (exception instanceof DomainError) {
       const status = STATUS_BY_CODE[exception.code] ?? 400;
-      const fields = exception instanceof ValidationError ? exception.fields : undefined;
+      const fields =
+        exception instanceof ValidationError
+          ? exception.fields
+          : exception instanceof ConflictError && exception.field
+            ? { [exception.field]: exception.message }
+            : undefined;
       return { status, code: exception.code, message: exception.message, fields };
     }
     if (isCsrfFailure(exception)) {

@@ -1,4 +1,5 @@
 import { Transform } from 'class-transformer';
+import { ValidateBy } from 'class-validator';
 
 /** Trims strings and leaves other types for the validators to refuse. */
 export const Trim = (): PropertyDecorator =>
@@ -9,3 +10,20 @@ export const ToInteger = (): PropertyDecorator =>
   Transform(({ value }) =>
     typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value,
   );
+
+// Control and format characters (NUL, newlines, zero-width spaces, bidi overrides) make a name
+// that reads differently from what it is; a name must also show at least one character. The
+// zero-width joiners stay allowed: emoji sequences and several scripts need them.
+const INVISIBLE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const VISIBLE = /[^\s\p{Cc}\p{Cf}]/u;
+
+/** A name people will see: printable characters only, at least one of them visible. */
+export const VisibleText = (field: string): PropertyDecorator =>
+  ValidateBy({
+    name: 'visibleText',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value !== 'string' || (!INVISIBLE.test(value) && VISIBLE.test(value)),
+      defaultMessage: () => `${field} must be visible text, without control or invisible characters.`,
+    },
+  });

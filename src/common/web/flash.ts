@@ -24,7 +24,14 @@ export function takeFlash(session: FlashHolder | undefined): Flash {
   return value;
 }
 
+/** What a form may show back: text and lists of text, never secrets or odd shapes. */
 export function keptInput(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null) return {};
-  return Object.fromEntries(Object.entries(body).filter(([key]) => !NEVER_KEPT.test(key)));
+  const isText = (v: unknown) => typeof v === 'string';
+  return Object.fromEntries(
+    Object.entries(body).filter(
+      ([key, value]) =>
+        !NEVER_KEPT.test(key) && (isText(value) || (Array.isArray(value) && value.every(isText))),
+    ),
+  );
 }

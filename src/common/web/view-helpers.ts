@@ -25,6 +25,12 @@ export const VIEW_HELPERS = {
     return Array.isArray(sent) ? sent.includes(value) : sent === value;
   },
 
+  /** For options: the one value sent back, or the fallback when the form was not refused. */
+  oldIs(name: string, value: string, fallback: boolean, options: HelperOptions): boolean {
+    const old = root(options).flash?.old;
+    return old ? old[name] === value : fallback;
+  },
+
   fieldError: (name: string, options: HelperOptions): string | undefined =>
     root(options).flash?.fields?.[name],
 

@@ -2,7 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, IsString } from 'class-validator';
 import { normalizeEmail } from '../../users/email.js';
 
-export const ASSIGNABLE_ROLES = ['admin', 'member'] as const;
+export const ASSIGNABLE_ROLES = ['member', 'admin'] as const;
 
 export class AddMemberDto {
   @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))

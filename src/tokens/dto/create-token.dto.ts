@@ -9,7 +9,7 @@ import {
   Max,
   Min,
 } from 'class-validator';
-import { ToInteger, Trim } from '../../common/validation/transforms.js';
+import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
 import { ABILITIES, type Ability } from '../abilities.js';
 
 export const TOKEN_NAME_MAX = 100;
@@ -17,6 +17,7 @@ export const MAX_EXPIRY_DAYS = 3650;
 
 export class CreateTokenDto {
   @Trim()
+  @VisibleText('Name')
   @Length(1, TOKEN_NAME_MAX, { message: `Name must be 1 to ${TOKEN_NAME_MAX} characters.` })
   @IsString({ message: 'Name must be text.' })
   name!: string;

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { ArrayNotEmpty, IsArray, IsIn, IsString, Length } from 'class-validator';
-import { Trim } from '../../common/validation/transforms.js';
+import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { ABILITIES, type Ability } from '../abilities.js';
 import { TOKEN_NAME_MAX, type CreateTokenDto } from './create-token.dto.js';
 
@@ -9,6 +9,7 @@ export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'none'] as const;
 /** The "new token" form of Account Settings > API Tokens, with the page's field names. */
 export class CreateTokenForm {
   @Trim()
+  @VisibleText('Name')
   @Length(1, TOKEN_NAME_MAX, { message: `Name must be 1 to ${TOKEN_NAME_MAX} characters.` })
   @IsString({ message: 'Give the token a name.' })
   name!: string;

@@ -1,6 +1,6 @@
 import { IsEmail, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Transform } from 'class-transformer';
-import { Trim } from '../../common/validation/transforms.js';
+import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { normalizeEmail } from '../email.js';
 
 export const NAME_MAX = 100;
@@ -10,6 +10,7 @@ export const PASSWORD_MAX = 1024;
 
 export class CreateUserDto {
   @Trim()
+  @VisibleText('Name')
   @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
   @IsString({ message: 'Name must be text.' })
   name!: string;
