@@ -24,6 +24,7 @@ export const VisibleText = (field: string): PropertyDecorator =>
     validator: {
       validate: (value: unknown) =>
         typeof value !== 'string' || (!INVISIBLE.test(value) && VISIBLE.test(value)),
-      defaultMessage: () => `${field} must be visible text, without control or invisible characters.`,
+      defaultMessage: () =>
+        `${field} must be visible text, without control or invisible characters.`,
     },
   });
