@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { request as httpRequest } from 'node:http';
+import { startBuiltServer } from './support/run-built.js';
+import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+
+/**
+ * Starts a form POST but holds back half of its body, so it is in flight until `finish` sends
+ * the rest; resolves with the status the server answers.
+ */
+function slowPost(base: string): { finish: () => void; status: Promise<number> } {
+  const body = 'email=nobody%40example.com&password=not-a-real-password';
+  let finish = () => {};
+  const status = new Promise<number>((resolve, reject) => {
+    const req = httpRequest(
+      `${base}/login`,
+      {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'Content-Length': body.length,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      },
+    );
+    req.on('error', reject);
+    req.write(body.slice(0, 10));
+    finish = () => req.end(body.slice(10));
+  });
+  return { finish, status };
+}
+
+describe('graceful shutdown', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ file: true });
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('should finish requests in flight, refuse new connections, and exit 0 on SIGTERM', async () => {
+    const server = await startBuiltServer({ DATABASE_URL: db.url, SHUTDOWN_TIMEOUT_MS: '10000' });
+    const inFlight = Array.from({ length: 5 }, () => slowPost(server.url));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const exited = server.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expect(fetch(`${server.url}/health/live`)).rejects.toThrow();
+    for (const request of inFlight) request.finish();
+
+    // Each held-back request got its whole answer (a 403: it carries no CSRF token).
+    expect(await Promise.all(inFlight.map((r) => r.status))).toEqual([403, 403, 403, 403, 403]);
+    expect(await exited).toBe(0);
+    expect(server.output()).toMatch(/SIGTERM received/);
+  }, 60_000);
+});
