@@ -19,4 +19,4 @@ COPY --chown=node:node public ./public
 USER node
 EXPOSE 3000
 # node as PID 1 receives SIGTERM directly (no npm wrapper in between).
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "--max-old-space-size=128", "dist/src/main.js"]

@@ -1,6 +1,13 @@
-import { ValidationPipe, type INestApplication } from '@nestjs/common';
+import { ValidationPipe, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import {
+  json,
+  urlencoded,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import hbs from 'hbs';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +20,12 @@ import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-i
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
+
+/** Options for NestFactory.create, shared by main.ts and the e2e tests. */
+export const APP_OPTIONS = {
+  // The API takes no body: parsers run for the pages only (see configureApp).
+  bodyParser: false,
+} satisfies NestApplicationOptions;
 
 /** Everything the running app needs beyond its modules; main.ts and the e2e tests both call it. */
 export function configureApp(app: INestApplication): INestApplication {
@@ -34,9 +47,19 @@ export function configureApp(app: INestApplication): INestApplication {
   express.set('view options', { layout: 'layouts/main' });
   registerPartials(join(ROOT, 'views', 'partials'));
   for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
-  express.useStaticAssets(join(ROOT, 'public'), { index: false, maxAge: '1h' });
+  // Mounted on their own paths, so no other request pays a file lookup.
+  for (const folder of ['css', 'js']) {
+    express.useStaticAssets(join(ROOT, 'public', folder), {
+      prefix: `/${folder}/`,
+      index: false,
+      maxAge: '1h',
+    });
+  }
+  express.useStaticAssets(join(ROOT, 'public', 'favicon'), { prefix: '/favicon/', maxAge: '1d' });
 
   express.use(apiResponses(app.get(ApiRateLimiter)));
+  express.use(pagesOnly(urlencoded({ extended: true, limit: '100kb' })));
+  express.use(pagesOnly(json({ limit: '100kb' })));
   app.useGlobalPipes(
     new ValidationPipe({
       ...VALIDATOR_OPTIONS,
@@ -53,6 +76,11 @@ function registerPartials(dir: string): void {
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.hbs'))) {
     hbs.registerPartial(file.slice(0, -'.hbs'.length), readFileSync(join(dir, file), 'utf8'));
   }
+}
+
+/** Runs a middleware for page requests only; API requests skip it. */
+function pagesOnly(handler: RequestHandler): RequestHandler {
+  return (req, res, next) => (isApiPath(req.path) ? next() : handler(req, res, next));
 }
 
 /**

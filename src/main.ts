@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { existsSync } from 'node:fs';
 import { AppModule } from './app.module.js';
-import { configureApp } from './app.setup.js';
+import { APP_OPTIONS, configureApp } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { logLevelsUpTo } from './config/log-levels.js';
 import { isDatabaseRefusal, isDatabaseUnavailable } from './database/database-errors.js';
@@ -14,6 +14,7 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger: logLevelsUpTo(config.app.logLevel),
+    ...APP_OPTIONS,
     abortOnError: false,
   });
   if (config.web.sessionSecretGenerated) {

@@ -305,24 +305,39 @@ describe('hostile requests', () => {
       code: 'not_found',
     },
     {
-      name: 'a 2 MB JSON body',
+      name: 'a 2 MB JSON body to the API, which reads no body',
       send: () =>
         request(t.server)
           .post('/api/v1/team')
           .set('Content-Type', 'application/json')
           .send(`{"a":"${'x'.repeat(2 * 1024 * 1024)}"}`),
-      status: 413,
-      code: 'payload_too_large',
+      status: 404,
+      code: 'not_found',
     },
     {
-      name: 'malformed JSON',
+      name: 'a 2 MB form to a page',
+      send: () =>
+        request(t.server)
+          .post('/login')
+          .type('form')
+          .send(`email=${'x'.repeat(2 * 1024 * 1024)}`),
+      status: 413,
+    },
+    {
+      name: 'malformed JSON to a page',
+      send: () =>
+        request(t.server).post('/login').set('Content-Type', 'application/json').send('{"email":'),
+      status: 400,
+    },
+    {
+      name: 'malformed JSON to the API',
       send: () =>
         request(t.server)
           .post('/api/v1/team')
           .set('Content-Type', 'application/json')
           .send('{"name":'),
-      status: 400,
-      code: 'bad_request',
+      status: 404,
+      code: 'not_found',
     },
     {
       name: 'a path that climbs out of the public folder',

@@ -44,25 +44,28 @@ export class AccessGuard implements CanActivate {
         if (request.currentUser) throw new AlreadySignedInError();
         return true;
       case 'bearer':
-        await this.authenticateBearer(context, request);
-        this.tokens.assertAbility(request.user as TokenPrincipal, policy.ability);
+        this.tokens.assertAbility(await this.authenticateBearer(context, request), policy.ability);
         return true;
     }
   }
 
   /** The bearer strategy, with failures counted per client IP and successes per token. */
-  private async authenticateBearer(context: ExecutionContext, request: Request): Promise<void> {
+  private async authenticateBearer(
+    context: ExecutionContext,
+    request: Request,
+  ): Promise<TokenPrincipal> {
     const response = context.switchToHttp().getResponse<Response>();
+    let principal: TokenPrincipal;
     try {
-      await this.bearer.canActivate(context);
+      principal = await this.bearer.authenticate(request);
     } catch (error) {
       if (this.limiter.enabled && error instanceof AuthenticationError) {
         await this.limiter.countFailure(request, response);
       }
       throw error;
     }
-    if (this.limiter.enabled) {
-      await this.limiter.countToken((request.user as TokenPrincipal).tokenId, response);
-    }
+    request.user = principal;
+    if (this.limiter.enabled) await this.limiter.countToken(principal.tokenId, response);
+    return principal;
   }
 }

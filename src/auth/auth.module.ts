@@ -20,6 +20,7 @@ import {
   CsrfMiddleware,
   CurrentUserMiddleware,
   SessionMiddleware,
+  WebSessionMiddleware,
 } from './web-session.middleware.js';
 
 @Module({
@@ -40,6 +41,9 @@ import {
     SessionLifecycle,
     SessionsRepository,
     TypeormSessionStore,
+    SessionMiddleware,
+    CsrfMiddleware,
+    CurrentUserMiddleware,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
   exports: [RegistrationService, PasswordHasher],
@@ -48,7 +52,7 @@ export class AuthModule implements NestModule {
   /** Pages get a session, CSRF protection and their signed-in user; the token API gets none. */
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(SessionMiddleware, CsrfMiddleware, CurrentUserMiddleware)
+      .apply(WebSessionMiddleware)
       .exclude({ path: 'api/{*rest}', method: RequestMethod.ALL })
       .forRoutes({ path: '{*rest}', method: RequestMethod.ALL });
   }

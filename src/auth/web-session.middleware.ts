@@ -13,7 +13,7 @@ export const SESSION_COOKIE = 'tessera.sid';
 /** Database-backed sessions: HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout rolling. */
 @Injectable()
 export class SessionMiddleware implements NestMiddleware {
-  private readonly handler: RequestHandler;
+  readonly handler: RequestHandler;
 
   constructor(@Inject(CONFIG) config: Config, store: TypeormSessionStore) {
     this.handler = session({
@@ -92,5 +92,28 @@ export class CurrentUserMiddleware implements NestMiddleware {
     } catch (error) {
       next(error);
     }
+  }
+}
+
+/**
+ * The pages' middleware as one layer: session, then CSRF, then the signed-in user. One layer
+ * (not three) because every API request passes it too, and each layer costs a path check.
+ */
+@Injectable()
+export class WebSessionMiddleware implements NestMiddleware {
+  constructor(
+    private readonly session: SessionMiddleware,
+    private readonly csrf: CsrfMiddleware,
+    private readonly currentUser: CurrentUserMiddleware,
+  ) {}
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    this.session.use(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      this.csrf.use(req, res, (csrfError?: unknown) => {
+        if (csrfError) return next(csrfError);
+        void this.currentUser.use(req, res, next);
+      });
+    });
   }
 }

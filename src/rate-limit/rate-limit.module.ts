@@ -15,7 +15,9 @@ import { SignInThrottlerGuard } from './sign-in-throttler.guard.js';
     {
       provide: RateLimitStorage,
       inject: [CONFIG],
-      useFactory: ({ security: { rateLimit } }: Config): RateLimitStorage =>
+      useFactory: ({
+        security: { rateLimit },
+      }: Config): RateLimitStorage | Promise<RateLimitStorage> =>
         rateLimit.redisUrl
           ? RedisRateLimitStorage.connect(rateLimit.redisUrl, rateLimit.redisPrefix)
           : new MemoryRateLimitStorage(),

@@ -1,5 +1,5 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export interface WindowCount {
   /** Hits in the current window, this one included. */
@@ -70,7 +70,9 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
     redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
   }
 
-  static connect(url: string, prefix?: string): RedisRateLimitStorage {
+  /** ioredis is loaded only when Redis is configured. */
+  static async connect(url: string, prefix?: string): Promise<RedisRateLimitStorage> {
+    const { Redis } = await import('ioredis');
     return new RedisRateLimitStorage(
       new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 1000 }),
       prefix,

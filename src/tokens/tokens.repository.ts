@@ -1,7 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull, type Repository } from 'typeorm';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
 import { toDate } from '../database/database-errors.js';
+import { hotPathQuery } from '../database/hot-path-query.js';
 import type { Ability } from './abilities.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 
@@ -43,14 +46,18 @@ const FIND_BY_HASH_SQL = `
 @Injectable()
 export class TokensRepository {
   private readonly tokens: Repository<PersonalAccessToken>;
+  private readonly findByHash: (hash: string) => Promise<TokenWithOwnerRow | undefined>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(CONFIG) config: Config,
+  ) {
     this.tokens = dataSource.getRepository(PersonalAccessToken);
+    this.findByHash = hotPathQuery(dataSource, FIND_BY_HASH_SQL, config.database.queryTimeoutMs);
   }
 
   async findWithOwnerByHash(hash: string): Promise<TokenWithOwner | null> {
-    const rows: TokenWithOwnerRow[] = await this.dataSource.query(FIND_BY_HASH_SQL, [hash]);
-    const row = rows[0];
+    const row = await this.findByHash(hash);
     if (!row) return null;
     return {
       tokenId: Number(row.token_id),

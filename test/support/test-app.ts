@@ -5,7 +5,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Server } from 'node:http';
 import type { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
-import { configureApp } from '../../src/app.setup.js';
+import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { QueryLog } from './query-log.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -32,6 +32,7 @@ export async function createTestApp(
   const db = database ?? (await createTestDatabase());
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'fatal', DATABASE_URL: db.url, ...env });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    ...APP_OPTIONS,
     logger,
   });
   configureApp(app);

@@ -1,0 +1,83 @@
+// One load run against a server: wrk when it is installed, autocannon otherwise.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+
+const run = promisify(execFile);
+
+export async function hasWrk() {
+  try {
+    await run('wrk', ['--version']).catch((e) => (e.stdout || e.stderr ? e : Promise.reject(e)));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const WRK_SCRIPT = `
+local tokens = {}
+for line in io.lines(os.getenv("BENCH_TOKENS")) do tokens[#tokens + 1] = line end
+local i = math.random(#tokens)
+request = function()
+  i = i % #tokens + 1
+  return wrk.format("GET", "/api/v1/user/profile", { ["Authorization"] = "Bearer " .. tokens[i] })
+end
+done = function(summary, latency, requests)
+  io.write(string.format('BENCH {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"errors":%d,"non2xx":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status))
+end`;
+
+/**
+ * @returns {Promise<{ requests: number, rps: number, p50Ms: number, p99Ms: number, errors: number, non2xx: number }>}
+ */
+export async function load({ url, tokens, seconds, connections, useWrk, cpu }) {
+  if (useWrk) {
+    const dir = tmpdir();
+    const script = join(dir, 'tessera-bench.lua');
+    const tokenFile = join(dir, 'tessera-bench-tokens.txt');
+    writeFileSync(script, WRK_SCRIPT);
+    writeFileSync(tokenFile, tokens.join('\n') + '\n');
+    const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, url];
+    const command =
+      cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(cpu), 'wrk', ...args]];
+    const { stdout } = await run(command[0], command[1], {
+      env: { ...process.env, BENCH_TOKENS: tokenFile },
+      maxBuffer: 1 << 24,
+    });
+    const r = JSON.parse(/BENCH (\{.*\})/.exec(stdout)[1]);
+    return {
+      requests: r.requests,
+      rps: r.requests / (r.durationUs / 1e6),
+      p50Ms: r.p50Us / 1000,
+      p99Ms: r.p99Us / 1000,
+      errors: r.errors,
+      non2xx: r.non2xx,
+    };
+  }
+  let i = 0;
+  const result = await autocannon({
+    url: `${url}/api/v1/user/profile`,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...req.headers, authorization: `Bearer ${tokens[i++ % tokens.length]}` },
+        }),
+      },
+    ],
+  });
+  return {
+    requests: result.requests.total,
+    rps: result.requests.total / seconds,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}

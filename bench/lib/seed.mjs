@@ -1,0 +1,101 @@
+// Seeds a benchmark database through Tessera's own migrations: users with personal teams, and
+// tokens, of which the first `known` are written to a file with their plaintexts.
+import { randomBytes } from 'node:crypto';
+import mysql from 'mysql2/promise';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../../dist/src/config/config.js';
+import { buildDataSourceOptions } from '../../dist/src/database/database-options.js';
+import { runMigrations } from '../../dist/src/database/migrator.js';
+import { generateToken } from '../../dist/src/tokens/token-format.js';
+
+const BATCH = 5000;
+
+/** Creates the database afresh on the server of `url` (mysql:// or mariadb://). */
+export async function recreateMysqlDatabase(url) {
+  const u = new URL(url);
+  const name = u.pathname.slice(1);
+  const conn = await mysql.createConnection({
+    host: u.hostname,
+    port: Number(u.port || 3306),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+  });
+  await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
+  await conn.end();
+}
+
+/**
+ * @returns {{ valid: string[], revoked: string, invalid: string }} plaintexts to load with
+ */
+export async function seed(url, { users, tokens, known = 1000, log = () => {} }) {
+  const dataSource = await new DataSource(
+    buildDataSourceOptions(loadConfig({ DATABASE_URL: url }).database),
+  ).initialize();
+  await runMigrations(dataSource);
+  const runner = dataSource.createQueryRunner();
+  const insert = async (table, columns, rows) => {
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const batch = rows.slice(i, i + BATCH);
+      const marks = batch.map(() => `(${columns.map(() => '?').join(',')})`).join(',');
+      await runner.query(
+        `INSERT INTO ${table} (${columns.join(',')}) VALUES ${marks}`,
+        batch.flat(),
+      );
+    }
+  };
+  const started = Date.now();
+  await runner.startTransaction();
+  const userRows = Array.from({ length: users }, (_, i) => [
+    `Bench User ${i + 1}`,
+    `user${i + 1}@bench.test`,
+  ]);
+  await insert('users', ['name', 'email'], userRows);
+  await insert(
+    'teams',
+    ['name', 'slug', 'owner_id', 'personal'],
+    userRows.map((_, i) => [`Team ${i + 1}`, `team-${i + 1}`, i + 1, 1]),
+  );
+  await insert(
+    'team_members',
+    ['team_id', 'user_id', 'role'],
+    userRows.map((_, i) => [i + 1, i + 1, 'owner']),
+  );
+  await runner.query('UPDATE users SET current_team_id = id');
+  await runner.commitTransaction();
+
+  const valid = [];
+  const revoked = generateToken();
+  const all = [[1, 'revoked', revoked.hash, revoked.lastFour, 'user:read,team:read', new Date()]];
+  for (let i = 0; i < tokens - 1; i++) {
+    const userId = (i % users) + 1;
+    let hash;
+    let lastFour;
+    if (i < known) {
+      const token = generateToken();
+      valid.push(token.plaintext);
+      ({ hash, lastFour } = token);
+    } else {
+      hash = randomBytes(32).toString('hex');
+      lastFour = hash.slice(-4);
+    }
+    all.push([userId, `token ${i}`, hash, lastFour, 'user:read,team:read', null]);
+  }
+  for (let i = 0; i < all.length; i += 100_000) {
+    await runner.startTransaction();
+    await insert(
+      'personal_access_tokens',
+      ['user_id', 'name', 'token_hash', 'last_four', 'abilities', 'revoked_at'],
+      all.slice(i, i + 100_000),
+    );
+    await runner.commitTransaction();
+    log(`  ${Math.min(i + 100_000, all.length)} / ${all.length} tokens`);
+  }
+  await runner.release();
+  await dataSource.destroy();
+  log(
+    `  seeded ${users} users and ${tokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const invalid = valid[0].slice(0, -1) + (valid[0].at(-1) === 'a' ? 'b' : 'a');
+  return { valid, revoked: revoked.plaintext, invalid };
+}

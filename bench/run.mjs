@@ -1,0 +1,283 @@
+// npm run bench: Tessera against a bare node:http + mysql2 yardstick, an Express + passport
+// peer and an Express hello world, in one interleaved session on the same database.
+//
+//   npm run bench                 MariaDB on 127.0.0.1:3306 (BENCH_DATABASE_URL to change)
+//   npm run bench -- --sqlite     the embedded SQLite database
+//   npm run bench -- --quick      1 round of 3 s, no scale run (for trying things out)
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { hasWrk, load } from './lib/load.mjs';
+import { cpuMicros, peakRssMb, pinProcess, startServer, tasksetWorks } from './lib/proc.mjs';
+import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
+import { authShare } from './lib/profile.mjs';
+import { renderReport } from './lib/report.mjs';
+
+const ROOT = join(import.meta.dirname, '..');
+// Tessera runs with the node flags of its production start script.
+const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  .scripts['start:prod'].split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
+const { values: opts } = parseArgs({
+  options: {
+    sqlite: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    connections: { type: 'string', default: '50' },
+  },
+});
+const rounds = Number(opts.rounds ?? (opts.quick ? 1 : 3));
+const seconds = Number(opts.seconds ?? (opts.quick ? 3 : 10));
+const connections = Number(opts.connections);
+const log = (line) => console.log(line);
+
+const base = process.env.BENCH_DATABASE_URL ?? 'mariadb://root@127.0.0.1:3306/tessera_bench';
+const mysqlUrl = (suffix) => base.replace(/\/[^/]*$/, `/tessera_bench_${suffix}`);
+const sqliteDir = join(tmpdir(), 'tessera-bench');
+
+async function database(label, users, tokens) {
+  log(`Seeding ${label}: ${users} users, ${tokens} tokens`);
+  let url;
+  if (opts.sqlite) {
+    mkdirSync(sqliteDir, { recursive: true });
+    rmSync(join(sqliteDir, `${label}.sqlite`), { force: true });
+    url = `sqlite:${join(sqliteDir, `${label}.sqlite`)}`;
+  } else {
+    url = mysqlUrl(label);
+    await recreateMysqlDatabase(url);
+  }
+  return { url, ...(await seed(url, { users, tokens, log })) };
+}
+
+const pin = tasksetWorks() && cpus().length >= 2;
+const SERVER_CPU = pin ? 0 : undefined;
+const LOAD_CPU = pin ? 1 : undefined;
+const tesseraEnv = (url, extra = {}) => ({
+  NODE_ENV: 'production',
+  SESSION_SECRET: 'benchmark-session-secret-benchmark-session-secret',
+  LOG_LEVEL: 'log',
+  DATABASE_URL: url,
+  DB_POOL_SIZE: '10',
+  // Limits on, with a ceiling above what the load can reach.
+  RATE_LIMIT_API_PER_TOKEN: '10000000',
+  RATE_LIMIT_API_ANONYMOUS_PER_IP: '10000000',
+  ...extra,
+});
+
+const undo = [];
+
+async function main() {
+  const useWrk = await hasWrk();
+  log(
+    `Load generator: ${useWrk ? 'wrk' : 'autocannon'}, ${connections} connections, ${seconds} s a run, ${rounds} round(s)`,
+  );
+  if (pin) log('Pinning: servers on CPU 0; load generator and database on CPU 1');
+  else log('Not pinned: taskset unavailable or a single CPU');
+
+  const main = await database('main', 10_000, 100_000);
+  const scale = opts.quick
+    ? null
+    : {
+        small: await database('10k', 10_000, 10_000),
+        large: await database('1m', 10_000, 1_000_000),
+      };
+
+  if (pin && !opts.sqlite) {
+    const pid = readdirSync('/proc').find(
+      (p) =>
+        /^\d+$/.test(p) && readFileSync(`/proc/${p}/comm`, 'utf8').trim().startsWith('mariadbd'),
+    );
+    if (pid) {
+      undo.push(pinProcess(Number(pid), LOAD_CPU));
+      log(`MariaDB (pid ${pid}) pinned to CPU ${LOAD_CPU} for the session`);
+    }
+  }
+
+  let port = 4100;
+  const tessera = join(ROOT, 'dist', 'src', 'main.js');
+  const specs = [
+    { name: 'Tessera (production)', script: tessera, env: tesseraEnv(main.url), key: 'tessera' },
+    opts.sqlite
+      ? {
+          name: 'node:http + better-sqlite3 (yardstick)',
+          script: join(ROOT, 'bench/servers/sqlite-yardstick.mjs'),
+          env: { DATABASE_URL: main.url },
+          key: 'yardstick',
+        }
+      : {
+          name: 'node:http + mysql2 (yardstick)',
+          script: join(ROOT, 'bench/servers/yardstick.mjs'),
+          env: { DATABASE_URL: main.url },
+          key: 'yardstick',
+        },
+    ...(opts.sqlite
+      ? []
+      : [
+          {
+            name: 'Express 5 + passport (peer)',
+            script: join(ROOT, 'bench/servers/express-passport.mjs'),
+            env: { DATABASE_URL: main.url },
+            key: 'peer',
+          },
+          {
+            name: 'Express 5 hello world (ceiling)',
+            script: join(ROOT, 'bench/servers/express-hello.mjs'),
+            env: {},
+            key: 'hello',
+          },
+        ]),
+    {
+      name: 'Tessera, rate limiting off',
+      script: tessera,
+      env: tesseraEnv(main.url, { RATE_LIMIT_ENABLED: 'false' }),
+      key: 'tessera-no-rate-limit',
+    },
+    ...(scale
+      ? [
+          {
+            name: 'Tessera, 10,000 tokens',
+            script: tessera,
+            env: tesseraEnv(scale.small.url),
+            key: 'tessera-10k',
+            tokens: scale.small,
+          },
+          {
+            name: 'Tessera, 1,000,000 tokens',
+            script: tessera,
+            env: tesseraEnv(scale.large.url),
+            key: 'tessera-1m',
+            tokens: scale.large,
+          },
+        ]
+      : []),
+  ];
+
+  const servers = [];
+  for (const spec of specs) {
+    const nodeArgs = spec.script === tessera ? PRODUCTION_NODE_ARGS : [];
+    servers.push({
+      ...spec,
+      ...(await startServer({ ...spec, nodeArgs, port: port++, cpu: SERVER_CPU })),
+    });
+  }
+  const scenarios = (s) => {
+    const t = s.tokens ?? main;
+    const list = [{ scenario: 'valid', tokens: t.valid }];
+    if (['tessera', 'yardstick', 'peer'].includes(s.key)) {
+      list.push(
+        { scenario: 'invalid', tokens: [t.invalid] },
+        { scenario: 'revoked', tokens: [t.revoked] },
+      );
+    }
+    return list;
+  };
+
+  log('Warming up');
+  for (const s of servers) {
+    for (const sc of scenarios(s))
+      await load({
+        url: s.url,
+        tokens: sc.tokens,
+        seconds: Math.min(3, seconds),
+        connections,
+        useWrk,
+        cpu: LOAD_CPU,
+      });
+  }
+
+  const runs = [];
+  for (let round = 1; round <= rounds; round++) {
+    const order = servers.map((_, i) => servers[(i + round - 1) % servers.length]);
+    for (const s of order) {
+      for (const sc of scenarios(s)) {
+        const before = cpuMicros(s.pid);
+        const r = await load({
+          url: s.url,
+          tokens: sc.tokens,
+          seconds,
+          connections,
+          useWrk,
+          cpu: LOAD_CPU,
+        });
+        const cpu = cpuMicros(s.pid) - before;
+        runs.push({
+          round,
+          server: s.key,
+          name: s.name,
+          scenario: sc.scenario,
+          ...r,
+          cpuUsPerRequest: cpu / Math.max(1, r.requests),
+        });
+        log(
+          `  round ${round} ${s.name} [${sc.scenario}]: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${(cpu / Math.max(1, r.requests)).toFixed(0)} µs CPU/req${r.errors ? `, ${r.errors} errors` : ''}`,
+        );
+      }
+    }
+  }
+  const rss = Object.fromEntries(servers.map((s) => [s.key, peakRssMb(s.pid)]));
+  for (const s of servers) await s.stop();
+
+  log('Profiling the authentication share');
+  const profileDir = join(tmpdir(), 'tessera-bench-profile');
+  rmSync(profileDir, { recursive: true, force: true });
+  const profiled = await startServer({
+    name: 'Tessera (profiled)',
+    script: tessera,
+    env: tesseraEnv(main.url),
+    port: port++,
+    cpu: SERVER_CPU,
+    nodeArgs: [...PRODUCTION_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+  });
+  const profiledSeconds = Math.min(8, seconds);
+  await load({
+    url: profiled.url,
+    tokens: main.valid,
+    seconds: 2,
+    connections,
+    useWrk,
+    cpu: LOAD_CPU,
+  });
+  await load({
+    url: profiled.url,
+    tokens: main.valid,
+    seconds: profiledSeconds,
+    connections,
+    useWrk,
+    cpu: LOAD_CPU,
+  });
+  await profiled.stop();
+  const share = authShare(profileDir, profiledSeconds);
+
+  const report = renderReport({
+    runs,
+    rss,
+    share,
+    rounds,
+    seconds,
+    connections,
+    useWrk,
+    pinned: pin,
+    database: opts.sqlite ? 'SQLite' : 'MariaDB',
+  });
+  log(`\n${report}`);
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  writeFileSync(
+    join(ROOT, 'bench', 'results', `${stamp}.json`),
+    JSON.stringify({ runs, rss, share }, null, 2),
+  );
+  writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.md`), report);
+  log(`Written to bench/results/${stamp}.md`);
+}
+
+main()
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    // Give the database its CPUs back, whatever happened.
+    for (const u of undo) u();
+  });

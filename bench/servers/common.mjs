@@ -1,0 +1,45 @@
+// Shared by the comparison servers: the same query, the same JSON as Tessera's profile answer.
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+
+export const PROFILE_SQL = `SELECT t.id AS token_id, t.abilities, t.expires_at, t.revoked_at,
+       u.id AS user_id, u.name AS user_name, u.email AS user_email
+  FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
+ WHERE t.token_hash = ?`;
+
+export const sha256 = (value) => createHash('sha256').update(value).digest('hex');
+
+const origin = performance.timeOrigin;
+export function timestamp() {
+  const micros = Math.floor((origin + performance.now()) * 1000);
+  return `${new Date(Math.floor(micros / 1000)).toISOString().slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
+}
+
+export function profileBody(row) {
+  return JSON.stringify({
+    success: true,
+    data: { id: row.user_id, name: row.user_name, email: row.user_email },
+    version: 'v1',
+    timestamp: timestamp(),
+  });
+}
+
+export function errorBody(code) {
+  return JSON.stringify({
+    success: false,
+    error: { code, message: code },
+    version: 'v1',
+    timestamp: timestamp(),
+  });
+}
+
+/** The row's verdict, as Tessera gives it: null when usable, else the error code. */
+export function verdict(row) {
+  if (!row) return 'invalid_token';
+  if (row.revoked_at) return 'token_revoked';
+  if (row.expires_at && new Date(row.expires_at) <= new Date()) return 'token_expired';
+  if (!String(row.abilities).split(',').includes('user:read')) return 'insufficient_scope';
+  return null;
+}
+
+export const port = Number(process.env.PORT ?? 4000);
