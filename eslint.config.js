@@ -20,7 +20,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   {
-    files: ['src/cli.ts', 'src/cli/**/*.ts', 'bench/**/*.{ts,js}', 'scripts/**/*.{ts,js}'],
+    files: ['src/cli.ts', 'src/cli/**/*.ts', 'bench/**/*.{ts,js,mjs}'],
     rules: { 'no-console': 'off' },
   },
 );

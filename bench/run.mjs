@@ -226,7 +226,7 @@ async function main() {
     name: 'Tessera (profiled)',
     script: tessera,
     env: tesseraEnv(main.url),
-    port: port++,
+    port,
     cpu: SERVER_CPU,
     nodeArgs: [...PRODUCTION_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`],
   });
