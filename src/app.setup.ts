@@ -20,6 +20,7 @@ import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-i
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
+import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 
 /** Options for NestFactory.create, shared by main.ts and the e2e tests. */
 export const APP_OPTIONS = {
@@ -57,9 +58,15 @@ export function configureApp(app: INestApplication): INestApplication {
   }
   express.useStaticAssets(join(ROOT, 'public', 'favicon'), { prefix: '/favicon/', maxAge: '1d' });
 
-  express.use(apiResponses(app.get(ApiRateLimiter)));
-  express.use(pagesOnly(urlencoded({ extended: true, limit: '100kb' })));
-  express.use(pagesOnly(json({ limit: '100kb' })));
+  // One split, one layer each way: every request pays for each layer it passes.
+  const web = app.get(WebSessionMiddleware);
+  express.use(
+    apiOrPages(apiResponses(app.get(ApiRateLimiter)), [
+      urlencoded({ extended: true, limit: '100kb' }),
+      json({ limit: '100kb' }),
+      (req, res, next) => web.use(req, res, next),
+    ]),
+  );
   app.useGlobalPipes(
     new ValidationPipe({
       ...VALIDATOR_OPTIONS,
@@ -78,9 +85,20 @@ function registerPartials(dir: string): void {
   }
 }
 
-/** Runs a middleware for page requests only; API requests skip it. */
-function pagesOnly(handler: RequestHandler): RequestHandler {
-  return (req, res, next) => (isApiPath(req.path) ? next() : handler(req, res, next));
+/**
+ * API requests get `api`; page requests get the `pages` chain: body parsers (the API reads no
+ * body), then the session, CSRF protection and the signed-in user.
+ */
+function apiOrPages(api: RequestHandler, pages: RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
+    if (isApiPath(req.path)) return api(req, res, next);
+    let i = 0;
+    const step = (error?: unknown): void => {
+      if (error || i === pages.length) return next(error);
+      pages[i++](req, res, step);
+    };
+    step();
+  };
 }
 
 /**
@@ -89,7 +107,6 @@ function pagesOnly(handler: RequestHandler): RequestHandler {
  */
 function apiResponses(limiter: ApiRateLimiter): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    if (!isApiPath(req.path)) return next();
     res.setHeader('Cache-Control', 'no-store');
     if (limiter.enabled) await limiter.checkClient(req, res);
     next();

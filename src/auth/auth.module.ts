@@ -1,4 +1,4 @@
-import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
@@ -44,16 +44,10 @@ import {
     SessionMiddleware,
     CsrfMiddleware,
     CurrentUserMiddleware,
+    WebSessionMiddleware,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [RegistrationService, PasswordHasher],
+  // Mounted by configureApp for page requests only (app.setup.ts).
+  exports: [RegistrationService, PasswordHasher, WebSessionMiddleware],
 })
-export class AuthModule implements NestModule {
-  /** Pages get a session, CSRF protection and their signed-in user; the token API gets none. */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer
-      .apply(WebSessionMiddleware)
-      .exclude({ path: 'api/{*rest}', method: RequestMethod.ALL })
-      .forRoutes({ path: '{*rest}', method: RequestMethod.ALL });
-  }
-}
+export class AuthModule {}
