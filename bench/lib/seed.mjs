@@ -66,7 +66,8 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
 
   const valid = [];
   const revoked = generateToken();
-  const all = [[1, 'revoked', revoked.hash, revoked.lastFour, 'user:read,team:read', new Date()]];
+  const now = new Date().toISOString().replace('T', ' ').slice(0, 19);
+  const all = [[1, 'revoked', revoked.hash, revoked.lastFour, 'user:read,team:read', now]];
   for (let i = 0; i < tokens - 1; i++) {
     const userId = (i % users) + 1;
     let hash;
