@@ -108,6 +108,7 @@ export class WebSessionMiddleware implements NestMiddleware {
   ) {}
 
   use(req: Request, res: Response, next: NextFunction): void {
+    saveSessionBeforeRedirect(req, res);
     this.session.use(req, res, (error?: unknown) => {
       if (error) return next(error);
       this.csrf.use(req, res, (csrfError?: unknown) => {
@@ -116,4 +117,18 @@ export class WebSessionMiddleware implements NestMiddleware {
       });
     });
   }
+}
+
+/**
+ * express-session sends a response's headers before its store has saved the session (it holds
+ * back only the last byte of the body), and a browser follows a redirect as soon as it has the
+ * headers: the next page could load the session without the flash or the new token just put in
+ * it. A redirect from a page therefore waits until the session is saved.
+ */
+function saveSessionBeforeRedirect(req: Request, res: Response): void {
+  const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
+  res.redirect = ((...args: unknown[]) => {
+    if (!req.session) return redirect(...args);
+    req.session.save((error) => (error ? req.next?.(error) : redirect(...args)));
+  }) as Response['redirect'];
 }
