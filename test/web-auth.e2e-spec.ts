@@ -130,6 +130,20 @@ describe('sign-up, sign-in and sessions', () => {
       expect(text).not.toContain('These credentials do not match our records.');
     });
 
+    it('should take a visitor back to the page they asked for after signing in', async () => {
+      const email = uniqueEmail('return');
+      await web().register('Returner', email);
+      const client = web();
+      const asked = await client.get('/settings/api-tokens?tab=new');
+      expect(asked.headers.location).toBe('/login');
+      const res = await client.login(email);
+      expect(res.headers.location).toBe('/settings/api-tokens?tab=new');
+
+      const elsewhere = web();
+      await elsewhere.get('/login');
+      expect((await elsewhere.login(email)).headers.location).toBe('/dashboard');
+    });
+
     it('should give a new session id at sign-in', async () => {
       const email = uniqueEmail('fixation');
       await web().register('Fixation Tester', email);

@@ -44,8 +44,10 @@ export class AuthController {
   @UseGuards(SignInThrottlerGuard)
   @FormPage('/login')
   @Redirect('/dashboard', 303)
-  async login(@Body() form: LoginForm, @Req() req: Request): Promise<void> {
-    await this.sessions.start(req, await this.auth.signIn(form.email, form.password));
+  async login(@Body() form: LoginForm, @Req() req: Request): Promise<{ url: string }> {
+    return {
+      url: await this.sessions.start(req, await this.auth.signIn(form.email, form.password)),
+    };
   }
 
   @Post('logout')

@@ -4,6 +4,8 @@ declare module 'express-session' {
   interface SessionData {
     /** The signed-in user. */
     userId?: number;
+    /** The page a visitor asked for before being sent to sign in. */
+    returnTo?: string;
     /** When the user signed in (epoch ms), for the absolute timeout. */
     signedInAt?: number;
     csrfToken?: string;

@@ -76,6 +76,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private answerPage(error: ResolvedError, request: Request, response: Response): void {
     const elsewhere = REDIRECTS[error.code];
     if (elsewhere) {
+      // After signing in, a visitor goes on to the page they asked for.
+      if (error.code === 'sign_in_required' && request.method === 'GET' && request.session) {
+        request.session.returnTo = request.originalUrl;
+      }
       response.redirect(303, elsewhere);
       return;
     }
