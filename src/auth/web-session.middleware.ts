@@ -13,7 +13,7 @@ export const SESSION_COOKIE = 'tessera.sid';
 /** Database-backed sessions: HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout rolling. */
 @Injectable()
 export class SessionMiddleware implements NestMiddleware {
-  readonly handler: RequestHandler;
+  private readonly handler: RequestHandler;
 
   constructor(@Inject(CONFIG) config: Config, store: TypeormSessionStore) {
     this.handler = session({

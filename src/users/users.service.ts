@@ -7,12 +7,6 @@ import type { User } from './user.entity.js';
 export class UsersService {
   constructor(private readonly users: UsersRepository) {}
 
-  async getById(id: number): Promise<User> {
-    const user = await this.users.findById(id);
-    if (!user) throw new UserNotFoundError();
-    return user;
-  }
-
   async getByEmail(email: string): Promise<User> {
     const user = await this.users.findByEmail(email);
     if (!user) throw new UserNotFoundError();
