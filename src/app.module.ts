@@ -1,13 +1,28 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import type { DestinationStream } from 'pino';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
 import { HealthModule } from './health/health.module.js';
+import { LoggingModule } from './logging/logging.module.js';
+
+export interface AppOptions {
+  /** Where log lines go instead of stdout. */
+  logDestination?: DestinationStream;
+}
 
 /** The whole HTTP application, built from a configuration validated before boot. */
 @Module({})
 export class AppModule {
-  static forRoot(config: Config): DynamicModule {
-    return { module: AppModule, imports: [CoreModule.forRoot(config), ApiV1Module, HealthModule] };
+  static forRoot(config: Config, options: AppOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        LoggingModule.forRoot(config, options.logDestination),
+        CoreModule.forRoot(config),
+        ApiV1Module,
+        HealthModule,
+      ],
+    };
   }
 }

@@ -9,6 +9,7 @@ import {
   type Response,
 } from 'express';
 import hbs from 'hbs';
+import { Logger } from 'nestjs-pino';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT as ROOT } from './common/paths.js';
@@ -21,6 +22,10 @@ import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
+import { setupApiDocs } from './api/v1/openapi/api-docs.js';
+import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
+import { assignRequestId } from './logging/request-id.js';
+import { requestLogger } from './logging/request-log.js';
 
 /** Options for NestFactory.create, shared by main.ts and the e2e tests. */
 export const APP_OPTIONS = {
@@ -36,6 +41,12 @@ export function configureApp(app: INestApplication): INestApplication {
   // Client addresses and https come from X-Forwarded-* only behind a proxy we were told to trust.
   express.set('trust proxy', config.web.trustProxy);
   express.set('etag', false);
+
+  // First of all, so every answer carries its request id and every request is logged.
+  express.use(assignRequestId);
+  if (config.observability.logRequests)
+    express.use(requestLogger(app.get<RootLogger>(ROOT_LOGGER)));
+  app.useLogger(app.get(Logger));
 
   for (const handler of securityHeaders()) express.use(handler);
   if (config.security.corsOrigins.length > 0) {
@@ -75,6 +86,7 @@ export function configureApp(app: INestApplication): INestApplication {
     }),
   );
   app.useGlobalFilters(new AllExceptionsFilter());
+  if (config.observability.apiDocs) setupApiDocs(app);
   return app;
 }
 

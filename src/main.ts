@@ -15,6 +15,8 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger: logLevelsUpTo(config.app.logLevel),
     ...APP_OPTIONS,
+    // Held until configureApp hands Nest the JSON logger, then written through it.
+    bufferLogs: true,
     abortOnError: false,
   });
   if (config.web.sessionSecretGenerated) {

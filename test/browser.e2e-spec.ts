@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { uniqueEmail } from './factories/index.js';
+import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -170,5 +170,35 @@ describe('in a real browser', () => {
     expect(await page.getByLabel('Email').inputValue()).toBe('alan@');
     expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
     expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+  }, 60_000);
+
+  it('should let a developer try the API from the docs page, with nothing loaded from elsewhere', async () => {
+    const user = await createUser(t.app, { name: 'Grace Hopper', email: uniqueEmail('docs') });
+    const { plaintext } = await createToken(t.app, user);
+    const page = await newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('request', (r) => {
+      if (!r.url().startsWith(base) && !r.url().startsWith('data:')) problems.push(r.url());
+    });
+
+    await page.goto('/api/docs');
+    await page.getByRole('button', { name: 'Authorize' }).first().click();
+    await page.getByLabel('auth-bearer-value').fill(plaintext);
+    await page.getByRole('button', { name: 'Apply credentials' }).click();
+    await page.locator('.modal-ux button.btn-done').click();
+    await page.locator('.opblock-summary', { hasText: '/api/v1/user/profile' }).click();
+    await page.getByRole('button', { name: 'Try it out' }).click();
+    await page.getByRole('button', { name: 'Execute' }).click();
+    const body = page
+      .locator('.responses-wrapper .live-responses-table .response-col_description pre')
+      .first();
+    await body.waitFor();
+    await page.screenshot({ path: join(shots, 'api-docs.png'), fullPage: true });
+
+    expect(await body.textContent()).toContain('Grace Hopper');
+    expect(problems).toEqual([]);
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { createToken, createUser } from './factories/index.js';
+import { OpenApiContract } from './support/openapi-contract.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
@@ -40,6 +41,7 @@ describe('database outage', () => {
 
   it('should answer 503 fast while the database is cut off, and recover without a restart', async () => {
     expect((await timed('/api/v1/user/profile')).res.status).toBe(200);
+    const contract = await OpenApiContract.fetch(t.server);
 
     await proxy.cut();
     for (const path of ['/api/v1/user/profile', '/api/v1/team']) {
@@ -48,6 +50,7 @@ describe('database outage', () => {
       expect(ms).toBeLessThan(2_000);
       expect(res.body).toMatchObject({ success: false, error: { code: 'service_unavailable' } });
       expect(JSON.stringify(res.body)).not.toMatch(/ECONN|127\.0\.0\.1|SELECT/);
+      contract.expectMatches('GET', path, res);
     }
     const ready = await timed('/health/ready', false);
     expect(ready.res.status).toBe(503);

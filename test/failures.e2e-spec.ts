@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { LogCapture } from './support/log-capture.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -14,7 +15,8 @@ describe('unexpected failures', () => {
   });
 
   it('should answer 500 internal_error in the envelope, revealing nothing internal', async () => {
-    t = await createTestApp();
+    const logs = new LogCapture();
+    t = await createTestApp({ LOG_LEVEL: 'log' }, undefined, logs);
     const { plaintext } = await createToken(t.app, await createUser(t.app));
     await t.dataSource.query('DROP TABLE personal_access_tokens');
 
@@ -23,13 +25,24 @@ describe('unexpected failures', () => {
       .set('Authorization', `Bearer ${plaintext}`);
 
     expect(res.status).toBe(500);
+    const requestId = res.headers['x-request-id'];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(res.body).toEqual({
       success: false,
-      error: { code: 'internal_error', message: 'Something went wrong on our side.' },
+      error: { code: 'internal_error', message: 'Something went wrong on our side.', requestId },
       version: 'v1',
       timestamp: expect.any(String),
     });
     expect(res.text).not.toMatch(/personal_access_tokens|SELECT|SQLITE|ER_|at \//);
+    // Support finds the failure by the id the client was given: the cause and the request line.
+    const cause = logs.entries.find((e) => e.reqId === requestId && e.context === 'Errors');
+    expect(cause).toMatchObject({
+      level: 'error',
+      err: { stack: expect.stringMatching(/personal_access_tokens/) },
+    });
+    expect(logs.requestLines(requestId)).toEqual([
+      expect.objectContaining({ level: 'error', status: 500, route: '/api/v1/user/profile' }),
+    ]);
   });
 
   it('should create an account all or nothing: no user without its personal team', async () => {
@@ -49,6 +62,7 @@ describe('unexpected failures', () => {
     expect(res.status).toBe(500);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).toContain('Something went wrong on our side.');
+    expect(res.text).toContain(`mention request <code>${res.headers['x-request-id']}</code>`);
     expect(res.text).not.toMatch(/team_members|SQLITE|ER_/);
     expect(await t.dataSource.getRepository(User).countBy({ email })).toBe(0);
   });

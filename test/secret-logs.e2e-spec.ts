@@ -1,35 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ConsoleLogger } from '@nestjs/common';
 import request from 'supertest';
 import { uniqueEmail } from './factories/index.js';
 import { sessionIdOf } from './support/html.js';
+import { LogCapture } from './support/log-capture.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
-/** Everything the app logs, at the most verbose level, as the text an operator would read. */
-class CapturingLogger extends ConsoleLogger {
-  readonly lines: string[] = [];
-  constructor() {
-    super('Tessera', {
-      logLevels: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-      json: true,
-    });
-  }
-  protected override printMessages(messages: unknown[], context?: string, level?: string): void {
-    for (const message of messages)
-      this.lines.push(`${level} ${context} ${JSON.stringify(message)}`);
-  }
-  protected override printStackTrace(stack: string): void {
-    this.lines.push(stack);
-  }
-}
-
 describe('secrets in the logs', () => {
   let t: TestApp;
-  const logger = new CapturingLogger();
+  const logs = new LogCapture();
 
   beforeAll(async () => {
-    t = await createTestApp({ LOG_LEVEL: 'verbose' }, undefined, logger);
+    t = await createTestApp({ LOG_LEVEL: 'verbose' }, undefined, logs);
   });
   afterAll(async () => {
     await t.close();
@@ -64,8 +46,10 @@ describe('secrets in the logs', () => {
     await request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${plaintext}`);
     await client.submit('/teams', '/teams', { name: 'fails now' });
 
-    const log = logger.lines.join('\n');
-    expect(logger.lines.length).toBeGreaterThan(0);
+    const log = logs.text;
+    // Every request was logged, the failures with their causes.
+    expect(logs.entries.filter((e) => 'status' in e).length).toBeGreaterThanOrEqual(14);
+    expect(logs.entries.some((e) => e.context === 'Errors' && e.err)).toBe(true);
     for (const secret of [
       plaintext,
       plaintext.slice(4, 34),

@@ -1,6 +1,7 @@
 import { readAppConfig, type AppConfig } from './app.config.js';
 import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
 import { EnvReader } from './env-reader.js';
+import { readObservabilityConfig, type ObservabilityConfig } from './observability.config.js';
 import { readSecurityConfig, type SecurityConfig } from './security.config.js';
 import { readWebConfig, type WebConfig } from './web.config.js';
 
@@ -9,6 +10,7 @@ export interface Config {
   database: DatabaseConfig;
   web: WebConfig;
   security: SecurityConfig;
+  observability: ObservabilityConfig;
 }
 
 export class ConfigError extends Error {
@@ -27,6 +29,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     database: readDatabaseConfig(r),
     web: readWebConfig(r, app.nodeEnv === 'production'),
     security: readSecurityConfig(r),
+    observability: readObservabilityConfig(r, app),
   };
   if (r.problems.length > 0) {
     throw new ConfigError(r.problems);

@@ -64,7 +64,7 @@ export function startBuiltServer(env: Record<string, string>): Promise<RunningSe
     }, 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /Listening on (http:\/\/\S+)/.exec(output);
+      const match = /Listening on (http:\/\/[^\s"]+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve({

@@ -1,8 +1,9 @@
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Server } from 'node:http';
+import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
@@ -27,14 +28,15 @@ export interface TestApp {
 export async function createTestApp(
   env: Record<string, string> = {},
   database?: TestDatabase,
-  logger: LoggerService | false = false,
+  logDestination?: DestinationStream,
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'fatal', DATABASE_URL: db.url, ...env });
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    ...APP_OPTIONS,
-    logger,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, { logDestination }),
+    // Nest's own start-up lines are not wanted; configureApp then hands Nest the JSON logger.
+    { ...APP_OPTIONS, logger: false },
+  );
   configureApp(app);
   await app.listen(0, '127.0.0.1');
   const dataSource = app.get<DataSource>(getDataSourceToken());

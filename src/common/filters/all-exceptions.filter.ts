@@ -23,7 +23,7 @@ export interface ResolvedError {
   fields?: Record<string, string>;
 }
 
-const GENERIC_MESSAGES: Record<number, string> = {
+export const GENERIC_MESSAGES: Record<number, string> = {
   400: 'The request could not be understood.',
   404: 'Not found.',
   405: 'That method is not allowed here.',
@@ -63,7 +63,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isApiPath(request.path)) {
       const challenge = bearerChallenge(exception, error.code);
       if (challenge) response.setHeader('WWW-Authenticate', challenge);
-      response.status(error.status).json(failure(error.code, error.message, error.fields));
+      const requestId = error.status >= 500 && request.id ? String(request.id) : undefined;
+      response
+        .status(error.status)
+        .json(failure(error.code, error.message, error.fields, requestId));
       return;
     }
     this.answerPage(error, request, response);
@@ -95,6 +98,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       title: STATUS_CODES[error.status] ?? 'Error',
       status: error.status,
       message: error.message,
+      requestId: error.status >= 500 && request.id ? String(request.id) : undefined,
     };
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
@@ -127,15 +131,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
       }
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.error(
-        `Database unavailable during ${request.method} ${request.path}: ${String(exception)}`,
-      );
+      this.logger.error({
+        msg: `Database unavailable during ${request.method} ${request.path}: ${String(exception)}`,
+        reqId: request.id,
+      });
       return { status: 503, code: 'service_unavailable', message: GENERIC_MESSAGES[503] };
     }
-    this.logger.error(
-      `Unhandled error during ${request.method} ${request.path}`,
-      exception instanceof Error ? exception.stack : String(exception),
-    );
+    this.logger.error({
+      msg: `Unhandled error during ${request.method} ${request.path}`,
+      reqId: request.id,
+      err: exception instanceof Error ? exception : new Error(String(exception)),
+    });
     return { status: 500, code: 'internal_error', message: GENERIC_MESSAGES[500] };
   }
 }

@@ -11,7 +11,13 @@ export interface SuccessEnvelope<T> {
 
 export interface ErrorEnvelope {
   success: false;
-  error: { code: string; message: string; fields?: Record<string, string> };
+  error: {
+    code: string;
+    message: string;
+    fields?: Record<string, string>;
+    /** On 5xx answers: the request's X-Request-Id, which names the log lines of the failure. */
+    requestId?: string;
+  };
   version: typeof API_VERSION;
   timestamp: string;
 }
@@ -24,10 +30,13 @@ export function failure(
   code: string,
   message: string,
   fields?: Record<string, string>,
+  requestId?: string,
 ): ErrorEnvelope {
+  const error: ErrorEnvelope['error'] = fields ? { code, message, fields } : { code, message };
+  if (requestId) error.requestId = requestId;
   return {
     success: false,
-    error: fields ? { code, message, fields } : { code, message },
+    error,
     version: API_VERSION,
     timestamp: isoTimestampMicros(),
   };

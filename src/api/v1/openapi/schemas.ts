@@ -1,0 +1,92 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { API_VERSION } from '../../../common/http/envelope.js';
+
+/** What the envelope's `timestamp` is: UTC with six fractional digits. */
+const TIMESTAMP = {
+  type: String,
+  format: 'date-time',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$',
+  description: 'When the answer was made: ISO 8601, UTC, microseconds.',
+  example: '2026-11-22T10:15:30.123456Z',
+};
+
+const VERSION = {
+  type: String,
+  enum: [API_VERSION],
+  description: 'The API version that answered.',
+};
+
+@ApiSchema({ name: 'UserProfile', description: 'The user who owns the token.' })
+export class UserProfileSchema {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 1 })
+  id!: number;
+  @ApiProperty({ minLength: 1, example: 'Ada Lovelace' })
+  name!: string;
+  @ApiProperty({ description: 'As registered, in lower case.', example: 'ada@example.com' })
+  email!: string;
+}
+
+@ApiSchema({
+  name: 'Team',
+  description: "The token owner's current team at the moment of the request.",
+})
+export class TeamSchema {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 1 })
+  id!: number;
+  @ApiProperty({ minLength: 1, example: "Ada's Team" })
+  name!: string;
+  @ApiProperty({ pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', example: 'adas-team' })
+  slug!: string;
+}
+
+@ApiSchema({ name: 'UserProfileEnvelope' })
+export class UserProfileEnvelope {
+  @ApiProperty({ type: Boolean, enum: [true] })
+  success!: true;
+  @ApiProperty({ type: UserProfileSchema })
+  data!: UserProfileSchema;
+  @ApiProperty(VERSION)
+  version!: string;
+  @ApiProperty(TIMESTAMP)
+  timestamp!: string;
+}
+
+@ApiSchema({ name: 'TeamEnvelope' })
+export class TeamEnvelope {
+  @ApiProperty({ type: Boolean, enum: [true] })
+  success!: true;
+  @ApiProperty({ type: TeamSchema })
+  data!: TeamSchema;
+  @ApiProperty(VERSION)
+  version!: string;
+  @ApiProperty(TIMESTAMP)
+  timestamp!: string;
+}
+
+@ApiSchema({ name: 'Error' })
+export class ErrorBody {
+  @ApiProperty({
+    description: 'Stable and machine-readable: branch on this, not on the message.',
+    example: 'invalid_token',
+  })
+  code!: string;
+  @ApiProperty({ description: 'For people; may change.', example: 'The token is not valid.' })
+  message!: string;
+  @ApiPropertyOptional({
+    description: 'On 5xx answers: the X-Request-Id to quote to support.',
+    example: '0b797a9d-f1a0-4d3b-973f-fbb73d9a17a8',
+  })
+  requestId?: string;
+}
+
+@ApiSchema({ name: 'ErrorEnvelope' })
+export class ErrorEnvelope {
+  @ApiProperty({ type: Boolean, enum: [false] })
+  success!: false;
+  @ApiProperty({ type: ErrorBody })
+  error!: ErrorBody;
+  @ApiProperty(VERSION)
+  version!: string;
+  @ApiProperty(TIMESTAMP)
+  timestamp!: string;
+}

@@ -1,0 +1,63 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { TokenPrincipal } from '../tokens/tokens.service.js';
+
+/** One line per request, the fields an operator searches by. */
+export interface RequestLine {
+  reqId: string;
+  method: string;
+  /** Without the query string: queries carry data, and data stays out of logs. */
+  path: string;
+  /** The route's pattern, so lines group by endpoint rather than by the ids in the path. */
+  route: string | null;
+  status: number;
+  durationMs: number;
+  userId?: number;
+  tokenId?: number;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+export function requestLine(req: Request, res: Response, durationMs: number): RequestLine {
+  const line: RequestLine = {
+    reqId: String(req.id),
+    method: req.method,
+    path: pathOf(req.originalUrl ?? req.url),
+    route: (req.route as { path?: string } | undefined)?.path ?? null,
+    status: res.statusCode,
+    durationMs: Math.round(durationMs * 100) / 100,
+  };
+  const principal = req.user as TokenPrincipal | undefined;
+  if (principal) {
+    line.userId = principal.user.id;
+    line.tokenId = principal.tokenId;
+  } else if (req.currentUser) {
+    line.userId = req.currentUser.id;
+  }
+  return line;
+}
+
+/**
+ * The access log: one JSON line through the application's pino logger when the response is
+ * closed, with the outcome; at `error` for 5xx answers. It runs after `assignRequestId`.
+ *
+ * Written here rather than with pino-http (which nestjs-pino mounts): pino-http's per-request
+ * bookkeeping (a child logger with the serialized request, three listeners, arrays and symbols
+ * added to req and res) cost about 40 µs of CPU per request in our benchmark, this about 13.
+ */
+export function requestLogger(logger: Logger): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const start = performance.now();
+    res.once('close', () => {
+      const line = requestLine(req, res, performance.now() - start);
+      if (!res.writableFinished) logger.warn(line, 'request aborted');
+      else if (line.status >= 500) logger.error(line, 'request failed');
+      else logger.info(line, 'request completed');
+    });
+    next();
+  };
+}

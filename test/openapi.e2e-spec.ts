@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { createToken, createUser } from './factories/index.js';
+import { OpenApiContract } from './support/openapi-contract.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+const ENDPOINTS = [
+  { path: '/api/v1/user/profile', ability: 'user:read', other: 'team:read' },
+  { path: '/api/v1/team', ability: 'team:read', other: 'user:read' },
+] as const;
+
+describe('the OpenAPI document', () => {
+  let t: TestApp;
+  let contract: OpenApiContract;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      RATE_LIMIT_API_PER_TOKEN: '3',
+      RATE_LIMIT_API_ANONYMOUS_PER_IP: '1000',
+    });
+    contract = await OpenApiContract.fetch(t.server);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should describe both endpoints, the bearer scheme and every error, as OpenAPI 3.1', () => {
+    const doc = contract.document;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/team', '/api/v1/user/profile']);
+    for (const { path } of ENDPOINTS) {
+      const op = doc.paths[path].get as unknown as {
+        security: object[];
+        responses: Record<string, { headers: Record<string, unknown> }>;
+      };
+      expect(op.security).toEqual([{ bearer: [] }]);
+      expect(Object.keys(op.responses)).toEqual(
+        expect.arrayContaining(['200', '401', '403', '429', '500', '503']),
+      );
+      expect(Object.keys(op.responses['200'].headers)).toEqual(
+        expect.arrayContaining([
+          'X-Request-Id',
+          'RateLimit-Limit',
+          'RateLimit-Remaining',
+          'RateLimit-Reset',
+        ]),
+      );
+      expect(Object.keys(op.responses['429'].headers)).toContain('Retry-After');
+      expect(Object.keys(op.responses['401'].headers)).toContain('WWW-Authenticate');
+    }
+    expect(Object.keys(doc.paths['/api/v1/team'].get.responses)).toContain('404');
+  });
+
+  it("should answer the document as JSON without a token, and the docs page with the app's own assets", async () => {
+    const json = await request(t.server).get('/api/v1/openapi.json');
+    expect(json.status).toBe(200);
+    expect(json.headers['content-type']).toMatch(/^application\/json/);
+
+    const page = await request(t.server).get('/api/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    const assets = [...page.text.matchAll(/(?:src|href)=["']([^"']+)["']/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThanOrEqual(4);
+    for (const asset of assets) {
+      expect(asset).not.toMatch(/^(https?:)?\/\//);
+      const url = new URL(asset, 'http://localhost/api/docs').pathname;
+      expect({ url, status: (await request(t.server).get(url)).status }).toEqual({
+        url,
+        status: 200,
+      });
+    }
+    expect(page.headers['content-security-policy']).toContain("script-src 'self';");
+  });
+
+  describe.each(ENDPOINTS)('$path', ({ path, ability, other }) => {
+    const get = (authorization?: string) => {
+      const req = request(t.server).get(path);
+      return authorization ? req.set('Authorization', authorization) : req;
+    };
+
+    it('should match the document when it succeeds', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      const res = await get(`Bearer ${plaintext}`);
+      expect(res.status).toBe(200);
+      contract.expectMatches('GET', path, res);
+    });
+
+    it('should match the document for every authentication failure', async () => {
+      const user = await createUser(t.app);
+      const revoked = await createToken(t.app, user);
+      await t.app.get(TokensService).revoke(user.id, revoked.token.id);
+      const expired = await createToken(t.app, user, { expiresInDays: 1 });
+      await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .update({ id: expired.token.id }, { expiresAt: new Date(Date.now() - 1000) });
+      const scoped = await createToken(t.app, user, { abilities: [other] });
+
+      const answers = {
+        missing_token: await get(),
+        invalid_token: await get('Bearer tsr_000000000000000000000000000000000000'),
+        token_revoked: await get(`Bearer ${revoked.plaintext}`),
+        token_expired: await get(`Bearer ${expired.plaintext}`),
+        insufficient_scope: await get(`Bearer ${scoped.plaintext}`),
+      };
+      for (const [code, res] of Object.entries(answers)) {
+        expect({
+          code: (res.body as { error: { code: string } }).error.code,
+          status: res.status,
+        }).toEqual({
+          code,
+          status: code === 'insufficient_scope' ? 403 : 401,
+        });
+        contract.expectMatches('GET', path, res);
+      }
+      expect(ability).not.toBe(other);
+    });
+
+    it('should match the document when the token has used up its budget', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      let res = await get(`Bearer ${plaintext}`);
+      for (let i = 0; i < 5 && res.status !== 429; i++) res = await get(`Bearer ${plaintext}`);
+      expect(res.status).toBe(429);
+      contract.expectMatches('GET', path, res);
+    });
+  });
+
+  it('should match the document when the user has no current team', async () => {
+    const user = await createUser(t.app);
+    const { plaintext } = await createToken(t.app, user);
+    await t.dataSource.getRepository(User).update({ id: user.id }, { currentTeamId: null });
+
+    const res = await request(t.server)
+      .get('/api/v1/team')
+      .set('Authorization', `Bearer ${plaintext}`);
+
+    expect(res.status).toBe(404);
+    contract.expectMatches('GET', '/api/v1/team', res);
+  });
+
+  it('should fail a response the document does not describe', async () => {
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
+    const res = await request(t.server)
+      .get('/api/v1/user/profile')
+      .set('Authorization', `Bearer ${plaintext}`);
+
+    const extraField = { ...res, body: { ...res.body, data: { ...res.body.data, admin: true } } };
+    expect(() =>
+      contract.expectMatches('GET', '/api/v1/user/profile', extraField as request.Response),
+    ).toThrow(/additional properties/);
+    const shortTimestamp = { ...res, body: { ...res.body, timestamp: '2026-11-22T10:15:30.123Z' } };
+    expect(() =>
+      contract.expectMatches('GET', '/api/v1/user/profile', shortTimestamp as request.Response),
+    ).toThrow(/timestamp/);
+  });
+
+  // Last: it breaks the database under the app.
+  it('should match the document when something unexpected fails', async () => {
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
+    await t.dataSource.query('DROP TABLE personal_access_tokens');
+
+    for (const { path } of ENDPOINTS) {
+      const res = await request(t.server).get(path).set('Authorization', `Bearer ${plaintext}`);
+      expect(res.status).toBe(500);
+      contract.expectMatches('GET', path, res);
+    }
+  });
+});
+
+describe('the OpenAPI document switched off', () => {
+  it('should answer 404 for the document and the docs page', async () => {
+    const t = await createTestApp({ API_DOCS_ENABLED: 'false' });
+    try {
+      for (const path of ['/api/v1/openapi.json', '/api/docs', '/api/docs/swagger-ui.css']) {
+        const res = await request(t.server).get(path);
+        expect({ path, status: res.status }).toEqual({ path, status: 404 });
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
