@@ -5,6 +5,7 @@ import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 
 export interface AppOptions {
   /** Where log lines go instead of stdout. */
@@ -22,6 +23,7 @@ export class AppModule {
         CoreModule.forRoot(config),
         ApiV1Module,
         HealthModule,
+        MetricsModule.forRoot(config),
       ],
     };
   }

@@ -26,6 +26,7 @@ import { setupApiDocs } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
 import { assignRequestId } from './logging/request-id.js';
 import { requestLogger } from './logging/request-log.js';
+import { Metrics } from './metrics/metrics.js';
 
 /** Options for NestFactory.create, shared by main.ts and the e2e tests. */
 export const APP_OPTIONS = {
@@ -44,8 +45,10 @@ export function configureApp(app: INestApplication): INestApplication {
 
   // First of all, so every answer carries its request id and every request is logged.
   express.use(assignRequestId);
-  if (config.observability.logRequests)
+  if (config.observability.logRequests) {
     express.use(requestLogger(app.get<RootLogger>(ROOT_LOGGER)));
+  }
+  if (config.observability.metrics.enabled) express.use(app.get(Metrics).middleware());
   app.useLogger(app.get(Logger));
 
   for (const handler of securityHeaders()) express.use(handler);

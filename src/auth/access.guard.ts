@@ -1,7 +1,10 @@
-import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import { DomainError } from '../common/errors/domain.error.js';
+import { Metrics } from '../metrics/metrics.js';
 import { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
+import type { Ability } from '../tokens/abilities.js';
 import { AuthenticationError } from '../tokens/tokens.errors.js';
 import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
 import { AlreadySignedInError, SignInRequiredError } from './auth.errors.js';
@@ -21,6 +24,8 @@ export class AccessGuard implements CanActivate {
     private readonly bearer: BearerAuthGuard,
     private readonly tokens: TokensService,
     private readonly limiter: ApiRateLimiter,
+    // Present when METRICS_ENABLED (and never in the operators' CLI).
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -43,10 +48,32 @@ export class AccessGuard implements CanActivate {
       case 'guest':
         if (request.currentUser) throw new AlreadySignedInError();
         return true;
-      case 'bearer':
-        this.tokens.assertAbility(await this.authenticateBearer(context, request), policy.ability);
-        return true;
+      case 'bearer': {
+        const checked = this.checkBearer(context, request, policy.ability);
+        return this.metrics ? this.counted(checked, this.metrics) : checked;
+      }
     }
+  }
+
+  private async checkBearer(
+    context: ExecutionContext,
+    request: Request,
+    ability: Ability,
+  ): Promise<true> {
+    this.tokens.assertAbility(await this.authenticateBearer(context, request), ability);
+    return true;
+  }
+
+  /** The outcome for the metrics: success, or the code of the refusal. */
+  private async counted(checked: Promise<true>, metrics: Metrics): Promise<true> {
+    try {
+      await checked;
+    } catch (error) {
+      metrics.authentication(error instanceof DomainError ? error.code : 'error');
+      throw error;
+    }
+    metrics.authentication('success');
+    return true;
   }
 
   /** The bearer strategy, with failures counted per client IP and successes per token. */

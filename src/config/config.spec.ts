@@ -36,6 +36,58 @@ describe('loadConfig', () => {
   });
 });
 
+describe('observability settings', () => {
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (error) {
+      return (error as ConfigError).problems;
+    }
+  };
+
+  it('should keep metrics off and docs and request logs on when nothing is set', () => {
+    expect(loadConfig({}).observability).toEqual({
+      logFormat: 'pretty',
+      logRequests: true,
+      apiDocs: true,
+      metrics: { enabled: false, port: null, host: '0.0.0.0', token: null },
+    });
+  });
+
+  it('should refuse metrics enabled with neither a port of their own nor a secret', () => {
+    expect(problemsOf({ METRICS_ENABLED: 'true' })).toEqual([
+      expect.stringMatching(/^METRICS_ENABLED=true: set METRICS_PORT .* or METRICS_TOKEN/),
+    ]);
+  });
+
+  it('should refuse a short metrics secret, a metrics port equal to PORT, and an unknown log format', () => {
+    expect(
+      problemsOf({
+        METRICS_ENABLED: 'true',
+        METRICS_TOKEN: 'short',
+        METRICS_PORT: '3000',
+        LOG_FORMAT: 'xml',
+      }),
+    ).toEqual([
+      'METRICS_TOKEN: must be at least 32 characters',
+      'METRICS_PORT=3000: must differ from PORT',
+      'LOG_FORMAT="xml": must be one of json, pretty',
+    ]);
+  });
+
+  it('should accept metrics behind a secret or on their own port', () => {
+    const token = 's'.repeat(32);
+    expect(
+      loadConfig({ METRICS_ENABLED: 'true', METRICS_TOKEN: token }).observability.metrics,
+    ).toEqual({ enabled: true, port: null, host: '0.0.0.0', token });
+    expect(
+      loadConfig({ METRICS_ENABLED: 'true', METRICS_PORT: '9464', METRICS_HOST: '127.0.0.1' })
+        .observability.metrics,
+    ).toEqual({ enabled: true, port: 9464, host: '127.0.0.1', token: null });
+  });
+});
+
 describe('parseDatabaseUrl', () => {
   it('should read SQLite files and memory when given sqlite: URLs', () => {
     expect(parseDatabaseUrl('sqlite:data/x.sqlite')).toEqual({

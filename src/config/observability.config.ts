@@ -4,7 +4,7 @@ export const LOG_FORMATS = ['json', 'pretty'] as const;
 
 export interface MetricsConfig {
   enabled: boolean;
-  /** A listener of its own for /metrics; null serves it on the main port, behind `token`. */
+  /** A listener of its own for /metrics (0: any free port); null serves it on the main port, behind `token`. */
   port: number | null;
   host: string;
   /** The bearer secret a scraper must send; required on the main port. */
@@ -24,7 +24,7 @@ export interface ObservabilityConfig {
 const MIN_METRICS_TOKEN_LENGTH = 32;
 
 const optionalPort = (raw: string): number | null | { error: string } =>
-  raw === '' ? null : integer(1, 65535)(raw);
+  raw === '' ? null : integer(0, 65535)(raw);
 
 export function readObservabilityConfig(
   r: EnvReader,
@@ -44,7 +44,7 @@ export function readObservabilityConfig(
       'METRICS_ENABLED=true: set METRICS_PORT to serve /metrics on a port of its own, or METRICS_TOKEN to serve it on the main port behind that bearer secret',
     );
   }
-  if (metrics.enabled && metrics.port !== null && metrics.port === app.port) {
+  if (metrics.enabled && metrics.port !== null && metrics.port !== 0 && metrics.port === app.port) {
     r.problems.push(`METRICS_PORT=${metrics.port}: must differ from PORT`);
   }
   return {

@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { performance } from 'node:perf_hooks';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+
+/** mysql2's pool keeps its connections in queues with a length; fields of its own, read defensively. */
+interface MysqlPoolState {
+  config?: { connectionLimit?: number };
+  _allConnections?: { length: number };
+  _freeConnections?: { length: number };
+  _connectionQueue?: { length: number };
+}
+
+/** Seconds: from a cheap rejection (well under a millisecond) to the query timeout and beyond. */
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * The Prometheus metrics of one app, in a registry of its own: request durations by route,
+ * bearer authentications by outcome, the database pool, and Node's process metrics.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly duration: Histogram<'method' | 'route' | 'status'>;
+  private readonly authentications: Counter<'outcome'>;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to closing its response, by route pattern, method and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.authentications = new Counter({
+      name: 'tessera_api_authentications_total',
+      help: 'API bearer authentications by outcome: success, or the error code of the refusal',
+      labelNames: ['outcome'],
+      registers,
+    });
+    // SQLite has one connection and no pool to watch.
+    if (dataSource.options.type !== 'better-sqlite3') this.watchPool(dataSource, registers);
+  }
+
+  private watchPool(dataSource: DataSource, registers: Registry[]): void {
+    const pool = () => (dataSource.driver as unknown as { pool?: MysqlPoolState }).pool;
+    const gauge = (name: string, help: string, read: (p: MysqlPoolState) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const p = pool();
+          const value = p && read(p);
+          if (typeof value === 'number') this.set(value);
+        },
+      });
+    gauge(
+      'tessera_db_pool_connections_in_use',
+      'Database connections running a query',
+      (p) =>
+        p._allConnections &&
+        p._freeConnections &&
+        p._allConnections.length - p._freeConnections.length,
+    );
+    gauge(
+      'tessera_db_pool_connections_idle',
+      'Open database connections at rest',
+      (p) => p._freeConnections?.length,
+    );
+    gauge(
+      'tessera_db_pool_waiting',
+      'Queries waiting for a free database connection',
+      (p) => p._connectionQueue?.length,
+    );
+    gauge(
+      'tessera_db_pool_connections_max',
+      'The pool size (DB_POOL_SIZE)',
+      (p) => p.config?.connectionLimit,
+    );
+  }
+
+  /** One bearer authentication: `success`, or the code it was refused with. */
+  authentication(outcome: string): void {
+    this.authentications.inc({ outcome });
+  }
+
+  /** Times every request from its first middleware to the close of its response. */
+  middleware(): RequestHandler {
+    return (req: Request, res: Response, next: NextFunction): void => {
+      const start = performance.now();
+      res.once('close', () => {
+        const route = (req.route as { path?: string } | undefined)?.path ?? '(unmatched)';
+        this.duration.observe(
+          { method: req.method, route, status: String(res.statusCode) },
+          (performance.now() - start) / 1000,
+        );
+      });
+      next();
+    };
+  }
+}
