@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { buildDataSourceOptions } from '../src/database/database-options.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { runBuilt, type RunResult } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
@@ -282,4 +284,62 @@ describe('operator command line', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/personal team/);
   }, 30_000);
+
+  it('should prune tokens revoked or expired more than N days ago, in batches, and say how many', async () => {
+    const tokens = dataSource.getRepository(PersonalAccessToken);
+    const [ada] = await dataSource.query("SELECT id FROM users WHERE email = 'ada@example.com'");
+    const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000);
+    const row = (name: string, dates: { revokedAt?: Date; expiresAt?: Date }) => ({
+      userId: Number(ada.id),
+      name,
+      tokenHash: randomBytes(32).toString('hex'),
+      lastFour: 'abcd',
+      abilities: ['user:read' as const],
+      ...dates,
+    });
+    await tokens.insert([
+      row('prune: in use', {}),
+      row('prune: expires later', { expiresAt: daysAgo(-5) }),
+      row('prune: revoked lately', { revokedAt: daysAgo(29) }),
+      row('prune: expired lately', { expiresAt: daysAgo(29) }),
+    ]);
+    // More than one batch of dead tokens.
+    for (let batch = 0; batch < 5; batch++) {
+      await tokens.insert(
+        Array.from({ length: 500 }, (_, i) =>
+          row(
+            `prune: dead ${batch}-${i}`,
+            i % 2 ? { revokedAt: daysAgo(31) } : { expiresAt: daysAgo(40) },
+          ),
+        ),
+      );
+    }
+    const refused = await Promise.all([
+      cli('tokens:prune', '--older-than-days=-1'),
+      cli('tokens:prune', '--older-than-days', 'thirty'),
+      cli('tokens:prune'),
+    ]);
+    for (const r of refused) expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(refused[0].stderr).toMatch(/--older-than-days must be a whole number of days/);
+    expect(refused[2].stderr).toMatch(/Missing --older-than-days/);
+    expect(await tokens.count()).toBeGreaterThanOrEqual(2504);
+
+    const r = await cli('tokens:prune', '--older-than-days', '30');
+
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/^Deleted 2500 tokens revoked or expired before \d{4}-\d\d-\d\dT/);
+    const left = (await tokens.find({ where: { userId: Number(ada.id) } }))
+      .map((t) => t.name)
+      .filter((n) => n.startsWith('prune: '))
+      .sort();
+    expect(left).toEqual([
+      'prune: expired lately',
+      'prune: expires later',
+      'prune: in use',
+      'prune: revoked lately',
+    ]);
+    expect((await cli('tokens:prune', '--older-than-days', '30')).stdout).toMatch(
+      /^Deleted 0 tokens/,
+    );
+  }, 60_000);
 });

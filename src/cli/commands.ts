@@ -29,6 +29,13 @@ function positiveInteger(name: string, raw: string): number {
   return Number(raw);
 }
 
+function wholeNumber(name: string, raw: string): number {
+  if (!/^\d{1,6}$/.test(raw)) {
+    throw new ValidationError({ [name]: `--${name} must be a whole number of days (0 or more).` });
+  }
+  return Number(raw);
+}
+
 export const COMMANDS: Record<string, Command> = {
   'user:create': {
     usage: 'user:create --name NAME --email EMAIL [--password PASSWORD]',
@@ -83,6 +90,19 @@ export const COMMANDS: Record<string, Command> = {
       const when = token.revokedAt!.toISOString();
       out(
         `${alreadyRevoked ? 'Already revoked' : 'Revoked'}: token ${token.id} "${token.name}" (${when})`,
+      );
+    },
+  },
+
+  'tokens:prune': {
+    usage: 'tokens:prune --older-than-days DAYS',
+    options: ['older-than-days'],
+    required: ['older-than-days'],
+    async run(app, v, out) {
+      const days = wholeNumber('older-than-days', v['older-than-days']!);
+      const { deleted, before } = await app.get(TokensService).pruneDead(days);
+      out(
+        `Deleted ${deleted} token${deleted === 1 ? '' : 's'} revoked or expired before ${before.toISOString()}`,
       );
     },
   },

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull, type Repository } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { toDate } from '../database/database-errors.js';
@@ -126,5 +126,23 @@ export class TokensRepository {
       .where('id = :id', { id })
       .andWhere('(last_used_at IS NULL OR last_used_at < :staleBefore)', { staleBefore })
       .execute();
+  }
+
+  /** Up to `limit` ids of tokens revoked, or expired, before `before`. */
+  async findDeadIds(before: Date, limit: number): Promise<number[]> {
+    const rows = await this.tokens
+      .createQueryBuilder('t')
+      .select('t.id', 'id')
+      .where('t.revoked_at < :before', { before })
+      .orWhere('t.expires_at < :before', { before })
+      .orderBy('t.id')
+      .limit(limit)
+      .getRawMany<{ id: number | string }>();
+    return rows.map((r) => Number(r.id));
+  }
+
+  async deleteByIds(manager: EntityManager, ids: number[]): Promise<number> {
+    const result = await manager.getRepository(PersonalAccessToken).delete({ id: In(ids) });
+    return result.affected ?? ids.length;
   }
 }

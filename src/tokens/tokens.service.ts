@@ -29,6 +29,8 @@ export interface RevokedToken {
 /** What an authenticated API request acts as: a token, its user and the user's current team. */
 export type TokenPrincipal = TokenWithOwner;
 
+const PRUNE_BATCH = 1000;
+
 @Injectable()
 export class TokensService {
   constructor(
@@ -72,6 +74,24 @@ export class TokensService {
       await this.transactions.run((m) => this.tokens.revokeForOwner(m, userId, tokenId, at));
     }
     return { token: toTokenView(token), alreadyRevoked };
+  }
+
+  /**
+   * Deletes tokens that were revoked, or that expired, more than `olderThanDays` days ago, in
+   * batches so no statement holds the table for long; returns how many went. Tokens still in
+   * use are never touched: only revoked and expired ones are refused anyway.
+   */
+  async pruneDead(
+    olderThanDays: number,
+    now = new Date(),
+  ): Promise<{ deleted: number; before: Date }> {
+    const before = new Date(now.getTime() - olderThanDays * 86_400_000);
+    let deleted = 0;
+    for (;;) {
+      const ids = await this.tokens.findDeadIds(before, PRUNE_BATCH);
+      if (ids.length === 0) return { deleted, before };
+      deleted += await this.transactions.run((m) => this.tokens.deleteByIds(m, ids));
+    }
   }
 
   async revokeByName(userId: number, name: string): Promise<RevokedToken> {
