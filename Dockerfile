@@ -1,22 +1,33 @@
 # syntax=docker/dockerfile:1
+# Build: compile the native modules and the TypeScript, then keep production dependencies only.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
-COPY package.json package-lock.json .npmrc ./
-RUN npm install --ignore-scripts && npm rebuild better-sqlite3 argon2
-COPY . .
+COPY package.json package-lock.json ./
+RUN npm install --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 argon2
+COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
+COPY src ./src
 RUN npx nest build && npm prune --omit=dev
 
+# Run: no compilers, no dev dependencies, not root.
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production
+ENV NODE_ENV=production \
+    PORT=3000 \
+    DATABASE_URL=sqlite:/app/data/tessera.sqlite
 WORKDIR /app
-COPY --from=build --chown=node:node /app/node_modules ./node_modules
-COPY --from=build --chown=node:node /app/dist ./dist
-COPY --chown=node:node package.json ./
-COPY --chown=node:node views ./views
-COPY --chown=node:node public ./public
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY views ./views
+COPY public ./public
+# The embedded database, when DATABASE_URL is left at SQLite, lives in a volume the app can write.
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME ["/app/data"]
 USER node
 EXPOSE 3000
-# node as PID 1 receives SIGTERM directly (no npm wrapper in between).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Exec form: node is PID 1 and receives SIGTERM itself (no shell or npm in between), finishes the
+# requests in flight and exits 0.
 CMD ["node", "--max-old-space-size=128", "dist/src/main.js"]
