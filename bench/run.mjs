@@ -129,6 +129,12 @@ async function main() {
           },
         ]),
     {
+      name: 'Tessera, request logging off',
+      script: tessera,
+      env: tesseraEnv(main.url, { LOG_REQUESTS: 'false' }),
+      key: 'tessera-no-request-log',
+    },
+    {
       name: 'Tessera, rate limiting off',
       script: tessera,
       env: tesseraEnv(main.url, { RATE_LIMIT_ENABLED: 'false' }),

@@ -2,6 +2,8 @@ import { ValidationPipe, type INestApplication, type NestApplicationOptions } fr
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   json,
+  Router,
+  static as serveStatic,
   urlencoded,
   type NextFunction,
   type Request,
@@ -24,8 +26,8 @@ import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 import { setupApiDocs } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
-import { assignRequestId } from './logging/request-id.js';
-import { requestLogger } from './logging/request-log.js';
+import { logRequest } from './logging/request-log.js';
+import { observeRequests, type ResponseWatcher } from './logging/request-observer.js';
 import { Metrics } from './metrics/metrics.js';
 
 /** Options for NestFactory.create, shared by main.ts and the e2e tests. */
@@ -44,14 +46,13 @@ export function configureApp(app: INestApplication): INestApplication {
   express.set('etag', false);
 
   // First of all, so every answer carries its request id and every request is logged.
-  express.use(assignRequestId);
-  if (config.observability.logRequests) {
-    express.use(requestLogger(app.get<RootLogger>(ROOT_LOGGER)));
-  }
-  if (config.observability.metrics.enabled) express.use(app.get(Metrics).middleware());
+  const watchers: ResponseWatcher[] = [];
+  if (config.observability.logRequests) watchers.push(logRequest(app.get<RootLogger>(ROOT_LOGGER)));
+  if (config.observability.metrics.enabled) watchers.push(app.get(Metrics).watch);
+  express.use(observeRequests(watchers));
   app.useLogger(app.get(Logger));
 
-  for (const handler of securityHeaders()) express.use(handler);
+  express.use(securityHeaders());
   if (config.security.corsOrigins.length > 0) {
     // Only the listed origins, only reads; never a reflected arbitrary origin.
     express.enableCors({ origin: config.security.corsOrigins, methods: ['GET', 'HEAD'] });
@@ -62,20 +63,11 @@ export function configureApp(app: INestApplication): INestApplication {
   express.set('view options', { layout: 'layouts/main' });
   registerPartials(join(ROOT, 'views', 'partials'));
   for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
-  // Mounted on their own paths, so no other request pays a file lookup.
-  for (const folder of ['css', 'js']) {
-    express.useStaticAssets(join(ROOT, 'public', folder), {
-      prefix: `/${folder}/`,
-      index: false,
-      maxAge: '1h',
-    });
-  }
-  express.useStaticAssets(join(ROOT, 'public', 'favicon'), { prefix: '/favicon/', maxAge: '1d' });
-
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
   express.use(
     apiOrPages(apiResponses(app.get(ApiRateLimiter)), [
+      staticAssets(),
       urlencoded({ extended: true, limit: '100kb' }),
       json({ limit: '100kb' }),
       (req, res, next) => web.use(req, res, next),
@@ -91,6 +83,22 @@ export function configureApp(app: INestApplication): INestApplication {
   app.useGlobalFilters(new AllExceptionsFilter());
   if (config.observability.apiDocs) setupApiDocs(app);
   return app;
+}
+
+/**
+ * The pages' stylesheets, scripts and icons, each folder on its own path so no other request
+ * pays a file lookup; a step of the pages' chain, so API requests pass none of them.
+ */
+function staticAssets(): RequestHandler {
+  const assets = Router();
+  for (const folder of ['css', 'js']) {
+    assets.use(
+      `/${folder}`,
+      serveStatic(join(ROOT, 'public', folder), { index: false, maxAge: '1h' }),
+    );
+  }
+  assets.use('/favicon', serveStatic(join(ROOT, 'public', 'favicon'), { maxAge: '1d' }));
+  return assets;
 }
 
 /** hbs loads partials asynchronously; reading them here makes them ready for the first page. */
@@ -121,9 +129,16 @@ function apiOrPages(api: RequestHandler, pages: RequestHandler[]): RequestHandle
  * early for a client that has used up its failed attempts.
  */
 function apiResponses(limiter: ApiRateLimiter): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return (req: Request, res: Response, next: NextFunction): void => {
     res.setHeader('Cache-Control', 'no-store');
-    if (limiter.enabled) await limiter.checkClient(req, res);
-    next();
+    if (!limiter.enabled) return next();
+    let checking: void | Promise<void>;
+    try {
+      checking = limiter.checkClient(req, res);
+    } catch (refused) {
+      return next(refused);
+    }
+    if (checking) checking.then(() => next(), next);
+    else next();
   };
 }

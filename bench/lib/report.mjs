@@ -61,6 +61,7 @@ export function renderReport({
   }
   const t = get('tessera');
   const noRl = get('tessera-no-rate-limit');
+  const noLog = get('tessera-no-request-log');
   lines.push('');
   lines.push('Cost breakdown of an authenticated Tessera request (Node CPU µs):');
   lines.push('');
@@ -70,6 +71,10 @@ export function renderReport({
   if (noRl)
     lines.push(
       `| Rate limiting | ${(t.cpuUs - noRl.cpuUs).toFixed(0)} | minus the same build with RATE_LIMIT_ENABLED=false |`,
+    );
+  if (noLog)
+    lines.push(
+      `| Request logging | ${(t.cpuUs - noLog.cpuUs).toFixed(0)} | minus the same build with LOG_REQUESTS=false |`,
     );
   for (const [area, fraction] of Object.entries(share)) {
     lines.push(
@@ -90,6 +95,11 @@ export function renderReport({
   check(`p99 ≤ 40 ms: ${t.p99Ms.toFixed(1)} ms`, t.p99Ms <= 40);
   if (database !== 'SQLite')
     check(`Node CPU ≤ 220 µs per authenticated request: ${t.cpuUs.toFixed(0)} µs`, t.cpuUs <= 220);
+  if (noLog)
+    check(
+      `Request logging ≤ 30 µs of it: ${(t.cpuUs - noLog.cpuUs).toFixed(0)} µs`,
+      t.cpuUs - noLog.cpuUs <= 30,
+    );
   const invalid = get('tessera', 'invalid');
   if (invalid)
     check(

@@ -48,26 +48,27 @@ export class AccessGuard implements CanActivate {
       case 'guest':
         if (request.currentUser) throw new AlreadySignedInError();
         return true;
-      case 'bearer': {
-        const checked = this.checkBearer(context, request, policy.ability);
-        return this.metrics ? this.counted(checked, this.metrics) : checked;
-      }
+      case 'bearer':
+        if (!this.metrics) {
+          this.tokens.assertAbility(
+            await this.authenticateBearer(context, request),
+            policy.ability,
+          );
+          return true;
+        }
+        return await this.counted(context, request, policy.ability, this.metrics);
     }
   }
 
-  private async checkBearer(
+  /** The bearer policy, with its outcome counted: success, or the code of the refusal. */
+  private async counted(
     context: ExecutionContext,
     request: Request,
     ability: Ability,
+    metrics: Metrics,
   ): Promise<true> {
-    this.tokens.assertAbility(await this.authenticateBearer(context, request), ability);
-    return true;
-  }
-
-  /** The outcome for the metrics: success, or the code of the refusal. */
-  private async counted(checked: Promise<true>, metrics: Metrics): Promise<true> {
     try {
-      await checked;
+      this.tokens.assertAbility(await this.authenticateBearer(context, request), ability);
     } catch (error) {
       metrics.authentication(error instanceof DomainError ? error.code : 'error');
       throw error;
@@ -87,12 +88,16 @@ export class AccessGuard implements CanActivate {
       principal = await this.bearer.authenticate(request);
     } catch (error) {
       if (this.limiter.enabled && error instanceof AuthenticationError) {
-        await this.limiter.countFailure(request, response);
+        const counting = this.limiter.countFailure(request, response);
+        if (counting) await counting;
       }
       throw error;
     }
     request.user = principal;
-    if (this.limiter.enabled) await this.limiter.countToken(principal.tokenId, response);
+    if (this.limiter.enabled) {
+      const counting = this.limiter.countToken(principal.tokenId, response);
+      if (counting) await counting;
+    }
     return principal;
   }
 }

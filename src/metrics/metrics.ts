@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import type { ResponseWatcher } from '../logging/request-observer.js';
 
 /** mysql2's pool keeps its connections in queues with a length; fields of its own, read defensively. */
 interface MysqlPoolState {
@@ -89,18 +88,12 @@ export class Metrics {
     this.authentications.inc({ outcome });
   }
 
-  /** Times every request from its first middleware to the close of its response. */
-  middleware(): RequestHandler {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      const start = performance.now();
-      res.once('close', () => {
-        const route = (req.route as { path?: string } | undefined)?.path ?? '(unmatched)';
-        this.duration.observe(
-          { method: req.method, route, status: String(res.statusCode) },
-          (performance.now() - start) / 1000,
-        );
-      });
-      next();
-    };
-  }
+  /** Every request, from its first middleware to the close of its response (observeRequests). */
+  readonly watch: ResponseWatcher = (req, res, durationMs) => {
+    const route = (req.route as { path?: string } | undefined)?.path ?? '(unmatched)';
+    this.duration.observe(
+      { method: req.method, route, status: String(res.statusCode) },
+      durationMs / 1000,
+    );
+  };
 }

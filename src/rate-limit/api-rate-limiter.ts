@@ -26,31 +26,38 @@ export class ApiRateLimiter {
     return this.config.security.rateLimit.enabled;
   }
 
-  /** Before authentication: refuses a client IP that is out of failures. */
-  async checkClient(req: Request, res: Response): Promise<void> {
+  /**
+   * Before authentication: refuses a client IP that is out of failures. Each check returns a
+   * promise only when the counters live in Redis; in process it is done before it returns.
+   */
+  checkClient(req: Request, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.anonymousPerIp;
-    const window = (await this.storage.peek(this.clientKey(req))) ?? {
-      count: 0,
-      resetMs: this.windowMs,
-    };
-    this.report(res, limit, window);
-    if (window.count >= limit) throw new RateLimitedError(seconds(window.resetMs));
+    return settle(this.storage.peek(this.clientKey(req)), (window) => {
+      // Only a refusal reports here: authentication reports the budget that then applies.
+      if (window && window.count >= limit) this.admit(res, limit, window, window.count);
+    });
   }
 
   /** After a failed authentication: one more failure for the client IP. */
-  async countFailure(req: Request, res: Response): Promise<void> {
+  countFailure(req: Request, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.anonymousPerIp;
-    const window = await this.storage.hit(this.clientKey(req), this.windowMs);
-    this.report(res, limit, window);
-    if (window.count > limit) throw new RateLimitedError(seconds(window.resetMs));
+    return settle(this.storage.hit(this.clientKey(req), this.windowMs), (window) =>
+      this.admit(res, limit, window, window.count - 1),
+    );
   }
 
   /** After a successful authentication: one more request on the token's budget. */
-  async countToken(tokenId: number, res: Response): Promise<void> {
+  countToken(tokenId: number, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.perToken;
-    const window = await this.storage.hit(`api-token:${tokenId}`, this.windowMs);
+    return settle(this.storage.hit(`api-token:${tokenId}`, this.windowMs), (window) =>
+      this.admit(res, limit, window, window.count - 1),
+    );
+  }
+
+  /** Reports the window; refuses when `used` (the hits before this one) leaves no room. */
+  private admit(res: Response, limit: number, window: WindowCount, used: number): void {
     this.report(res, limit, window);
-    if (window.count > limit) throw new RateLimitedError(seconds(window.resetMs));
+    if (used >= limit) throw new RateLimitedError(seconds(window.resetMs));
   }
 
   private clientKey(req: Request): string {
@@ -66,4 +73,9 @@ export class ApiRateLimiter {
 
 function seconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
+}
+
+/** Runs `then` on a value now, or once it arrives when it is a promise. */
+function settle<T>(value: T | Promise<T>, then: (value: T) => void): void | Promise<void> {
+  return value instanceof Promise ? value.then(then) : then(value);
 }

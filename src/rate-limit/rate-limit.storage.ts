@@ -13,15 +13,16 @@ export interface WindowCount {
  * up its failures before its next token is even looked up.
  */
 export abstract class RateLimitStorage {
-  abstract hit(key: string, windowMs: number): Promise<WindowCount>;
-  abstract peek(key: string): Promise<WindowCount | null>;
+  /** In process the answer is at hand: no promise, so the request path waits for nothing. */
+  abstract hit(key: string, windowMs: number): WindowCount | Promise<WindowCount>;
+  abstract peek(key: string): WindowCount | null | Promise<WindowCount | null>;
 }
 
 export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplicationShutdown {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
+  hit(key: string, windowMs: number): WindowCount {
     const now = Date.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
@@ -32,7 +33,7 @@ export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplic
     return { count: window.count, resetMs: window.resetAt - now };
   }
 
-  async peek(key: string): Promise<WindowCount | null> {
+  peek(key: string): WindowCount | null {
     const now = Date.now();
     const window = this.windows.get(key);
     return window && window.resetAt > now

@@ -6,7 +6,13 @@ export abstract class DomainError extends Error {
   abstract readonly code: string;
 
   constructor(message: string) {
+    // An expected outcome, answered by its code: a stack trace would say nothing useful, and
+    // capturing one through Nest's and Express's frames is most of what refusing a bad token
+    // costs (docs/PERFORMANCE.md).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = new.target.name;
   }
 }
