@@ -24,7 +24,7 @@ import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
-import { setupApiDocs } from './api/v1/openapi/api-docs.js';
+import { apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
 import { logRequest } from './logging/request-log.js';
 import { observeRequests, type ResponseWatcher } from './logging/request-observer.js';
@@ -66,12 +66,18 @@ export function configureApp(app: INestApplication): INestApplication {
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
   express.use(
-    apiOrPages(apiResponses(app.get(ApiRateLimiter)), [
-      staticAssets(),
-      urlencoded({ extended: true, limit: '100kb' }),
-      json({ limit: '100kb' }),
-      (req, res, next) => web.use(req, res, next),
-    ]),
+    apiOrPages(
+      apiResponses(
+        app.get(ApiRateLimiter),
+        config.observability.apiDocs ? apiDocs(app) : undefined,
+      ),
+      [
+        staticAssets(),
+        urlencoded({ extended: true, limit: '100kb' }),
+        json({ limit: '100kb' }),
+        (req, res, next) => web.use(req, res, next),
+      ],
+    ),
   );
   app.useGlobalPipes(
     new ValidationPipe({
@@ -81,7 +87,6 @@ export function configureApp(app: INestApplication): INestApplication {
     }),
   );
   app.useGlobalFilters(new AllExceptionsFilter());
-  if (config.observability.apiDocs) setupApiDocs(app);
   return app;
 }
 
@@ -126,10 +131,15 @@ function apiOrPages(api: RequestHandler, pages: RequestHandler[]): RequestHandle
 
 /**
  * Every API answer: never kept by a browser or a proxy (answers are per token), and refused
- * early for a client that has used up its failed attempts.
+ * early for a client that has used up its failed attempts. Requests for the API's description
+ * (`docs`) go their own way first.
  */
-function apiResponses(limiter: ApiRateLimiter): RequestHandler {
+function apiResponses(limiter: ApiRateLimiter, docs?: RequestHandler): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (docs && isApiDocsPath(req.path)) {
+      docs(req, res, next);
+      return;
+    }
     res.setHeader('Cache-Control', 'no-store');
     if (!limiter.enabled) return next();
     let checking: void | Promise<void>;

@@ -76,6 +76,18 @@ describe('the OpenAPI document', () => {
       });
     }
     expect(page.headers['content-security-policy']).toContain("script-src 'self';");
+    expect(page.headers['content-security-policy']).not.toContain('unsafe-inline');
+    // Only the files the page uses: not swagger-ui-dist's demo page, which loads a remote API.
+    for (const other of [
+      '/api/docs/index.html',
+      '/api/docs/swagger-initializer.js',
+      '/api/docs/LICENSE',
+    ]) {
+      expect({ other, status: (await request(t.server).get(other)).status }).toEqual({
+        other,
+        status: 404,
+      });
+    }
   });
 
   describe.each(ENDPOINTS)('$path', ({ path, ability, other }) => {

@@ -1,7 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import type { NextFunction, Request, Response } from 'express';
+import { Router, static as serveStatic, type RequestHandler } from 'express';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { PROJECT_ROOT } from '../../../common/paths.js';
 import { ApiV1Module } from '../api-v1.module.js';
 import { BEARER_SCHEME } from './api-endpoint.decorator.js';
 
@@ -38,27 +41,36 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
   return document;
 }
 
+/** The Swagger UI files the docs page uses, from the installed swagger-ui-dist; nothing else. */
+const SWAGGER_UI_FILES = new Set(['swagger-ui.css', 'swagger-ui-bundle.js']);
+
+/** Whether a request is for the API's description rather than for the API itself. */
+export function isApiDocsPath(path: string): boolean {
+  return path === OPENAPI_PATH || path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`);
+}
+
 /**
- * The document at GET /api/v1/openapi.json and Swagger UI at GET /api/docs, with Swagger UI's
- * files served from the installed swagger-ui-dist package (no CDN).
+ * GET /api/v1/openapi.json and the Swagger UI page at GET /api/docs, served from the document
+ * built once at start and from the installed swagger-ui-dist (no CDN). The page has no inline
+ * script or style, so the app's strict Content-Security-Policy holds there too. configureApp
+ * sends only `isApiDocsPath` requests here, so API calls pass none of these routes.
  */
-export function setupApiDocs(app: INestApplication): void {
-  const express = app as NestExpressApplication;
-  // Swagger UI's page carries inline <style> blocks; its scripts stay same-origin files.
-  express.use(DOCS_PATH, (_req: Request, res: Response, next: NextFunction) => {
-    const csp = res.getHeader('Content-Security-Policy');
-    if (typeof csp === 'string') {
-      res.setHeader(
-        'Content-Security-Policy',
-        csp.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'"),
-      );
-    }
-    next();
+export function apiDocs(app: INestApplication): RequestHandler {
+  const document = JSON.stringify(createApiDocument(app));
+  const page = readFileSync(join(PROJECT_ROOT, 'views', 'api-docs.html'), 'utf8');
+  const swaggerUi = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  const files = serveStatic(swaggerUi, { index: false, maxAge: '1d', fallthrough: true });
+  const router = Router({ caseSensitive: true, strict: false });
+  router.get(OPENAPI_PATH, (_req, res) => {
+    res.type('application/json').send(document);
   });
-  SwaggerModule.setup(DOCS_PATH, app, createApiDocument(app), {
-    jsonDocumentUrl: OPENAPI_PATH,
-    raw: ['json'],
-    customSiteTitle: 'Tessera API',
-    swaggerOptions: { persistAuthorization: false, tryItOutEnabled: false },
+  router.get(DOCS_PATH, (_req, res) => {
+    res.type('text/html').send(page);
   });
+  router.get(`${DOCS_PATH}/:file`, (req, res, next) => {
+    if (!SWAGGER_UI_FILES.has(req.params.file)) return next();
+    req.url = `/${req.params.file}`;
+    files(req, res, next);
+  });
+  return router;
 }
