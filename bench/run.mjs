@@ -9,7 +9,15 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hasWrk, load } from './lib/load.mjs';
-import { cpuMicros, peakRssMb, pinProcess, startServer, tasksetWorks } from './lib/proc.mjs';
+import {
+  countInstructions,
+  cpuMicros,
+  peakRssMb,
+  perfWorks,
+  pinProcess,
+  startServer,
+  tasksetWorks,
+} from './lib/proc.mjs';
 import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
 import { authShare } from './lib/profile.mjs';
 import { renderReport } from './lib/report.mjs';
@@ -68,12 +76,15 @@ const tesseraEnv = (url, extra = {}) => ({
 
 const undo = [];
 
+const usePerf = perfWorks();
+
 async function main() {
   const useWrk = await hasWrk();
   log(
     `Load generator: ${useWrk ? 'wrk' : 'autocannon'}, ${connections} connections, ${seconds} s a run, ${rounds} round(s)`,
   );
   if (pin) log('Pinning: servers on CPU 0; load generator and database on CPU 1');
+  if (usePerf) log('Counting instructions per request with perf stat');
   else log('Not pinned: taskset unavailable or a single CPU');
 
   const main = await database('main', 10_000, 100_000);
@@ -199,6 +210,7 @@ async function main() {
     for (const s of order) {
       for (const sc of scenarios(s)) {
         const before = cpuMicros(s.pid);
+        const counter = usePerf ? countInstructions(s.pid) : null;
         const r = await load({
           url: s.url,
           tokens: sc.tokens,
@@ -208,6 +220,7 @@ async function main() {
           cpu: LOAD_CPU,
         });
         const cpu = cpuMicros(s.pid) - before;
+        const instructions = counter ? await counter.stop() : NaN;
         runs.push({
           round,
           server: s.key,
@@ -215,6 +228,7 @@ async function main() {
           scenario: sc.scenario,
           ...r,
           cpuUsPerRequest: cpu / Math.max(1, r.requests),
+          kInstructionsPerRequest: instructions / 1000 / Math.max(1, r.requests),
         });
         log(
           `  round ${round} ${s.name} [${sc.scenario}]: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${(cpu / Math.max(1, r.requests)).toFixed(0)} µs CPU/req${r.errors ? `, ${r.errors} errors` : ''}`,

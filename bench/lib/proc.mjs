@@ -1,5 +1,5 @@
 // Process measurements from /proc: CPU time used by a process and its peak resident memory.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -70,5 +70,38 @@ export async function startServer({ name, script, args = [], env, port, cpu, nod
         child.once('exit', resolve);
         child.kill('SIGTERM');
       }),
+  };
+}
+
+/** Whether `perf stat` can count instructions here (it cannot on some virtual machines). */
+export function perfWorks() {
+  const r = spawnSync('perf', ['stat', '-x', ',', '-e', 'instructions', 'true'], {
+    encoding: 'utf8',
+  });
+  return (
+    r.status === 0 && /,instructions/.test(r.stderr) && !/not (supported|counted)/.test(r.stderr)
+  );
+}
+
+/**
+ * Counts the instructions a process runs (user and kernel, every thread) until `stop()` is
+ * called. Unlike CPU time, the count hardly depends on what else the machine is doing, so it
+ * shows differences of a few per cent that CPU time hides in noise.
+ */
+export function countInstructions(pid) {
+  const child = spawn('perf', ['stat', '-x', ',', '-e', 'instructions', '-p', String(pid)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr += c));
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  return {
+    stop: async () => {
+      child.kill('SIGINT');
+      await closed;
+      const line = stderr.split('\n').find((l) => l.includes(',instructions'));
+      const value = line ? Number(line.split(',')[0]) : NaN;
+      return Number.isFinite(value) ? value : NaN;
+    },
   };
 }

@@ -23,6 +23,8 @@ export function summarize(runs) {
     p50Ms: median(rs.map((r) => r.p50Ms)),
     p99Ms: median(rs.map((r) => r.p99Ms)),
     cpuUs: median(rs.map((r) => r.cpuUsPerRequest)),
+    // The least of the rounds: noise only ever adds instructions (GC, a colder cache, the kernel).
+    kInstr: Math.min(...rs.map((r) => r.kInstructionsPerRequest ?? NaN)),
     ratio: median(rs.map((r) => r.rps / (yard(r.round)?.rps ?? NaN))),
     errors: rs.reduce((n, r) => n + r.errors, 0),
   }));
@@ -51,12 +53,12 @@ export function renderReport({
   );
   lines.push('');
   lines.push(
-    '| Server | Request | req/s | × yardstick | p50 ms | p99 ms | Node CPU µs/req | Peak RSS MB |',
+    '| Server | Request | req/s | × yardstick | p50 ms | p99 ms | Node CPU µs/req | k instructions/req | Peak RSS MB |',
   );
-  lines.push('|---|---|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     lines.push(
-      `| ${r.name} | ${r.scenario} token | ${r.rps.toFixed(0)} | ${r.ratio.toFixed(2)} | ${r.p50Ms.toFixed(1)} | ${r.p99Ms.toFixed(1)} | ${r.cpuUs.toFixed(0)} | ${(rss[r.server] ?? NaN).toFixed(0)} |`,
+      `| ${r.name} | ${r.scenario} token | ${r.rps.toFixed(0)} | ${r.ratio.toFixed(2)} | ${r.p50Ms.toFixed(1)} | ${r.p99Ms.toFixed(1)} | ${r.cpuUs.toFixed(0)} | ${Number.isFinite(r.kInstr) ? r.kInstr.toFixed(0) : '–'} | ${(rss[r.server] ?? NaN).toFixed(0)} |`,
     );
   }
   const t = get('tessera');
@@ -65,20 +67,25 @@ export function renderReport({
   lines.push('');
   lines.push('Cost breakdown of an authenticated Tessera request (Node CPU µs):');
   lines.push('');
-  lines.push('| Part | µs/req | How measured |');
-  lines.push('|---|---:|---|');
-  lines.push(`| Whole request | ${t.cpuUs.toFixed(0)} | production configuration |`);
+  const instr = (r) => (Number.isFinite(r.kInstr) ? `${r.kInstr.toFixed(0)}k` : '–');
+  const instrDelta = (a, b) =>
+    Number.isFinite(a.kInstr) && Number.isFinite(b.kInstr)
+      ? `${(a.kInstr - b.kInstr).toFixed(0)}k (${((100 * (a.kInstr - b.kInstr)) / a.kInstr).toFixed(1)}%)`
+      : '–';
+  lines.push('| Part | µs/req | instructions/req | How measured |');
+  lines.push('|---|---:|---:|---|');
+  lines.push(`| Whole request | ${t.cpuUs.toFixed(0)} | ${instr(t)} | production configuration |`);
   if (noRl)
     lines.push(
-      `| Rate limiting | ${(t.cpuUs - noRl.cpuUs).toFixed(0)} | minus the same build with RATE_LIMIT_ENABLED=false |`,
+      `| Rate limiting | ${(t.cpuUs - noRl.cpuUs).toFixed(0)} | ${instrDelta(t, noRl)} | minus the same build with RATE_LIMIT_ENABLED=false |`,
     );
   if (noLog)
     lines.push(
-      `| Request logging | ${(t.cpuUs - noLog.cpuUs).toFixed(0)} | minus the same build with LOG_REQUESTS=false |`,
+      `| Request logging | ${(t.cpuUs - noLog.cpuUs).toFixed(0)} | ${instrDelta(t, noLog)} | minus the same build with LOG_REQUESTS=false |`,
     );
   for (const [area, fraction] of Object.entries(share)) {
     lines.push(
-      `| ${area[0].toUpperCase()}${area.slice(1)} | ${(fraction * t.cpuUs).toFixed(0)} | ${(fraction * 100).toFixed(1)}% of busy CPU samples (node --cpu-prof) |`,
+      `| ${area[0].toUpperCase()}${area.slice(1)} | ${(fraction * t.cpuUs).toFixed(0)} | | ${(fraction * 100).toFixed(1)}% of busy CPU samples (node --cpu-prof) |`,
     );
   }
   lines.push('');
