@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import request from 'supertest';
-import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
-import { TokensService } from '../src/tokens/tokens.service.js';
-import { createToken, createUser } from './factories/index.js';
+import {
+  createExpiredToken,
+  createRevokedToken,
+  createToken,
+  createUser,
+} from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 /**
@@ -19,12 +22,8 @@ describe('Authorization header property', () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
     const user = await createUser(t.app);
     good = [(await createToken(t.app, user)).plaintext, (await createToken(t.app, user)).plaintext];
-    const revoked = await createToken(t.app, user);
-    await t.app.get(TokensService).revoke(user.id, revoked.token.id);
-    const expired = await createToken(t.app, user, { expiresInDays: 1 });
-    await t.dataSource
-      .getRepository(PersonalAccessToken)
-      .update({ id: expired.token.id }, { expiresAt: new Date(Date.now() - 1000) });
+    const revoked = await createRevokedToken(t.app, user);
+    const expired = await createExpiredToken(t.app, user);
     const teamOnly = await createToken(t.app, user, { abilities: ['team:read'] });
     bad = [revoked.plaintext, expired.plaintext, teamOnly.plaintext];
   });

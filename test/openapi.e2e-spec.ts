@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { TokensService } from '../src/tokens/tokens.service.js';
-import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createToken, createUser } from './factories/index.js';
+import {
+  createExpiredToken,
+  createRevokedToken,
+  createToken,
+  createUser,
+} from './factories/index.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -105,12 +108,8 @@ describe('the OpenAPI document', () => {
 
     it('should match the document for every authentication failure', async () => {
       const user = await createUser(t.app);
-      const revoked = await createToken(t.app, user);
-      await t.app.get(TokensService).revoke(user.id, revoked.token.id);
-      const expired = await createToken(t.app, user, { expiresInDays: 1 });
-      await t.dataSource
-        .getRepository(PersonalAccessToken)
-        .update({ id: expired.token.id }, { expiresAt: new Date(Date.now() - 1000) });
+      const revoked = await createRevokedToken(t.app, user);
+      const expired = await createExpiredToken(t.app, user);
       const scoped = await createToken(t.app, user, { abilities: [other] });
 
       const answers = {

@@ -1,9 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
 import { RegistrationService } from '../../src/auth/registration.service.js';
 import { TeamsService } from '../../src/teams/teams.service.js';
 import type { Team } from '../../src/teams/team.entity.js';
 import type { CreateTokenDto } from '../../src/tokens/dto/create-token.dto.js';
+import { PersonalAccessToken } from '../../src/tokens/personal-access-token.entity.js';
 import { TokensService, type CreatedToken } from '../../src/tokens/tokens.service.js';
 import type { User } from '../../src/users/user.entity.js';
 
@@ -28,6 +31,29 @@ export function createToken(
   overrides: Partial<CreateTokenDto> = {},
 ): Promise<CreatedToken> {
   return app.get(TokensService).create(user.id, { name: 'test token', ...overrides });
+}
+
+/** A token revoked just now. */
+export async function createRevokedToken(
+  app: INestApplication,
+  user: Pick<User, 'id'>,
+): Promise<CreatedToken> {
+  const created = await createToken(app, user);
+  await app.get(TokensService).revoke(user.id, created.token.id);
+  return created;
+}
+
+/** A token whose expiry passed a second ago. */
+export async function createExpiredToken(
+  app: INestApplication,
+  user: Pick<User, 'id'>,
+): Promise<CreatedToken> {
+  const created = await createToken(app, user, { expiresInDays: 1 });
+  await app
+    .get<DataSource>(getDataSourceToken())
+    .getRepository(PersonalAccessToken)
+    .update({ id: created.token.id }, { expiresAt: new Date(Date.now() - 1000) });
+  return created;
 }
 
 export function createTeam(

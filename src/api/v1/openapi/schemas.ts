@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { API_VERSION } from '../../../common/http/envelope.js';
 
@@ -39,29 +40,24 @@ export class TeamSchema {
   slug!: string;
 }
 
-@ApiSchema({ name: 'UserProfileEnvelope' })
-export class UserProfileEnvelope {
-  @ApiProperty({ type: Boolean, enum: [true] })
-  success!: true;
-  @ApiProperty({ type: UserProfileSchema })
-  data!: UserProfileSchema;
-  @ApiProperty(VERSION)
-  version!: string;
-  @ApiProperty(TIMESTAMP)
-  timestamp!: string;
+/** The success envelope around one resource. */
+function successEnvelope<T>(data: Type<T>, name: string): Type {
+  @ApiSchema({ name })
+  class SuccessEnvelope {
+    @ApiProperty({ type: Boolean, enum: [true] })
+    success!: true;
+    @ApiProperty({ type: data })
+    data!: T;
+    @ApiProperty(VERSION)
+    version!: string;
+    @ApiProperty(TIMESTAMP)
+    timestamp!: string;
+  }
+  return SuccessEnvelope;
 }
 
-@ApiSchema({ name: 'TeamEnvelope' })
-export class TeamEnvelope {
-  @ApiProperty({ type: Boolean, enum: [true] })
-  success!: true;
-  @ApiProperty({ type: TeamSchema })
-  data!: TeamSchema;
-  @ApiProperty(VERSION)
-  version!: string;
-  @ApiProperty(TIMESTAMP)
-  timestamp!: string;
-}
+export const UserProfileEnvelope = successEnvelope(UserProfileSchema, 'UserProfileEnvelope');
+export const TeamEnvelope = successEnvelope(TeamSchema, 'TeamEnvelope');
 
 @ApiSchema({ name: 'Error' })
 export class ErrorBody {
