@@ -10,6 +10,13 @@ import { logLevelsUpTo } from './config/log-levels.js';
 import { isDatabaseRefusal, isDatabaseUnavailable } from './database/database-errors.js';
 
 async function bootstrap(): Promise<void> {
+  // Until the server listens there is nothing to finish: a stop during start-up (migrations,
+  // say) ends the process at once. As PID 1 in a container, node would otherwise ignore it.
+  const stopWhileStarting = (signal: NodeJS.Signals) => {
+    console.error(`${signal} received while starting; exiting`);
+    process.exit(1);
+  };
+  process.once('SIGTERM', stopWhileStarting).once('SIGINT', stopWhileStarting);
   if (existsSync('.env')) process.loadEnvFile('.env');
   const config = loadConfig();
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
@@ -29,12 +36,15 @@ async function bootstrap(): Promise<void> {
   try {
     await app.listen(config.app.port, config.app.host);
   } catch (error) {
+    // A listener of a module's own (METRICS_PORT) names its own settings.
+    if (error instanceof Error && error.message.startsWith('cannot listen')) throw error;
     throw new Error(
       `cannot listen on ${config.app.host}:${config.app.port} (HOST, PORT): ${String(error)}`,
       { cause: error },
     );
   }
   Logger.log(`Listening on ${await app.getUrl()}`, 'Tessera');
+  process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
   stopGracefullyOn(['SIGTERM', 'SIGINT'], app, config.security.shutdownTimeoutMs);
 }
 

@@ -320,7 +320,9 @@ describe('operator command line', () => {
       cli('tokens:prune'),
     ]);
     for (const r of refused) expect(r).toMatchObject({ code: 1, stdout: '' });
-    expect(refused[0].stderr).toMatch(/--older-than-days must be a whole number of days/);
+    expect(refused[0].stderr).toMatch(
+      /--older-than-days must be a whole number of days from 0 to 999999/,
+    );
     expect(refused[2].stderr).toMatch(/Missing --older-than-days/);
     expect(await tokens.count()).toBeGreaterThanOrEqual(2504);
 

@@ -99,7 +99,7 @@ describe('request logging', () => {
     expect(line).toMatchObject({ status: 200, route: '/dashboard', userId: expect.any(Number) });
     expect(css.headers['x-request-id']).toMatch(UUID);
     expect(logs.requestLines(css.headers['x-request-id'])).toEqual([
-      expect.objectContaining({ status: 200, path: '/css/app.css' }),
+      expect.objectContaining({ status: 200, path: '/css/app.css', route: '/css' }),
     ]);
   });
 

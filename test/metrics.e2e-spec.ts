@@ -64,6 +64,7 @@ describe('metrics on the main port, behind their own bearer secret', () => {
       .get('/api/v1/user/profile')
       .set('Authorization', `Bearer ${scoped.plaintext}`);
     await request(t.server).get('/api/v1/nowhere/42');
+    await request(t.server).get('/css/app.css');
 
     const res = await request(t.server).get('/metrics').set('Authorization', `Bearer ${SECRET}`);
 
@@ -78,12 +79,17 @@ describe('metrics on the main port, behind their own bearer secret', () => {
     // A path that matched no route is one series, whatever the path was.
     expect(count('{method="GET",route="(unmatched)",status="404"}')).toBe(1);
     expect(body).not.toContain('/api/v1/nowhere/42');
+    // A static file counts under its folder.
+    expect(count('{method="GET",route="/css",status="200"}')).toBe(1);
     const outcome = (o: string) =>
       sample(body, 'tessera_api_authentications_total', `{outcome="${o}"}`);
     expect(outcome('success')).toBe(3);
     expect(outcome('missing_token')).toBe(1);
     expect(outcome('invalid_token')).toBe(1);
     expect(outcome('insufficient_scope')).toBe(1);
+    // Outcomes not seen yet are there at 0, so alerts on them have a series to watch.
+    expect(outcome('token_expired')).toBe(0);
+    expect(outcome('error')).toBe(0);
     expect(sample(body, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(sample(body, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     if (t.config.database.target.type === 'sqlite') {

@@ -46,7 +46,27 @@ describe('secrets in the logs', () => {
     await request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${plaintext}`);
     await client.submit('/teams', '/teams', { name: 'fails now' });
 
+    // Failed inserts: the database error carries the row (a token hash, a password hash).
+    const formToken = await client.csrfFrom('/settings/api-tokens');
+    await t.dataSource.query('ALTER TABLE personal_access_tokens RENAME COLUMN name TO label');
+    const failed = await client.agent
+      .post('/settings/api-tokens')
+      .type('form')
+      .send({ name: 'fails too', abilities: 'user:read', _csrf: formToken });
+    expect(failed.status).toBe(500);
+    await t.dataSource.query('ALTER TABLE users RENAME COLUMN name TO full_name');
+    const refused = await new WebClient(t.server).submit('/register', '/register', {
+      name: 'Half Written',
+      email: uniqueEmail('fails'),
+      password,
+      password_confirmation: password,
+    });
+    expect(refused.status).toBe(500);
+
     const log = logs.text;
+    expect(log).toMatch(/QueryFailedError/);
+    expect(log).not.toMatch(/\$argon2id\$/);
+    expect(log).not.toMatch(/[0-9a-f]{64}/);
     // Every request was logged, the failures with their causes.
     expect(logs.entries.filter((e) => 'status' in e).length).toBeGreaterThanOrEqual(14);
     expect(logs.entries.some((e) => e.context === 'Errors' && e.err)).toBe(true);

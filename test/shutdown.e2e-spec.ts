@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { startBuiltServer } from './support/run-built.js';
+import { join } from 'node:path';
+import { ROOT, startBuiltServer } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 /**
@@ -57,4 +59,29 @@ describe('graceful shutdown', () => {
     expect(await exited).toBe(0);
     expect(server.output()).toMatch(/SIGTERM received/);
   }, 60_000);
+
+  it('should stop at once on SIGTERM while still starting, before it listens', async () => {
+    // Nothing listens on port 9: the database connection is retried for seconds.
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'test',
+        PORT: '0',
+        DATABASE_URL: 'mysql://root@127.0.0.1:9/nothing',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const signalled = Date.now();
+
+    child.kill('SIGTERM');
+
+    expect(await exited).toBe(1);
+    expect(Date.now() - signalled).toBeLessThan(1_000);
+    expect(stderr).toMatch(/SIGTERM received while starting/);
+  }, 30_000);
 });

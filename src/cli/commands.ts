@@ -31,7 +31,9 @@ function positiveInteger(name: string, raw: string): number {
 
 function wholeNumber(name: string, raw: string): number {
   if (!/^\d{1,6}$/.test(raw)) {
-    throw new ValidationError({ [name]: `--${name} must be a whole number of days (0 or more).` });
+    throw new ValidationError({
+      [name]: `--${name} must be a whole number of days from 0 to 999999.`,
+    });
   }
   return Number(raw);
 }

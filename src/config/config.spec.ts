@@ -57,7 +57,7 @@ describe('observability settings', () => {
 
   it('should refuse metrics enabled with neither a port of their own nor a secret', () => {
     expect(problemsOf({ METRICS_ENABLED: 'true' })).toEqual([
-      expect.stringMatching(/^METRICS_ENABLED=true: set METRICS_PORT .* or METRICS_TOKEN/),
+      expect.stringMatching(/^METRICS_ENABLED is on: set METRICS_PORT .* or METRICS_TOKEN/),
     ]);
   });
 

@@ -41,7 +41,7 @@ export function readObservabilityConfig(
   }
   if (metrics.enabled && metrics.port === null && metrics.token === null) {
     r.problems.push(
-      'METRICS_ENABLED=true: set METRICS_PORT to serve /metrics on a port of its own, or METRICS_TOKEN to serve it on the main port behind that bearer secret',
+      'METRICS_ENABLED is on: set METRICS_PORT to serve /metrics on a port of its own, or METRICS_TOKEN to serve it on the main port behind that bearer secret',
     );
   }
   if (metrics.enabled && metrics.port !== null && metrics.port !== 0 && metrics.port === app.port) {

@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream, Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import { safeError } from './error-serializer.js';
 import { createRootLogger } from './root-logger.js';
 
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -26,7 +27,8 @@ export class LoggingModule {
       module: LoggingModule,
       imports: [
         LoggerModule.forRoot({
-          pinoHttp: { logger: root },
+          // The root's own error serializer: pino-http would otherwise put its default back.
+          pinoHttp: { logger: root, wrapSerializers: false, serializers: { err: safeError } },
           useExisting: true,
           forRoutes: [],
         }),

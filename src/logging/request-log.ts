@@ -17,6 +17,14 @@ export interface RequestLine {
   tokenId?: number;
 }
 
+/**
+ * The pattern of the route that answered (`/teams/:id`); for a static file, the folder it was
+ * served from (`/css`); null when nothing matched.
+ */
+export function routeOf(req: Request): string | null {
+  return (req.route as { path?: string } | undefined)?.path ?? (req.baseUrl || null);
+}
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -27,7 +35,7 @@ export function requestLine(req: Request, res: Response, durationMs: number): Re
     reqId: String(req.id),
     method: req.method,
     path: pathOf(req.originalUrl ?? req.url),
-    route: (req.route as { path?: string } | undefined)?.path ?? null,
+    route: routeOf(req),
     status: res.statusCode,
     durationMs: Math.round(durationMs * 100) / 100,
   };

@@ -2,6 +2,7 @@ import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import type { LogLevel } from '../config/app.config.js';
 import type { Config } from '../config/config.js';
+import { safeError } from './error-serializer.js';
 
 /** LOG_LEVEL speaks Nest's names; pino's differ for two of them. */
 const PINO_LEVEL: Record<LogLevel, Level> = {
@@ -64,6 +65,7 @@ export function createRootLogger(config: Config, destination?: DestinationStream
     {
       level: PINO_LEVEL[config.app.logLevel],
       redact: { paths: REDACT_PATHS, censor: REDACTED },
+      serializers: { err: safeError },
       formatters: { level: (label) => ({ level: label }) },
       timestamp: pino.stdTimeFunctions.isoTime,
     },

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import { routeOf } from '../logging/request-log.js';
 import type { ResponseWatcher } from '../logging/request-observer.js';
 
 /** mysql2's pool keeps its connections in queues with a length; fields of its own, read defensively. */
@@ -11,6 +12,18 @@ interface MysqlPoolState {
   _freeConnections?: { length: number };
   _connectionQueue?: { length: number };
 }
+
+/** `error` is anything unexpected (the database down, a bug): the answer is 5xx. */
+const AUTH_OUTCOMES = [
+  'success',
+  'missing_token',
+  'invalid_token',
+  'token_revoked',
+  'token_expired',
+  'insufficient_scope',
+  'rate_limited',
+  'error',
+] as const;
 
 /** Seconds: from a cheap rejection (well under a millisecond) to the query timeout and beyond. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -41,6 +54,8 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    // Every outcome has a series from the start, so a rate() alert works before the first one.
+    for (const outcome of AUTH_OUTCOMES) this.authentications.inc({ outcome }, 0);
     // SQLite has one connection and no pool to watch.
     if (dataSource.options.type !== 'better-sqlite3') this.watchPool(dataSource, registers);
   }
@@ -90,7 +105,7 @@ export class Metrics {
 
   /** Every request, from its first middleware to the close of its response (observeRequests). */
   readonly watch: ResponseWatcher = (req, res, durationMs) => {
-    const route = (req.route as { path?: string } | undefined)?.path ?? '(unmatched)';
+    const route = routeOf(req) ?? '(unmatched)';
     this.duration.observe(
       { method: req.method, route, status: String(res.statusCode) },
       durationMs / 1000,
