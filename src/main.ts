@@ -43,7 +43,11 @@ async function bootstrap(): Promise<void> {
       { cause: error },
     );
   }
-  Logger.log(`Listening on ${await app.getUrl()}`, 'Tessera');
+  const everywhere = ['0.0.0.0', '::'].includes(config.app.host);
+  Logger.log(
+    `Listening on ${await app.getUrl()}${everywhere ? ` (all interfaces: HOST=${config.app.host})` : ''}`,
+    'Tessera',
+  );
   process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
   stopGracefullyOn(['SIGTERM', 'SIGINT'], app, config.security.shutdownTimeoutMs);
 }
