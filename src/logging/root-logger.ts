@@ -57,7 +57,10 @@ export function createRootLogger(config: Config, destination?: DestinationStream
       ? pretty({
           colorize: !destination && process.stdout.isTTY,
           sync: true,
-          ignore: 'pid,hostname',
+          ignore: 'pid,hostname,context',
+          // One line an entry, Nest's context first: `INFO: (Tessera) Listening on …`.
+          singleLine: true,
+          messageFormat: '{if context}({context}) {end}{msg}',
           destination: destination ?? 1,
         })
       : (destination ?? pino.destination({ dest: 1, sync: false }));
