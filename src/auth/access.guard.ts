@@ -49,31 +49,23 @@ export class AccessGuard implements CanActivate {
         if (request.currentUser) throw new AlreadySignedInError();
         return true;
       case 'bearer':
-        if (!this.metrics) {
-          this.tokens.assertAbility(
-            await this.authenticateBearer(context, request),
-            policy.ability,
-          );
-          return true;
-        }
-        return await this.counted(context, request, policy.ability, this.metrics);
+        return await this.checkBearer(context, request, policy.ability);
     }
   }
 
-  /** The bearer policy, with its outcome counted: success, or the code of the refusal. */
-  private async counted(
+  /** The bearer policy; with metrics on, its outcome is counted: success, or the refusal's code. */
+  private async checkBearer(
     context: ExecutionContext,
     request: Request,
     ability: Ability,
-    metrics: Metrics,
   ): Promise<true> {
     try {
       this.tokens.assertAbility(await this.authenticateBearer(context, request), ability);
     } catch (error) {
-      metrics.authentication(error instanceof DomainError ? error.code : 'error');
+      this.metrics?.authentication(error instanceof DomainError ? error.code : 'error');
       throw error;
     }
-    metrics.authentication('success');
+    this.metrics?.authentication('success');
     return true;
   }
 

@@ -33,7 +33,7 @@ export function readObservabilityConfig(
   const metrics: MetricsConfig = {
     enabled: r.read('METRICS_ENABLED', 'false', boolean),
     port: r.read('METRICS_PORT', '', optionalPort),
-    host: r.read('METRICS_HOST', app.host ?? '0.0.0.0', text),
+    host: r.read('METRICS_HOST', app.host, text),
     token: r.env.METRICS_TOKEN?.trim() || null,
   };
   if (metrics.token !== null && metrics.token.length < MIN_METRICS_TOKEN_LENGTH) {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
 /** What a client or a proxy may pass on: a UUID, a ULID, a trace id; nothing that could forge a log line. */
-const WELL_FORMED = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
  * Every request gets an id: the client's X-Request-Id when it is well formed, a new UUID
@@ -13,7 +13,7 @@ const WELL_FORMED = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
  */
 export function assignRequestId(req: Request, res: Response, next: NextFunction): void {
   const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && WELL_FORMED.test(given) ? given : randomUUID();
+  const id = typeof given === 'string' && WELL_FORMED_REQUEST_ID.test(given) ? given : randomUUID();
   req.id = id;
   res.setHeader(REQUEST_ID_HEADER, id);
   next();

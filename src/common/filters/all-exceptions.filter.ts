@@ -63,10 +63,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isApiPath(request.path)) {
       const challenge = bearerChallenge(exception, error.code);
       if (challenge) response.setHeader('WWW-Authenticate', challenge);
-      const requestId = error.status >= 500 && request.id ? String(request.id) : undefined;
       response
         .status(error.status)
-        .json(failure(error.code, error.message, error.fields, requestId));
+        .json(failure(error.code, error.message, error.fields, supportId(error, request)));
       return;
     }
     this.answerPage(error, request, response);
@@ -98,7 +97,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       title: STATUS_CODES[error.status] ?? 'Error',
       status: error.status,
       message: error.message,
-      requestId: error.status >= 500 && request.id ? String(request.id) : undefined,
+      requestId: supportId(error, request),
     };
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
@@ -144,6 +143,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     });
     return { status: 500, code: 'internal_error', message: GENERIC_MESSAGES[500] };
   }
+}
+
+/** On a failure of ours (5xx), the request id that names its log lines, for the person to quote. */
+function supportId(error: ResolvedError, request: Request): string | undefined {
+  return error.status >= 500 && request.id ? String(request.id) : undefined;
 }
 
 /** Under /api in any case: routing is case-sensitive, but /API/… still gets the API's answers. */

@@ -9,6 +9,7 @@ import {
   type HeadersObject,
 } from '@nestjs/swagger';
 import { BearerAuth } from '../../../auth/auth-policy.decorator.js';
+import { REQUEST_ID_HEADER, WELL_FORMED_REQUEST_ID } from '../../../logging/request-id.js';
 import type { DomainError } from '../../../common/errors/domain.error.js';
 import { GENERIC_MESSAGES } from '../../../common/filters/all-exceptions.filter.js';
 import { API_VERSION } from '../../../common/http/envelope.js';
@@ -22,11 +23,11 @@ export const BEARER_SCHEME = 'bearer';
 
 /** On every answer of the API. */
 const ALWAYS: HeadersObject = {
-  'X-Request-Id': {
+  [REQUEST_ID_HEADER]: {
     description:
       "The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line.",
     required: true,
-    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' },
+    schema: { type: 'string', pattern: WELL_FORMED_REQUEST_ID.source },
   },
   'Cache-Control': {
     description: 'Answers are per token: never stored by a browser or a proxy.',
