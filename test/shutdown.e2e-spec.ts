@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ROOT, startBuiltServer } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
@@ -61,27 +62,42 @@ describe('graceful shutdown', () => {
   }, 60_000);
 
   it('should stop at once on SIGTERM while still starting, before it listens', async () => {
-    // Nothing listens on port 9: the database connection is retried for seconds.
+    // A "database" that takes connections and never answers: the server is starting for as long
+    // as the test wants, and its first connection shows that start-up is under way.
+    let connected = () => {};
+    const reached = new Promise<void>((resolve) => (connected = resolve));
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => {
+      sockets.push(socket.on('error', () => {}));
+      connected();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
     const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
         NODE_ENV: 'test',
         PORT: '0',
-        DATABASE_URL: 'mysql://root@127.0.0.1:9/nothing',
+        DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing`,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await reached;
     const signalled = Date.now();
 
     child.kill('SIGTERM');
 
-    expect(await exited).toBe(1);
-    expect(Date.now() - signalled).toBeLessThan(1_000);
-    expect(stderr).toMatch(/SIGTERM received while starting/);
+    try {
+      expect(await exited).toBe(1);
+      expect(Date.now() - signalled).toBeLessThan(1_000);
+      expect(stderr).toMatch(/SIGTERM received while starting/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   }, 30_000);
 });
