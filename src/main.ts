@@ -8,6 +8,7 @@ import { APP_OPTIONS, configureApp } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { logLevelsUpTo } from './config/log-levels.js';
 import { isDatabaseRefusal, isDatabaseUnavailable } from './database/database-errors.js';
+import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 
 async function bootstrap(): Promise<void> {
   // Until the server listens there is nothing to finish: a stop during start-up (migrations,
@@ -19,13 +20,17 @@ async function bootstrap(): Promise<void> {
   process.once('SIGTERM', stopWhileStarting).once('SIGINT', stopWhileStarting);
   if (existsSync('.env')) process.loadEnvFile('.env');
   const config = loadConfig();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    logger: logLevelsUpTo(config.app.logLevel),
-    ...APP_OPTIONS,
-    // Held until configureApp hands Nest the JSON logger, then written through it.
-    bufferLogs: true,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config),
+    new ExpressHttpAdapter(),
+    {
+      logger: logLevelsUpTo(config.app.logLevel),
+      ...APP_OPTIONS,
+      // Held until configureApp hands Nest the JSON logger, then written through it.
+      bufferLogs: true,
+      abortOnError: false,
+    },
+  );
   if (config.web.sessionSecretGenerated) {
     Logger.warn(
       'SESSION_SECRET is not set: using a random one, so sign-ins end when the process restarts and instances cannot share sessions',

@@ -10,6 +10,7 @@ import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { QueryLog } from './query-log.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
+import { ExpressHttpAdapter } from '../../src/common/http/express-adapter.js';
 
 export interface TestApp {
   app: INestApplication;
@@ -34,6 +35,7 @@ export async function createTestApp(
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'fatal', DATABASE_URL: db.url, ...env });
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, { logDestination }),
+    new ExpressHttpAdapter(),
     // Nest's own start-up lines are not wanted; configureApp then hands Nest the JSON logger.
     { ...APP_OPTIONS, logger: false },
   );

@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { Express, Request, Response } from 'express';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ExpressHttpAdapter } from './express-adapter.js';
+
+describe('ExpressHttpAdapter', () => {
+  let server: Server | undefined;
+
+  afterEach(async () => {
+    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+    server = undefined;
+  });
+
+  async function serve(adapter: ExpressHttpAdapter): Promise<string> {
+    server = adapter.getHttpServer() as Server;
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it("should have node create requests and responses with Express's prototypes already set", async () => {
+    const adapter = new ExpressHttpAdapter();
+    adapter.initHttpServer({});
+    const app = adapter.getInstance<Express>();
+    const seen: boolean[] = [];
+    app.get('/hello', (req: Request, res: Response) => {
+      res.status(201).json({ ip: req.ip, accepts: req.accepts('json') });
+    });
+    const url = await serve(adapter);
+    // Before Express sees them: what node created.
+    server!.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+      seen.push(Object.getPrototypeOf(req) === app.request);
+      seen.push(Object.getPrototypeOf(res) === app.response);
+    });
+
+    const answer = await fetch(`${url}/hello`);
+
+    expect(seen).toEqual([true, true]);
+    // Everything Express adds to requests and responses still works.
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await answer.json()).toEqual({ ip: '127.0.0.1', accepts: 'json' });
+  });
+
+  it("should leave Nest's own server in place when Nest tracks its connections", async () => {
+    const adapter = new ExpressHttpAdapter();
+    adapter.initHttpServer({ forceCloseConnections: true });
+    const app = adapter.getInstance<Express>();
+    const seen: boolean[] = [];
+    app.get('/hello', (req: Request, res: Response) => res.json({ ok: true }));
+    const url = await serve(adapter);
+    server!.prependListener('request', (req: IncomingMessage) => {
+      seen.push(Object.getPrototypeOf(req) === app.request);
+    });
+
+    const answer = await fetch(`${url}/hello`);
+
+    expect(seen).toEqual([false]);
+    expect(await answer.json()).toEqual({ ok: true });
+  });
+});

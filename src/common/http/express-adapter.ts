@@ -1,0 +1,42 @@
+import type { NestApplicationOptions } from '@nestjs/common';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type { Express } from 'express';
+import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
+
+/**
+ * Nest's Express adapter, with one difference: node:http creates every request and response
+ * with Express's prototypes already in place.
+ *
+ * Express otherwise swaps the prototype of each request and response as it takes them
+ * (`Object.setPrototypeOf` in `app.handle`). V8 cannot keep such objects in their optimized
+ * shapes, and much of what a request allocates then outlives young-generation collections: in
+ * our measurements that one call cut Express's hello world from ~49k to ~10k requests/s, and made
+ * V8 run a full mark-compact several times a second. Given the right prototypes from the start,
+ * Express's call changes nothing. Everything else is Nest's adapter as it is.
+ */
+export class ExpressHttpAdapter extends ExpressAdapter {
+  override initHttpServer(options: NestApplicationOptions): void {
+    super.initHttpServer(options);
+    // Nest's server stays for HTTPS, and when Nest tracks its connections (it listens on it).
+    if (options.httpsOptions || options.forceCloseConnections) return;
+    this.httpServer = createServer(prototypedClasses(this.getInstance()), this.getInstance());
+  }
+}
+
+/**
+ * Subclasses of node's IncomingMessage and ServerResponse whose prototypes Express then uses as
+ * its own `app.request` and `app.response`: each inherits everything Express defines, and the
+ * objects node creates from them already have the prototype Express would set.
+ */
+export function prototypedClasses(app: Express): ServerOptions {
+  class ExpressRequest extends IncomingMessage {}
+  Object.setPrototypeOf(ExpressRequest.prototype, app.request);
+  app.request = ExpressRequest.prototype as unknown as Express['request'];
+  class ExpressResponse extends ServerResponse {}
+  Object.setPrototypeOf(ExpressResponse.prototype, app.response);
+  app.response = ExpressResponse.prototype as unknown as Express['response'];
+  return {
+    IncomingMessage: ExpressRequest,
+    ServerResponse: ExpressResponse as typeof ServerResponse,
+  };
+}
