@@ -20,7 +20,8 @@ describe('LastUsedRecorder', () => {
         {
           provide: Transactions,
           useValue: {
-            run: (work: (m: EntityManager) => Promise<unknown>) => work({} as EntityManager),
+            runStatement: (work: (m: EntityManager) => Promise<unknown>) =>
+              work({} as EntityManager),
           },
         },
       ],

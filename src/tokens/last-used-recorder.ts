@@ -29,7 +29,7 @@ export class LastUsedRecorder {
     this.lastWritten.set(tokenId, now);
     setImmediate(() => {
       this.transactions
-        .run((m) =>
+        .runStatement((m) =>
           this.tokens.touchLastUsed(m, tokenId, new Date(now), new Date(now - INTERVAL_MS)),
         )
         .catch((error: unknown) => {

@@ -14,7 +14,9 @@ export class QueryLog implements Logger {
     this.queries = [];
   }
 
-  count(verb: 'SELECT' | 'UPDATE' | 'INSERT' | 'DELETE'): number {
+  count(
+    verb: 'SELECT' | 'UPDATE' | 'INSERT' | 'DELETE' | 'START TRANSACTION' | 'BEGIN' | 'COMMIT',
+  ): number {
     return this.queries.filter((q) => q.trimStart().toUpperCase().startsWith(verb)).length;
   }
 
