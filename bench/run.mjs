@@ -83,9 +83,16 @@ async function main() {
   log(
     `Load generator: ${useWrk ? 'wrk' : 'autocannon'}, ${connections} connections, ${seconds} s a run, ${rounds} round(s)`,
   );
-  if (pin) log('Pinning: servers on CPU 0; load generator and database on CPU 1');
-  if (usePerf) log('Counting instructions per request with perf stat');
-  else log('Not pinned: taskset unavailable or a single CPU');
+  log(
+    pin
+      ? 'Pinning: servers on CPU 0; load generator and database on CPU 1'
+      : 'Not pinned: taskset unavailable or a single CPU',
+  );
+  log(
+    usePerf
+      ? 'Counting instructions per request with perf stat'
+      : 'Not counting instructions: perf stat cannot count here (npm run bench:instructions counts them with valgrind)',
+  );
 
   const main = await database('main', 10_000, 100_000);
   const scale = opts.quick

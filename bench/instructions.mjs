@@ -1,0 +1,151 @@
+// npm run bench:instructions: instructions per authenticated request, counted by valgrind's
+// callgrind, for judging a change of a few per cent where CPU time is too noisy and `perf stat`
+// cannot count (on some virtual machines it cannot).
+//
+//   npm run bench:instructions                               Tessera and the yardstick
+//   npm run bench:instructions -- --server tessera --env LOG_REQUESTS=false
+//   npm run bench:instructions -- --server peer --server hello --requests 10000
+//
+// Each server runs under callgrind with instrumentation off, is warmed up, and is counted over
+// `--requests` requests (10 at a time, rotating 1,000 valid tokens); only user-space
+// instructions of the node process count (the kernel's TCP work is not included, unlike
+// `perf stat`). The same build counted twice differs by up to ±10 %: garbage collections and
+// compilations land differently in the window. Needs valgrind and a MariaDB on 127.0.0.1.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
+
+const ROOT = join(import.meta.dirname, '..');
+const SERVERS = {
+  tessera: { script: join(ROOT, 'dist', 'src', 'main.js'), tessera: true },
+  yardstick: { script: join(ROOT, 'bench', 'servers', 'yardstick.mjs') },
+  peer: { script: join(ROOT, 'bench', 'servers', 'express-passport.mjs') },
+  hello: { script: join(ROOT, 'bench', 'servers', 'express-hello.mjs') },
+};
+const { values: opts } = parseArgs({
+  options: {
+    server: { type: 'string', multiple: true },
+    env: { type: 'string', multiple: true, default: [] },
+    requests: { type: 'string', default: '5000' },
+    warmup: { type: 'string', default: '3000' },
+    invalid: { type: 'boolean', default: false },
+  },
+});
+const requests = Number(opts.requests);
+const warmup = Number(opts.warmup);
+const extraEnv = Object.fromEntries(opts.env.map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
+const base = process.env.BENCH_DATABASE_URL ?? 'mariadb://root@127.0.0.1:3306/tessera_bench';
+const url = base.replace(/\/[^/]*$/, '/tessera_bench_instructions');
+const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  .scripts['start:prod'].split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
+
+function load(port, count, tokens) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+  let sent = 0;
+  let done = 0;
+  return new Promise((resolve, reject) => {
+    const next = () => {
+      if (sent >= count) return;
+      const token = tokens[sent++ % tokens.length];
+      get(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/api/v1/user/profile',
+          agent,
+          headers: { authorization: `Bearer ${token}` },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (++done === count) {
+              agent.destroy();
+              resolve();
+            } else next();
+          });
+        },
+      ).on('error', reject);
+    };
+    for (let i = 0; i < 10; i++) next();
+  });
+}
+
+async function count(name, port, tokens) {
+  const spec = SERVERS[name];
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-callgrind-'));
+  const env = spec.tessera
+    ? {
+        NODE_ENV: 'production',
+        SESSION_SECRET: 'benchmark-session-secret-benchmark-session-secret',
+        DATABASE_URL: url,
+        DB_POOL_SIZE: '10',
+        RATE_LIMIT_API_PER_TOKEN: '10000000',
+        RATE_LIMIT_API_ANONYMOUS_PER_IP: '10000000',
+        ...extraEnv,
+      }
+    : { DATABASE_URL: url };
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${join(dir, 'callgrind.%p')}`,
+      process.execPath,
+      ...(spec.tessera ? PRODUCTION_NODE_ARGS : []),
+      spec.script,
+    ],
+    { env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: 'ignore' },
+  );
+  try {
+    for (let waited = 0; ; waited += 500) {
+      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+      try {
+        await fetch(`http://127.0.0.1:${port}/api/v1/user/profile`);
+        break;
+      } catch {
+        if (waited > 300_000) throw new Error(`${name} did not start under valgrind`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    await load(port, warmup, tokens);
+    execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' });
+    await load(port, requests, tokens);
+    execFileSync('callgrind_control', ['-i', 'off', String(child.pid)], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
+    const dump = readFileSync(join(dir, `callgrind.${child.pid}.1`), 'utf8');
+    return Number(/^totals:\s+(\d+)/m.exec(dump)[1]) / requests;
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const names = opts.server ?? ['tessera', 'yardstick'];
+  for (const name of names) if (!SERVERS[name]) throw new Error(`unknown server ${name}`);
+  console.log(`Seeding ${url}: 10000 users, 100000 tokens`);
+  await recreateMysqlDatabase(url);
+  const seeded = await seed(url, { users: 10_000, tokens: 100_000 });
+  const tokens = opts.invalid ? [seeded.invalid] : seeded.valid;
+  let port = 4700;
+  for (const name of names) {
+    const perRequest = await count(name, port++, tokens);
+    const env = SERVERS[name].tessera && opts.env.length ? ` (${opts.env.join(' ')})` : '';
+    console.log(
+      `${name}${env}: ${(perRequest / 1000).toFixed(0)}k instructions per ${opts.invalid ? 'invalid-token' : 'authenticated'} request`,
+    );
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
