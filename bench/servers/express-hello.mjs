@@ -1,5 +1,8 @@
-// The ceiling Express itself sets: hello world, no database.
+// The ceiling Express itself sets: hello world, no database. As people usually write it;
+// with EXPRESS_PROTOTYPES=node, node:http creates requests and responses on Express's
+// prototypes the way Tessera does (src/common/http/express-adapter.ts), for comparing the two.
 import express from 'express';
+import { createServer } from 'node:http';
 import { port, timestamp } from './common.mjs';
 
 const app = express();
@@ -11,4 +14,10 @@ app.get('/api/v1/user/profile', (req, res) => {
     timestamp: timestamp(),
   });
 });
-app.listen(port, '127.0.0.1', () => console.log(`listening on ${port}`));
+const listening = () => console.log(`listening on ${port}`);
+if (process.env.EXPRESS_PROTOTYPES === 'node') {
+  const { prototypedClasses } = await import('../../dist/src/common/http/express-adapter.js');
+  createServer(prototypedClasses(app), app).listen(port, '127.0.0.1', listening);
+} else {
+  app.listen(port, '127.0.0.1', listening);
+}
