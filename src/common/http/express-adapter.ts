@@ -16,8 +16,11 @@ import { createServer, IncomingMessage, ServerResponse, type ServerOptions } fro
  */
 export class ExpressHttpAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
+    // Nest's own set-up first (its return503OnClosing middleware goes on the Express app).
     super.initHttpServer(options);
-    // Nest's server stays for HTTPS, and when Nest tracks its connections (it listens on it).
+    // Nest's server stays for HTTPS, and when Nest tracks its connections (it listens on it);
+    // Tessera uses neither (TLS ends at the proxy), and would lose only the speed-up. Otherwise
+    // the server Nest made is replaced before anything listens on it.
     if (options.httpsOptions || options.forceCloseConnections) return;
     this.httpServer = createServer(prototypedClasses(this.getInstance()), this.getInstance());
   }
