@@ -18,10 +18,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
+import { PRODUCTION_NODE_ARGS, TESSERA_SCRIPT, tesseraEnv } from './lib/tessera.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const SERVERS = {
-  tessera: { script: join(ROOT, 'dist', 'src', 'main.js'), tessera: true },
+  tessera: { script: TESSERA_SCRIPT, tessera: true },
   yardstick: { script: join(ROOT, 'bench', 'servers', 'yardstick.mjs') },
   peer: { script: join(ROOT, 'bench', 'servers', 'express-passport.mjs') },
   hello: { script: join(ROOT, 'bench', 'servers', 'express-hello.mjs') },
@@ -40,9 +41,6 @@ const warmup = Number(opts.warmup);
 const extraEnv = Object.fromEntries(opts.env.map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
 const base = process.env.BENCH_DATABASE_URL ?? 'mariadb://root@127.0.0.1:3306/tessera_bench';
 const url = base.replace(/\/[^/]*$/, '/tessera_bench_instructions');
-const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  .scripts['start:prod'].split(/\s+/)
-  .filter((arg) => arg.startsWith('--'));
 
 function load(port, count, tokens) {
   const agent = new Agent({ keepAlive: true, maxSockets: 10 });
@@ -78,17 +76,7 @@ function load(port, count, tokens) {
 async function count(name, port, tokens) {
   const spec = SERVERS[name];
   const dir = mkdtempSync(join(tmpdir(), 'tessera-callgrind-'));
-  const env = spec.tessera
-    ? {
-        NODE_ENV: 'production',
-        SESSION_SECRET: 'benchmark-session-secret-benchmark-session-secret',
-        DATABASE_URL: url,
-        DB_POOL_SIZE: '10',
-        RATE_LIMIT_API_PER_TOKEN: '10000000',
-        RATE_LIMIT_API_ANONYMOUS_PER_IP: '10000000',
-        ...extraEnv,
-      }
-    : { DATABASE_URL: url };
+  const env = spec.tessera ? tesseraEnv(url, extraEnv) : { DATABASE_URL: url };
   const child = spawn(
     'valgrind',
     [

@@ -21,12 +21,9 @@ import {
 import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
 import { authShare } from './lib/profile.mjs';
 import { renderReport } from './lib/report.mjs';
+import { PRODUCTION_NODE_ARGS, TESSERA_SCRIPT, tesseraEnv } from './lib/tessera.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
-// Tessera runs with the node flags of its production start script.
-const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  .scripts['start:prod'].split(/\s+/)
-  .filter((arg) => arg.startsWith('--'));
 const { values: opts } = parseArgs({
   options: {
     sqlite: { type: 'boolean', default: false },
@@ -62,17 +59,6 @@ async function database(label, users, tokens) {
 const pin = tasksetWorks() && cpus().length >= 2;
 const SERVER_CPU = pin ? 0 : undefined;
 const LOAD_CPU = pin ? 1 : undefined;
-const tesseraEnv = (url, extra = {}) => ({
-  NODE_ENV: 'production',
-  SESSION_SECRET: 'benchmark-session-secret-benchmark-session-secret',
-  LOG_LEVEL: 'log',
-  DATABASE_URL: url,
-  DB_POOL_SIZE: '10',
-  // Limits on, with a ceiling above what the load can reach.
-  RATE_LIMIT_API_PER_TOKEN: '10000000',
-  RATE_LIMIT_API_ANONYMOUS_PER_IP: '10000000',
-  ...extra,
-});
 
 const undo = [];
 
@@ -114,7 +100,7 @@ async function main() {
   }
 
   let port = 4100;
-  const tessera = join(ROOT, 'dist', 'src', 'main.js');
+  const tessera = TESSERA_SCRIPT;
   const specs = [
     { name: 'Tessera (production)', script: tessera, env: tesseraEnv(main.url), key: 'tessera' },
     opts.sqlite

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { ROOT, startBuiltServer } from './support/run-built.js';
+import { spawnBuiltServer, startBuiltServer } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 /**
@@ -73,16 +71,7 @@ describe('graceful shutdown', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as AddressInfo;
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'test',
-        PORT: '0',
-        DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing`,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnBuiltServer({ DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing` });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));

@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -40,9 +41,11 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
-/** Starts the built server on an ephemeral port and resolves once it says it is listening. */
-export function startBuiltServer(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
+/** Spawns the built server on an ephemeral port of 127.0.0.1, its output piped. */
+export function spawnBuiltServer(
+  env: Record<string, string>,
+): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -55,6 +58,11 @@ export function startBuiltServer(env: Record<string, string>): Promise<RunningSe
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** Starts the built server on an ephemeral port and resolves once it says it is listening. */
+export function startBuiltServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawnBuiltServer(env);
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   return new Promise((resolve, reject) => {

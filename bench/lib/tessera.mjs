@@ -1,0 +1,25 @@
+// How the benchmarks run Tessera: the built server, its production node flags, and the
+// configuration of a deployment with rate limits whose ceiling is above what the load reaches.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export const TESSERA_SCRIPT = join(ROOT, 'dist', 'src', 'main.js');
+
+/** The node flags of `npm run start:prod`. */
+export const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  .scripts['start:prod'].split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
+
+export const tesseraEnv = (url, extra = {}) => ({
+  NODE_ENV: 'production',
+  SESSION_SECRET: 'benchmark-session-secret-benchmark-session-secret',
+  LOG_LEVEL: 'log',
+  DATABASE_URL: url,
+  DB_POOL_SIZE: '10',
+  // Limits on, with a ceiling above what the load can reach.
+  RATE_LIMIT_API_PER_TOKEN: '10000000',
+  RATE_LIMIT_API_ANONYMOUS_PER_IP: '10000000',
+  ...extra,
+});
