@@ -1,17 +1,16 @@
 # syntax=docker/dockerfile:1
-# Build: compile the native modules and the TypeScript, then keep production dependencies only.
-FROM node:20-bookworm-slim AS build
+# Build: the TypeScript, then keep production dependencies only. The native modules
+# (better-sqlite3, argon2) are Node-API builds shipped in their packages: nothing to compile.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
-    && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm install --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 argon2
+RUN npm install --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
 COPY src ./src
 RUN npx nest build && npm prune --omit=dev
 
 # Run: no compilers, no dev dependencies, not root.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     PORT=3000 \
     DATABASE_URL=sqlite:/app/data/tessera.sqlite

@@ -84,9 +84,12 @@ describe('hostile requests', () => {
           res.setEncoding('utf8');
           res.on('data', (c: string) => (text += c));
           res.on('end', () => resolve({ status: res.statusCode!, text, headers: res.headers }));
+          // Node 24 resets the connection right after a 431 for a request it did not read whole:
+          // the answer already received is what counts.
+          res.on('error', () => resolve({ status: res.statusCode!, text, headers: res.headers }));
         },
       );
-      req.on('error', reject);
+      req.on('error', (error) => (req.res ? undefined : reject(error)));
       req.end();
     });
   }

@@ -14,6 +14,7 @@ const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n\
 const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
+  engines: { node: string };
 };
 
 /** The exec-form command of CMD, or of HEALTHCHECK's CMD, in the final stage. */
@@ -60,6 +61,13 @@ describe('the container image', () => {
     expect(imported.size).toBeGreaterThan(10);
     const missing = [...imported].filter((name) => !(name in packageJson.dependencies));
     expect(missing).toEqual([]);
+  });
+
+  it('should build and run on the Node.js major version the package declares', () => {
+    const major = /^>=(\d+)/.exec(packageJson.engines.node)?.[1];
+    expect(major).toBe('24');
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(bases).toEqual([`node:${major}-bookworm-slim`, `node:${major}-bookworm-slim`]);
   });
 
   it('should build in a stage of its own and run as a non-root user', () => {
