@@ -31,12 +31,7 @@ async function bootstrap(): Promise<void> {
       abortOnError: false,
     },
   );
-  if (config.web.sessionSecretGenerated) {
-    Logger.warn(
-      'SESSION_SECRET is not set: using a random one, so sign-ins end when the process restarts and instances cannot share sessions',
-      'Tessera',
-    );
-  }
+  for (const warning of config.warnings) Logger.warn(warning, 'Tessera');
   configureApp(app);
   try {
     await app.listen(config.app.port, config.app.host);

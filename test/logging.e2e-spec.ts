@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { loadConfig } from '../src/config/config.js';
@@ -175,8 +176,8 @@ describe('pretty logs for development', () => {
 
   it('should default to JSON outside development', () => {
     expect(
-      loadConfig({ NODE_ENV: 'production', SESSION_SECRET: 'x'.repeat(32) }).observability
-        .logFormat,
+      loadConfig({ NODE_ENV: 'production', SESSION_SECRET: randomBytes(32).toString('base64') })
+        .observability.logFormat,
     ).toBe('json');
     expect(loadConfig({ NODE_ENV: 'test' }).observability.logFormat).toBe('json');
   });

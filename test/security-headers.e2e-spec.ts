@@ -45,7 +45,7 @@ describe('security headers and CORS', () => {
   });
 
   it('should send HSTS over HTTPS behind a trusted proxy', async () => {
-    const proxied = await createTestApp({ TRUST_PROXY: 'true' });
+    const proxied = await createTestApp({ TRUST_PROXY: '1' });
     try {
       const res = await request(proxied.server).get('/login').set('X-Forwarded-Proto', 'https');
       expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from './config.js';
 import { parseDatabaseUrl, redactDatabaseUrl } from './database-url.js';
 
@@ -123,3 +124,71 @@ describe('parseDatabaseUrl', () => {
     expect(redactDatabaseUrl('mysql://app:secret@db/tessera')).toBe('mysql://app:***@db/tessera');
   });
 });
+
+describe('loadConfig, proxies and secrets', () => {
+  describe('TRUST_PROXY', () => {
+    const problemsOf = (env: Record<string, string>): string[] => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+    };
+
+    it('should refuse true in production, since any client could then choose its own IP', () => {
+      const problems = problemsOf({ ...PRODUCTION, TRUST_PROXY: 'true' });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^TRUST_PROXY="true": .*leftmost X-Forwarded-For.*hop/);
+    });
+
+    it('should accept true outside production with a warning saying what to use instead', () => {
+      const config = loadConfig({ TRUST_PROXY: 'true' });
+      expect(config.web.trustProxy).toBe(true);
+      expect(config.warnings.join('\n')).toMatch(/TRUST_PROXY=1/);
+    });
+
+    it('should accept a hop count and lists of addresses, subnets and names', () => {
+      expect(loadConfig({ TRUST_PROXY: '1' }).web.trustProxy).toBe(1);
+      expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback' }).web.trustProxy).toBe(
+        '10.0.0.0/8,loopback',
+      );
+    });
+
+    it('should refuse at load, in one line, what Express would fail on at start', () => {
+      for (const value of ['0.0.0.0/0', '::/0', '10.0.0.300', 'example.com']) {
+        const problems = problemsOf({ TRUST_PROXY: value });
+        expect(problems).toHaveLength(1);
+        expect(problems[0]).toContain(`TRUST_PROXY="${value}": invalid`);
+        expect(problems[0]).not.toContain('\n');
+      }
+    });
+  });
+
+  describe('SESSION_SECRET', () => {
+    it('should refuse in production a secret that is long enough but predictable, and say how to make one', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production', SESSION_SECRET: 'a'.repeat(32) })).toThrow(
+        /SESSION_SECRET: too predictable .*openssl rand -base64 32/,
+      );
+      expect(() =>
+        loadConfig({ NODE_ENV: 'production', SESSION_SECRET: 'abab'.repeat(16) }),
+      ).toThrow(/too predictable/);
+    });
+
+    it('should accept 32 random bytes in base64 or hex', () => {
+      for (const encoding of ['base64', 'base64url', 'hex'] as const) {
+        const secret = randomBytes(32).toString(encoding);
+        expect(
+          loadConfig({ NODE_ENV: 'production', SESSION_SECRET: secret }).web.sessionSecret,
+        ).toBe(secret);
+      }
+    });
+
+    it('should only warn about a predictable secret outside production', () => {
+      const config = loadConfig({ SESSION_SECRET: 'a'.repeat(32) });
+      expect(config.warnings.join('\n')).toMatch(/SESSION_SECRET: too predictable/);
+    });
+  });
+});
+
+const PRODUCTION = { NODE_ENV: 'production', SESSION_SECRET: randomBytes(32).toString('base64') };

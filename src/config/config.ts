@@ -11,6 +11,8 @@ export interface Config {
   web: WebConfig;
   security: SecurityConfig;
   observability: ObservabilityConfig;
+  /** What start-up should warn the operator about. */
+  warnings: string[];
 }
 
 export class ConfigError extends Error {
@@ -30,6 +32,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     web: readWebConfig(r, app.nodeEnv === 'production'),
     security: readSecurityConfig(r),
     observability: readObservabilityConfig(r, app),
+    warnings: r.warnings,
   };
   if (r.problems.length > 0) {
     throw new ConfigError(r.problems);

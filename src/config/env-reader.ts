@@ -4,6 +4,8 @@ type Parsed<T> = T | { error: string };
 /** Reads variables one by one and collects every problem, so one boot error names them all. */
 export class EnvReader {
   readonly problems: string[] = [];
+  /** Settings that work but should not be left as they are; logged at start. */
+  readonly warnings: string[] = [];
   constructor(readonly env: Env) {}
 
   /** `shown` masks what a message may print of the value (a password in a URL, say). */

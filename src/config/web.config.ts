@@ -1,40 +1,80 @@
 import { randomBytes } from 'node:crypto';
+import { compile as compileTrust } from 'proxy-addr';
 import { EnvReader, integer } from './env-reader.js';
 
 export interface WebConfig {
   sessionSecret: string;
-  /** True when no SESSION_SECRET was set and one was made up for this process. */
-  sessionSecretGenerated: boolean;
   sessionIdleMinutes: number;
   sessionAbsoluteHours: number;
-  /** Express's `trust proxy` setting: false, true, a hop count, or a list of addresses. */
+  /** Express's `trust proxy` setting: false, a hop count, or a list of addresses (true outside production). */
   trustProxy: boolean | number | string;
 }
 
 const MIN_SECRET_LENGTH = 32;
+/** What a secret of 32 random bytes, base64 or hex, scores at the least (and a repeated word does not). */
+const MIN_SECRET_BITS = 128;
+const MAKE_SECRET = 'make one with: openssl rand -base64 32';
 
-const trustProxy = (raw: string): boolean | number | string | { error: string } => {
-  if (['false', '0', ''].includes(raw)) return false;
-  if (raw === 'true') return true;
-  if (/^\d+$/.test(raw)) return Number(raw);
-  if (/^[\w.:/, -]+$/.test(raw)) return raw;
-  return { error: 'must be false, true, a number of proxy hops, or a list of addresses/subnets' };
-};
+/**
+ * The entropy of a string estimated from how often each of its characters occurs: 32 random
+ * bytes in base64 score ~210 bits, in hex ~240; "aaaa…" scores 0. It cannot see patterns longer
+ * than one character, so it only catches the plainly weak.
+ */
+export function estimatedBits(value: string): number {
+  const counts = new Map<string, number>();
+  for (const c of value) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) bits -= n * Math.log2(n / value.length);
+  return bits;
+}
+
+const trustProxy =
+  (r: EnvReader, production: boolean) =>
+  (raw: string): boolean | number | string | { error: string } => {
+    if (['false', '0', ''].includes(raw)) return false;
+    if (raw === 'true') {
+      const why =
+        'TRUST_PROXY=true believes the leftmost X-Forwarded-For, which any client can set to escape every per-IP limit';
+      if (production)
+        return {
+          error: `${why}; give the number of proxy hops in front (usually 1) or their addresses`,
+        };
+      r.warnings.push(`${why}. Use a hop count (TRUST_PROXY=1) or the proxies' addresses.`);
+      return true;
+    }
+    if (/^\d+$/.test(raw)) return Number(raw);
+    const list = raw.split(',').map((a) => a.trim());
+    try {
+      compileTrust(list);
+    } catch (error) {
+      return {
+        error: `${(error as Error).message}: give a hop count, or addresses and subnets such as 10.0.0.0/8, loopback, uniquelocal (trusting every address is not allowed)`,
+      };
+    }
+    return list.join(',');
+  };
 
 export function readWebConfig(r: EnvReader, production: boolean): WebConfig {
   const secret = r.env.SESSION_SECRET?.trim() ?? '';
   if (secret && secret.length < MIN_SECRET_LENGTH) {
-    r.problems.push(`SESSION_SECRET: must be at least ${MIN_SECRET_LENGTH} characters`);
-  } else if (!secret && production) {
     r.problems.push(
-      `SESSION_SECRET: required when NODE_ENV=production (at least ${MIN_SECRET_LENGTH} random characters)`,
+      `SESSION_SECRET: must be at least ${MIN_SECRET_LENGTH} characters; ${MAKE_SECRET}`,
+    );
+  } else if (secret && estimatedBits(secret) < MIN_SECRET_BITS) {
+    const weak = `SESSION_SECRET: too predictable (about ${Math.floor(estimatedBits(secret))} bits); ${MAKE_SECRET}`;
+    if (production) r.problems.push(weak);
+    else r.warnings.push(weak);
+  } else if (!secret && production) {
+    r.problems.push(`SESSION_SECRET: required when NODE_ENV=production; ${MAKE_SECRET}`);
+  } else if (!secret) {
+    r.warnings.push(
+      'SESSION_SECRET is not set: using a random one, so sign-ins end when the process restarts and instances cannot share sessions',
     );
   }
   return {
     sessionSecret: secret || randomBytes(32).toString('base64url'),
-    sessionSecretGenerated: !secret,
     sessionIdleMinutes: r.read('SESSION_IDLE_TIMEOUT_MINUTES', '120', integer(1, 525_600)),
     sessionAbsoluteHours: r.read('SESSION_ABSOLUTE_TIMEOUT_HOURS', '24', integer(1, 8_760)),
-    trustProxy: r.read('TRUST_PROXY', 'false', trustProxy),
+    trustProxy: r.read('TRUST_PROXY', 'false', trustProxy(r, production)),
   };
 }
