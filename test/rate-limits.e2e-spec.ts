@@ -96,7 +96,7 @@ describe('rate limits', () => {
     });
 
     it('should tell clients apart by X-Forwarded-For behind a trusted proxy', async () => {
-      const proxied = await createTestApp({ ...LIMITS, TRUST_PROXY: 'true' });
+      const proxied = await createTestApp({ ...LIMITS, TRUST_PROXY: '1' });
       try {
         for (let i = 0; i < 3; i++) {
           await request(proxied.server).get('/api/v1/team').set('X-Forwarded-For', '203.0.113.7');
@@ -131,7 +131,7 @@ describe('rate limits', () => {
     });
 
     it('should limit sign-in per client IP across accounts', async () => {
-      const proxied = await createTestApp({ ...LIMITS, TRUST_PROXY: 'true' });
+      const proxied = await createTestApp({ ...LIMITS, TRUST_PROXY: '1' });
       try {
         const statuses: number[] = [];
         for (let i = 0; i < 4; i++) {

@@ -1,4 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { InvalidCredentialsError } from './auth.errors.js';
@@ -12,16 +13,22 @@ export class AuthService implements OnModuleInit {
   constructor(
     private readonly users: UsersRepository,
     private readonly passwords: PasswordHasher,
+    private readonly limiter: SignInLimiter,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.decoyHash = await this.passwords.hash('decoy password that matches nothing');
   }
 
-  async signIn(email: string, password: string): Promise<User> {
+  /** `email` validated and normalised; `clientIp` is whom the failure limits count. */
+  async signIn(email: string, password: string, clientIp: string | undefined): Promise<User> {
+    await this.limiter.assertAllowed(email, clientIp);
     const user = await this.users.findByEmail(email);
     const valid = await this.passwords.verify(user?.passwordHash ?? this.decoyHash, password);
-    if (!user || !user.passwordHash || !valid) throw new InvalidCredentialsError();
+    if (!user || !user.passwordHash || !valid) {
+      await this.limiter.recordFailure(email, clientIp);
+      throw new InvalidCredentialsError();
+    }
     return user;
   }
 }

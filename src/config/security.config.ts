@@ -7,8 +7,14 @@ export interface RateLimitConfig {
   perToken: number;
   /** API requests with a missing or bad token, per client IP. */
   anonymousPerIp: number;
-  /** Sign-in attempts per account and per IP. */
+  /** Failed sign-ins per client IP, and per account before IPs with failures on it are refused. */
   signInAttempts: number;
+  /** Registrations per client IP per hour. */
+  registrationsPerHour: number;
+  /** Team invitations (and member additions) one person may send per hour. */
+  teamInvitesPerHour: number;
+  /** Windows the in-process counters keep at most; the oldest go first past that. */
+  memoryMaxKeys: number;
   /** Shared counters for every instance; in process when unset. */
   redisUrl: string | null;
   /** Key prefix in Redis, so several deployments can share one server. */
@@ -48,6 +54,9 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
       perToken: r.read('RATE_LIMIT_API_PER_TOKEN', '1000', integer(1, 10_000_000)),
       anonymousPerIp: r.read('RATE_LIMIT_API_ANONYMOUS_PER_IP', '60', integer(1, 10_000_000)),
       signInAttempts: r.read('RATE_LIMIT_SIGN_IN', '10', integer(1, 10_000_000)),
+      registrationsPerHour: r.read('RATE_LIMIT_REGISTER_PER_HOUR', '20', integer(1, 10_000_000)),
+      teamInvitesPerHour: r.read('RATE_LIMIT_TEAM_INVITES_PER_HOUR', '30', integer(1, 10_000_000)),
+      memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),
       redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
       redisPrefix: r.read('RATE_LIMIT_REDIS_PREFIX', 'tessera:rl:', text),
     },

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
+import { clientKeyOf } from './client-address.js';
 import { RateLimitedError } from './rate-limit.errors.js';
 import { RateLimitStorage, type WindowCount } from './rate-limit.storage.js';
 
@@ -61,7 +62,7 @@ export class ApiRateLimiter {
   }
 
   private clientKey(req: Request): string {
-    return `api-client:${req.ip ?? 'unknown'}`;
+    return `api-client:${clientKeyOf(req.ip)}`;
   }
 
   private report(res: Response, limit: number, window: WindowCount): void {

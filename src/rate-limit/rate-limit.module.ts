@@ -7,7 +7,8 @@ import {
   RateLimitStorage,
   RedisRateLimitStorage,
 } from './rate-limit.storage.js';
-import { SignInThrottlerGuard } from './sign-in-throttler.guard.js';
+import { RouteLimitGuard } from './route-limit.guard.js';
+import { SignInLimiter } from './sign-in-limiter.js';
 
 /** Abuse limits for the API and for sign-in, counted in process or, with REDIS_URL, in Redis. */
 @Module({
@@ -20,11 +21,12 @@ import { SignInThrottlerGuard } from './sign-in-throttler.guard.js';
       }: Config): RateLimitStorage | Promise<RateLimitStorage> =>
         rateLimit.redisUrl
           ? RedisRateLimitStorage.connect(rateLimit.redisUrl, rateLimit.redisPrefix)
-          : new MemoryRateLimitStorage(),
+          : new MemoryRateLimitStorage(rateLimit.memoryMaxKeys),
     },
     ApiRateLimiter,
-    SignInThrottlerGuard,
+    SignInLimiter,
+    RouteLimitGuard,
   ],
-  exports: [ApiRateLimiter, SignInThrottlerGuard, RateLimitStorage],
+  exports: [ApiRateLimiter, SignInLimiter, RouteLimitGuard, RateLimitStorage],
 })
 export class RateLimitModule {}

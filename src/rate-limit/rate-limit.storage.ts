@@ -1,5 +1,6 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { createHash } from 'node:crypto';
 
 export interface WindowCount {
   /** Hits in the current window, this one included. */
@@ -18,16 +19,45 @@ export abstract class RateLimitStorage {
   abstract peek(key: string): WindowCount | null | Promise<WindowCount | null>;
 }
 
+/** Keys longer than this are stored as their hash, so no client decides how much a key holds. */
+const KEY_MAX = 64;
+
+/**
+ * The key as stored: short keys as they are (readable in Redis), longer ones as a prefix and a
+ * SHA-256 digest, whatever a caller built them from.
+ */
+export function storedKey(key: string): string {
+  if (key.length <= KEY_MAX) return key;
+  const digest = createHash('sha256').update(key).digest('base64url');
+  return `${key.slice(0, KEY_MAX - 44)}#${digest}`;
+}
+
+/**
+ * Counters in process, for one instance. At most `maxKeys` windows are kept: a new one past that
+ * evicts the oldest window first (a Map keeps insertion order, and a window is re-inserted when
+ * it starts again), so a flood of distinct keys costs a bounded amount of memory.
+ */
 export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplicationShutdown {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
 
+  constructor(private readonly maxKeys = 50_000) {
+    super();
+  }
+
+  get size(): number {
+    return this.windows.size;
+  }
+
   hit(key: string, windowMs: number): WindowCount {
     const now = Date.now();
-    let window = this.windows.get(key);
+    const stored = storedKey(key);
+    let window = this.windows.get(stored);
     if (!window || window.resetAt <= now) {
+      if (window) this.windows.delete(stored);
+      else if (this.windows.size >= this.maxKeys) this.evictOldest();
       window = { count: 0, resetAt: now + windowMs };
-      this.windows.set(key, window);
+      this.windows.set(stored, window);
     }
     window.count++;
     return { count: window.count, resetMs: window.resetAt - now };
@@ -35,10 +65,15 @@ export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplic
 
   peek(key: string): WindowCount | null {
     const now = Date.now();
-    const window = this.windows.get(key);
+    const window = this.windows.get(storedKey(key));
     return window && window.resetAt > now
       ? { count: window.count, resetMs: window.resetAt - now }
       : null;
+  }
+
+  private evictOldest(): void {
+    const oldest = this.windows.keys().next();
+    if (!oldest.done) this.windows.delete(oldest.value);
   }
 
   private sweep(now = Date.now()): void {
@@ -82,10 +117,12 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
     try {
-      const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, this.prefix + key, windowMs)) as [
-        number,
-        number,
-      ];
+      const [count, ttl] = (await this.redis.eval(
+        HIT_SCRIPT,
+        1,
+        this.prefix + storedKey(key),
+        windowMs,
+      )) as [number, number];
       return { count, resetMs: ttl };
     } catch (error) {
       this.logger.warn(`Rate limit not counted: ${String(error)}`);
@@ -96,8 +133,8 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
   async peek(key: string): Promise<WindowCount | null> {
     try {
       const [count, ttl] = await Promise.all([
-        this.redis.get(this.prefix + key),
-        this.redis.pttl(this.prefix + key),
+        this.redis.get(this.prefix + storedKey(key)),
+        this.redis.pttl(this.prefix + storedKey(key)),
       ]);
       return count === null || ttl < 0 ? null : { count: Number(count), resetMs: ttl };
     } catch (error) {

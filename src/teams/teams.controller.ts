@@ -4,6 +4,7 @@ import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
+import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
 import { AddMemberDto, ASSIGNABLE_ROLES } from './dto/add-member.dto.js';
@@ -55,6 +56,7 @@ export class TeamsController {
   }
 
   @Post(':id/members')
+  @RouteLimit('team-invites')
   @FormPage('/teams/:id')
   @Redirect(undefined, 303)
   async addMember(

@@ -32,7 +32,14 @@ export async function createTestApp(
   logDestination?: DestinationStream,
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'fatal', DATABASE_URL: db.url, ...env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'fatal',
+    DATABASE_URL: db.url,
+    // Specs register many people from 127.0.0.1; the registration limit has specs of its own.
+    RATE_LIMIT_REGISTER_PER_HOUR: '100000',
+    ...env,
+  });
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, { logDestination }),
     new ExpressHttpAdapter(),

@@ -4,6 +4,8 @@
  */
 export abstract class DomainError extends Error {
   abstract readonly code: string;
+  /** For refusals that pass: when the client may try again (sent as Retry-After). */
+  readonly retryAfterSeconds?: number;
 
   constructor(message: string) {
     // An expected outcome, answered by its code: a stack trace would say nothing useful, and

@@ -24,6 +24,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
+  server_busy: 503,
 };
 
 /** The code for a status that arrived without one (from the router or the body parser). */
