@@ -120,6 +120,8 @@ function registerPartials(dir: string): void {
 function apiOrPages(api: RequestHandler, pages: RequestHandler[]): RequestHandler {
   return (req, res, next) => {
     if (isApiPath(req.path)) return api(req, res, next);
+    // `OPTIONS *` and other targets that are not a path name no page: straight to the router.
+    if (req.url[0] !== '/') return next();
     let i = 0;
     const step = (error?: unknown): void => {
       if (error || i === pages.length) return next(error);

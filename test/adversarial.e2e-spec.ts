@@ -74,12 +74,14 @@ describe('hostile requests', () => {
     token.slice(0, at) + (token[at] === 'a' ? 'b' : 'a') + token.slice(at + 1);
 
   /** Raw bytes on a socket, for what an HTTP client library would refuse to send. */
-  function raw(path: string, headers: Record<string, string>): Promise<Answer> {
+  function raw(path: string, headers: Record<string, string>, method = 'GET'): Promise<Answer> {
     const { port } = t.server.address() as AddressInfo;
     return new Promise((resolve, reject) => {
+      let answered = false;
       const req = httpRequest(
-        { host: '127.0.0.1', port, path, headers, insecureHTTPParser: false },
+        { host: '127.0.0.1', port, path, method, headers, insecureHTTPParser: false },
         (res) => {
+          answered = true;
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (c: string) => (text += c));
@@ -89,7 +91,7 @@ describe('hostile requests', () => {
           res.on('error', () => resolve({ status: res.statusCode!, text, headers: res.headers }));
         },
       );
-      req.on('error', (error) => (req.res ? undefined : reject(error)));
+      req.on('error', (error) => (answered ? undefined : reject(error)));
       req.end();
     });
   }
@@ -462,6 +464,79 @@ describe('hostile requests', () => {
         }),
       status: 303,
     },
+    {
+      name: 'a sign-in with an e-mail of 90 KB',
+      send: () =>
+        new WebClient(t.server).submit('/login', '/login', {
+          email: `${'a'.repeat(90 * 1024)}@example.com`,
+          password: 'x',
+        }),
+      status: 303,
+    },
+    {
+      name: 'a sign-in that asks to go on to another site',
+      send: () =>
+        new WebClient(t.server).submit('/login', '/login', {
+          email: me.email,
+          password: 'a wrong password',
+          return_to: '//evil.example/',
+        }),
+      status: 303,
+    },
+    {
+      name: 'a sign-in page asked to go on to a 10 KB path',
+      send: () => request(t.server).get(`/login?return_to=/${'a'.repeat(10_000)}`),
+      status: 200,
+    },
+    {
+      name: 'a sign-up with the name as an object',
+      send: async () => {
+        const visitor = new WebClient(t.server);
+        const csrf = await visitor.csrfFrom('/register');
+        return visitor.agent
+          .post('/register')
+          .type('form')
+          .send(
+            `_csrf=${csrf}&name[first]=X&email=${uniqueEmail()}&password=p&password_confirmation=p`,
+          );
+      },
+      status: 303,
+    },
+    {
+      name: 'a sign-out without its CSRF token',
+      send: () => web.agent.post('/logout').type('form').send({}),
+      status: 403,
+    },
+    {
+      name: 'a removal of a member id that is not a number',
+      send: () => form(`/teams/${me.currentTeamId}/members/abc/remove`, {}),
+      status: 404,
+    },
+    {
+      name: "a removal from another person's team",
+      send: () => form(`/teams/${otherTeamId}/members/${me.id}/remove`, {}),
+      status: 404,
+    },
+    {
+      name: 'a team page with a negative id',
+      send: () => web.get('/teams/-1'),
+      status: 404,
+    },
+    {
+      name: 'OPTIONS * (the asterisk target)',
+      send: () => raw('*', {}, 'OPTIONS'),
+      status: 404,
+    },
+    {
+      name: 'an absolute URL as the request target',
+      send: () => raw('http://evil.example/dashboard', {}),
+      status: 303,
+    },
+    {
+      name: 'a health check with a body and an odd method (refused before routing: no CSRF token)',
+      send: () => request(t.server).put('/health/live').send({ x: 1 }),
+      status: 403,
+    },
   ];
 
   it('should answer every hostile request as expected, never with a 5xx, and change nothing', async () => {
@@ -518,11 +593,10 @@ describe('hostile requests', () => {
         expect(team.name).toBe(text);
         expect(team.slug).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
 
-        await client.submit('/settings/api-tokens', '/settings/api-tokens', {
+        const page = await client.submit('/settings/api-tokens', '/settings/api-tokens', {
           name: text,
           abilities: ['user:read', 'team:read'],
         });
-        const page = await client.get('/settings/api-tokens');
         const plaintext = /value="(tsr_[0-9A-Za-z]{36})"/.exec(page.text)![1];
         expect(page.text).not.toContain('<script>alert(1)</script>');
         expect(visibleText(page.text)).toContain(text.replace(/\s+/g, ' '));

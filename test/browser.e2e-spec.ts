@@ -95,6 +95,8 @@ describe('in a real browser', () => {
     await page.reload();
     expect(await page.getByLabel('New API token').count()).toBe(0);
     expect(await page.content()).not.toContain(token);
+    // The reload asked for the page again; it did not post the form a second time.
+    expect(await page.getByRole('row', { name: /My laptop/ }).count()).toBe(1);
     const row = page.getByRole('row', { name: /My laptop/ });
     expect(await row.textContent()).toContain(`tsr_…${token.slice(-4)}`);
     await page.screenshot({ path: join(shots, 'api-tokens.png'), fullPage: true });

@@ -36,7 +36,9 @@ describe('sign-up, sign-in and sessions', () => {
       for (const path of ['/dashboard', '/settings/api-tokens', '/teams', '/teams/1']) {
         const res = await request(t.server).get(path);
         expect(res.status).toBe(303);
-        expect(res.headers.location).toBe('/login');
+        expect(res.headers.location).toBe(
+          path === '/dashboard' ? '/login' : `/login?return_to=${encodeURIComponent(path)}`,
+        );
       }
     });
   });
@@ -135,9 +137,29 @@ describe('sign-up, sign-in and sessions', () => {
       await web().register('Returner', email);
       const client = web();
       const asked = await client.get('/settings/api-tokens?tab=new');
-      expect(asked.headers.location).toBe('/login');
-      const res = await client.login(email);
+      expect(asked.headers.location).toBe('/login?return_to=%2Fsettings%2Fapi-tokens%3Ftab%3Dnew');
+      const loginPage = await client.get(asked.headers.location);
+      expect(loginPage.text).toContain(
+        '<input type="hidden" name="return_to" value="/settings/api-tokens?tab&#x3D;new">',
+      );
+      const res = await client.submit(asked.headers.location, '/login', {
+        email,
+        password: 'correct horse battery',
+        return_to: '/settings/api-tokens?tab=new',
+      });
       expect(res.headers.location).toBe('/settings/api-tokens?tab=new');
+
+      for (const outside of ['//evil.example/', 'https://evil.example/', '/\\evil.example']) {
+        const visitor = web();
+        const refused = await visitor.submit('/login', '/login', {
+          email,
+          password: 'correct horse battery',
+          return_to: outside,
+        });
+        expect(refused.headers.location).toBe('/dashboard');
+        const page = await visitor.get(`/login?return_to=${encodeURIComponent(outside)}`);
+        expect(page.headers.location).toBe('/dashboard');
+      }
 
       const elsewhere = web();
       await elsewhere.get('/login');
@@ -200,7 +222,7 @@ describe('sign-up, sign-in and sessions', () => {
     });
 
     it('should mark the cookie Secure behind a trusted TLS proxy', async () => {
-      const proxied = await createTestApp({ TRUST_PROXY: 'true' });
+      const proxied = await createTestApp({ TRUST_PROXY: '1' });
       try {
         const res = await request(proxied.server).get('/login').set('X-Forwarded-Proto', 'https');
         expect(String(res.headers['set-cookie'])).toMatch(/; Secure/);

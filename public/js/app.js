@@ -17,3 +17,9 @@ document.addEventListener('submit', (event) => {
   const message = event.target.dataset.confirm;
   if (message && !window.confirm(message)) event.preventDefault();
 });
+
+// A page that shows a secret once answers a POST: reloading it must not post the form again
+// (and create another token). Replacing the history entry turns a reload into a plain GET.
+if (document.querySelector('[data-shown-once]')) {
+  window.history.replaceState(null, '', window.location.href);
+}

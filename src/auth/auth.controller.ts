@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Post, Redirect, Render, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { FormPage } from '../common/web/form-page.js';
-import { SignInThrottlerGuard } from '../rate-limit/sign-in-throttler.guard.js';
+import { isReturnPage } from '../common/web/return-to.js';
+import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { AuthService } from './auth.service.js';
 import { GuestOnly, SignedIn } from './auth-policy.decorator.js';
 import { LoginForm, RegisterForm } from './dto/auth.forms.js';
@@ -26,6 +27,7 @@ export class AuthController {
 
   @Post('register')
   @GuestOnly()
+  @RouteLimit('register')
   @FormPage('/register')
   @Redirect('/dashboard', 303)
   async register(@Body() form: RegisterForm, @Req() req: Request): Promise<void> {
@@ -35,18 +37,21 @@ export class AuthController {
   @Get('login')
   @GuestOnly()
   @Render('auth/login')
-  loginPage(): object {
-    return { title: 'Sign in' };
+  loginPage(@Query('return_to') returnTo: unknown): object {
+    return { title: 'Sign in', returnTo: isReturnPage(returnTo) ? returnTo : undefined };
   }
 
   @Post('login')
   @GuestOnly()
-  @UseGuards(SignInThrottlerGuard)
   @FormPage('/login')
   @Redirect('/dashboard', 303)
   async login(@Body() form: LoginForm, @Req() req: Request): Promise<{ url: string }> {
     return {
-      url: await this.sessions.start(req, await this.auth.signIn(form.email, form.password)),
+      url: await this.sessions.start(
+        req,
+        await this.auth.signIn(form.email, form.password, req.ip),
+        form.return_to,
+      ),
     };
   }
 

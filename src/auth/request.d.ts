@@ -7,6 +7,8 @@ declare global {
       currentUser?: TesseraUser;
       /** The page whose form posted this request, to send the person back to on bad input. */
       formPage?: string;
+      /** The fields of that form, the only ones a refused form keeps to show again. */
+      formFields?: readonly string[];
       csrfToken?: (overwrite?: boolean) => string;
     }
   }

@@ -4,7 +4,7 @@ import { Transactions } from '../database/transactions.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 const TOUCH_SLACK_MS = 60_000;
-const PRUNE_EVERY_MS = 10 * 60_000;
+const PRUNE_EVERY_MS = 5 * 60_000;
 
 type Callback<T = void> = (err?: unknown, value?: T) => void;
 

@@ -10,6 +10,9 @@ import { TypeormSessionStore } from './typeorm-session.store.js';
 
 export const SESSION_COOKIE = 'tessera.sid';
 
+/** How long a session nobody signed in to lives without use. */
+export const GUEST_SESSION_MS = 15 * 60_000;
+
 /** Database-backed sessions: HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout rolling. */
 @Injectable()
 export class SessionMiddleware implements NestMiddleware {
@@ -34,7 +37,15 @@ export class SessionMiddleware implements NestMiddleware {
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
-    this.handler(req, res, next);
+    this.handler(req, res, (error?: unknown) => {
+      // A visitor's session holds no more than a form's CSRF token or a message: it ends after
+      // minutes, so anonymous page views cannot pile rows up for hours. Signing in starts a new
+      // session with the full idle timeout.
+      if (!error && req.session && req.session.userId === undefined) {
+        req.session.cookie.maxAge = GUEST_SESSION_MS;
+      }
+      next(error);
+    });
   }
 }
 
@@ -68,7 +79,7 @@ export class CurrentUserMiddleware implements NestMiddleware {
 
   async use(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
-      const { userId, signedInAt = 0 } = req.session;
+      const { userId, signedInAt = 0 } = req.session ?? {};
       if (userId !== undefined && Date.now() - signedInAt > this.absoluteMs) {
         // A fresh, empty session: the old one is gone from the store, forms still get a token.
         await new Promise<void>((resolve, reject) =>
@@ -128,7 +139,10 @@ export class WebSessionMiddleware implements NestMiddleware {
 function saveSessionBeforeRedirect(req: Request, res: Response): void {
   const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
   res.redirect = ((...args: unknown[]) => {
-    if (!req.session) return redirect(...args);
+    // A session with nothing in it is not stored: an anonymous redirect writes no row.
+    if (!req.session || !Object.keys(req.session).some((key) => key !== 'cookie')) {
+      return redirect(...args);
+    }
     req.session.save((error) => (error ? req.next?.(error) : redirect(...args)));
   }) as Response['redirect'];
 }

@@ -56,3 +56,11 @@ export function toDate(value: Date | string | null | undefined): Date | null {
   if (value instanceof Date) return value;
   return new Date(value.includes('T') ? value : `${value.replace(' ', 'T')}Z`);
 }
+
+/**
+ * InnoDB chose this transaction as a deadlock's victim and rolled it back: running it again is
+ * what MySQL's manual asks of every application.
+ */
+export function isDeadlock(error: unknown): boolean {
+  return codeOf(error) === 'ER_LOCK_DEADLOCK';
+}

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { setTimeout } from 'node:timers/promises';
+import { isDeadlock } from './database-errors.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
+
+const DEADLOCK_ATTEMPTS = 3;
 
 /**
  * Every write goes through here. On MySQL/MariaDB each unit of work gets its own pooled
@@ -19,8 +23,22 @@ export class Transactions {
     this.serial = dataSource.options.type === 'better-sqlite3';
   }
 
-  run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (!this.serial) return this.dataSource.transaction(work);
+  /**
+   * Runs `work` in one transaction. On MySQL/MariaDB a transaction rolled back as a deadlock's
+   * victim (concurrent inserts into one unique index take gap locks) runs again, up to three
+   * times, after a short random pause: `work` must therefore do nothing outside the database.
+   */
+  async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (!this.serial) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.dataSource.transaction(work);
+        } catch (error) {
+          if (!isDeadlock(error) || attempt >= DEADLOCK_ATTEMPTS) throw error;
+          await setTimeout(5 + Math.random() * 20 * attempt);
+        }
+      }
+    }
     const result = this.tail.then(() => inImmediateTransaction(this.dataSource, work));
     this.tail = result.catch(() => undefined);
     return result;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { nextFreeSlug, SLUG_MAX, slugify } from './slug.js';
+import { nextFreeSlug, randomSlug, SLUG_MAX, slugify } from './slug.js';
 
 describe('slugify', () => {
   it.each([
@@ -25,5 +25,13 @@ describe('nextFreeSlug', () => {
     expect(nextFreeSlug('acme', [])).toBe('acme');
     expect(nextFreeSlug('acme', ['acme'])).toBe('acme-2');
     expect(nextFreeSlug('acme', ['acme', 'acme-2', 'acme-4'])).toBe('acme-3');
+  });
+});
+
+describe('randomSlug', () => {
+  it('should add six hex digits to the base, different each time', () => {
+    const slugs = new Set(Array.from({ length: 50 }, () => randomSlug('acme')));
+    expect(slugs.size).toBe(50);
+    for (const slug of slugs) expect(slug).toMatch(/^acme-[0-9a-f]{6}$/);
   });
 });

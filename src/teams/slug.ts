@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 export const SLUG_MAX = 60;
 
 /** A URL-style short name: lower-case ASCII letters, digits and single dashes. */
@@ -22,4 +24,9 @@ export function nextFreeSlug(base: string, taken: Iterable<string>): string {
     const candidate = `${base}-${n}`;
     if (!used.has(candidate)) return candidate;
   }
+}
+
+/** The base with a random suffix (24 bits): for when the next numbered slug is being contested. */
+export function randomSlug(base: string): string {
+  return `${base}-${randomBytes(3).toString('hex')}`;
 }

@@ -16,6 +16,13 @@ export class NotTeamManagerError extends DomainError {
   }
 }
 
+export class OwnerOnlyError extends DomainError {
+  readonly code = 'forbidden';
+  constructor() {
+    super('Only the team owner can remove an admin.');
+  }
+}
+
 export class AlreadyMemberError extends ConflictError {
   constructor() {
     super('already_member', 'That user is already a member of this team.', 'email');

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Like } from 'typeorm';
 import { isUniqueViolation } from '../database/database-errors.js';
-import { nextFreeSlug, slugify } from './slug.js';
+import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
 import { User } from '../users/user.entity.js';
 import { Team } from './team.entity.js';
@@ -18,10 +18,10 @@ export class TeamsRepository {
   }
 
   /**
-   * Inserts a team with a slug made unique from its name, and its owner as a member. Two
-   * requests may pick the same free slug at once: the unique index refuses the second, which
-   * then tries the next one. Refused slugs are remembered, because a transaction's snapshot
-   * may not show the row that won.
+   * Inserts a team with a slug made from its name, and its owner as a member. The first try is
+   * the next free `base-N`; when another request took that slug at the same moment (the unique
+   * index refuses this insert), each further try adds a random suffix, so requests racing for
+   * one name do not keep choosing the same next number.
    */
   async insertWithOwner(
     manager: EntityManager,
@@ -30,12 +30,14 @@ export class TeamsRepository {
     personal: boolean,
   ): Promise<Team> {
     const base = slugify(name);
-    const refused: string[] = [];
+    const taken = await manager
+      .getRepository(Team)
+      .find({ select: { slug: true }, where: [{ slug: base }, { slug: Like(`${base}-%`) }] });
+    let slug = nextFreeSlug(
+      base,
+      taken.map((t) => t.slug),
+    );
     for (let attempt = 1; ; attempt++) {
-      const taken = await manager
-        .getRepository(Team)
-        .find({ select: { slug: true }, where: [{ slug: base }, { slug: Like(`${base}-%`) }] });
-      const slug = nextFreeSlug(base, [...taken.map((t) => t.slug), ...refused]);
       try {
         // A savepoint, so a slug collision undoes only this insert, not the caller's work.
         const team = await manager.transaction((m) =>
@@ -49,7 +51,7 @@ export class TeamsRepository {
         return team;
       } catch (error) {
         if (!isUniqueViolation(error, 'slug') || attempt >= SLUG_ATTEMPTS) throw error;
-        refused.push(slug);
+        slug = randomSlug(base);
       }
     }
   }

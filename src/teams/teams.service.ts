@@ -17,6 +17,7 @@ import {
   NotTeamManagerError,
   NotTeamMemberError,
   OwnerCannotLeaveError,
+  OwnerOnlyError,
   PersonalTeamError,
   TeamNotFoundError,
 } from './teams.errors.js';
@@ -32,7 +33,16 @@ export interface TeamDetails {
   team: Team;
   /** The viewer's own role. */
   role: TeamRole;
-  members: { user: UserProfile; role: TeamRole }[];
+  /** `removable`: whether the viewer may remove this member (leaving is separate). */
+  members: { user: UserProfile; role: TeamRole; removable: boolean }[];
+}
+
+/** Owners remove anyone but themselves; admins remove members; members remove no one. */
+function mayRemove(actorRole: TeamRole, targetRole: TeamRole): boolean {
+  return (
+    targetRole !== 'owner' &&
+    (actorRole === 'owner' || (actorRole === 'admin' && targetRole === 'member'))
+  );
 }
 
 @Injectable()
@@ -54,6 +64,7 @@ export class TeamsService {
   /** Creates a team owned by the user and makes it the user's current team. */
   createTeam(ownerId: number, input: CreateTeamDto): Promise<Team> {
     return this.transactions.run(async (manager) => {
+      await this.users.lockForUpdate(manager, ownerId);
       const team = await this.teams.insertWithOwner(manager, ownerId, input.name, false);
       await this.users.setCurrentTeamIfMember(manager, ownerId, team.id);
       return team;
@@ -91,6 +102,7 @@ export class TeamsService {
     const members = (await this.teams.findMembers(team.id)).map((m) => ({
       user: toUserProfile(m.user!),
       role: m.role,
+      removable: m.userId !== userId && mayRemove(role, m.role),
     }));
     return { team, role, members };
   }
@@ -121,6 +133,13 @@ export class TeamsService {
       : await this.getManageableTeam(actor, teamId);
     if (team.personal) throw new PersonalTeamError();
     if (team.ownerId === userId) throw new OwnerCannotLeaveError();
+    if (!leaving && actor !== 'operator') {
+      const [own, target] = await Promise.all([
+        this.teams.findForMember(team.id, actor.userId),
+        this.teams.findForMember(team.id, userId),
+      ]);
+      if (target && own && !mayRemove(own.role, target.role)) throw new OwnerOnlyError();
+    }
     await this.transactions.run(async (manager) => {
       if (!(await this.teams.deleteMember(manager, team.id, userId)))
         throw new MemberNotFoundError();

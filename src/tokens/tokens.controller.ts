@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
@@ -8,7 +8,6 @@ import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
 import { ABILITIES } from './abilities.js';
 import { CreateTokenForm, EXPIRY_CHOICES, toCreateTokenDto } from './dto/create-token.form.js';
-import { TokenReveal } from './token-reveal.js';
 import { TokensService } from './tokens.service.js';
 
 const PAGE = '/settings/api-tokens';
@@ -17,32 +16,29 @@ const PAGE = '/settings/api-tokens';
 @Controller('settings/api-tokens')
 @SignedIn()
 export class TokensController {
-  constructor(
-    private readonly tokens: TokensService,
-    private readonly reveal: TokenReveal,
-  ) {}
+  constructor(private readonly tokens: TokensService) {}
 
   @Get()
   @Render('tokens/index')
-  async index(@SignedInUser() user: User, @Session() session: SessionData): Promise<object> {
-    return {
-      title: 'API Tokens',
-      tokens: await this.tokens.listActive(user.id),
-      newToken: this.reveal.take(session),
-      abilities: ABILITIES,
-      expiryChoices: EXPIRY_CHOICES,
-    };
+  index(@SignedInUser() user: User): Promise<object> {
+    return this.page(user);
   }
 
+  /**
+   * The new token is shown in the answer to this POST itself, and nowhere else: it is never kept,
+   * not even in the session, and two tokens created at once each show in their own answer.
+   */
   @Post()
+  @HttpCode(200)
   @FormPage(PAGE)
-  @Redirect(PAGE, 303)
-  async create(
-    @SignedInUser() user: User,
-    @Body() form: CreateTokenForm,
-    @Session() session: SessionData,
-  ): Promise<void> {
-    this.reveal.put(session, await this.tokens.create(user.id, toCreateTokenDto(form)));
+  @Render('tokens/index')
+  async create(@SignedInUser() user: User, @Body() form: CreateTokenForm): Promise<object> {
+    const created = await this.tokens.create(user.id, toCreateTokenDto(form));
+    return this.page(user, {
+      id: created.token.id,
+      name: created.token.name,
+      plaintext: created.plaintext,
+    });
   }
 
   @Post(':id/revoke')
@@ -56,5 +52,18 @@ export class TokensController {
     flash(session, {
       notice: `Token "${token.name}" was revoked. Requests using it are refused from now on.`,
     });
+  }
+
+  private async page(
+    user: User,
+    newToken?: { id: number; name: string; plaintext: string },
+  ): Promise<object> {
+    return {
+      title: 'API Tokens',
+      tokens: await this.tokens.listActive(user.id),
+      newToken,
+      abilities: ABILITIES,
+      expiryChoices: EXPIRY_CHOICES,
+    };
   }
 }

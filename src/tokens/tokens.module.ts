@@ -1,13 +1,12 @@
 import { Module } from '@nestjs/common';
 import { LastUsedRecorder } from './last-used-recorder.js';
-import { TokenReveal } from './token-reveal.js';
 import { TokensController } from './tokens.controller.js';
 import { TokensRepository } from './tokens.repository.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
   controllers: [TokensController],
-  providers: [TokensRepository, TokensService, LastUsedRecorder, TokenReveal],
+  providers: [TokensRepository, TokensService, LastUsedRecorder],
   exports: [TokensService],
 })
 export class TokensModule {}

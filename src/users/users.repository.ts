@@ -51,4 +51,19 @@ export class UsersRepository {
       .execute();
     return (result.affected ?? 0) > 0;
   }
+
+  /**
+   * Takes the user's row lock for the rest of the transaction (MySQL/MariaDB; SQLite runs one
+   * write at a time anyway). A transaction that inserts rows referring to the user and then
+   * updates the user would otherwise hold a shared lock from the foreign key check and wait for
+   * an exclusive one: two such transactions for one user deadlock.
+   */
+  async lockForUpdate(manager: EntityManager, userId: number): Promise<void> {
+    if (manager.connection.options.type === 'better-sqlite3') return;
+    await this.repo(manager).findOne({
+      select: { id: true },
+      where: { id: userId },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
 }

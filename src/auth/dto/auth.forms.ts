@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import {
   IsEmail,
   IsNotEmpty,
+  IsOptional,
   IsString,
   Length,
   MaxLength,
@@ -68,4 +69,9 @@ export class LoginForm {
   @IsNotEmpty({ message: 'Enter your password.' })
   @IsString({ message: 'Enter your password.' })
   password!: string;
+
+  /** The page to go on to after signing in; anything but a page of ours is ignored. */
+  @IsOptional()
+  @IsString()
+  return_to?: string;
 }

@@ -9,11 +9,11 @@ import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
 import { BEARER_REALM } from '../../auth/bearer.strategy.js';
-import { RateLimitedError } from '../../rate-limit/rate-limit.errors.js';
 import { InsufficientScopeError } from '../../tokens/tokens.errors.js';
 import { ConflictError, DomainError, ValidationError } from '../errors/domain.error.js';
 import { failure } from '../http/envelope.js';
 import { flash, keptInput } from '../web/flash.js';
+import { signInPageFor } from '../web/return-to.js';
 import { CODE_BY_STATUS, STATUS_BY_CODE } from './error-status.js';
 
 export interface ResolvedError {
@@ -56,7 +56,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = host.switchToHttp().getResponse<Response>();
     const error = this.resolve(exception, request);
     if (response.headersSent) return;
-    if (exception instanceof RateLimitedError) {
+    if (exception instanceof DomainError && exception.retryAfterSeconds) {
       response.setHeader('Retry-After', exception.retryAfterSeconds);
     }
 
@@ -78,17 +78,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private answerPage(error: ResolvedError, request: Request, response: Response): void {
     const elsewhere = REDIRECTS[error.code];
     if (elsewhere) {
-      // After signing in, a visitor goes on to the page they asked for.
-      if (error.code === 'sign_in_required' && request.method === 'GET' && request.session) {
-        request.session.returnTo = request.originalUrl;
-      }
-      response.redirect(303, elsewhere);
+      // After signing in, a visitor goes on to the page they asked for: it travels in the sign-in
+      // page's address, so an anonymous visit stores nothing.
+      const signIn = error.code === 'sign_in_required' && request.method === 'GET';
+      response.redirect(303, signIn ? signInPageFor(request.originalUrl) : elsewhere);
       return;
     }
     if (request.formPage && request.session && (error.status === 409 || error.status === 422)) {
       flash(request.session, {
         ...(error.fields ? { fields: error.fields } : { error: error.message }),
-        old: keptInput(request.body),
+        old: keptInput(request.body, request.formFields ?? []),
       });
       response.redirect(303, request.formPage);
       return;

@@ -8,6 +8,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { getMetadataStorage } from 'class-validator';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 
@@ -23,8 +24,35 @@ export class FormPageInterceptor implements NestInterceptor {
     req.formPage = template.replace(/:(\w+)/g, (_, name: string) =>
       encodeURIComponent(String(req.params[name] ?? '')),
     );
+    req.formFields = this.fieldsOf(context);
     return next.handle();
   }
+
+  /** The fields the handler's form class declares (validated properties), once per handler. */
+  private fieldsOf(context: ExecutionContext): readonly string[] {
+    const handler = context.getHandler();
+    let fields = this.fields.get(handler);
+    if (!fields) {
+      const types = (Reflect.getMetadata(
+        'design:paramtypes',
+        context.getClass().prototype,
+        handler.name,
+      ) ?? []) as unknown[];
+      const storage = getMetadataStorage();
+      const names = types.flatMap((type) =>
+        typeof type === 'function'
+          ? storage
+              .getTargetValidationMetadatas(type, '', true, false)
+              .map((meta) => meta.propertyName)
+          : [],
+      );
+      fields = [...new Set(names)];
+      this.fields.set(handler, fields);
+    }
+    return fields;
+  }
+
+  private readonly fields = new WeakMap<object, readonly string[]>();
 }
 
 /**

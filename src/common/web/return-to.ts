@@ -1,0 +1,18 @@
+/** The longest page address worth coming back to. */
+const RETURN_TO_MAX = 2_000;
+
+/** Only a page of this site, and not one of the sign-in pages themselves. */
+export function isReturnPage(path: unknown): path is string {
+  return (
+    typeof path === 'string' &&
+    path.length <= RETURN_TO_MAX &&
+    /^\/(?![/\\])[^\s]*$/.test(path) &&
+    !/^\/(login|register|logout)\b/.test(path)
+  );
+}
+
+/** Where to sign in, carrying the page asked for (the dashboard, where sign-in leads anyway, is left out). */
+export function signInPageFor(asked: string): string {
+  if (!isReturnPage(asked) || asked === '/' || asked === '/dashboard') return '/login';
+  return `/login?return_to=${encodeURIComponent(asked)}`;
+}
