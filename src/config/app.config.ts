@@ -9,14 +9,31 @@ export interface AppConfig {
   port: number;
   host: string;
   logLevel: LogLevel;
+  /** Where people reach this deployment (APP_URL): absolute links in mail, the API description. */
+  publicUrl: string;
 }
+
+const publicUrl = (raw: string): string | { error: string } => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { error: 'must be an absolute http:// or https:// URL' };
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
+    return { error: 'must be an http:// or https:// URL with no query or fragment' };
+  }
+  return url.toString().replace(/\/+$/, '');
+};
 
 export function readAppConfig(r: EnvReader): AppConfig {
   const nodeEnv = r.read('NODE_ENV', 'development', oneOf(NODE_ENVS));
+  const port = r.read('PORT', '3000', integer(0, 65535));
   return {
     nodeEnv,
-    port: r.read('PORT', '3000', integer(0, 65535)),
+    port,
     host: r.read('HOST', '0.0.0.0', text),
     logLevel: r.read('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'log', oneOf(LOG_LEVELS)),
+    publicUrl: r.read('APP_URL', `http://localhost:${port ?? 3000}`, publicUrl),
   };
 }

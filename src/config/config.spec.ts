@@ -125,6 +125,24 @@ describe('parseDatabaseUrl', () => {
   });
 });
 
+describe('loadConfig, public URL', () => {
+  it('should default APP_URL to localhost on PORT and drop a trailing slash', () => {
+    expect(loadConfig({ PORT: '8080' }).app.publicUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ APP_URL: 'https://tessera.example.com/' }).app.publicUrl).toBe(
+      'https://tessera.example.com',
+    );
+    expect(loadConfig({ APP_URL: 'https://example.com/tessera/' }).app.publicUrl).toBe(
+      'https://example.com/tessera',
+    );
+  });
+
+  it('should refuse an APP_URL that is not an absolute http(s) URL', () => {
+    for (const value of ['tessera.example.com', 'ftp://example.com', 'https://x.example/?a=1']) {
+      expect(() => loadConfig({ APP_URL: value })).toThrow(/APP_URL=.*must be/);
+    }
+  });
+});
+
 describe('loadConfig, proxies and secrets', () => {
   describe('TRUST_PROXY', () => {
     const problemsOf = (env: Record<string, string>): string[] => {
