@@ -3,6 +3,7 @@ import type { DestinationStream } from 'pino';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
+import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -21,6 +22,7 @@ export class AppModule {
       imports: [
         LoggingModule.forRoot(config, options.logDestination),
         CoreModule.forRoot(config),
+        DashboardModule,
         ApiV1Module,
         HealthModule,
         MetricsModule.forRoot(config),

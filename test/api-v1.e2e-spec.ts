@@ -108,7 +108,7 @@ describe('API v1', () => {
         slug: team.slug,
       });
 
-      await t.app.get(TeamsService).switchTeam(user.id, personalTeamId);
+      await t.app.get(TeamsService).switchTeam({ userId: user.id }, personalTeamId);
       const afterSwitch = await get('/api/v1/team', `Bearer ${plaintext}`);
       expect(afterSwitch.body.data.id).toBe(personalTeamId);
     });

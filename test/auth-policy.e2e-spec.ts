@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { AUTH_POLICY } from '../src/auth/auth-policy.decorator.js';
+import { AUTH_POLICY } from '../src/common/auth/auth-policy.decorator.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 describe('auth policy of every route', () => {

@@ -107,9 +107,11 @@ describe('text comparison', () => {
       expect(plain.id).not.toBe(accented.id);
 
       const teams = t.app.get(TeamsService);
-      const team = await teams.createTeam(plain.id, { name: 'Acme' });
-      await expect(teams.getBySlug('ACME')).rejects.toMatchObject({ code: 'not_found' });
-      expect((await teams.getBySlug(team.slug)).id).toBe(team.id);
+      const team = await teams.createTeam({ userId: plain.id }, { name: 'Acme' });
+      await expect(teams.getBySlug('operator', 'ACME')).rejects.toMatchObject({
+        code: 'not_found',
+      });
+      expect((await teams.getBySlug('operator', team.slug)).id).toBe(team.id);
 
       await createToken(t.app, plain, { name: 'Laptop' });
       await createToken(t.app, plain, { name: 'laptop' });

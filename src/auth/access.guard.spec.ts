@@ -5,8 +5,8 @@ import { Test } from '@nestjs/testing';
 import { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { AccessGuard, MissingAuthPolicyError } from './access.guard.js';
-import { BearerAuth, Public } from './auth-policy.decorator.js';
-import { BearerAuthGuard } from './bearer-auth.guard.js';
+import { BearerAuth, Public } from '../common/auth/auth-policy.decorator.js';
+import { BearerAuthenticator } from './bearer-authenticator.js';
 
 class Routes {
   @Public() open(): void {}
@@ -31,7 +31,7 @@ describe('AccessGuard', () => {
       providers: [
         AccessGuard,
         Reflector,
-        { provide: BearerAuthGuard, useValue: { authenticate } },
+        { provide: BearerAuthenticator, useValue: { authenticate } },
         { provide: TokensService, useValue: { assertAbility } },
         { provide: ApiRateLimiter, useValue: { enabled: false } },
       ],

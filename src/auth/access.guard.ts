@@ -4,12 +4,12 @@ import type { Request, Response } from 'express';
 import { DomainError } from '../common/errors/domain.error.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
-import type { Ability } from '../tokens/abilities.js';
+import type { Ability } from '../common/auth/abilities.js';
 import { AuthenticationError } from '../tokens/tokens.errors.js';
 import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
 import { AlreadySignedInError, SignInRequiredError } from './auth.errors.js';
-import { AUTH_POLICY, type AuthPolicy } from './auth-policy.decorator.js';
-import { BearerAuthGuard } from './bearer-auth.guard.js';
+import { AUTH_POLICY, type AuthPolicy } from '../common/auth/auth-policy.decorator.js';
+import { BearerAuthenticator } from './bearer-authenticator.js';
 
 export class MissingAuthPolicyError extends Error {}
 
@@ -21,7 +21,7 @@ export class MissingAuthPolicyError extends Error {}
 export class AccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly bearer: BearerAuthGuard,
+    private readonly bearer: BearerAuthenticator,
     private readonly tokens: TokensService,
     private readonly limiter: ApiRateLimiter,
     // Present when METRICS_ENABLED (and never in the operators' CLI).

@@ -3,6 +3,7 @@ import { DomainError } from '../common/errors/domain.error.js';
 /** The same answer for an unknown email and a wrong password, so neither can be probed. */
 export class InvalidCredentialsError extends DomainError {
   readonly code = 'invalid_credentials';
+  readonly status = 422;
   constructor() {
     super('These credentials do not match our records.');
   }
@@ -10,6 +11,7 @@ export class InvalidCredentialsError extends DomainError {
 
 export class SignInRequiredError extends DomainError {
   readonly code = 'sign_in_required';
+  readonly status = 401;
   constructor() {
     super('Please sign in to continue.');
   }
@@ -17,6 +19,7 @@ export class SignInRequiredError extends DomainError {
 
 export class AlreadySignedInError extends DomainError {
   readonly code = 'already_signed_in';
+  readonly status = 409;
   constructor() {
     super('You are already signed in.');
   }

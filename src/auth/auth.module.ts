@@ -8,20 +8,17 @@ import { UsersModule } from '../users/users.module.js';
 import { AccessGuard } from './access.guard.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
-import { BearerAuthGuard } from './bearer-auth.guard.js';
+import { BearerAuthenticator } from './bearer-authenticator.js';
 import { BearerStrategy } from './bearer.strategy.js';
-import { HomeController } from './home.controller.js';
 import { PasswordHasher } from './password-hasher.js';
 import { RegistrationService } from './registration.service.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { TypeormSessionStore } from './typeorm-session.store.js';
-import {
-  CsrfMiddleware,
-  CurrentUserMiddleware,
-  SessionMiddleware,
-  WebSessionMiddleware,
-} from './web-session.middleware.js';
+import { CsrfMiddleware } from './csrf.middleware.js';
+import { CurrentUserMiddleware } from './current-user.middleware.js';
+import { SessionMiddleware } from './session.middleware.js';
+import { WebSessionMiddleware } from './web-session.middleware.js';
 
 @Module({
   imports: [
@@ -31,10 +28,10 @@ import {
     TeamsModule,
     TokensModule,
   ],
-  controllers: [AuthController, HomeController],
+  controllers: [AuthController],
   providers: [
     BearerStrategy,
-    BearerAuthGuard,
+    BearerAuthenticator,
     PasswordHasher,
     RegistrationService,
     AuthService,

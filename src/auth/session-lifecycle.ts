@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { User } from '../users/user.entity.js';
 import { isReturnPage } from '../common/web/return-to.js';
-import { SESSION_COOKIE } from './web-session.middleware.js';
+import { SESSION_COOKIE } from './session.middleware.js';
 
 function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => run((err) => (err ? reject(err) : resolve())));

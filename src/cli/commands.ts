@@ -116,7 +116,7 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, v, out) {
       const input = validateInput(CreateTeamDto, { name: v.name });
       const owner = await app.get(UsersService).getByEmail(v.owner!);
-      const team = await app.get(TeamsService).createTeam(owner.id, input);
+      const team = await app.get(TeamsService).createTeam({ userId: owner.id }, input);
       out(`${team.id} ${team.slug}`);
     },
   },
@@ -128,7 +128,7 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, v, out) {
       const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
       const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(v.team!);
+      const team = await teams.getBySlug(OPERATOR, v.team!);
       const user = await teams.addMember(OPERATOR, team.id, input);
       out(`Added ${user.email} to ${team.slug} as ${input.role}`);
     },
@@ -141,9 +141,9 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, v, out) {
       const user = await app.get(UsersService).getByEmail(v.email!);
       const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(v.team!);
+      const team = await teams.getBySlug(OPERATOR, v.team!);
       try {
-        await teams.switchTeam(user.id, team.id);
+        await teams.switchTeam({ userId: user.id }, team.id);
       } catch (error) {
         if (error instanceof NotTeamMemberError) {
           throw new ValidationError({ team: `${user.email} is not a member of ${team.slug}.` });

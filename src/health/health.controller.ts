@@ -5,7 +5,7 @@ import {
   type HealthCheckResult,
 } from '@nestjs/terminus';
 import type { Response } from 'express';
-import { Public } from '../auth/auth-policy.decorator.js';
+import { Public } from '../common/auth/auth-policy.decorator.js';
 
 const READY_TIMEOUT_MS = 1000;
 

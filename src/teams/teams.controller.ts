@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
@@ -21,7 +21,7 @@ export class TeamsController {
   @Get()
   @Render('teams/index')
   async index(@SignedInUser() user: User): Promise<object> {
-    return { title: 'Teams', memberships: await this.teams.listForUser(user) };
+    return { title: 'Teams', memberships: await this.teams.listForUser({ userId: user.id }) };
   }
 
   @Post()
@@ -32,7 +32,7 @@ export class TeamsController {
     @Body() form: CreateTeamDto,
     @Session() session: SessionData,
   ): Promise<void> {
-    const team = await this.teams.createTeam(user.id, form);
+    const team = await this.teams.createTeam({ userId: user.id }, form);
     flash(session, { notice: `Team "${team.name}" was created and is now your current team.` });
   }
 
@@ -44,14 +44,14 @@ export class TeamsController {
     @Body() form: SwitchTeamForm,
     @Session() session: SessionData,
   ): Promise<void> {
-    const team = await this.teams.switchTeam(user.id, form.team_id);
+    const team = await this.teams.switchTeam({ userId: user.id }, form.team_id);
     flash(session, { notice: `You now work in "${team.name}".` });
   }
 
   @Get(':id')
   @Render('teams/show')
   async show(@SignedInUser() user: User, @IdParam() id: number): Promise<object> {
-    const details = await this.teams.getForMember(user.id, id);
+    const details = await this.teams.getForMember({ userId: user.id }, id);
     return { title: details.team.name, ...details, roles: ASSIGNABLE_ROLES, viewerId: user.id };
   }
 

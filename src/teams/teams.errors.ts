@@ -11,6 +11,7 @@ export class NotTeamMemberError extends TeamNotFoundError {}
 
 export class NotTeamManagerError extends DomainError {
   readonly code = 'forbidden';
+  readonly status = 403;
   constructor() {
     super('Only the team owner or an admin can do that.');
   }
@@ -18,6 +19,7 @@ export class NotTeamManagerError extends DomainError {
 
 export class OwnerOnlyError extends DomainError {
   readonly code = 'forbidden';
+  readonly status = 403;
   constructor() {
     super('Only the team owner can remove an admin.');
   }

@@ -60,6 +60,16 @@ export class TeamsRepository {
     return this.manager.getRepository(Team).findOneBy({ id });
   }
 
+  /** The team the user works in now, if any. */
+  findCurrentOf(userId: number): Promise<Team | null> {
+    return this.manager
+      .getRepository(Team)
+      .createQueryBuilder('team')
+      .innerJoin(User, 'user', 'user.current_team_id = team.id')
+      .where('user.id = :userId', { userId })
+      .getOne();
+  }
+
   findBySlug(slug: string): Promise<Team | null> {
     return this.manager.getRepository(Team).findOneBy({ slug });
   }

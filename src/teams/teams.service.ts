@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { Actor } from '../common/actor.js';
+import type { Actor, Person } from '../common/actor.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import type { User } from '../users/user.entity.js';
@@ -61,43 +61,49 @@ export class TeamsService {
     return team;
   }
 
-  /** Creates a team owned by the user and makes it the user's current team. */
-  createTeam(ownerId: number, input: CreateTeamDto): Promise<Team> {
+  /** Creates a team owned by the person and makes it their current team. */
+  createTeam(actor: Person, input: CreateTeamDto): Promise<Team> {
     return this.transactions.run(async (manager) => {
-      await this.users.lockForUpdate(manager, ownerId);
-      const team = await this.teams.insertWithOwner(manager, ownerId, input.name, false);
-      await this.users.setCurrentTeamIfMember(manager, ownerId, team.id);
+      await this.users.lockForUpdate(manager, actor.userId);
+      const team = await this.teams.insertWithOwner(manager, actor.userId, input.name, false);
+      await this.users.setCurrentTeamIfMember(manager, actor.userId, team.id);
       return team;
     });
   }
 
-  async getBySlug(slug: string): Promise<Team> {
+  /** A team by its slug: any team for the operator, only their own teams for a person. */
+  async getBySlug(actor: Actor, slug: string): Promise<Team> {
     const team = await this.teams.findBySlug(slug);
     if (!team) throw new TeamNotFoundError();
+    if (actor !== 'operator') await this.getMembership(actor.userId, team.id);
     return team;
   }
 
-  /** Makes one of the user's teams current; a team they are not in is refused, nothing changes. */
-  async switchTeam(userId: number, teamId: number): Promise<Team> {
+  /** Makes one of the person's teams current; a team they are not in is refused, nothing changes. */
+  async switchTeam(actor: Person, teamId: number): Promise<Team> {
     const switched = await this.transactions.run((m) =>
-      this.users.setCurrentTeamIfMember(m, userId, teamId),
+      this.users.setCurrentTeamIfMember(m, actor.userId, teamId),
     );
     const team = switched ? await this.teams.findById(teamId) : null;
     if (!team) throw new NotTeamMemberError();
     return team;
   }
 
-  async getCurrentTeam(user: Pick<User, 'currentTeamId'>): Promise<Team | null> {
-    return user.currentTeamId === null ? null : this.teams.findById(user.currentTeamId);
+  async getCurrentTeam(actor: Person): Promise<Team | null> {
+    return this.teams.findCurrentOf(actor.userId);
   }
 
-  async listForUser(user: Pick<User, 'id' | 'currentTeamId'>): Promise<TeamMembership[]> {
-    const rows = await this.teams.findMembershipsOf(user.id);
-    return rows.map((row) => ({ ...row, current: row.team.id === user.currentTeamId }));
+  async listForUser(actor: Person): Promise<TeamMembership[]> {
+    const [rows, current] = await Promise.all([
+      this.teams.findMembershipsOf(actor.userId),
+      this.teams.findCurrentOf(actor.userId),
+    ]);
+    return rows.map((row) => ({ ...row, current: row.team.id === current?.id }));
   }
 
   /** A team with its members, for its members only: to anyone else it does not exist. */
-  async getForMember(userId: number, teamId: number): Promise<TeamDetails> {
+  async getForMember(actor: Person, teamId: number): Promise<TeamDetails> {
+    const userId = actor.userId;
     const { team, role } = await this.getMembership(userId, teamId);
     const members = (await this.teams.findMembers(team.id)).map((m) => ({
       user: toUserProfile(m.user!),

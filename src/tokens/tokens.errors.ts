@@ -1,5 +1,5 @@
 import { DomainError, NotFoundError } from '../common/errors/domain.error.js';
-import type { Ability } from './abilities.js';
+import type { Ability } from '../common/auth/abilities.js';
 
 export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
 
@@ -10,17 +10,28 @@ const MESSAGES: Record<AuthFailureCode, string> = {
   token_expired: 'The bearer token has expired.',
 };
 
+/** The realm of the API's bearer challenges. */
+export const BEARER_REALM = 'tessera';
+const REALM = `Bearer realm="${BEARER_REALM}"`;
+
 /** The request could not be authenticated; `code` says why. */
 export class AuthenticationError extends DomainError {
+  readonly status = 401;
+  override readonly challenge: string;
   constructor(readonly code: AuthFailureCode) {
     super(MESSAGES[code]);
+    // RFC 6750: no error attribute when no credentials were sent at all.
+    this.challenge = code === 'missing_token' ? REALM : `${REALM}, error="invalid_token"`;
   }
 }
 
 export class InsufficientScopeError extends DomainError {
   readonly code = 'insufficient_scope';
+  readonly status = 403;
+  override readonly challenge: string;
   constructor(readonly scope: Ability) {
     super(`The token lacks the "${scope}" ability this endpoint needs.`);
+    this.challenge = `${REALM}, error="insufficient_scope", scope="${scope}"`;
   }
 }
 
@@ -32,6 +43,7 @@ export class TokenNotFoundError extends NotFoundError {
 
 export class AmbiguousTokenNameError extends DomainError {
   readonly code = 'ambiguous_token_name';
+  readonly status = 409;
   constructor(name: string, ids: number[]) {
     super(
       `${ids.length} active tokens are named "${name}" (ids ${ids.join(', ')}); choose one by id.`,

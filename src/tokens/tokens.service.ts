@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
-import { ABILITIES, type Ability } from './abilities.js';
+import { ABILITIES, type Ability } from '../common/auth/abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';

@@ -61,5 +61,5 @@ export function createTeam(
   owner: Pick<User, 'id'>,
   name = 'Acme Corp',
 ): Promise<Team> {
-  return app.get(TeamsService).createTeam(owner.id, { name });
+  return app.get(TeamsService).createTeam({ userId: owner.id }, { name });
 }

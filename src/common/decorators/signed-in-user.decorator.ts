@@ -1,10 +1,13 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import type { User } from '../../users/user.entity.js';
 
 /** The person signed in through the browser session (the route must be @SignedIn()). */
-export const SignedInUser = createParamDecorator((_: unknown, ctx: ExecutionContext): User => {
-  const user = ctx.switchToHttp().getRequest<Request>().currentUser;
-  if (!user) throw new Error('No signed-in user on the request: is the route behind @SignedIn()?');
-  return user;
-});
+export const SignedInUser = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): NonNullable<Request['currentUser']> => {
+    const user = ctx.switchToHttp().getRequest<Request>().currentUser;
+    if (!user) {
+      throw new Error('No signed-in user on the request: is the route behind @SignedIn()?');
+    }
+    return user;
+  },
+);

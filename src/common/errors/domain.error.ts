@@ -2,10 +2,16 @@
  * An expected failure that the domain names with a stable code. Services throw these; the one
  * exception filter decides what HTTP status and page or envelope each code becomes.
  */
+/** The statuses a domain error may answer with: each error class names its own. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 429 | 503;
+
 export abstract class DomainError extends Error {
   abstract readonly code: string;
+  abstract readonly status: ErrorStatus;
   /** For refusals that pass: when the client may try again (sent as Retry-After). */
   readonly retryAfterSeconds?: number;
+  /** For authentication failures: the WWW-Authenticate challenge (RFC 6750) an API answer carries. */
+  readonly challenge?: string;
 
   constructor(message: string) {
     // An expected outcome, answered by its code: a stack trace would say nothing useful, and
@@ -22,6 +28,7 @@ export abstract class DomainError extends Error {
 /** Also what a user is told about something that exists but is not theirs to see. */
 export class NotFoundError extends DomainError {
   readonly code = 'not_found';
+  readonly status = 404;
   constructor(what: string) {
     super(`No such ${what}.`);
   }
@@ -30,6 +37,7 @@ export class NotFoundError extends DomainError {
 /** Input that breaks a rule; `fields` maps each bad field to what is wrong with it. */
 export class ValidationError extends DomainError {
   readonly code = 'validation_failed';
+  readonly status = 422;
   constructor(readonly fields: Record<string, string>) {
     super(Object.values(fields).join(' '));
   }
@@ -37,6 +45,7 @@ export class ValidationError extends DomainError {
 
 /** A clash with what exists; `field` is the form field it is about, when there is one. */
 export class ConflictError extends DomainError {
+  readonly status = 409;
   constructor(
     readonly code: string,
     message: string,

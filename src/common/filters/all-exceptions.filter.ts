@@ -8,13 +8,11 @@ import {
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
-import { BEARER_REALM } from '../../auth/bearer.strategy.js';
-import { InsufficientScopeError } from '../../tokens/tokens.errors.js';
 import { ConflictError, DomainError, ValidationError } from '../errors/domain.error.js';
 import { failure } from '../http/envelope.js';
 import { flash, keptInput } from '../web/flash.js';
 import { signInPageFor } from '../web/return-to.js';
-import { CODE_BY_STATUS, STATUS_BY_CODE } from './error-status.js';
+import { CODE_BY_STATUS } from './error-status.js';
 
 export interface ResolvedError {
   status: number;
@@ -61,8 +59,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
 
     if (isApiPath(request.path)) {
-      const challenge = bearerChallenge(exception, error.code);
-      if (challenge) response.setHeader('WWW-Authenticate', challenge);
+      if (exception instanceof DomainError && exception.challenge) {
+        response.setHeader('WWW-Authenticate', exception.challenge);
+      }
       response
         .status(error.status)
         .json(failure(error.code, error.message, error.fields, supportId(error, request)));
@@ -106,7 +105,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   resolve(exception: unknown, request: Request): ResolvedError {
     if (exception instanceof DomainError) {
-      const status = STATUS_BY_CODE[exception.code] ?? 400;
+      const status = exception.status;
       const fields =
         exception instanceof ValidationError
           ? exception.fields
@@ -167,15 +166,4 @@ function isHttpError(value: unknown): value is { status: number; expose: boolean
     value !== null &&
     typeof (value as { status?: unknown }).status === 'number'
   );
-}
-
-/** The RFC 6750 challenge for authentication and scope failures. */
-function bearerChallenge(exception: unknown, code: string): string | undefined {
-  const realm = `Bearer realm="${BEARER_REALM}"`;
-  if (exception instanceof InsufficientScopeError) {
-    return `${realm}, error="insufficient_scope", scope="${exception.scope}"`;
-  }
-  if (code === 'missing_token') return realm;
-  if (STATUS_BY_CODE[code] === 401) return `${realm}, error="invalid_token"`;
-  return undefined;
 }

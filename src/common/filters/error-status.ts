@@ -1,32 +1,3 @@
-/** The HTTP status of each stable error code. Codes are the contract; statuses follow them. */
-export const STATUS_BY_CODE: Record<string, number> = {
-  bad_request: 400,
-  missing_token: 401,
-  sign_in_required: 401,
-  invalid_token: 401,
-  token_revoked: 401,
-  token_expired: 401,
-  insufficient_scope: 403,
-  forbidden: 403,
-  csrf_failed: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  already_signed_in: 409,
-  email_taken: 409,
-  already_member: 409,
-  personal_team: 409,
-  owner_cannot_leave: 409,
-  ambiguous_token_name: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  validation_failed: 422,
-  invalid_credentials: 422,
-  rate_limited: 429,
-  internal_error: 500,
-  service_unavailable: 503,
-  server_busy: 503,
-};
-
 /** The code for a status that arrived without one (from the router or the body parser). */
 export const CODE_BY_STATUS: Record<number, string> = {
   400: 'bad_request',

@@ -10,7 +10,7 @@ import {
   Min,
 } from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
-import { ABILITIES, type Ability } from '../abilities.js';
+import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
 
 export const TOKEN_NAME_MAX = 100;
 export const MAX_EXPIRY_DAYS = 3650;

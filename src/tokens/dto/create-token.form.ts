@@ -1,7 +1,7 @@
 import { Transform } from 'class-transformer';
 import { ArrayNotEmpty, IsArray, IsIn, IsString, Length } from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
-import { ABILITIES, type Ability } from '../abilities.js';
+import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
 import { TOKEN_NAME_MAX, type CreateTokenDto } from './create-token.dto.js';
 
 export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'none'] as const;

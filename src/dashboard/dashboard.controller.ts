@@ -1,12 +1,13 @@
 import { Controller, Get, Redirect, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { Public, SignedIn } from './auth-policy.decorator.js';
+import { Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { User } from '../users/user.entity.js';
 
 @Controller()
-export class HomeController {
+/** The home page's redirect and the signed-in person's dashboard. */
+export class DashboardController {
   constructor(private readonly teams: TeamsService) {}
 
   /** The signed-in go to their dashboard, everyone else to the sign-in page. */
@@ -19,9 +20,9 @@ export class HomeController {
 
   @Get('dashboard')
   @SignedIn()
-  @Render('dashboard')
+  @Render('dashboard/index')
   async dashboard(@SignedInUser() user: User, @Req() req: Request): Promise<object> {
-    const team = await this.teams.getCurrentTeam(user);
+    const team = await this.teams.getCurrentTeam({ userId: user.id });
     return { title: 'Dashboard', user, team, apiBase: `${req.protocol}://${req.get('host')}` };
   }
 }

@@ -20,7 +20,7 @@ interface Attempt {
  * failures into the API's error codes.
  */
 @Injectable()
-export class BearerAuthGuard {
+export class BearerAuthenticator {
   constructor(private readonly strategy: BearerStrategy) {}
 
   authenticate(req: Request): Promise<TokenPrincipal> {

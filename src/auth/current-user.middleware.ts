@@ -1,0 +1,50 @@
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { takeFlash } from '../common/web/flash.js';
+import { UsersRepository } from '../users/users.repository.js';
+
+/**
+ * Resolves the signed-in user of the session for guards, controllers and views, and ends a
+ * session that is older than the absolute timeout however active it has been.
+ */
+@Injectable()
+export class CurrentUserMiddleware implements NestMiddleware {
+  private readonly absoluteMs: number;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    private readonly users: UsersRepository,
+  ) {
+    this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
+  }
+
+  async use(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const { userId, signedInAt = 0 } = req.session ?? {};
+      if (userId !== undefined && Date.now() - signedInAt > this.absoluteMs) {
+        // A fresh, empty session: the old one is gone from the store, forms still get a token.
+        await new Promise<void>((resolve, reject) =>
+          req.session.regenerate((e) => (e ? reject(e) : resolve())),
+        );
+      } else if (userId !== undefined) {
+        const user = await this.users.findById(userId);
+        if (user) {
+          req.currentUser = user;
+          res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
+        }
+      }
+      // A function, so the token is made only when a page renders a form ({{csrfToken}} calls
+      // it): redirects and error pages store no session.
+      res.locals.csrfToken = () => (req.session ? req.csrfToken?.() : undefined);
+      // Pages are per person: never kept, so Back cannot show a just-created token again.
+      res.setHeader('Cache-Control', 'no-store');
+      // A redirect's messages are shown by the page it lands on.
+      if (req.method === 'GET') res.locals.flash = takeFlash(req.session);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  }
+}
