@@ -29,6 +29,7 @@ import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
 import { logRequest } from './logging/request-log.js';
 import { observeRequests, type ResponseWatcher } from './logging/request-observer.js';
 import { Metrics } from './metrics/metrics.js';
+import { SchemaBehindError, SchemaState } from './database/schema-state.js';
 
 /** Options for NestFactory.create, shared by main.ts and the e2e tests. */
 export const APP_OPTIONS = {
@@ -53,6 +54,7 @@ export function configureApp(app: INestApplication): INestApplication {
   app.useLogger(app.get(Logger));
 
   express.use(securityHeaders());
+  if (!config.database.migrate) express.use(schemaGate(app.get(SchemaState)));
   if (config.security.corsOrigins.length > 0) {
     // Only the listed origins, only reads; never a reflected arbitrary origin.
     express.enableCors({ origin: config.security.corsOrigins, methods: ['GET', 'HEAD'] });
@@ -104,6 +106,17 @@ function staticAssets(): RequestHandler {
   }
   assets.use('/favicon', serveStatic(join(ROOT, 'public', 'favicon'), { maxAge: '1d' }));
   return assets;
+}
+
+/**
+ * With DB_MIGRATE=false, while the database lacks migrations every request but the health
+ * checks is answered 503 (not a 500 from a missing table); one comparison once up to date.
+ */
+function schemaGate(schema: SchemaState): RequestHandler {
+  return (req, _res, next) => {
+    if (schema.pendingMigrations.length === 0 || req.path.startsWith('/health/')) return next();
+    schema.upToDate().then((ok) => next(ok ? undefined : new SchemaBehindError()), next);
+  };
 }
 
 /** hbs loads partials asynchronously; reading them here makes them ready for the first page. */

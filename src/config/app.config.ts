@@ -3,6 +3,16 @@ import { EnvReader, integer, oneOf, text } from './env-reader.js';
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+/** The logs are pino's, so its names are accepted too and mean Nest's nearest level. */
+const PINO_NAMES: Record<string, LogLevel> = { info: 'log', trace: 'verbose' };
+
+const logLevel = (raw: string): LogLevel | { error: string } => {
+  const name = raw.toLowerCase();
+  const level = PINO_NAMES[name] ?? name;
+  return (LOG_LEVELS as readonly string[]).includes(level)
+    ? (level as LogLevel)
+    : { error: `must be one of ${LOG_LEVELS.join(', ')} (or pino's info, trace)` };
+};
 
 export interface AppConfig {
   nodeEnv: (typeof NODE_ENVS)[number];
@@ -33,7 +43,7 @@ export function readAppConfig(r: EnvReader): AppConfig {
     nodeEnv,
     port,
     host: r.read('HOST', '0.0.0.0', text),
-    logLevel: r.read('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'log', oneOf(LOG_LEVELS)),
+    logLevel: r.read('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'log', logLevel),
     publicUrl: r.read('APP_URL', `http://localhost:${port ?? 3000}`, publicUrl),
   };
 }

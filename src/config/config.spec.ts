@@ -35,6 +35,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ DB_MIGRATE: 'NO' }).database.migrate).toBe(false);
     expect(loadConfig({ DB_MIGRATE: '1' }).database.migrate).toBe(true);
   });
+
+  it("should take pino's level names as Nest's nearest when LOG_LEVEL is info or trace", () => {
+    expect(loadConfig({ LOG_LEVEL: 'info' }).app.logLevel).toBe('log');
+    expect(loadConfig({ LOG_LEVEL: 'TRACE' }).app.logLevel).toBe('verbose');
+    expect(loadConfig({ LOG_LEVEL: 'debug' }).app.logLevel).toBe('debug');
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL="loud": must be one of/);
+  });
 });
 
 describe('observability settings', () => {

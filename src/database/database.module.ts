@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { buildDataSourceOptions } from './database-options.js';
 import { runMigrations } from './migrator.js';
+import { SchemaState } from './schema-state.js';
 import { Transactions } from './transactions.js';
 
 /** Brings the schema up to date before the app serves anything, when DB_MIGRATE allows. */
@@ -15,12 +16,21 @@ class MigrateOnBoot implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly schema: SchemaState,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    if (!this.config.database.migrate) return;
-    const applied = await runMigrations(this.dataSource);
-    if (applied > 0) this.logger.log(`Applied ${applied} migration(s)`);
+    if (this.config.database.migrate) {
+      const applied = await runMigrations(this.dataSource);
+      if (applied > 0) this.logger.log(`Applied ${applied} migration(s)`);
+      return;
+    }
+    const pending = await this.schema.refresh();
+    if (pending.length === 0) return;
+    this.logger.warn(
+      `DB_MIGRATE=false and ${pending.length} migration(s) pending (${pending.join(', ')}): ` +
+        'requests are answered 503 until `npm run migration:run` applies them',
+    );
   }
 }
 
@@ -36,7 +46,7 @@ class MigrateOnBoot implements OnModuleInit {
       }),
     }),
   ],
-  providers: [MigrateOnBoot, Transactions],
-  exports: [Transactions],
+  providers: [MigrateOnBoot, SchemaState, Transactions],
+  exports: [SchemaState, Transactions],
 })
 export class DatabaseModule {}

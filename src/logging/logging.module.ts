@@ -1,22 +1,22 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
-import type { DestinationStream, Logger } from 'pino';
+import { Logger, type PinoLogger } from 'nestjs-pino';
+import type { DestinationStream, Logger as PinoRoot } from 'pino';
 import type { Config } from '../config/config.js';
-import { safeError } from './error-serializer.js';
 import { createRootLogger } from './root-logger.js';
 
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 /**
- * Logging through nestjs-pino: Nest's own messages and every `new Logger(context)` become JSON
- * lines of one pino logger (`app.useLogger(app.get(Logger))` in configureApp). The request line
- * is written by `requestLogger`, mounted first in configureApp so that requests answered before
- * routing are logged too.
+ * Logging through nestjs-pino's `Logger`: Nest's own messages and every `new Logger(context)`
+ * become JSON lines of one pino logger (`app.useLogger(app.get(Logger))` in configureApp). The
+ * request line is written by `requestLogger`, mounted first in configureApp so that requests
+ * answered before routing are logged too.
  *
- * nestjs-pino's per-request middleware is not mounted (`forRoutes: []`): it keeps each
- * request's logger in an AsyncLocalStorage, which on Node 20 turns on promise hooks for every
- * promise and cost about 40 µs of CPU per API request in our benchmark. Lines logged while
- * handling a request name its `reqId` explicitly instead (see AllExceptionsFilter).
+ * The `Logger` writes straight to this app's root logger. nestjs-pino's `LoggerModule` is not
+ * used: its per-request middleware keeps each request's logger in an AsyncLocalStorage (about
+ * 40 µs of CPU per API request in our benchmark), and its root logger is one per process, kept
+ * from the first app built, so a second app in the same process (the e2e specs build many)
+ * would write to the first one's destination.
  */
 @Global()
 @Module({})
@@ -25,18 +25,14 @@ export class LoggingModule {
     const root = createRootLogger(config, destination);
     return {
       module: LoggingModule,
-      imports: [
-        LoggerModule.forRoot({
-          // The root's own error serializer: pino-http would otherwise put its default back.
-          pinoHttp: { logger: root, wrapSerializers: false, serializers: { err: safeError } },
-          useExisting: true,
-          forRoutes: [],
-        }),
+      providers: [
+        { provide: ROOT_LOGGER, useValue: root },
+        // The Logger only calls its logger's level methods, which pino's own logger has.
+        { provide: Logger, useValue: new Logger(root as unknown as PinoLogger, {}) },
       ],
-      providers: [{ provide: ROOT_LOGGER, useValue: root }],
-      exports: [ROOT_LOGGER],
+      exports: [ROOT_LOGGER, Logger],
     };
   }
 }
 
-export type RootLogger = Logger;
+export type RootLogger = PinoRoot;
