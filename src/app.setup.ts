@@ -1,4 +1,4 @@
-import { ValidationPipe, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
+import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   json,
@@ -31,13 +31,7 @@ import { observeRequests, type ResponseWatcher } from './logging/request-observe
 import { Metrics } from './metrics/metrics.js';
 import { SchemaBehindError, SchemaState } from './database/schema-state.js';
 
-/** Options for NestFactory.create, shared by main.ts and the e2e tests. */
-export const APP_OPTIONS = {
-  // The API takes no body: parsers run for the pages only (see configureApp).
-  bodyParser: false,
-} satisfies NestApplicationOptions;
-
-/** Everything the running app needs beyond its modules; main.ts and the e2e tests both call it. */
+/** Everything the running app needs beyond its modules (see createApp in app.factory.ts). */
 export function configureApp(app: INestApplication): INestApplication {
   const express = app as NestExpressApplication;
   const config = app.get<Config>(CONFIG);

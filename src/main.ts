@@ -1,14 +1,8 @@
 import 'reflect-metadata';
 import { Logger, type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { existsSync } from 'node:fs';
-import { AppModule } from './app.module.js';
-import { APP_OPTIONS, configureApp } from './app.setup.js';
+import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { logLevelsUpTo } from './config/log-levels.js';
 import { isDatabaseRefusal, isDatabaseUnavailable } from './database/database-errors.js';
-import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 
 async function bootstrap(): Promise<void> {
   // Until the server listens there is nothing to finish: a stop during start-up (migrations,
@@ -18,21 +12,9 @@ async function bootstrap(): Promise<void> {
     process.exit(1);
   };
   process.once('SIGTERM', stopWhileStarting).once('SIGINT', stopWhileStarting);
-  if (existsSync('.env')) process.loadEnvFile('.env');
   const config = loadConfig();
-  const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot(config),
-    new ExpressHttpAdapter(),
-    {
-      logger: logLevelsUpTo(config.app.logLevel),
-      ...APP_OPTIONS,
-      // Held until configureApp hands Nest the JSON logger, then written through it.
-      bufferLogs: true,
-      abortOnError: false,
-    },
-  );
+  const app = await createApp(config);
   for (const warning of config.warnings) Logger.warn(warning, 'Tessera');
-  configureApp(app);
   try {
     await app.listen(config.app.port, config.app.host);
   } catch (error) {

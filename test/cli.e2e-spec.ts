@@ -3,15 +3,29 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { buildDataSourceOptions } from '../src/database/database-options.js';
+import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { runCli } from '../src/cli/run-cli.js';
 import { runBuilt, type RunResult } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 describe('operator command line', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
-  const cli = (...args: string[]): Promise<RunResult> =>
-    runBuilt('cli.js', args, { DATABASE_URL: db.url });
+  const env = () => ({ NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: db.url });
+  /** The command run in this process, as `npm run cli` runs it. */
+  const cli = async (...args: string[]): Promise<RunResult> => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(args, {
+      env: env(),
+      out: (line) => out.push(`${line}\n`),
+      err: (line) => err.push(`${line}\n`),
+    });
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  };
+  /** The built command line in a process of its own. */
+  const cliProcess = (...args: string[]): Promise<RunResult> => runBuilt('cli.js', args, env());
   const lastLine = (r: RunResult) => r.stdout.trimEnd().split('\n').at(-1)!;
   const count = async (table: string) =>
     Number((await dataSource.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
@@ -237,7 +251,7 @@ describe('operator command line', () => {
   it('should serve several CLI processes writing at once to the same database', async () => {
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
-        cli('team:create', '--owner', 'ada@example.com', '--name', 'Parallel'),
+        cliProcess('team:create', '--owner', 'ada@example.com', '--name', 'Parallel'),
       ),
     );
     expect(results.map((r) => r.stderr)).toEqual(Array(6).fill(''));
@@ -314,6 +328,7 @@ describe('operator command line', () => {
         ),
       );
     }
+    const before = await tokens.count();
     const refused = await Promise.all([
       cli('tokens:prune', '--older-than-days=-1'),
       cli('tokens:prune', '--older-than-days', 'thirty'),
@@ -324,7 +339,7 @@ describe('operator command line', () => {
       /--older-than-days must be a whole number of days from 0 to 999999/,
     );
     expect(refused[2].stderr).toMatch(/Missing --older-than-days/);
-    expect(await tokens.count()).toBeGreaterThanOrEqual(2504);
+    expect(await tokens.count()).toBe(before);
 
     const r = await cli('tokens:prune', '--older-than-days', '30');
 
@@ -344,4 +359,50 @@ describe('operator command line', () => {
       /^Deleted 0 tokens/,
     );
   }, 60_000);
+
+  it('should apply and revert migrations, saying which, and name a bad database in one line', async () => {
+    expect(await cli('db:migrate')).toEqual({
+      code: 0,
+      stdout: 'No migrations pending\n',
+      stderr: '',
+    });
+    const last = MIGRATIONS.at(-1)!.name;
+    expect((await cli('db:rollback')).stdout).toBe(`Reverted ${last}\n`);
+    expect((await cli('db:migrate')).stdout).toBe(`Applied ${last}\n`);
+
+    const unreachable = await runCli(['db:migrate'], {
+      env: { ...env(), DATABASE_URL: 'mysql://root@127.0.0.1:1/tessera' },
+      out: () => {},
+      err: (line) =>
+        expect(line).toMatch(
+          /^error: cannot use the database at DATABASE_URL \(connect ECONNREFUSED/,
+        ),
+    });
+    expect(unreachable).toBe(1);
+    const malformed = await cli('db:migrate', '--all');
+    expect(malformed.stderr).toMatch(/^error: Unknown option '--all'/);
+  }, 30_000);
+
+  it('should run as its own process: npm run migration:run says what it applied, with no SQL', async () => {
+    const fresh = await createTestDatabase({ file: true });
+    try {
+      const r = await runBuilt('cli.js', ['db:migrate'], {
+        DATABASE_URL: fresh.url,
+        LOG_LEVEL: 'log',
+      });
+      expect(r).toEqual({
+        code: 0,
+        stdout: `Applied ${MIGRATIONS.map((m) => m.name).join(', ')}\n`,
+        stderr: '',
+      });
+      const bad = await runBuilt('cli.js', ['db:migrate'], { DATABASE_URL: 'postgres://x' });
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toBe('');
+      expect(bad.stderr.trimEnd().split('\n')).toEqual([
+        expect.stringMatching(/^error: Invalid configuration: - DATABASE_URL="postgres:\/\/x"/),
+      ]);
+    } finally {
+      await fresh.drop();
+    }
+  }, 30_000);
 });

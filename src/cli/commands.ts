@@ -1,4 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { revertLastMigration, runMigrations } from '../database/migrator.js';
 import { OPERATOR } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { validateInput } from '../common/validation/validate-input.js';
@@ -20,6 +22,8 @@ export interface Command {
   options: string[];
   required: string[];
   run(app: INestApplicationContext, values: Values, out: (line: string) => void): Promise<void>;
+  /** Changes the schema itself: its context starts without migrating (DB_MIGRATE is ignored). */
+  managesSchema?: true;
 }
 
 function positiveInteger(name: string, raw: string): number {
@@ -39,6 +43,28 @@ function wholeNumber(name: string, raw: string): number {
 }
 
 export const COMMANDS: Record<string, Command> = {
+  'db:migrate': {
+    usage: 'db:migrate',
+    options: [],
+    required: [],
+    managesSchema: true,
+    async run(app, _v, out) {
+      const applied = await runMigrations(app.get(DataSource));
+      out(applied.length === 0 ? 'No migrations pending' : `Applied ${applied.join(', ')}`);
+    },
+  },
+
+  'db:rollback': {
+    usage: 'db:rollback',
+    options: [],
+    required: [],
+    managesSchema: true,
+    async run(app, _v, out) {
+      const reverted = await revertLastMigration(app.get(DataSource));
+      out(reverted ? `Reverted ${reverted}` : 'No migration to revert');
+    },
+  },
+
   'user:create': {
     usage: 'user:create --name NAME --email EMAIL [--password PASSWORD]',
     options: ['name', 'email', 'password'],

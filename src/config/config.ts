@@ -1,4 +1,5 @@
 import { readAppConfig, type AppConfig } from './app.config.js';
+import { environment } from './environment.js';
 import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
 import { EnvReader } from './env-reader.js';
 import { readObservabilityConfig, type ObservabilityConfig } from './observability.config.js';
@@ -23,7 +24,7 @@ export class ConfigError extends Error {
 }
 
 /** Validates the environment once at boot; every bad variable is named in one error. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(env: Record<string, string | undefined> = environment()): Config {
   const r = new EnvReader(env);
   const app = readAppConfig(r);
   const config: Config = {

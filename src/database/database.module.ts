@@ -22,7 +22,7 @@ class MigrateOnBoot implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     if (this.config.database.migrate) {
       const applied = await runMigrations(this.dataSource);
-      if (applied > 0) this.logger.log(`Applied ${applied} migration(s)`);
+      if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
       return;
     }
     const pending = await this.schema.refresh();

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, Migration } from 'typeorm';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
 const LOCK_NAME = 'tessera_migrations';
@@ -7,16 +7,16 @@ const LOCK_WAIT_SECONDS = 60;
 /**
  * Runs pending migrations once even when several processes start together on an empty
  * database: each waits for an exclusive lock, then finds what is still pending. Returns how
- * many migrations this process applied.
+ * the names of the migrations this process applied.
  */
-export async function runMigrations(dataSource: DataSource): Promise<number> {
+export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   return dataSource.options.type === 'better-sqlite3'
     ? runOnSqlite(dataSource)
     : runOnMysql(dataSource);
 }
 
 /** A named lock held on its own connection while TypeORM migrates on others. */
-async function runOnMysql(dataSource: DataSource): Promise<number> {
+async function runOnMysql(dataSource: DataSource): Promise<string[]> {
   // Waiting for the lock, or a migration itself, may rightly outlast a request's query timeout.
   const options = dataSource.driver.options as { enableQueryTimeout?: boolean };
   const timeouts = options.enableQueryTimeout;
@@ -31,7 +31,7 @@ async function runOnMysql(dataSource: DataSource): Promise<number> {
       throw new Error(`Timed out after ${LOCK_WAIT_SECONDS}s waiting for the migration lock`);
     }
     try {
-      return (await dataSource.runMigrations({ transaction: 'each' })).length;
+      return names(await dataSource.runMigrations({ transaction: 'each' }));
     } finally {
       await runner.query('SELECT RELEASE_LOCK(?)', [LOCK_NAME]);
     }
@@ -45,8 +45,25 @@ async function runOnMysql(dataSource: DataSource): Promise<number> {
  * TypeORM reads the pending migrations before it opens its transaction, so two processes on a
  * fresh file would both find them pending: the write lock is taken before that read.
  */
-function runOnSqlite(dataSource: DataSource): Promise<number> {
+function runOnSqlite(dataSource: DataSource): Promise<string[]> {
   return inImmediateTransaction(dataSource, async () => {
-    return (await dataSource.runMigrations({ transaction: 'all' })).length;
+    return names(await dataSource.runMigrations({ transaction: 'all' }));
   });
+}
+
+const names = (migrations: Migration[]): string[] => migrations.map((m) => m.name);
+
+/** Undoes the last applied migration and returns its name, or undefined when none was left. */
+export async function revertLastMigration(dataSource: DataSource): Promise<string | undefined> {
+  const runner = dataSource.createQueryRunner();
+  const table = dataSource.options.migrationsTableName ?? 'migrations';
+  try {
+    if (!(await runner.hasTable(table))) return undefined;
+    const [last] = await runner.query(`SELECT name FROM ${table} ORDER BY id DESC LIMIT 1`);
+    if (!last) return undefined;
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    return last.name as string;
+  } finally {
+    await runner.release();
+  }
 }

@@ -1,16 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Server } from 'node:http';
 import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
-import { AppModule } from '../../src/app.module.js';
-import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
+import { createApp } from '../../src/app.factory.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { QueryLog } from './query-log.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
-import { ExpressHttpAdapter } from '../../src/common/http/express-adapter.js';
 
 export interface TestApp {
   app: INestApplication;
@@ -23,7 +19,7 @@ export interface TestApp {
 }
 
 /**
- * Boots the real AppModule through configureApp on a fresh database, exactly as main.ts does,
+ * Builds the app with the factory main.ts uses, on a fresh database,
  * listening on an ephemeral port of 127.0.0.1.
  */
 export async function createTestApp(
@@ -40,13 +36,7 @@ export async function createTestApp(
     RATE_LIMIT_REGISTER_PER_HOUR: '100000',
     ...env,
   });
-  const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot(config, { logDestination }),
-    new ExpressHttpAdapter(),
-    // Nest's own start-up lines are not wanted; configureApp then hands Nest the JSON logger.
-    { ...APP_OPTIONS, logger: false },
-  );
-  configureApp(app);
+  const app = await createApp(config, { logDestination });
   await app.listen(0, '127.0.0.1');
   const dataSource = app.get<DataSource>(getDataSourceToken());
   return {

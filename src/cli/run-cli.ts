@@ -1,0 +1,97 @@
+import { parseArgs } from 'node:util';
+import { COMMANDS, type Command } from './commands.js';
+import { createCommandContext } from '../app.factory.js';
+import { DomainError, ValidationError } from '../common/errors/domain.error.js';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { isDatabaseRefusal, isDatabaseUnavailable } from '../database/database-errors.js';
+
+/** Thrown for a bad command line: printed as it is, with no stack. */
+class UsageError extends Error {}
+
+function usage(): string {
+  return ['Usage: npm run cli -- <command> [options]', '', 'Commands:']
+    .concat(Object.values(COMMANDS).map((c) => `  ${c.usage}`))
+    .join('\n');
+}
+
+function parse(command: Command, args: string[]): Record<string, string | undefined> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: Object.fromEntries(command.options.map((o) => [o, { type: 'string' as const }])),
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message} (usage: ${command.usage})`);
+  }
+  const missing = command.required.filter((name) => !values[name]);
+  if (missing.length > 0) {
+    const names = missing.map((m) => `--${m}`).join(', ');
+    throw new UsageError(`Missing ${names} (usage: ${command.usage})`);
+  }
+  return values as Record<string, string | undefined>;
+}
+
+/** One line for stderr, whatever failed. */
+function describe(error: unknown): string {
+  let text: string;
+  if (error instanceof ValidationError) text = Object.values(error.fields).join(' ');
+  else if (
+    error instanceof DomainError ||
+    error instanceof UsageError ||
+    error instanceof ConfigError
+  ) {
+    text = error.message;
+  } else if (isDatabaseUnavailable(error) || isDatabaseRefusal(error)) {
+    text = `cannot use the database at DATABASE_URL (${(error as Error).message})`;
+  } else text = `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+export interface CliIo {
+  /** The settings, as the environment gives them (`.env` included by default). */
+  env?: Record<string, string | undefined>;
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/**
+ * Runs one operator command and returns the exit code: what it prints goes to `out`, one line
+ * saying what went wrong to `err`. `src/cli.ts` runs it for `npm run cli`; the tests call it
+ * in-process.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    io.err(`error: ${describe(error)}`);
+    return 1;
+  }
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === 'help' || name === '--help') {
+    io.out(usage());
+    return 0;
+  }
+  if (!name) throw new UsageError('No command given; "npm run cli -- help" lists the commands');
+  const command = COMMANDS[name];
+  if (!command) {
+    throw new UsageError(`Unknown command "${name}"; "npm run cli -- help" lists the commands`);
+  }
+  const values = parse(command, args);
+
+  const config = loadConfig(io.env);
+  const app = await createCommandContext(
+    command.managesSchema ? { ...config, database: { ...config.database, migrate: false } } : config,
+  );
+  try {
+    await command.run(app, values, io.out);
+  } finally {
+    await app.close();
+  }
+  return 0;
+}
