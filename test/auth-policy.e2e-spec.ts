@@ -2,40 +2,125 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { AUTH_POLICY } from '../src/common/auth/auth-policy.decorator.js';
+import request from 'supertest';
+import { AUTH_POLICY, type AuthPolicy } from '../src/common/auth/auth-policy.decorator.js';
+import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+
+/**
+ * Every route and who may use it: `public`, `guest` (visitors not signed in), `session` (a person
+ * signed in through the browser) or `bearer:<ability>`. A route added, removed or whose policy
+ * changes fails this table until the table says so.
+ */
+const ROUTES: Record<string, string> = {
+  'GET /': 'public',
+  'GET /dashboard': 'session',
+  'GET /register': 'guest',
+  'POST /register': 'guest',
+  'GET /login': 'guest',
+  'POST /login': 'guest',
+  'POST /logout': 'session',
+  'GET /teams': 'session',
+  'POST /teams': 'session',
+  'POST /teams/switch': 'session',
+  'GET /teams/:id': 'session',
+  'POST /teams/:id/members': 'session',
+  'POST /teams/:id/members/:userId/remove': 'session',
+  'GET /settings/api-tokens': 'session',
+  'POST /settings/api-tokens': 'session',
+  'POST /settings/api-tokens/:id/revoke': 'session',
+  'GET /api/v1/user/profile': 'bearer:user:read',
+  'GET /api/v1/team': 'bearer:team:read',
+  'GET /health/live': 'public',
+  'GET /health/ready': 'public',
+  // Public to the app's own auth: the scraper sends its own secret (METRICS_TOKEN).
+  'GET /metrics': 'public',
+};
+
+/** Served before Nest's router, so no decorator can say their policy: each is probed instead. */
+const OUTSIDE_NEST: Record<string, string> = {
+  'GET /api/docs': 'public',
+  'GET /api/v1/openapi.json': 'public',
+  'GET /css/app.css': 'public',
+  'GET /js/app.js': 'public',
+};
+
+const describePolicy = (policy: AuthPolicy | undefined): string =>
+  !policy ? 'none' : policy.kind === 'bearer' ? `bearer:${policy.ability}` : policy.kind;
 
 describe('auth policy of every route', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({
+      METRICS_ENABLED: 'true',
+      METRICS_TOKEN: 'scrape-secret-0123456789-0123456789',
+    });
   });
   afterAll(async () => {
     await t.close();
   });
 
-  it('should find an explicit auth decision on every registered route', () => {
+  /** Every route Nest serves, as "METHOD /path", with the policy its decorators declare. */
+  function declaredPolicies(): Record<string, string> {
     const reflector = new Reflector();
     const scanner = new MetadataScanner();
-    const routes: string[] = [];
-    const undecided: string[] = [];
-    const discovery = new DiscoveryService(t.app.get(ModulesContainer));
-    for (const wrapper of discovery.getControllers()) {
+    const found: Record<string, string> = {};
+    for (const wrapper of new DiscoveryService(t.app.get(ModulesContainer)).getControllers()) {
       const type = wrapper.metatype as (new (...args: never[]) => object) | null;
       if (!type) continue;
+      const base = String(Reflect.getMetadata(PATH_METADATA, type) ?? '');
       for (const name of scanner.getAllMethodNames(type.prototype)) {
         const handler = (type.prototype as Record<string, () => unknown>)[name];
-        if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        const path = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
+        if (path === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
-        const route = `${method} ${type.name}.${name}`;
-        routes.push(route);
-        if (!reflector.getAllAndOverride(AUTH_POLICY, [handler, type])) undecided.push(route);
+        const full = `/${[base, path].filter((p) => p && p !== '/').join('/')}`.replace(
+          /\/+/g,
+          '/',
+        );
+        const policy = reflector.getAllAndOverride<AuthPolicy>(AUTH_POLICY, [handler, type]);
+        found[`${method} ${full}`] = describePolicy(policy);
       }
     }
-    expect(routes).toEqual(
-      expect.arrayContaining(['GET UserController.profile', 'GET TeamController.current']),
-    );
-    expect(undecided).toEqual([]);
+    return found;
+  }
+
+  it('should declare for every route exactly the policy the table gives it', () => {
+    expect(declaredPolicies()).toEqual(ROUTES);
+  });
+
+  /** What an anonymous visitor gets from a GET of each kind. */
+  const concrete = (path: string) => path.replace(/:[a-zA-Z]+/g, '1');
+
+  it('should keep anonymous visitors out of every session page and API route, and let them in to public and guest pages', async () => {
+    for (const [route, policy] of Object.entries({ ...ROUTES, ...OUTSIDE_NEST })) {
+      const [method, path] = route.split(' ');
+      if (method !== 'GET') continue;
+      const res = await request(t.server).get(concrete(path));
+      const seen = `${route} -> ${res.status} ${res.headers.location ?? ''}`.trim();
+      if (policy === 'session' && route !== 'GET /dashboard') {
+        const back = encodeURIComponent(concrete(path));
+        expect(seen).toBe(`${route} -> 303 /login?return_to=${back}`);
+      } else if (policy === 'session') expect(seen).toBe(`${route} -> 303 /login`);
+      else if (policy.startsWith('bearer:')) expect(seen).toBe(`${route} -> 401`);
+      else if (route === 'GET /') expect(seen).toBe(`${route} -> 303 /login`);
+      else if (route === 'GET /metrics') expect(seen).toBe(`${route} -> 401`);
+      else expect(seen).toBe(`${route} -> 200`);
+    }
+  });
+
+  it('should send the signed-in away from guest pages and refuse a session where a token is needed', async () => {
+    const person = await signedInPerson(t);
+    for (const [route, policy] of Object.entries(ROUTES)) {
+      const [method, path] = route.split(' ');
+      if (method !== 'GET') continue;
+      const res = await person.client.get(concrete(path));
+      if (policy === 'guest')
+        expect(`${route} -> ${res.status} ${res.headers.location}`).toBe(
+          `${route} -> 303 /dashboard`,
+        );
+      if (policy.startsWith('bearer:')) expect(`${route} -> ${res.status}`).toBe(`${route} -> 401`);
+    }
   });
 });
