@@ -8,6 +8,7 @@ import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
+import { AUTHORIZATION_CASES } from './support/authorization-cases.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -70,8 +71,6 @@ describe('hostile requests', () => {
     const req = request(t.server).get('/api/v1/user/profile');
     return authorization === undefined ? req : req.set('Authorization', authorization);
   };
-  const changeOne = (token: string, at: number) =>
-    token.slice(0, at) + (token[at] === 'a' ? 'b' : 'a') + token.slice(at + 1);
 
   /** Raw bytes on a socket, for what an HTTP client library would refuse to send. */
   function raw(path: string, headers: Record<string, string>, method = 'GET'): Promise<Answer> {
@@ -105,111 +104,21 @@ describe('hostile requests', () => {
     );
 
   const authCases: Case[] = [
-    { name: 'no Authorization header', send: () => profile(), status: 401, code: 'missing_token' },
-    {
-      name: 'an empty Authorization header',
-      send: () => profile(''),
-      status: 401,
-      code: 'missing_token',
-    },
-    { name: 'the scheme alone', send: () => profile('Bearer'), status: 401, code: 'invalid_token' },
-    {
-      name: 'the scheme and a space',
-      send: () => profile('Bearer '),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'Basic credentials',
-      send: () => profile('Basic dXNlcjpwYXNz'),
-      status: 401,
-      code: 'missing_token',
-    },
-    {
-      name: 'another scheme with a valid token',
-      send: () => profile(`Token ${tokens.valid}`),
-      status: 401,
-      code: 'missing_token',
-    },
-    {
-      name: 'two spaces after the scheme',
-      send: () => profile(`Bearer  ${tokens.valid}`),
-      status: 200,
-    },
-    {
-      name: 'a tab after the scheme',
-      send: () => profile(`Bearer\t${tokens.valid}`),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'trailing garbage',
-      send: () => profile(`Bearer ${tokens.valid} garbage`),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'two tokens',
-      send: () => profile(`Bearer ${tokens.valid} ${tokens.valid}`),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'two comma-separated credentials',
-      send: () => profile(`Bearer ${tokens.valid}, Bearer ${tokens.other}`),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'one character changed in the random part',
-      send: () => profile(`Bearer ${changeOne(tokens.valid, 10)}`),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'one character changed in the checksum',
-      send: () => profile(`Bearer ${changeOne(tokens.valid, 38)}`),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'the prefix in capitals',
-      send: () => profile(`Bearer TSR_${tokens.valid.slice(4)}`),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'a token 8 KB long',
-      send: () => profile(`Bearer tsr_${'a'.repeat(8 * 1024)}`),
-      status: 401,
-      code: 'invalid_token',
-    },
+    // The shared header cases, then what only hostile clients send.
+    ...AUTHORIZATION_CASES.map((c): Case => {
+      const header = () => c.header({ valid: tokens.valid, other: tokens.other });
+      return {
+        name: c.name,
+        send: () =>
+          c.raw ? raw('/api/v1/user/profile', { Authorization: header()! }) : profile(header()),
+        status: c.status,
+        code: c.code,
+      };
+    }),
     {
       name: 'a header of 64 KB (refused by the HTTP parser)',
       send: () => raw('/api/v1/user/profile', { Authorization: `Bearer ${'a'.repeat(64 * 1024)}` }),
       status: 431,
-    },
-    {
-      name: 'non-ASCII bytes',
-      send: () => raw('/api/v1/user/profile', { Authorization: 'Bearer tsr_\u00e9\u00e8\u00ff' }),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'SQL in the token',
-      send: () => profile("Bearer ' OR '1'='1"),
-      status: 401,
-      code: 'invalid_token',
-    },
-    {
-      name: 'the scheme in lower case',
-      send: () => profile(`bearer ${tokens.valid}`),
-      status: 200,
-    },
-    {
-      name: "another user's valid token (answers for that user)",
-      send: () => profile(`Bearer ${tokens.other}`),
-      status: 200,
     },
     {
       name: 'a token in the query string',
