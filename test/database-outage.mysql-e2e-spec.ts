@@ -22,7 +22,10 @@ describe('database outage', () => {
     const url = new URL(db.url);
     proxy = await new TcpProxy(url.hostname, Number(url.port || 3306)).start();
     url.host = `127.0.0.1:${proxy.port}`;
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' }, { ...db, url: url.toString() });
+    t = await createTestApp(
+      { RATE_LIMIT_ENABLED: 'false' },
+      { database: { ...db, url: url.toString() } },
+    );
     token = (await createToken(t.app, await createUser(t.app))).plaintext;
   });
 

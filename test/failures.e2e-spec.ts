@@ -16,7 +16,7 @@ describe('unexpected failures', () => {
 
   it('should answer 500 internal_error in the envelope, revealing nothing internal', async () => {
     const logs = new LogCapture();
-    t = await createTestApp({ LOG_LEVEL: 'log' }, undefined, logs);
+    t = await createTestApp({ LOG_LEVEL: 'log' }, { logs });
     const { plaintext } = await createToken(t.app, await createUser(t.app));
     await t.dataSource.query('DROP TABLE personal_access_tokens');
 

@@ -37,7 +37,7 @@ describe('health with DB_MIGRATE=false and migrations pending', () => {
   const log = new LogCapture();
 
   beforeAll(async () => {
-    t = await createTestApp({ DB_MIGRATE: 'false', LOG_LEVEL: 'warn' }, undefined, log);
+    t = await createTestApp({ DB_MIGRATE: 'false', LOG_LEVEL: 'warn' }, { logs: log });
   });
   afterAll(async () => {
     await t.close();

@@ -19,8 +19,7 @@ describe('request logging', () => {
   beforeAll(async () => {
     t = await createTestApp(
       { LOG_LEVEL: 'log', LOG_FORMAT: 'json', RATE_LIMIT_API_ANONYMOUS_PER_IP: '8' },
-      undefined,
-      logs,
+      { logs },
     );
   });
   afterAll(async () => {
@@ -150,7 +149,7 @@ describe('request logging', () => {
 describe('request logging switched off', () => {
   it('should still give every answer an X-Request-Id but write no request lines', async () => {
     const logs = new LogCapture();
-    const t = await createTestApp({ LOG_LEVEL: 'log', LOG_REQUESTS: 'false' }, undefined, logs);
+    const t = await createTestApp({ LOG_LEVEL: 'log', LOG_REQUESTS: 'false' }, { logs });
     try {
       const res = await request(t.server).get('/health/live');
       expect(res.headers['x-request-id']).toMatch(UUID);

@@ -176,8 +176,8 @@ describe('rate limits', () => {
         REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
         RATE_LIMIT_REDIS_PREFIX: `tessera-test:${randomBytes(6).toString('hex')}:`,
       };
-      a = await createTestApp(env, db);
-      b = await createTestApp(env, db);
+      a = await createTestApp(env, { database: db });
+      b = await createTestApp(env, { database: db });
     });
     afterAll(async () => {
       await a?.close();

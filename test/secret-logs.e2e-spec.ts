@@ -11,7 +11,7 @@ describe('secrets in the logs', () => {
   const logs = new LogCapture();
 
   beforeAll(async () => {
-    t = await createTestApp({ LOG_LEVEL: 'verbose' }, undefined, logs);
+    t = await createTestApp({ LOG_LEVEL: 'verbose' }, { logs });
   });
   afterAll(async () => {
     await t.close();

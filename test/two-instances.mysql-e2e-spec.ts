@@ -14,8 +14,8 @@ describe('two instances', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const env = { SESSION_SECRET: 'one secret shared by every instance of this deployment' };
-    a = await createTestApp(env, db);
-    b = await createTestApp(env, db);
+    a = await createTestApp(env, { database: db });
+    b = await createTestApp(env, { database: db });
   });
   afterAll(async () => {
     await a?.close();

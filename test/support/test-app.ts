@@ -22,10 +22,16 @@ export interface TestApp {
  * Builds the app with the factory main.ts uses, on a fresh database,
  * listening on an ephemeral port of 127.0.0.1.
  */
+export interface TestAppOptions {
+  /** A database to share with other apps (kept when this app closes); a fresh one otherwise. */
+  database?: TestDatabase;
+  /** Where the app's log lines go (a LogCapture, say). */
+  logs?: DestinationStream;
+}
+
 export async function createTestApp(
   env: Record<string, string> = {},
-  database?: TestDatabase,
-  logDestination?: DestinationStream,
+  { database, logs }: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
   const config = loadConfig({
@@ -36,7 +42,7 @@ export async function createTestApp(
     RATE_LIMIT_REGISTER_PER_HOUR: '100000',
     ...env,
   });
-  const app = await createApp(config, { logDestination });
+  const app = await createApp(config, { logDestination: logs });
   await app.listen(0, '127.0.0.1');
   const dataSource = app.get<DataSource>(getDataSourceToken());
   return {
