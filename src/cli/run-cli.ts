@@ -86,7 +86,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
   const config = loadConfig(io.env);
   const app = await createCommandContext(
-    command.managesSchema ? { ...config, database: { ...config.database, migrate: false } } : config,
+    command.managesSchema
+      ? { ...config, database: { ...config.database, migrate: false } }
+      : config,
   );
   try {
     await command.run(app, values, io.out);

@@ -1,4 +1,4 @@
-import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors/domain.error.js';
 
 export class TeamNotFoundError extends NotFoundError {
   constructor() {
@@ -9,17 +9,13 @@ export class TeamNotFoundError extends NotFoundError {
 /** The acting user is not in the team; shown as "not found" so team ids reveal nothing. */
 export class NotTeamMemberError extends TeamNotFoundError {}
 
-export class NotTeamManagerError extends DomainError {
-  readonly code = 'forbidden';
-  readonly status = 403;
+export class NotTeamManagerError extends ForbiddenError {
   constructor() {
     super('Only the team owner or an admin can do that.');
   }
 }
 
-export class OwnerOnlyError extends DomainError {
-  readonly code = 'forbidden';
-  readonly status = 403;
+export class OwnerOnlyError extends ForbiddenError {
   constructor() {
     super('Only the team owner can remove an admin.');
   }

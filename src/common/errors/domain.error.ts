@@ -34,6 +34,12 @@ export class NotFoundError extends DomainError {
   }
 }
 
+/** Something this person may not do, though they may see what it concerns. */
+export class ForbiddenError extends DomainError {
+  readonly code = 'forbidden';
+  readonly status = 403;
+}
+
 /** Input that breaks a rule; `fields` maps each bad field to what is wrong with it. */
 export class ValidationError extends DomainError {
   readonly code = 'validation_failed';
