@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
+import { AccountModule } from './account/account.module.js';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
@@ -23,6 +24,7 @@ export class AppModule {
         LoggingModule.forRoot(config, options.logDestination),
         CoreModule.forRoot(config),
         DashboardModule,
+        AccountModule,
         ApiV1Module,
         HealthModule,
         MetricsModule.forRoot(config),

@@ -45,6 +45,6 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
   // Mounted by configureApp for page requests only (app.setup.ts).
-  exports: [RegistrationService, PasswordHasher, WebSessionMiddleware],
+  exports: [RegistrationService, AuthService, PasswordHasher, WebSessionMiddleware],
 })
 export class AuthModule {}

@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { ValidationError } from '../common/errors/domain.error.js';
 import { InvalidCredentialsError } from './auth.errors.js';
 import { PasswordHasher } from './password-hasher.js';
 
@@ -30,5 +31,18 @@ export class AuthService implements OnModuleInit {
       throw new InvalidCredentialsError();
     }
     return user;
+  }
+
+  /**
+   * The signed-in person types their password again (sudo mode): checked and limited as a
+   * sign-in is, so a stolen session cannot guess it.
+   */
+  async confirmPassword(user: User, password: string, clientIp: string | undefined): Promise<void> {
+    try {
+      await this.signIn(user.email, password, clientIp);
+    } catch (error) {
+      if (!(error instanceof InvalidCredentialsError)) throw error;
+      throw new ValidationError({ password: 'That is not your password.' });
+    }
   }
 }

@@ -4,6 +4,22 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { takeFlash } from '../common/web/flash.js';
 import { UsersRepository } from '../users/users.repository.js';
+import type { User } from '../users/user.entity.js';
+import type { Team } from '../teams/team.entity.js';
+import { TeamsService } from '../teams/teams.service.js';
+import { isReturnPage } from '../common/web/return-to.js';
+
+/** What the header's team menu shows: the current team, the others to switch to, and the way back. */
+function teamSwitcher(user: User, memberships: { team: Team }[], req: Request): object {
+  const current = memberships.find((m) => m.team.id === user.currentTeamId)?.team;
+  return {
+    current: current ? { id: current.id, name: current.name } : undefined,
+    others: memberships
+      .filter((m) => m.team.id !== user.currentTeamId)
+      .map((m) => ({ id: m.team.id, name: m.team.name })),
+    returnTo: isReturnPage(req.originalUrl) ? req.originalUrl : '/teams',
+  };
+}
 
 /**
  * Resolves the signed-in user of the session for guards, controllers and views, and ends a
@@ -16,6 +32,7 @@ export class CurrentUserMiddleware implements NestMiddleware {
   constructor(
     @Inject(CONFIG) config: Config,
     private readonly users: UsersRepository,
+    private readonly teams: TeamsService,
   ) {
     this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
   }
@@ -29,10 +46,15 @@ export class CurrentUserMiddleware implements NestMiddleware {
           req.session.regenerate((e) => (e ? reject(e) : resolve())),
         );
       } else if (userId !== undefined) {
-        const user = await this.users.findById(userId);
+        // A page shown (GET) has the team switcher in its header: its teams are read alongside.
+        const [user, memberships] = await Promise.all([
+          this.users.findById(userId),
+          req.method === 'GET' ? this.teams.membershipsOf({ userId }) : undefined,
+        ]);
         if (user) {
           req.currentUser = user;
           res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
+          if (memberships) res.locals.teamSwitcher = teamSwitcher(user, memberships, req);
         }
       }
       // A function, so the token is made only when a page renders a form ({{csrfToken}} calls

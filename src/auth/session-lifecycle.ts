@@ -20,6 +20,8 @@ export class SessionLifecycle {
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = Date.now();
+    // Signing in or registering is typing the password: sensitive actions need no second ask.
+    req.session.passwordConfirmedAt = req.session.signedInAt;
     await promisify((done) => req.session.save(done));
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }

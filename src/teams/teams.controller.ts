@@ -6,6 +6,7 @@ import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { FormPage } from '../common/web/form-page.js';
+import { isReturnPage } from '../common/web/return-to.js';
 import type { User } from '../users/user.entity.js';
 import { AddMemberDto, ASSIGNABLE_ROLES } from './dto/add-member.dto.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
@@ -43,9 +44,10 @@ export class TeamsController {
     @SignedInUser() user: User,
     @Body() form: SwitchTeamForm,
     @Session() session: SessionData,
-  ): Promise<void> {
+  ): Promise<{ url: string }> {
     const team = await this.teams.switchTeam({ userId: user.id }, form.team_id);
     flash(session, { notice: `You now work in "${team.name}".` });
+    return { url: isReturnPage(form.return_to) ? form.return_to : '/teams' };
   }
 
   @Get(':id')

@@ -16,8 +16,17 @@ export class NotTeamManagerError extends ForbiddenError {
 }
 
 export class OwnerOnlyError extends ForbiddenError {
+  constructor(action: string) {
+    super(`Only the team owner can ${action}.`);
+  }
+}
+
+export class OwnerRoleError extends ConflictError {
   constructor() {
-    super('Only the team owner can remove an admin.');
+    super(
+      'owner_role',
+      "The owner's role changes only when the owner transfers the team to someone else.",
+    );
   }
 }
 
@@ -28,8 +37,8 @@ export class AlreadyMemberError extends ConflictError {
 }
 
 export class PersonalTeamError extends ConflictError {
-  constructor() {
-    super('personal_team', 'A personal team cannot be left or given other members.');
+  constructor(message = 'A personal team cannot be left or given other members.') {
+    super('personal_team', message);
   }
 }
 

@@ -17,38 +17,64 @@ export class TeamsRepository {
     return this.dataSource.manager;
   }
 
-  /**
-   * Inserts a team with a slug made from its name, and its owner as a member. The first try is
-   * the next free `base-N`; when another request took that slug at the same moment (the unique
-   * index refuses this insert), each further try adds a random suffix, so requests racing for
-   * one name do not keep choosing the same next number.
-   */
+  /** Inserts a team with a slug made from its name, and its owner as a member. */
   async insertWithOwner(
     manager: EntityManager,
     ownerId: number,
     name: string,
     personal: boolean,
   ): Promise<Team> {
+    const team = await this.withFreeSlug(manager, name, undefined, (m, slug) =>
+      m.getRepository(Team).save(m.getRepository(Team).create({ name, slug, ownerId, personal })),
+    );
+    await manager
+      .getRepository(TeamMember)
+      .insert({ teamId: team.id, userId: ownerId, role: 'owner' });
+    return team;
+  }
+
+  /**
+   * Renames a team; its slug follows the new name (kept when the name still gives the same
+   * one), made unique as at creation.
+   */
+  async rename(manager: EntityManager, team: Team, name: string): Promise<Team> {
     const base = slugify(name);
-    const taken = await manager
-      .getRepository(Team)
-      .find({ select: { slug: true }, where: [{ slug: base }, { slug: Like(`${base}-%`) }] });
+    const keep = team.slug === base || team.slug.startsWith(`${base}-`);
+    const slug = keep
+      ? team.slug
+      : await this.withFreeSlug(manager, name, team.id, async (m, free) => {
+          await m.getRepository(Team).update({ id: team.id }, { name, slug: free });
+          return free;
+        });
+    if (keep) await manager.getRepository(Team).update({ id: team.id }, { name });
+    return Object.assign(team, { name, slug });
+  }
+
+  /**
+   * Runs `write` with a slug made from the name: first the next free `base-N`; when another
+   * request took that slug at the same moment (the unique index refuses the write), each
+   * further try adds a random suffix, so requests racing for one name do not keep choosing the
+   * same next number. `ownTeamId`'s own slug does not count as taken.
+   */
+  private async withFreeSlug<T>(
+    manager: EntityManager,
+    name: string,
+    ownTeamId: number | undefined,
+    write: (manager: EntityManager, slug: string) => Promise<T>,
+  ): Promise<T> {
+    const base = slugify(name);
+    const taken = await manager.getRepository(Team).find({
+      select: { id: true, slug: true },
+      where: [{ slug: base }, { slug: Like(`${base}-%`) }],
+    });
     let slug = nextFreeSlug(
       base,
-      taken.map((t) => t.slug),
+      taken.filter((t) => t.id !== ownTeamId).map((t) => t.slug),
     );
     for (let attempt = 1; ; attempt++) {
       try {
-        // A savepoint, so a slug collision undoes only this insert, not the caller's work.
-        const team = await manager.transaction((m) =>
-          m
-            .getRepository(Team)
-            .save(m.getRepository(Team).create({ name, slug, ownerId, personal })),
-        );
-        await manager
-          .getRepository(TeamMember)
-          .insert({ teamId: team.id, userId: ownerId, role: 'owner' });
-        return team;
+        // A savepoint, so a slug collision undoes only this write, not the caller's work.
+        return await manager.transaction((m) => write(m, slug));
       } catch (error) {
         if (!isUniqueViolation(error, 'slug') || attempt >= SLUG_ATTEMPTS) throw error;
         slug = randomSlug(base);
@@ -129,5 +155,56 @@ export class TeamsRepository {
     role: TeamRole,
   ): Promise<void> {
     await manager.getRepository(TeamMember).insert({ teamId, userId, role });
+  }
+
+  /** Sets a member's role; false when they are not (or no longer) a member. */
+  async setRole(
+    manager: EntityManager,
+    teamId: number,
+    userId: number,
+    role: TeamRole,
+  ): Promise<boolean> {
+    const result = await manager.getRepository(TeamMember).update({ teamId, userId }, { role });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Makes `newOwnerId` the owner, if `oldOwnerId` still is; false otherwise. */
+  async setOwner(
+    manager: EntityManager,
+    teamId: number,
+    oldOwnerId: number,
+    newOwnerId: number,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(Team)
+      .update({ id: teamId, ownerId: oldOwnerId }, { ownerId: newOwnerId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /**
+   * Deletes a team: its memberships first (so no switch to it can succeed from then on), then
+   * everyone who worked in it goes back to their personal team, then the team itself.
+   */
+  async deleteTeam(manager: EntityManager, teamId: number): Promise<void> {
+    await manager.getRepository(TeamMember).delete({ teamId });
+    await manager
+      .createQueryBuilder()
+      .update(User)
+      .set({
+        currentTeamId: () =>
+          '(SELECT t.id FROM teams t WHERE t.owner_id = users.id AND t.personal = :personal)',
+      })
+      .where('current_team_id = :teamId', { teamId, personal: true })
+      .execute();
+    await manager.getRepository(Team).delete({ id: teamId });
+  }
+
+  /** Takes the team's row lock for the rest of the transaction (MySQL/MariaDB). */
+  async lockForUpdate(manager: EntityManager, teamId: number): Promise<Team | null> {
+    const sqlite = manager.connection.options.type === 'better-sqlite3';
+    return manager.getRepository(Team).findOne({
+      where: { id: teamId },
+      ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+    });
   }
 }

@@ -7,7 +7,7 @@ import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { toUserProfile, type UserProfile } from '../users/user.view.js';
-import type { AddMemberDto } from './dto/add-member.dto.js';
+import type { AddMemberDto, AssignableRole } from './dto/add-member.dto.js';
 import type { CreateTeamDto } from './dto/create-team.dto.js';
 import type { TeamRole } from './team-member.entity.js';
 import type { Team } from './team.entity.js';
@@ -18,6 +18,7 @@ import {
   NotTeamMemberError,
   OwnerCannotLeaveError,
   OwnerOnlyError,
+  OwnerRoleError,
   PersonalTeamError,
   TeamNotFoundError,
 } from './teams.errors.js';
@@ -33,8 +34,11 @@ export interface TeamDetails {
   team: Team;
   /** The viewer's own role. */
   role: TeamRole;
-  /** `removable`: whether the viewer may remove this member (leaving is separate). */
-  members: { user: UserProfile; role: TeamRole; removable: boolean }[];
+  /**
+   * `removable`: whether the viewer may remove this member (leaving is separate);
+   * `roleEditable`: whether the viewer may make them a member or an admin.
+   */
+  members: { user: UserProfile; role: TeamRole; removable: boolean; roleEditable: boolean }[];
 }
 
 /** Owners remove anyone but themselves; admins remove members; members remove no one. */
@@ -93,6 +97,11 @@ export class TeamsService {
     return this.teams.findCurrentOf(actor.userId);
   }
 
+  /** The person's teams with their role in each, by name. */
+  membershipsOf(actor: Person): Promise<{ team: Team; role: TeamRole }[]> {
+    return this.teams.findMembershipsOf(actor.userId);
+  }
+
   async listForUser(actor: Person): Promise<TeamMembership[]> {
     const [rows, current] = await Promise.all([
       this.teams.findMembershipsOf(actor.userId),
@@ -109,6 +118,7 @@ export class TeamsService {
       user: toUserProfile(m.user!),
       role: m.role,
       removable: m.userId !== userId && mayRemove(role, m.role),
+      roleEditable: role !== 'member' && m.role !== 'owner',
     }));
     return { team, role, members };
   }
@@ -144,13 +154,82 @@ export class TeamsService {
         this.teams.findForMember(team.id, actor.userId),
         this.teams.findForMember(team.id, userId),
       ]);
-      if (target && own && !mayRemove(own.role, target.role)) throw new OwnerOnlyError();
+      if (target && own && !mayRemove(own.role, target.role)) {
+        throw new OwnerOnlyError('remove an admin');
+      }
     }
     await this.transactions.run(async (manager) => {
       if (!(await this.teams.deleteMember(manager, team.id, userId)))
         throw new MemberNotFoundError();
       await this.teams.resetCurrentTeam(manager, userId, team.id);
     });
+  }
+
+  /** Renames the team (owner or admin); the slug follows the name. */
+  async rename(actor: Person, teamId: number, input: CreateTeamDto): Promise<Team> {
+    const team = await this.getManageableTeam(actor, teamId);
+    return this.transactions.run((m) => this.teams.rename(m, team, input.name));
+  }
+
+  /**
+   * Changes a member's role to member or admin. Owners change anyone's; admins change members'
+   * and admins'; the owner's own role changes only by a transfer.
+   */
+  async changeRole(
+    actor: Person,
+    teamId: number,
+    userId: number,
+    role: AssignableRole,
+  ): Promise<User> {
+    const team = await this.getManageableTeam(actor, teamId);
+    const target = await this.teams.findForMember(team.id, userId);
+    if (!target) throw new MemberNotFoundError();
+    if (target.role === 'owner') throw new OwnerRoleError();
+    const changed = await this.transactions.run((m) =>
+      this.teams.setRole(m, team.id, userId, role),
+    );
+    if (!changed) throw new MemberNotFoundError();
+    return (await this.users.findById(userId))!;
+  }
+
+  /** The owner hands the team to another member, who becomes owner; the old owner, an admin. */
+  async transfer(actor: Person, teamId: number, newOwnerId: number): Promise<User> {
+    const { team, role } = await this.getMembership(actor.userId, teamId);
+    if (role !== 'owner') throw new OwnerOnlyError('transfer the team');
+    if (team.personal) throw new PersonalTeamError('A personal team cannot be transferred.');
+    if (newOwnerId === actor.userId) throw new MemberNotFoundError();
+    await this.transactions.run(async (m) => {
+      await this.teams.lockForUpdate(m, team.id);
+      if (!(await this.teams.setOwner(m, team.id, actor.userId, newOwnerId))) {
+        throw new OwnerOnlyError('transfer the team');
+      }
+      if (!(await this.teams.setRole(m, team.id, newOwnerId, 'owner'))) {
+        throw new MemberNotFoundError();
+      }
+      await this.teams.setRole(m, team.id, actor.userId, 'admin');
+    });
+    return (await this.users.findById(newOwnerId))!;
+  }
+
+  /** A member other than the owner leaves; their current team, if it was this, becomes their own. */
+  leave(actor: Person, teamId: number): Promise<void> {
+    return this.removeMember(actor, teamId, actor.userId);
+  }
+
+  /**
+   * The owner deletes a team that is not their personal one. Whoever worked in it moves to
+   * their personal team in the same transaction; nothing is left pointing at it.
+   */
+  async deleteTeam(actor: Person, teamId: number): Promise<Team> {
+    const { team, role } = await this.getMembership(actor.userId, teamId);
+    if (role !== 'owner') throw new OwnerOnlyError('delete the team');
+    if (team.personal) throw new PersonalTeamError('A personal team cannot be deleted.');
+    await this.transactions.run(async (m) => {
+      const locked = await this.teams.lockForUpdate(m, team.id);
+      if (locked?.ownerId !== actor.userId) throw new OwnerOnlyError('delete the team');
+      await this.teams.deleteTeam(m, team.id);
+    });
+    return team;
   }
 
   private async getMembership(

@@ -31,6 +31,14 @@ export class WebClient {
       .send({ ...fields, _csrf });
   }
 
+  /** Posts a form with a CSRF token fetched beforehand: for requests sent at the same moment. */
+  post(action: string, _csrf: string, fields: Record<string, string> = {}) {
+    return this.agent
+      .post(action)
+      .type('form')
+      .send({ ...fields, _csrf });
+  }
+
   async register(name: string, email: string, password = 'correct horse battery') {
     const res = await this.submit('/register', '/register', {
       name,

@@ -1,10 +1,10 @@
-/**
- * An expected failure that the domain names with a stable code. Services throw these; the one
- * exception filter decides what HTTP status and page or envelope each code becomes.
- */
 /** The statuses a domain error may answer with: each error class names its own. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 429 | 503;
 
+/**
+ * An expected failure that the domain names with a stable code and its HTTP status. Services
+ * throw these; the one exception filter turns them into the API's envelope or a page.
+ */
 export abstract class DomainError extends Error {
   abstract readonly code: string;
   abstract readonly status: ErrorStatus;
@@ -12,6 +12,8 @@ export abstract class DomainError extends Error {
   readonly retryAfterSeconds?: number;
   /** For authentication failures: the WWW-Authenticate challenge (RFC 6750) an API answer carries. */
   readonly challenge?: string;
+  /** For pages: where to send the person instead of showing an error page. */
+  readonly pageRedirect?: string;
 
   constructor(message: string) {
     // An expected outcome, answered by its code: a stack trace would say nothing useful, and

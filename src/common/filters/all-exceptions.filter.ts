@@ -19,6 +19,8 @@ export interface ResolvedError {
   code: string;
   message: string;
   fields?: Record<string, string>;
+  /** A page to send the person to instead of an error page. */
+  redirect?: string;
 }
 
 export const GENERIC_MESSAGES: Record<number, string> = {
@@ -75,7 +77,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
    * visitor who must sign in goes to the sign-in page; anything else is an error page.
    */
   private answerPage(error: ResolvedError, request: Request, response: Response): void {
-    const elsewhere = REDIRECTS[error.code];
+    const elsewhere = error.redirect ?? REDIRECTS[error.code];
     if (elsewhere) {
       // After signing in, a visitor goes on to the page they asked for: it travels in the sign-in
       // page's address, so an anonymous visit stores nothing.
@@ -112,7 +114,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
           : exception instanceof ConflictError && exception.field
             ? { [exception.field]: exception.message }
             : undefined;
-      return { status, code: exception.code, message: exception.message, fields };
+      const redirect = exception.pageRedirect;
+      return { status, code: exception.code, message: exception.message, fields, redirect };
     }
     if (isCsrfFailure(exception)) {
       return { status: 403, code: 'csrf_failed', message: CSRF_MESSAGE };

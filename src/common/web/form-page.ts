@@ -12,7 +12,14 @@ import { getMetadataStorage } from 'class-validator';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 
-const FORM_PAGE = 'tessera:form-page';
+export const FORM_PAGE = 'tessera:form-page';
+
+/** A page path with its `:params` filled from the request. */
+export function fillPage(template: string, req: Request): string {
+  return template.replace(/:(\w+)/g, (_, name: string) =>
+    encodeURIComponent(String(req.params[name] ?? '')),
+  );
+}
 
 @Injectable()
 export class FormPageInterceptor implements NestInterceptor {
@@ -21,9 +28,7 @@ export class FormPageInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
     const template = this.reflector.get<string>(FORM_PAGE, context.getHandler());
-    req.formPage = template.replace(/:(\w+)/g, (_, name: string) =>
-      encodeURIComponent(String(req.params[name] ?? '')),
-    );
+    req.formPage = fillPage(template, req);
     req.formFields = this.fieldsOf(context);
     return next.handle();
   }

@@ -3,6 +3,7 @@ import { IsEmail, IsIn, IsString } from 'class-validator';
 import { normalizeEmail } from '../../users/email.js';
 
 export const ASSIGNABLE_ROLES = ['member', 'admin'] as const;
+export type AssignableRole = (typeof ASSIGNABLE_ROLES)[number];
 
 export class AddMemberDto {
   @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))
@@ -11,5 +12,5 @@ export class AddMemberDto {
   email!: string;
 
   @IsIn(ASSIGNABLE_ROLES, { message: `Role must be one of ${ASSIGNABLE_ROLES.join(', ')}.` })
-  role: (typeof ASSIGNABLE_ROLES)[number] = 'member';
+  role: AssignableRole = 'member';
 }

@@ -1,0 +1,37 @@
+import { Body, Controller, Get, Post, Query, Redirect, Render, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { AuthService } from '../auth/auth.service.js';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import { isReturnPage } from '../common/web/return-to.js';
+import type { User } from '../users/user.entity.js';
+import { ConfirmPasswordForm } from './dto/confirm-password.form.js';
+
+/** Sudo mode: the password again before a sensitive action, then back to it. */
+@Controller('confirm-password')
+@SignedIn()
+export class ConfirmPasswordController {
+  constructor(private readonly auth: AuthService) {}
+
+  @Get()
+  @Render('account/confirm-password')
+  page(@Query('return_to') returnTo: unknown): object {
+    return { title: 'Confirm your password', returnTo: isReturnPage(returnTo) ? returnTo : '' };
+  }
+
+  @Post()
+  @FormPage('/confirm-password')
+  @Redirect('/dashboard', 303)
+  async confirm(
+    @SignedInUser() user: User,
+    @Body() form: ConfirmPasswordForm,
+    @Req() req: Request,
+  ): Promise<{ url: string }> {
+    await this.auth.confirmPassword(user, form.password, req.ip);
+    req.session.passwordConfirmedAt = Date.now();
+    flash(req.session, { notice: 'Password confirmed: you can go ahead.' });
+    return { url: isReturnPage(form.return_to) ? form.return_to : '/dashboard' };
+  }
+}

@@ -1,0 +1,93 @@
+import { Body, Controller, Post, Redirect, Session } from '@nestjs/common';
+import type { SessionData } from 'express-session';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { IdParam } from '../common/decorators/id-param.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import { RequireRecentPassword } from '../common/web/recent-password.js';
+import type { User } from '../users/user.entity.js';
+import { CreateTeamDto } from './dto/create-team.dto.js';
+import { ChangeRoleForm, TransferTeamForm } from './dto/team-settings.forms.js';
+import { TeamsService } from './teams.service.js';
+
+/**
+ * A team's settings, on its page: its name, its members' roles, its ownership, leaving it and
+ * deleting it. Transfer and deletion need the password typed in the last 15 minutes.
+ */
+@Controller('teams')
+@SignedIn()
+export class TeamSettingsController {
+  constructor(private readonly teams: TeamsService) {}
+
+  @Post(':id')
+  @FormPage('/teams/:id')
+  @Redirect(undefined, 303)
+  async rename(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @Body() form: CreateTeamDto,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    const team = await this.teams.rename({ userId: user.id }, id, form);
+    flash(session, { notice: `The team is now called "${team.name}".` });
+    return { url: `/teams/${id}` };
+  }
+
+  @Post(':id/members/:userId/role')
+  @FormPage('/teams/:id')
+  @Redirect(undefined, 303)
+  async changeRole(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @IdParam('userId') userId: number,
+    @Body() form: ChangeRoleForm,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    const member = await this.teams.changeRole({ userId: user.id }, id, userId, form.role);
+    flash(session, {
+      notice: `${member.name} is now ${form.role === 'admin' ? 'an admin' : 'a member'}.`,
+    });
+    return { url: `/teams/${id}` };
+  }
+
+  @Post(':id/transfer')
+  @FormPage('/teams/:id')
+  @RequireRecentPassword()
+  @Redirect(undefined, 303)
+  async transfer(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @Body() form: TransferTeamForm,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    const owner = await this.teams.transfer({ userId: user.id }, id, form.user_id);
+    flash(session, { notice: `${owner.name} now owns the team; you are an admin.` });
+    return { url: `/teams/${id}` };
+  }
+
+  @Post(':id/leave')
+  @FormPage('/teams/:id')
+  @Redirect('/teams', 303)
+  async leave(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @Session() session: SessionData,
+  ): Promise<void> {
+    await this.teams.leave({ userId: user.id }, id);
+    flash(session, { notice: 'You left the team.' });
+  }
+
+  @Post(':id/delete')
+  @FormPage('/teams/:id')
+  @RequireRecentPassword()
+  @Redirect('/teams', 303)
+  async delete(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @Session() session: SessionData,
+  ): Promise<void> {
+    const team = await this.teams.deleteTeam({ userId: user.id }, id);
+    flash(session, { notice: `Team "${team.name}" was deleted.` });
+  }
+}

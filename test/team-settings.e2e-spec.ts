@@ -1,0 +1,386 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { Session } from '../src/auth/session.entity.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { Team } from '../src/teams/team.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { createTeam, createToken } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+interface Member extends SignedInPerson {
+  /** An API token of the person's, to see their current team as the API does. */
+  token: string;
+}
+
+describe('team settings: name, roles, ownership, leaving, deletion, switcher', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function member(name: string): Promise<Member> {
+    const person = await signedInPerson(t, { name });
+    return { ...person, token: (await createToken(t.app, person.user)).plaintext };
+  }
+
+  /** A team owned by `owner` with the others in it under the given roles. */
+  async function teamOf(owner: Member, others: [Member, 'admin' | 'member'][], name = 'Acme') {
+    const team = await createTeam(t.app, owner.user, name);
+    for (const [person, role] of others) {
+      await t.dataSource.getRepository(TeamMember).insert({
+        teamId: team.id,
+        userId: person.user.id,
+        role,
+      });
+    }
+    return team;
+  }
+
+  const roles = async (teamId: number) =>
+    Object.fromEntries(
+      (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
+        m.userId,
+        m.role,
+      ]),
+    );
+  const apiTeam = async (token: string) =>
+    (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
+  const flashOn = async (person: Member, page: string) =>
+    visibleText((await person.client.get(page)).text);
+
+  /** Makes the person's password confirmation older than sudo mode's 15 minutes. */
+  async function forgetPasswordConfirmation(person: Member): Promise<void> {
+    const sessions = t.dataSource.getRepository(Session);
+    for (const session of await sessions.findBy({ userId: person.user.id })) {
+      const data = JSON.parse(session.data) as Record<string, unknown>;
+      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
+      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
+    }
+  }
+
+  describe('rename', () => {
+    it('should let the owner and admins rename the team, the slug following the name', async () => {
+      const owner = await member('Olive Owner');
+      const admin = await member('Adam Admin');
+      const team = await teamOf(owner, [[admin, 'admin']], 'Rename Me');
+
+      const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}`, {
+        name: 'Blue Whales',
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe(`/teams/${team.id}`);
+      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+        'The team is now called "Blue Whales".',
+      );
+      expect(await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).toMatchObject(
+        { name: 'Blue Whales', slug: 'blue-whales' },
+      );
+      expect(await apiTeam(owner.token)).toEqual({
+        id: team.id,
+        name: 'Blue Whales',
+        slug: 'blue-whales',
+      });
+
+      // Another team takes the name: its slug stays unique.
+      const other = await teamOf(admin, [], 'Other Team');
+      await admin.client.submit(`/teams/${other.id}`, `/teams/${other.id}`, {
+        name: 'Blue Whales',
+      });
+      expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: other.id })).slug).toBe(
+        'blue-whales-2',
+      );
+
+      // The admin of the first team renames it too; the same name keeps the slug.
+      await admin.client.submit(`/teams/${team.id}`, `/teams/${team.id}`, { name: 'Blue  Whales' });
+      expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).slug).toBe(
+        'blue-whales',
+      );
+    });
+
+    it('should refuse members, outsiders and bad names, changing nothing', async () => {
+      const owner = await member('Owner R');
+      const plain = await member('Plain Member');
+      const outsider = await member('Outsider R');
+      const team = await teamOf(owner, [[plain, 'member']], 'Keep Name');
+
+      const byMember = await plain.client.submit(`/teams/${team.id}`, `/teams/${team.id}`, {
+        name: 'Taken Over',
+      });
+      expect(byMember.status).toBe(403);
+      expect(visibleText(byMember.text)).toContain('Only the team owner or an admin can do that.');
+      const byOutsider = await outsider.client.submit('/teams', `/teams/${team.id}`, {
+        name: 'Taken Over',
+      });
+      expect(byOutsider.status).toBe(404);
+
+      const empty = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}`, {
+        name: '   ',
+      });
+      expect(empty.headers.location).toBe(`/teams/${team.id}`);
+      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+        'Team name must be 1 to 100 characters.',
+      );
+      expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
+        'Keep Name',
+      );
+    });
+  });
+
+  describe('roles', () => {
+    it('should let owners change anyone but themselves, and admins members and admins', async () => {
+      const owner = await member('Owner Roles');
+      const admin = await member('Admin Roles');
+      const plain = await member('Member Roles');
+      const team = await teamOf(owner, [
+        [admin, 'admin'],
+        [plain, 'member'],
+      ]);
+      const role = (by: Member, target: Member, value: string) =>
+        by.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members/${target.user.id}/role`, {
+          role: value,
+        });
+
+      expect((await role(owner, plain, 'admin')).headers.location).toBe(`/teams/${team.id}`);
+      expect(await flashOn(owner, `/teams/${team.id}`)).toContain('Member Roles is now an admin.');
+      expect((await role(admin, plain, 'member')).status).toBe(303);
+      expect(await roles(team.id)).toEqual({
+        [owner.user.id]: 'owner',
+        [admin.user.id]: 'admin',
+        [plain.user.id]: 'member',
+      });
+
+      const onOwner = await role(admin, owner, 'member');
+      expect(onOwner.headers.location).toBe(`/teams/${team.id}`);
+      expect(await flashOn(admin, `/teams/${team.id}`)).toContain(
+        "The owner's role changes only when the owner transfers the team to someone else.",
+      );
+      expect((await role(plain, admin, 'member')).status).toBe(403);
+      const madeOwner = await role(owner, plain, 'owner');
+      expect(madeOwner.status).toBe(303);
+      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+        'Role must be one of member, admin.',
+      );
+      expect(await roles(team.id)).toEqual({
+        [owner.user.id]: 'owner',
+        [admin.user.id]: 'admin',
+        [plain.user.id]: 'member',
+      });
+    });
+
+    it('should answer 404 for a member of another team and change nothing there', async () => {
+      const owner = await member('Owner Iso');
+      const stranger = await member('Stranger Iso');
+      const mine = await teamOf(owner, []);
+      const theirs = await teamOf(stranger, [], 'Theirs');
+      const res = await owner.client.submit(
+        `/teams/${mine.id}`,
+        `/teams/${mine.id}/members/${stranger.user.id}/role`,
+        { role: 'member' },
+      );
+      expect(res.status).toBe(404);
+      const across = await owner.client.submit(
+        `/teams/${mine.id}`,
+        `/teams/${theirs.id}/members/${stranger.user.id}/role`,
+        { role: 'member' },
+      );
+      expect(across.status).toBe(404);
+      expect(await roles(theirs.id)).toEqual({ [stranger.user.id]: 'owner' });
+    });
+  });
+
+  describe('transfer, with sudo mode', () => {
+    it('should ask for the password when it is older than 15 minutes, then hand the team over', async () => {
+      const owner = await member('Owner Transfer');
+      const heir = await member('Heir Transfer');
+      const team = await teamOf(owner, [[heir, 'member']], 'Dynasty');
+      await forgetPasswordConfirmation(owner);
+
+      const asked = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
+        user_id: String(heir.user.id),
+      });
+      expect(asked.status).toBe(303);
+      expect(asked.headers.location).toBe(
+        `/confirm-password?return_to=${encodeURIComponent(`/teams/${team.id}`)}`,
+      );
+      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [heir.user.id]: 'member' });
+
+      const wrong = await owner.client.submit(asked.headers.location, '/confirm-password', {
+        password: 'not my password',
+        return_to: `/teams/${team.id}`,
+      });
+      expect(wrong.headers.location).toBe('/confirm-password');
+      const again = await owner.client.get('/confirm-password');
+      expect(visibleText(again.text)).toContain('That is not your password.');
+      expect(again.text).toContain(`name="return_to" value="/teams/${team.id}"`);
+
+      const confirmed = await owner.client.submit('/confirm-password', '/confirm-password', {
+        password: PASSWORD,
+        return_to: `/teams/${team.id}`,
+      });
+      expect(confirmed.headers.location).toBe(`/teams/${team.id}`);
+
+      const done = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
+        user_id: String(heir.user.id),
+      });
+      expect(done.headers.location).toBe(`/teams/${team.id}`);
+      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+        'Heir Transfer now owns the team; you are an admin.',
+      );
+      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'admin', [heir.user.id]: 'owner' });
+      expect(
+        (await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).ownerId,
+      ).toBe(heir.user.id);
+      // The old owner, now an admin, can no longer delete it or hand it on.
+      const retry = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`);
+      expect(retry.status).toBe(403);
+    });
+
+    it('should refuse admins, the owner themselves and people outside the team', async () => {
+      const owner = await member('Owner T2');
+      const admin = await member('Admin T2');
+      const outsider = await member('Outsider T2');
+      const team = await teamOf(owner, [[admin, 'admin']]);
+      const transfer = (by: Member, to: Member) =>
+        by.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
+          user_id: String(to.user.id),
+        });
+      expect((await transfer(admin, admin)).status).toBe(403);
+      expect((await transfer(owner, owner)).status).toBe(404);
+      expect((await transfer(owner, outsider)).status).toBe(404);
+      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [admin.user.id]: 'admin' });
+    });
+  });
+
+  describe('leave and delete', () => {
+    it('should let a member leave, their current team going back to their own', async () => {
+      const owner = await member('Owner Leave');
+      const leaver = await member('Leaver');
+      const team = await teamOf(owner, [[leaver, 'member']]);
+      await leaver.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
+      expect((await apiTeam(leaver.token)).id).toBe(team.id);
+
+      const res = await leaver.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
+      expect(res.headers.location).toBe('/teams');
+      expect((await apiTeam(leaver.token)).name).toBe("Leaver's Team");
+      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner' });
+
+      const ownerLeaves = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
+      expect(ownerLeaves.headers.location).toBe(`/teams/${team.id}`);
+      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+        'The owner of a team cannot be removed from it.',
+      );
+    });
+
+    it('should delete a team for its owner only, moving everyone who worked in it home', async () => {
+      const owner = await member('Owner Delete');
+      const admin = await member('Admin Delete');
+      const team = await teamOf(owner, [[admin, 'admin']], 'Doomed');
+      await admin.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
+      expect((await apiTeam(owner.token)).id).toBe(team.id);
+
+      expect(
+        (await admin.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`)).status,
+      ).toBe(403);
+      const personal = await owner.client.submit(
+        '/teams',
+        `/teams/${owner.user.currentTeamId}/delete`,
+      );
+      expect(personal.status).toBe(303);
+      expect(await flashOn(owner, '/teams')).toContain('A personal team cannot be deleted.');
+
+      const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`);
+      expect(res.headers.location).toBe('/teams');
+      expect(await flashOn(owner, '/teams')).toContain('Team "Doomed" was deleted.');
+      expect(await t.dataSource.getRepository(Team).findOneBy({ id: team.id })).toBeNull();
+      expect(await t.dataSource.getRepository(TeamMember).findBy({ teamId: team.id })).toEqual([]);
+      expect((await apiTeam(owner.token)).name).toBe("Owner's Team");
+      expect((await apiTeam(admin.token)).name).toBe("Admin's Team");
+      expect((await owner.client.get(`/teams/${team.id}`)).status).toBe(404);
+    });
+  });
+
+  it("should keep every person's current team one they belong to under concurrent removal, deletion and switching", async () => {
+    for (let round = 0; round < 3; round++) {
+      const owner = await member(`Owner Race ${round}`);
+      const crowd = await Promise.all([1, 2, 3, 4].map((i) => member(`Racer ${round}-${i}`)));
+      const team = await teamOf(
+        owner,
+        crowd.map((p) => [p, 'member'] as [Member, 'member']),
+        `Race ${round}`,
+      );
+      // Each person's form token first, so that the posts below leave at the same moment.
+      const csrf = new Map<Member, string>();
+      for (const p of [owner, ...crowd]) csrf.set(p, await p.client.csrfFrom('/teams'));
+      const post = (p: Member, action: string, fields: Record<string, string> = {}) =>
+        p.client.post(action, csrf.get(p)!, fields);
+      const switchTo = (p: Member) => post(p, '/teams/switch', { team_id: String(team.id) });
+      const answers = await Promise.all([
+        ...crowd.map(switchTo),
+        post(owner, `/teams/${team.id}/members/${crowd[0].user.id}/remove`),
+        post(crowd[1], `/teams/${team.id}/leave`),
+        post(owner, `/teams/${team.id}/delete`),
+        ...crowd.map(switchTo),
+        switchTo(owner),
+      ]);
+      // Done (303), or refused as the team or membership was already gone (404); never an error.
+      expect(answers.map((a) => a.status).filter((s) => s !== 303 && s !== 404)).toEqual([]);
+      expect(answers[crowd.length + 2].status).toBe(303);
+      const strays = await t.dataSource.query(
+        `SELECT u.id FROM users u
+         LEFT JOIN team_members m ON m.user_id = u.id AND m.team_id = u.current_team_id
+         WHERE m.user_id IS NULL`,
+      );
+      expect(strays).toEqual([]);
+      expect(await t.dataSource.getRepository(Team).findOneBy({ id: team.id })).toBeNull();
+      for (const p of [owner, ...crowd]) {
+        expect((await apiTeam(p.token)).name).toBe(`${p.user.name.split(' ')[0]}'s Team`);
+      }
+    }
+  });
+
+  it('should show the current team in every page header with a menu to switch, and come back', async () => {
+    const person = await member('Switcher Person');
+    const team = await teamOf(person, [], 'Header Team');
+    await person.client.submit('/teams', '/teams/switch', {
+      team_id: String(person.user.currentTeamId),
+    });
+    for (const page of ['/dashboard', '/settings/api-tokens', `/teams/${team.id}`]) {
+      const html = (await person.client.get(page)).text;
+      expect(html).toMatch(
+        /<summary><span class="visually-hidden">Current team: <\/span>Switcher&#x27;s Team<\/summary>/,
+      );
+      expect(html).toContain(`name="team_id" value="${team.id}"`);
+      expect(html).toContain(`name="return_to" value="${page}"`);
+    }
+    const res = await person.client.submit('/settings/api-tokens', '/teams/switch', {
+      team_id: String(team.id),
+      return_to: '/settings/api-tokens',
+    });
+    expect(res.headers.location).toBe('/settings/api-tokens');
+    expect((await apiTeam(person.token)).name).toBe('Header Team');
+    const offsite = await person.client.submit('/dashboard', '/teams/switch', {
+      team_id: String(team.id),
+      return_to: '//evil.example/',
+    });
+    expect(offsite.headers.location).toBe('/teams');
+  });
+
+  it('should count signing in as typing the password: a fresh session needs no confirmation', async () => {
+    const owner = await member('Fresh Owner');
+    const other = await member('Fresh Other');
+    const team = await teamOf(owner, [[other, 'member']], 'Fresh');
+    const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`);
+    expect(res.headers.location).toBe('/teams');
+    expect(
+      await t.dataSource.getRepository(User).findOneByOrFail({ id: other.user.id }),
+    ).toMatchObject({
+      currentTeamId: other.user.currentTeamId,
+    });
+  });
+});
