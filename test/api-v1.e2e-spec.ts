@@ -6,6 +6,7 @@ import { TokensService } from '../src/tokens/tokens.service.js';
 import { createTeam, createToken, createUser } from './factories/index.js';
 import { AUTHORIZATION_CASES, type CaseTokens } from './support/authorization-cases.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { waitFor } from './support/wait-for.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -72,6 +73,54 @@ describe('API v1', () => {
       for (const scheme of ['bearer', 'BEARER', 'Bearer', 'bEaReR']) {
         expect((await get('/api/v1/user/profile', `${scheme} ${plaintext}`)).status).toBe(200);
       }
+    });
+  });
+
+  describe('GET /api/v1/token', () => {
+    it('should describe the presented token, whatever its abilities, from one query', async () => {
+      const user = await createUser(t.app);
+      const { plaintext, token } = await createToken(t.app, user, {
+        name: 'deploy script',
+        abilities: ['team:read'],
+        expiresInDays: 30,
+      });
+      t.queries.clear();
+      const res = await get('/api/v1/token', `Bearer ${plaintext}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({
+        id: token.id,
+        name: 'deploy script',
+        abilities: ['team:read'],
+        created_at: token.createdAt.toISOString(),
+        expires_at: token.expiresAt!.toISOString(),
+        last_used_at: null,
+      });
+      expect(t.queries.queries.filter((q) => /^\s*SELECT/i.test(q))).toHaveLength(1);
+      expect(JSON.stringify(res.body)).not.toContain(plaintext.slice(4));
+
+      // Once recorded, the last use shows; a token that never expires says so.
+      const forever = await createToken(t.app, user, { name: 'forever' });
+      await get('/api/v1/token', `Bearer ${forever.plaintext}`);
+      await waitFor(async () =>
+        Boolean(
+          (
+            await t.dataSource
+              .getRepository(PersonalAccessToken)
+              .findOneByOrFail({ id: forever.token.id })
+          ).lastUsedAt,
+        ),
+      );
+      const again = await get('/api/v1/token', `Bearer ${forever.plaintext}`);
+      expect(again.body.data).toMatchObject({ name: 'forever', expires_at: null });
+      expect(Date.parse(again.body.data.last_used_at)).toBeGreaterThan(Date.now() - 60_000);
+    });
+
+    it('should refuse revoked and expired tokens as every endpoint does', async () => {
+      const user = await createUser(t.app);
+      const { plaintext, token } = await createToken(t.app, user);
+      await t.app.get(TokensService).revoke(user.id, token.id);
+      expectError(await get('/api/v1/token', `Bearer ${plaintext}`), 401, 'token_revoked');
+      expectError(await get('/api/v1/token'), 401, 'missing_token');
     });
   });
 

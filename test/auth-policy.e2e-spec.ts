@@ -38,6 +38,7 @@ const ROUTES: Record<string, string> = {
   'POST /settings/api-tokens/:id/revoke': 'session',
   'GET /api/v1/user/profile': 'bearer:user:read',
   'GET /api/v1/team': 'bearer:team:read',
+  'GET /api/v1/token': 'bearer',
   'GET /health/live': 'public',
   'GET /health/ready': 'public',
   // Public to the app's own auth: the scraper sends its own secret (METRICS_TOKEN).
@@ -53,7 +54,11 @@ const OUTSIDE_NEST: Record<string, string> = {
 };
 
 const describePolicy = (policy: AuthPolicy | undefined): string =>
-  !policy ? 'none' : policy.kind === 'bearer' ? `bearer:${policy.ability}` : policy.kind;
+  !policy
+    ? 'none'
+    : policy.kind === 'bearer' && policy.ability
+      ? `bearer:${policy.ability}`
+      : policy.kind;
 
 describe('auth policy of every route', () => {
   let t: TestApp;
@@ -110,7 +115,7 @@ describe('auth policy of every route', () => {
         const back = encodeURIComponent(concrete(path));
         expect(seen).toBe(`${route} -> 303 /login?return_to=${back}`);
       } else if (policy === 'session') expect(seen).toBe(`${route} -> 303 /login`);
-      else if (policy.startsWith('bearer:')) expect(seen).toBe(`${route} -> 401`);
+      else if (policy.startsWith('bearer')) expect(seen).toBe(`${route} -> 401`);
       else if (route === 'GET /') expect(seen).toBe(`${route} -> 303 /login`);
       else if (route === 'GET /metrics') expect(seen).toBe(`${route} -> 401`);
       else expect(seen).toBe(`${route} -> 200`);
@@ -127,7 +132,7 @@ describe('auth policy of every route', () => {
         expect(`${route} -> ${res.status} ${res.headers.location}`).toBe(
           `${route} -> 303 /dashboard`,
         );
-      if (policy.startsWith('bearer:')) expect(`${route} -> ${res.status}`).toBe(`${route} -> 401`);
+      if (policy.startsWith('bearer')) expect(`${route} -> ${res.status}`).toBe(`${route} -> 401`);
     }
   });
 });

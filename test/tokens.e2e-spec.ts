@@ -5,14 +5,7 @@ import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createToken, createUser } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { waitFor } from './support/wait-for.js';
 
 describe('personal access tokens', () => {
   let t: TestApp;

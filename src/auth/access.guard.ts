@@ -57,10 +57,11 @@ export class AccessGuard implements CanActivate {
   private async checkBearer(
     context: ExecutionContext,
     request: Request,
-    ability: Ability,
+    ability: Ability | undefined,
   ): Promise<true> {
     try {
-      this.tokens.assertAbility(await this.authenticateBearer(context, request), ability);
+      const principal = await this.authenticateBearer(context, request);
+      if (ability) this.tokens.assertAbility(principal, ability);
     } catch (error) {
       this.metrics?.authentication(error instanceof DomainError ? error.code : 'error');
       throw error;

@@ -21,3 +21,8 @@ export const CurrentTeam = createParamDecorator((_: unknown, ctx: ExecutionConte
   if (!team) throw new TeamNotFoundError();
   return team;
 });
+
+/** The presented token itself, as it was when this request was authenticated. */
+export const CurrentToken = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
+  principalOf(ctx),
+);

@@ -29,3 +29,31 @@ export function toTokenView(token: PersonalAccessToken, now = new Date()): Token
     expired: token.expiresAt !== null && token.expiresAt <= now,
   };
 }
+
+/** The presented token as the API describes it to its holder (`GET /api/v1/token`). */
+export interface TokenInfo {
+  id: number;
+  name: string;
+  abilities: Ability[];
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+export function toTokenInfo(token: {
+  tokenId: number;
+  tokenName: string;
+  abilities: Ability[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+}): TokenInfo {
+  return {
+    id: token.tokenId,
+    name: token.tokenName,
+    abilities: token.abilities,
+    created_at: token.createdAt.toISOString(),
+    expires_at: token.expiresAt?.toISOString() ?? null,
+    last_used_at: token.lastUsedAt?.toISOString() ?? null,
+  };
+}

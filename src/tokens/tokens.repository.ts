@@ -11,6 +11,8 @@ import { PersonalAccessToken } from './personal-access-token.entity.js';
 /** A token with the user it acts for and that user's current team, as one query loads them. */
 export interface TokenWithOwner {
   tokenId: number;
+  tokenName: string;
+  createdAt: Date;
   abilities: Ability[];
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -21,6 +23,8 @@ export interface TokenWithOwner {
 
 interface TokenWithOwnerRow {
   token_id: number;
+  token_name: string;
+  created_at: Date | string;
   abilities: string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
@@ -35,7 +39,8 @@ interface TokenWithOwnerRow {
 
 // One indexed lookup (unique token_hash) joined by primary keys: the whole cost of authentication.
 const FIND_BY_HASH_SQL = `
-  SELECT t.id AS token_id, t.abilities, t.expires_at, t.revoked_at, t.last_used_at,
+  SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.abilities, t.expires_at,
+         t.revoked_at, t.last_used_at,
          u.id AS user_id, u.name AS user_name, u.email AS user_email,
          tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug
     FROM personal_access_tokens t
@@ -61,6 +66,8 @@ export class TokensRepository {
     if (!row) return null;
     return {
       tokenId: Number(row.token_id),
+      tokenName: row.token_name,
+      createdAt: toDate(row.created_at)!,
       abilities: row.abilities.split(',') as Ability[],
       expiresAt: toDate(row.expires_at),
       revokedAt: toDate(row.revoked_at),

@@ -9,6 +9,8 @@ import { TokensService } from './tokens.service.js';
 function principal(overrides: Partial<TokenWithOwner> = {}): TokenWithOwner {
   return {
     tokenId: 7,
+    tokenName: 'laptop',
+    createdAt: new Date('2026-11-01T09:00:00Z'),
     abilities: ['user:read', 'team:read'],
     expiresAt: null,
     revokedAt: null,

@@ -108,7 +108,8 @@ function asExample(error: DomainError): { code: string; message: string } {
 }
 
 export interface ApiEndpointOptions {
-  ability: Ability;
+  /** The ability the token needs; none for an endpoint any valid token may call. */
+  ability?: Ability;
   summary: string;
   description: string;
   /** The success envelope's class. */
@@ -139,13 +140,17 @@ export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
       asExample(new AuthenticationError('invalid_token')),
       CHALLENGE,
     ),
-    errorResponse(
-      403,
-      ['insufficient_scope'],
-      `The token lacks the \`${options.ability}\` ability.`,
-      asExample(new InsufficientScopeError(options.ability)),
-      CHALLENGE,
-    ),
+    ...(options.ability
+      ? [
+          errorResponse(
+            403,
+            ['insufficient_scope'],
+            `The token lacks the \`${options.ability}\` ability.`,
+            asExample(new InsufficientScopeError(options.ability)),
+            CHALLENGE,
+          ),
+        ]
+      : []),
     ...(options.notFound
       ? [errorResponse(404, ['not_found'], options.notFound, asExample(new TeamNotFoundError()))]
       : []),

@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ABILITIES } from '../../../common/auth/abilities.js';
 import { API_VERSION } from '../../../common/http/envelope.js';
 
 /** What the envelope's `timestamp` is: UTC with six fractional digits. */
@@ -40,6 +41,41 @@ export class TeamSchema {
   slug!: string;
 }
 
+@ApiSchema({
+  name: 'Token',
+  description: 'The presented token: what it may do and when it runs out. Never its value.',
+})
+export class TokenSchema {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 7 })
+  id!: number;
+  @ApiProperty({ minLength: 1, example: 'deploy script' })
+  name!: string;
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', enum: [...ABILITIES] },
+    example: ['user:read', 'team:read'],
+  })
+  abilities!: string[];
+  @ApiProperty({ type: String, format: 'date-time', example: '2026-11-01T09:00:00.000Z' })
+  created_at!: string;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Null when the token never expires.',
+    example: '2026-12-01T09:00:00.000Z',
+  })
+  expires_at!: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Recorded at most once a minute; null before the first use.',
+    example: '2026-11-22T10:15:00.000Z',
+  })
+  last_used_at!: string | null;
+}
+
 /** The success envelope around one resource. */
 function successEnvelope<T>(data: Type<T>, name: string): Type {
   @ApiSchema({ name })
@@ -58,6 +94,7 @@ function successEnvelope<T>(data: Type<T>, name: string): Type {
 
 export const UserProfileEnvelope = successEnvelope(UserProfileSchema, 'UserProfileEnvelope');
 export const TeamEnvelope = successEnvelope(TeamSchema, 'TeamEnvelope');
+export const TokenEnvelope = successEnvelope(TokenSchema, 'TokenEnvelope');
 
 @ApiSchema({ name: 'Error' })
 export class ErrorBody {

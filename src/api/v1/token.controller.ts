@@ -1,0 +1,24 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { CurrentToken } from '../../auth/principal.decorator.js';
+import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
+import { toTokenInfo, type TokenInfo } from '../../tokens/token.view.js';
+import type { TokenPrincipal } from '../../tokens/tokens.service.js';
+import { ApiEndpoint } from './openapi/api-endpoint.decorator.js';
+import { TokenEnvelope } from './openapi/schemas.js';
+
+@ApiTags('API v1')
+@Controller('api/v1/token')
+export class TokenController {
+  /** The presented token's own details, answered from the one authentication query. */
+  @Get()
+  @ApiEndpoint({
+    summary: 'The presented token',
+    description:
+      'The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, so a script can check what it holds and when it runs out. Any valid token may ask; no ability is needed.',
+    envelope: TokenEnvelope,
+  })
+  current(@CurrentToken() token: TokenPrincipal): SuccessEnvelope<TokenInfo> {
+    return success(toTokenInfo(token));
+  }
+}
