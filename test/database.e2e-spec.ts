@@ -11,7 +11,15 @@ import { runBuilt, startBuiltServer } from './support/run-built.js';
 import { createTestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
-const TABLES = ['personal_access_tokens', 'sessions', 'team_members', 'teams', 'users'];
+const TABLES = [
+  'personal_access_tokens',
+  'sessions',
+  'team_members',
+  'teams',
+  'two_factor_credentials',
+  'two_factor_recovery_codes',
+  'users',
+];
 const MIGRATION_NAMES = MIGRATIONS.map((m) => m.name);
 
 describe('database schema', () => {

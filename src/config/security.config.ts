@@ -9,6 +9,8 @@ export interface RateLimitConfig {
   anonymousPerIp: number;
   /** Failed sign-ins per client IP, and per account before IPs with failures on it are refused. */
   signInAttempts: number;
+  /** Wrong two-factor codes per pending sign-in and per account in 15 minutes. */
+  twoFactorAttempts: number;
   /** Registrations per client IP per hour. */
   registrationsPerHour: number;
   /** Team invitations (and member additions) one person may send per hour. */
@@ -54,6 +56,7 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
       perToken: r.read('RATE_LIMIT_API_PER_TOKEN', '1000', integer(1, 10_000_000)),
       anonymousPerIp: r.read('RATE_LIMIT_API_ANONYMOUS_PER_IP', '60', integer(1, 10_000_000)),
       signInAttempts: r.read('RATE_LIMIT_SIGN_IN', '10', integer(1, 10_000_000)),
+      twoFactorAttempts: r.read('RATE_LIMIT_TWO_FACTOR', '5', integer(1, 10_000_000)),
       registrationsPerHour: r.read('RATE_LIMIT_REGISTER_PER_HOUR', '20', integer(1, 10_000_000)),
       teamInvitesPerHour: r.read('RATE_LIMIT_TEAM_INVITES_PER_HOUR', '30', integer(1, 10_000_000)),
       memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),

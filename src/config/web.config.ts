@@ -68,7 +68,7 @@ export function readWebConfig(r: EnvReader, production: boolean): WebConfig {
     r.problems.push(`SESSION_SECRET: required when NODE_ENV=production; ${MAKE_SECRET}`);
   } else if (!secret) {
     r.warnings.push(
-      'SESSION_SECRET is not set: using a random one, so sign-ins end when the process restarts and instances cannot share sessions',
+      'SESSION_SECRET is not set: using a random one, so sign-ins end when the process restarts, instances cannot share sessions, and two-factor secrets set up now cannot be read after a restart (recovery codes still work)',
     );
   }
   return {

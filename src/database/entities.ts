@@ -2,6 +2,16 @@ import { Session } from '../auth/session.entity.js';
 import { TeamMember } from '../teams/team-member.entity.js';
 import { Team } from '../teams/team.entity.js';
 import { PersonalAccessToken } from '../tokens/personal-access-token.entity.js';
+import { RecoveryCode } from '../two-factor/recovery-code.entity.js';
+import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
 import { User } from '../users/user.entity.js';
 
-export const ENTITIES = [User, Team, TeamMember, PersonalAccessToken, Session];
+export const ENTITIES = [
+  User,
+  Team,
+  TeamMember,
+  PersonalAccessToken,
+  Session,
+  TwoFactorCredential,
+  RecoveryCode,
+];

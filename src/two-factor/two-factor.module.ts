@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { SecretCipher } from './secret-cipher.js';
+import { TotpCodes } from './totp.js';
+import { TwoFactorLimiter } from './two-factor-limiter.js';
+import { TwoFactorRepository } from './two-factor.repository.js';
+import { TwoFactorService } from './two-factor.service.js';
+
+/** Two-factor sign-in: the authenticator and recovery codes. */
+@Module({
+  imports: [RateLimitModule],
+  providers: [TwoFactorRepository, TwoFactorService, TotpCodes, SecretCipher, TwoFactorLimiter],
+  exports: [TwoFactorService],
+})
+export class TwoFactorModule {}

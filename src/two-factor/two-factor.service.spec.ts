@@ -1,0 +1,157 @@
+import { beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { Test } from '@nestjs/testing';
+import { Secret, TOTP } from 'otpauth';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import { hashRecoveryCode } from './recovery-codes.js';
+import { SecretCipher } from './secret-cipher.js';
+import { TotpCodes } from './totp.js';
+import { TwoFactorLimiter } from './two-factor-limiter.js';
+import { TooManyTwoFactorAttemptsError } from './two-factor.errors.js';
+import type { TwoFactorCredential } from './two-factor-credential.entity.js';
+import { TwoFactorRepository } from './two-factor.repository.js';
+import { TwoFactorService } from './two-factor.service.js';
+
+const person = { userId: 7 };
+const now = Date.UTC(2026, 0, 5, 12, 0, 15);
+const step = Math.floor(now / 30_000);
+const codeAt = (secret: string, atStep: number) =>
+  TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: atStep * 30_000 });
+
+describe('TwoFactorService.verifySignIn', () => {
+  let service: TwoFactorService;
+  let cipher: SecretCipher;
+  const secret = new Secret({ size: 20 }).base32;
+  const findCredential = jest.fn<TwoFactorRepository['findCredential']>();
+  const advanceStep = jest.fn<TwoFactorRepository['advanceStep']>();
+  const consumeRecoveryCode = jest.fn<TwoFactorRepository['consumeRecoveryCode']>();
+  const countUnusedRecoveryCodes = jest.fn<TwoFactorRepository['countUnusedRecoveryCodes']>();
+  const assertAllowed = jest.fn<TwoFactorLimiter['assertAllowed']>();
+  const recordFailure = jest.fn<TwoFactorLimiter['recordFailure']>();
+
+  const credential = (sealed: string, lastUsedStep: number | null = null) =>
+    ({
+      userId: person.userId,
+      secret: sealed,
+      lastUsedStep,
+      enabledAt: new Date(),
+    }) as TwoFactorCredential;
+
+  beforeEach(async () => {
+    for (const mock of [
+      findCredential,
+      advanceStep,
+      consumeRecoveryCode,
+      countUnusedRecoveryCodes,
+    ]) {
+      mock.mockReset();
+    }
+    assertAllowed.mockReset().mockResolvedValue();
+    recordFailure.mockReset().mockResolvedValue();
+    advanceStep.mockResolvedValue(true);
+    const manager = {};
+    const moduleRef = await Test.createTestingModule({
+      providers: [
+        TwoFactorService,
+        TotpCodes,
+        SecretCipher,
+        {
+          provide: CONFIG,
+          useValue: { web: { sessionSecret: 'x'.repeat(16) + 'y'.repeat(16) } } as Config,
+        },
+        {
+          provide: TwoFactorRepository,
+          useValue: { findCredential, advanceStep, consumeRecoveryCode, countUnusedRecoveryCodes },
+        },
+        { provide: TwoFactorLimiter, useValue: { assertAllowed, recordFailure } },
+        {
+          provide: Transactions,
+          useValue: {
+            run: (work: (m: object) => unknown) => work(manager),
+            runStatement: (work: (m: object) => unknown) => work(manager),
+          },
+        },
+      ],
+    }).compile();
+    service = moduleRef.get(TwoFactorService);
+    cipher = moduleRef.get(SecretCipher);
+    findCredential.mockResolvedValue(credential(cipher.encrypt(secret, 'two-factor:7')));
+  });
+
+  it('should accept a code from the app and record its step when it is new', async () => {
+    await expect(
+      service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }, now),
+    ).resolves.toEqual({ method: 'totp' });
+    expect(advanceStep).toHaveBeenCalledWith(expect.anything(), 7, step);
+    expect(recordFailure).not.toHaveBeenCalled();
+  });
+
+  it('should refuse a code as used when another sign-in recorded its step first', async () => {
+    advanceStep.mockResolvedValue(false);
+    await expect(
+      service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }, now),
+    ).rejects.toMatchObject({ fields: { code: expect.stringContaining('used already') } });
+    expect(recordFailure).toHaveBeenCalledWith(7, 'attempt');
+  });
+
+  it('should count a wrong code against the sign-in and the account', async () => {
+    const wrong = codeAt(secret, step) === '000000' ? '111111' : '000000';
+    await expect(service.verifySignIn(person, 'a1', { code: wrong }, now)).rejects.toMatchObject({
+      code: 'validation_failed',
+      fields: { code: expect.stringContaining('not right') },
+    });
+    expect(recordFailure).toHaveBeenCalledWith(7, 'a1');
+    expect(advanceStep).not.toHaveBeenCalled();
+  });
+
+  it('should check nothing when the limit is reached', async () => {
+    assertAllowed.mockRejectedValue(new TooManyTwoFactorAttemptsError(900));
+    await expect(
+      service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }, now),
+    ).rejects.toBeInstanceOf(TooManyTwoFactorAttemptsError);
+    expect(findCredential).not.toHaveBeenCalled();
+    expect(advanceStep).not.toHaveBeenCalled();
+  });
+
+  it('should use up a recovery code by its hash and say how many are left', async () => {
+    consumeRecoveryCode.mockResolvedValue(true);
+    countUnusedRecoveryCodes.mockResolvedValue(9);
+    await expect(
+      service.verifySignIn(person, 'a1', { recoveryCode: ' 0A1B-2C3D-4E5F-6G7H ' }, now),
+    ).resolves.toEqual({ method: 'recovery_code', recoveryCodesLeft: 9 });
+    expect(consumeRecoveryCode).toHaveBeenCalledWith(
+      expect.anything(),
+      7,
+      hashRecoveryCode('0a1b2c3d4e5f6g7h'),
+      new Date(now),
+    );
+  });
+
+  it('should refuse an unknown or used recovery code, and one that cannot be a code unlooked', async () => {
+    consumeRecoveryCode.mockResolvedValue(false);
+    await expect(
+      service.verifySignIn(person, 'a1', { recoveryCode: '0a1b-2c3d-4e5f-6g7h' }, now),
+    ).rejects.toMatchObject({ fields: { recovery_code: expect.stringContaining('not valid') } });
+    await expect(
+      service.verifySignIn(person, 'a1', { recoveryCode: 'DROP TABLE users' }, now),
+    ).rejects.toMatchObject({ fields: { recovery_code: expect.stringContaining('not valid') } });
+    expect(consumeRecoveryCode).toHaveBeenCalledTimes(1);
+    expect(recordFailure).toHaveBeenCalledTimes(2);
+  });
+
+  it('should tell the person to use a recovery code, without counting it, when the secret cannot be read', async () => {
+    findCredential.mockResolvedValue(credential(cipher.encrypt(secret, 'two-factor:8')));
+    await expect(
+      service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }, now),
+    ).rejects.toMatchObject({ fields: { code: expect.stringContaining('Use a recovery code') } });
+    expect(recordFailure).not.toHaveBeenCalled();
+  });
+
+  it('should ask for a code when given none, before anything is counted', async () => {
+    await expect(service.verifySignIn(person, 'a1', { code: '  ' }, now)).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+    expect(assertAllowed).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,243 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Person } from '../common/actor.js';
+import { ValidationError } from '../common/errors/domain.error.js';
+import { isUniqueViolation } from '../database/database-errors.js';
+import { Transactions } from '../database/transactions.js';
+import {
+  hashRecoveryCode,
+  newRecoveryCode,
+  normalizeRecoveryCode,
+  RECOVERY_CODE_COUNT,
+} from './recovery-codes.js';
+import { SecretCipher, UnreadableSecretError } from './secret-cipher.js';
+import { TotpCodes, type TotpCheck } from './totp.js';
+import { TwoFactorLimiter } from './two-factor-limiter.js';
+import {
+  TwoFactorAlreadyEnabledError,
+  TwoFactorNotEnabledError,
+  TwoFactorSetupExpiredError,
+} from './two-factor.errors.js';
+import { TwoFactorRepository } from './two-factor.repository.js';
+
+export interface TwoFactorStatus {
+  enabled: boolean;
+  enabledAt: Date | null;
+  recoveryCodesLeft: number;
+}
+
+/** What the person typed at the challenge: a code from the app, or a recovery code. */
+export interface SecondFactor {
+  code?: string;
+  recoveryCode?: string;
+}
+
+export interface SecondFactorAccepted {
+  method: 'totp' | 'recovery_code';
+  /** Unused recovery codes left, after a recovery code was used. */
+  recoveryCodesLeft?: number;
+}
+
+const MESSAGES: Record<Exclude<TotpCheck, { ok: true }>['reason'], string> = {
+  malformed: 'Enter the 6-digit code from your authenticator app.',
+  wrong: 'That code is not right. Check the app and type the code it shows now.',
+  expired:
+    'That code has expired (or the clock of the device is off). Type the code the app shows now.',
+  reused: 'That code has been used already. Wait for the next one in your app.',
+};
+const BAD_RECOVERY_CODE = 'That recovery code is not valid, or it has been used.';
+const UNREADABLE =
+  'Your authenticator cannot be checked on this server at the moment. Use a recovery code.';
+
+/** The ciphertexts' contexts: a secret opens only for the person, and where it was sealed. */
+const setupContext = (userId: number) => `two-factor setup:${userId}`;
+const credentialContext = (userId: number) => `two-factor:${userId}`;
+
+/**
+ * Two-factor sign-in with an authenticator app (TOTP) and single-use recovery codes: setting it
+ * up, checking a second factor at sign-in, new recovery codes, turning it off.
+ */
+@Injectable()
+export class TwoFactorService {
+  private readonly logger = new Logger('TwoFactor');
+
+  constructor(
+    private readonly repository: TwoFactorRepository,
+    private readonly transactions: Transactions,
+    private readonly totp: TotpCodes,
+    private readonly cipher: SecretCipher,
+    private readonly limiter: TwoFactorLimiter,
+  ) {}
+
+  async status(person: Person): Promise<TwoFactorStatus> {
+    const credential = await this.repository.findCredential(person.userId);
+    return {
+      enabled: credential !== null,
+      enabledAt: credential?.enabledAt ?? null,
+      recoveryCodesLeft: credential
+        ? await this.repository.countUnusedRecoveryCodes(person.userId)
+        : 0,
+    };
+  }
+
+  isEnabled(person: Person): Promise<boolean> {
+    return this.repository.hasCredential(person.userId);
+  }
+
+  /**
+   * A new secret for the person to scan, sealed (encrypted) for keeping in their session until
+   * a code from it confirms it; nothing is stored in the database yet.
+   */
+  async beginSetup(person: Person): Promise<string> {
+    if (await this.isEnabled(person)) throw new TwoFactorAlreadyEnabledError();
+    return this.cipher.encrypt(this.totp.newSecret(), setupContext(person.userId));
+  }
+
+  /** The secret of a setup under way, in base32, and the address the QR code holds. */
+  describeSetup(
+    person: Person,
+    sealed: string,
+    accountName: string,
+  ): { secret: string; uri: string } {
+    const secret = this.openSetup(person, sealed);
+    return { secret, uri: this.totp.uri(secret, accountName) };
+  }
+
+  /**
+   * Turns two-factor sign-in on when `code` comes from the setup's secret, and returns the new
+   * recovery codes: the only time they exist outside their hashes.
+   */
+  async confirm(person: Person, sealed: string, code: string, now = Date.now()): Promise<string[]> {
+    const secret = this.openSetup(person, sealed);
+    const check = this.totp.check(secret, code, null, now);
+    if (!check.ok) throw new ValidationError({ code: MESSAGES[check.reason] });
+    const codes = newRecoveryCodes();
+    try {
+      await this.transactions.run(async (m) => {
+        if (await this.repository.hasCredential(person.userId, m)) {
+          throw new TwoFactorAlreadyEnabledError();
+        }
+        await this.repository.insertCredential(m, {
+          userId: person.userId,
+          secret: this.cipher.encrypt(secret, credentialContext(person.userId)),
+          lastUsedStep: check.step,
+        });
+        await this.repository.replaceRecoveryCodes(m, person.userId, codes.map(hashOf));
+      });
+    } catch (error) {
+      // Two confirmations at once: the primary key lets one in.
+      if (isUniqueViolation(error)) throw new TwoFactorAlreadyEnabledError();
+      throw error;
+    }
+    return codes;
+  }
+
+  /** New recovery codes, in place of all the earlier ones. */
+  async regenerateRecoveryCodes(person: Person): Promise<string[]> {
+    const codes = newRecoveryCodes();
+    await this.transactions.run(async (m) => {
+      if (!(await this.repository.hasCredential(person.userId, m))) {
+        throw new TwoFactorNotEnabledError();
+      }
+      await this.repository.replaceRecoveryCodes(m, person.userId, codes.map(hashOf));
+    });
+    return codes;
+  }
+
+  async disable(person: Person): Promise<void> {
+    const removed = await this.transactions.run((m) => this.repository.deleteAll(m, person.userId));
+    if (!removed) throw new TwoFactorNotEnabledError();
+  }
+
+  /**
+   * The second step of signing in: a code from the app or an unused recovery code, which is
+   * then used up. `attempt` names this pending sign-in for the limit on wrong codes.
+   */
+  async verifySignIn(
+    person: Person,
+    attempt: string,
+    input: SecondFactor,
+    now = Date.now(),
+  ): Promise<SecondFactorAccepted> {
+    const recoveryCode = input.recoveryCode?.trim();
+    const code = input.code?.trim();
+    if (!recoveryCode && !code) {
+      throw new ValidationError({
+        code: 'Enter the 6-digit code from your authenticator app, or use a recovery code.',
+      });
+    }
+    await this.limiter.assertAllowed(person.userId, attempt);
+    const credential = await this.repository.findCredential(person.userId);
+    // Turned off since the password was typed: the password is all that is asked now.
+    if (!credential) return { method: 'totp' };
+    const refusal = recoveryCode
+      ? await this.useRecoveryCode(person, recoveryCode, now)
+      : await this.useTotp(person, credential.secret, credential.lastUsedStep, code!, now);
+    if (refusal) {
+      await this.limiter.recordFailure(person.userId, attempt);
+      throw new ValidationError(refusal);
+    }
+    if (!recoveryCode) return { method: 'totp' };
+    const left = await this.repository.countUnusedRecoveryCodes(person.userId);
+    return { method: 'recovery_code', recoveryCodesLeft: left };
+  }
+
+  /** Null when the code is accepted (and its step recorded), else the field's message. */
+  private async useTotp(
+    person: Person,
+    sealed: string,
+    lastUsedStep: number | null,
+    code: string,
+    now: number,
+  ): Promise<Record<string, string> | null> {
+    let secret: string;
+    try {
+      secret = this.cipher.decrypt(sealed, credentialContext(person.userId));
+    } catch (error) {
+      if (!(error instanceof UnreadableSecretError)) throw error;
+      // Not the person's doing, and not a guess: said plainly, and not counted.
+      this.logger.warn(`The two-factor secret of user ${person.userId} cannot be decrypted`);
+      throw new ValidationError({ code: UNREADABLE });
+    }
+    const check = this.totp.check(secret, code, lastUsedStep, now);
+    if (!check.ok) return { code: MESSAGES[check.reason] };
+    const advanced = await this.transactions.runStatement((m) =>
+      this.repository.advanceStep(m, person.userId, check.step),
+    );
+    return advanced ? null : { code: MESSAGES.reused };
+  }
+
+  private async useRecoveryCode(
+    person: Person,
+    typed: string,
+    now: number,
+  ): Promise<Record<string, string> | null> {
+    const normalized = normalizeRecoveryCode(typed);
+    if (!normalized) return { recovery_code: BAD_RECOVERY_CODE };
+    const used = await this.transactions.runStatement((m) =>
+      this.repository.consumeRecoveryCode(
+        m,
+        person.userId,
+        hashRecoveryCode(normalized),
+        new Date(now),
+      ),
+    );
+    return used ? null : { recovery_code: BAD_RECOVERY_CODE };
+  }
+
+  private openSetup(person: Person, sealed: string): string {
+    try {
+      return this.cipher.decrypt(sealed, setupContext(person.userId));
+    } catch (error) {
+      if (error instanceof UnreadableSecretError) throw new TwoFactorSetupExpiredError();
+      throw error;
+    }
+  }
+}
+
+function newRecoveryCodes(): string[] {
+  return Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+}
+
+function hashOf(code: string): string {
+  return hashRecoveryCode(normalizeRecoveryCode(code)!);
+}
