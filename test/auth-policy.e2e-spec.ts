@@ -19,6 +19,9 @@ const ROUTES: Record<string, string> = {
   'POST /register': 'guest',
   'GET /login': 'guest',
   'POST /login': 'guest',
+  // The second step of signing in: for a visitor whose password was right (nobody signed in yet).
+  'GET /two-factor-challenge': 'guest',
+  'POST /two-factor-challenge': 'guest',
   'POST /logout': 'session',
   'GET /teams': 'session',
   'POST /teams': 'session',
@@ -33,6 +36,12 @@ const ROUTES: Record<string, string> = {
   'POST /teams/:id/delete': 'session',
   'GET /confirm-password': 'session',
   'POST /confirm-password': 'session',
+  'GET /settings/security': 'session',
+  'GET /settings/two-factor': 'session',
+  'POST /settings/two-factor': 'session',
+  'POST /settings/two-factor/confirm': 'session',
+  'POST /settings/two-factor/recovery-codes': 'session',
+  'POST /settings/two-factor/disable': 'session',
   'GET /settings/api-tokens': 'session',
   'POST /settings/api-tokens': 'session',
   'POST /settings/api-tokens/:id/revoke': 'session',
@@ -117,6 +126,8 @@ describe('auth policy of every route', () => {
       } else if (policy === 'session') expect(seen).toBe(`${route} -> 303 /login`);
       else if (policy.startsWith('bearer')) expect(seen).toBe(`${route} -> 401`);
       else if (route === 'GET /') expect(seen).toBe(`${route} -> 303 /login`);
+      // Nobody is half-way through signing in: back to the first step.
+      else if (route === 'GET /two-factor-challenge') expect(seen).toBe(`${route} -> 303 /login`);
       else if (route === 'GET /metrics') expect(seen).toBe(`${route} -> 401`);
       else expect(seen).toBe(`${route} -> 200`);
     }

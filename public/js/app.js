@@ -19,7 +19,9 @@ document.addEventListener('submit', (event) => {
 });
 
 // A page that shows a secret once answers a POST: reloading it must not post the form again
-// (and create another token). Replacing the history entry turns a reload into a plain GET.
-if (document.querySelector('[data-shown-once]')) {
-  window.history.replaceState(null, '', window.location.href);
+// (and create another token). Replacing the history entry turns a reload into a plain GET, of
+// the page the attribute names when the POST's own address has no page.
+const shownOnce = document.querySelector('[data-shown-once]');
+if (shownOnce) {
+  window.history.replaceState(null, '', shownOnce.dataset.shownOnce || window.location.href);
 }

@@ -8,6 +8,7 @@ import { GuestOnly, SignedIn } from '../common/auth/auth-policy.decorator.js';
 import { LoginForm, RegisterForm } from './dto/auth.forms.js';
 import { RegistrationService } from './registration.service.js';
 import { SessionLifecycle } from './session-lifecycle.js';
+import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /** Sign-up, sign-in and sign-out pages. */
 @Controller()
@@ -16,6 +17,7 @@ export class AuthController {
     private readonly registration: RegistrationService,
     private readonly auth: AuthService,
     private readonly sessions: SessionLifecycle,
+    private readonly twoFactor: TwoFactorSignIn,
   ) {}
 
   @Get('register')
@@ -41,13 +43,14 @@ export class AuthController {
     return { title: 'Sign in', returnTo: isReturnPage(returnTo) ? returnTo : undefined };
   }
 
+  /** Signs in, or with two-factor sign-in on goes on to ask for a code. */
   @Post('login')
   @GuestOnly()
   @FormPage('/login')
   @Redirect('/dashboard', 303)
   async login(@Body() form: LoginForm, @Req() req: Request): Promise<{ url: string }> {
     return {
-      url: await this.sessions.start(
+      url: await this.twoFactor.passwordAccepted(
         req,
         await this.auth.signIn(form.email, form.password, req.ip),
         form.return_to,

@@ -4,6 +4,7 @@ import { PassportModule } from '@nestjs/passport';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
+import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessGuard } from './access.guard.js';
 import { AuthController } from './auth.controller.js';
@@ -18,6 +19,8 @@ import { TypeormSessionStore } from './typeorm-session.store.js';
 import { CsrfMiddleware } from './csrf.middleware.js';
 import { CurrentUserMiddleware } from './current-user.middleware.js';
 import { SessionMiddleware } from './session.middleware.js';
+import { TwoFactorChallengeController } from './two-factor-challenge.controller.js';
+import { TwoFactorSignIn } from './two-factor-sign-in.js';
 import { WebSessionMiddleware } from './web-session.middleware.js';
 
 @Module({
@@ -27,8 +30,9 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
     UsersModule,
     TeamsModule,
     TokensModule,
+    TwoFactorModule,
   ],
-  controllers: [AuthController],
+  controllers: [AuthController, TwoFactorChallengeController],
   providers: [
     BearerStrategy,
     BearerAuthenticator,
@@ -36,6 +40,7 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
     RegistrationService,
     AuthService,
     SessionLifecycle,
+    TwoFactorSignIn,
     SessionsRepository,
     TypeormSessionStore,
     SessionMiddleware,

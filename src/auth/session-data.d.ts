@@ -8,6 +8,13 @@ declare module 'express-session' {
     signedInAt?: number;
     /** When the password was last typed in this session (epoch ms), for sudo mode. */
     passwordConfirmedAt?: number;
+    /**
+     * A sign-in whose password was right, waiting for the second factor: nobody is signed in
+     * yet. `attempt` names it for the limit on wrong codes; `at` is when the password was typed.
+     */
+    pendingSignIn?: { userId: number; attempt: string; at: number; returnTo?: string };
+    /** A two-factor setup under way: its secret, encrypted, until a code confirms it. */
+    twoFactorSetup?: { secret: string; startedAt: number };
     csrfToken?: string;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { randomBytes } from 'node:crypto';
 import type { User } from '../users/user.entity.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { SESSION_COOKIE } from './session.middleware.js';
@@ -24,6 +25,21 @@ export class SessionLifecycle {
     req.session.passwordConfirmedAt = req.session.signedInAt;
     await promisify((done) => req.session.save(done));
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
+  }
+
+  /**
+   * Half-way: the password was right, the second factor is still to come. Nobody is signed in
+   * yet; the session (with a new id, as at sign-in) remembers who is signing in and since when.
+   */
+  async startPending(req: Request, user: User, returnTo?: string): Promise<void> {
+    await promisify((done) => req.session.regenerate(done));
+    req.session.pendingSignIn = {
+      userId: user.id,
+      attempt: randomBytes(16).toString('base64url'),
+      at: Date.now(),
+      returnTo: isReturnPage(returnTo) ? returnTo : undefined,
+    };
+    await promisify((done) => req.session.save(done));
   }
 
   /** Deletes the session from the store, so the cookie is dead on every instance. */

@@ -3,12 +3,14 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecretCipher } from './secret-cipher.js';
 import { TotpCodes } from './totp.js';
 import { TwoFactorLimiter } from './two-factor-limiter.js';
+import { TwoFactorSettingsController } from './two-factor-settings.controller.js';
 import { TwoFactorRepository } from './two-factor.repository.js';
 import { TwoFactorService } from './two-factor.service.js';
 
-/** Two-factor sign-in: the authenticator and recovery codes. */
+/** Two-factor sign-in: the authenticator and recovery codes, and their settings pages. */
 @Module({
   imports: [RateLimitModule],
+  controllers: [TwoFactorSettingsController],
   providers: [TwoFactorRepository, TwoFactorService, TotpCodes, SecretCipher, TwoFactorLimiter],
   exports: [TwoFactorService],
 })

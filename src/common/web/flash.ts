@@ -5,13 +5,14 @@ export interface Flash {
   notice?: string;
   error?: string;
   fields?: Record<string, string>;
-  /** The submitted values, to fill the form again; passwords are never kept. */
+  /** The submitted values, to fill the form again; passwords and one-time codes are never kept. */
   old?: Record<string, unknown>;
 }
 
 type FlashHolder = Partial<Pick<SessionData, 'flash'>>;
 
-const NEVER_KEPT = /password|_csrf/i;
+/** Passwords, CSRF tokens and sign-in codes (`code`, `recovery_code`): never sent back. */
+const NEVER_KEPT = /password|_csrf|code/i;
 
 export function flash(session: FlashHolder, value: Flash): void {
   session.flash = { ...session.flash, ...value };

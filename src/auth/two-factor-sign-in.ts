@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { DomainError } from '../common/errors/domain.error.js';
+import { flash } from '../common/web/flash.js';
+import { signInPageFor } from '../common/web/return-to.js';
+import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
+import type { User } from '../users/user.entity.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { SessionLifecycle } from './session-lifecycle.js';
+
+export const CHALLENGE_PAGE = '/two-factor-challenge';
+
+/** How long the second factor may take after the password. */
+export const PENDING_SIGN_IN_MS = 5 * 60_000;
+
+/** No sign-in is waiting for a second factor in this session (none started, or too old). */
+export class NoPendingSignInError extends DomainError {
+  readonly code = 'sign_in_expired';
+  readonly status = 401;
+  override readonly pageRedirect: string;
+  constructor(returnTo?: string) {
+    super('Sign in again to continue.');
+    this.pageRedirect = signInPageFor(returnTo ?? '/');
+  }
+}
+
+type PendingSignIn = NonNullable<Request['session']['pendingSignIn']>;
+
+/**
+ * Signing in with two factors: after the password, a person with two-factor sign-in on is
+ * only half signed in until a code from their app (or a recovery code) completes it.
+ */
+@Injectable()
+export class TwoFactorSignIn {
+  constructor(
+    private readonly sessions: SessionLifecycle,
+    private readonly twoFactor: TwoFactorService,
+    private readonly users: UsersRepository,
+  ) {}
+
+  /** After the right password: signed in, or on to the challenge. Returns where to go next. */
+  async passwordAccepted(req: Request, user: User, returnTo?: string): Promise<string> {
+    if (!(await this.twoFactor.isEnabled({ userId: user.id }))) {
+      return this.sessions.start(req, user, returnTo);
+    }
+    await this.sessions.startPending(req, user, returnTo);
+    return CHALLENGE_PAGE;
+  }
+
+  /** The sign-in waiting in this session; else back to the sign-in page, told why if it expired. */
+  pendingOf(req: Request, now = Date.now()): PendingSignIn {
+    const pending = req.session?.pendingSignIn;
+    if (pending && now - pending.at < PENDING_SIGN_IN_MS) return pending;
+    if (!pending) throw new NoPendingSignInError();
+    delete req.session.pendingSignIn;
+    flash(req.session, { error: 'Signing in took too long. Enter your password again.' });
+    throw new NoPendingSignInError(pending.returnTo);
+  }
+
+  /** Checks the second factor and signs the person in; returns where to go next. */
+  async complete(req: Request, input: SecondFactor): Promise<string> {
+    const pending = this.pendingOf(req);
+    const person = { userId: pending.userId };
+    const accepted = await this.twoFactor.verifySignIn(person, pending.attempt, input);
+    const user = await this.users.findById(pending.userId);
+    if (!user) throw new NoPendingSignInError();
+    const next = await this.sessions.start(req, user, pending.returnTo);
+    if (accepted.method === 'recovery_code') {
+      const left = accepted.recoveryCodesLeft ?? 0;
+      flash(req.session, {
+        notice: `You signed in with a recovery code; it cannot be used again. ${left} left: make new ones under Security when you run low.`,
+      });
+    }
+    return next;
+  }
+}

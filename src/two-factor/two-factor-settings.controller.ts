@@ -1,0 +1,82 @@
+import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import type { SessionData } from 'express-session';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import { RequireRecentPassword } from '../common/web/recent-password.js';
+import type { User } from '../users/user.entity.js';
+import { ConfirmTwoFactorForm } from './dto/two-factor.forms.js';
+import { clearSetup, keepSetup, setupOf } from './setup-session.js';
+import { TwoFactorService } from './two-factor.service.js';
+import { toSetupView } from './two-factor.view.js';
+
+const SECURITY_PAGE = '/settings/security';
+const SETUP_PAGE = '/settings/two-factor';
+
+/**
+ * Account Settings > Security > two-factor sign-in: setting it up, new recovery codes, turning
+ * it off. Starting, new codes and turning off need the password typed in the last 15 minutes.
+ */
+@Controller('settings/two-factor')
+@SignedIn()
+export class TwoFactorSettingsController {
+  constructor(private readonly twoFactor: TwoFactorService) {}
+
+  /** The setup under way, shown again (after a refused code, or a reload). */
+  @Get()
+  @Render('two-factor/setup')
+  setupPage(@SignedInUser() user: User, @Session() session: SessionData): Promise<object> {
+    return this.setupView(user, setupOf(session));
+  }
+
+  @Post()
+  @HttpCode(200)
+  @FormPage(SECURITY_PAGE)
+  @RequireRecentPassword()
+  @Render('two-factor/setup')
+  async begin(@SignedInUser() user: User, @Session() session: SessionData): Promise<object> {
+    const sealed = await this.twoFactor.beginSetup({ userId: user.id });
+    keepSetup(session, sealed);
+    return this.setupView(user, sealed);
+  }
+
+  /** Answers with the recovery codes themselves: they are shown in this page only. */
+  @Post('confirm')
+  @HttpCode(200)
+  @FormPage(SETUP_PAGE)
+  @Render('two-factor/recovery-codes')
+  async confirm(
+    @SignedInUser() user: User,
+    @Body() form: ConfirmTwoFactorForm,
+    @Session() session: SessionData,
+  ): Promise<object> {
+    const codes = await this.twoFactor.confirm({ userId: user.id }, setupOf(session), form.code);
+    clearSetup(session);
+    return { title: 'Recovery codes', codes, justEnabled: true };
+  }
+
+  @Post('recovery-codes')
+  @HttpCode(200)
+  @FormPage(SECURITY_PAGE)
+  @RequireRecentPassword()
+  @Render('two-factor/recovery-codes')
+  async regenerate(@SignedInUser() user: User): Promise<object> {
+    const codes = await this.twoFactor.regenerateRecoveryCodes({ userId: user.id });
+    return { title: 'Recovery codes', codes, justEnabled: false };
+  }
+
+  @Post('disable')
+  @FormPage(SECURITY_PAGE)
+  @RequireRecentPassword()
+  @Redirect(SECURITY_PAGE, 303)
+  async disable(@SignedInUser() user: User, @Session() session: SessionData): Promise<void> {
+    await this.twoFactor.disable({ userId: user.id });
+    flash(session, { notice: 'Two-factor sign-in is off. Your password alone signs you in.' });
+  }
+
+  private async setupView(user: User, sealed: string): Promise<object> {
+    const setup = this.twoFactor.describeSetup({ userId: user.id }, sealed, user.email);
+    return { title: 'Set up two-factor sign-in', ...(await toSetupView(setup)) };
+  }
+}
