@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
+import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
+import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
+import { TwoFactorService } from '../src/two-factor/two-factor.service.js';
 import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
@@ -41,6 +45,8 @@ describe('hostile requests', () => {
   let me: User;
   const tokens: Record<string, string> = {};
   let otherTeamId: number;
+  /** Someone with two-factor sign-in on, for the second step's form. */
+  let guarded: User;
 
   beforeAll(async () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
@@ -62,7 +68,14 @@ describe('hostile requests', () => {
     const other = await createUser(t.app, { name: 'Someone Else' });
     tokens.other = (await createToken(t.app, other)).plaintext;
     otherTeamId = other.currentTeamId!;
-  });
+    guarded = await createUser(t.app, { name: 'Two Factor', password: 'correct horse battery' });
+    const twoFactor = t.app.get(TwoFactorService);
+    const sealed = await twoFactor.beginSetup({ userId: guarded.id });
+    const { secret } = twoFactor.describeSetup({ userId: guarded.id }, sealed, guarded.email);
+    const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+    await twoFactor.confirm({ userId: guarded.id }, sealed, code);
+    // Three argon2 hashes and an app to boot: seconds on a busy machine running every spec.
+  }, 30_000);
   afterAll(async () => {
     await t.close();
   });
@@ -101,6 +114,20 @@ describe('hostile requests', () => {
         .post(action)
         .type('form')
         .send({ ...fields, _csrf }),
+    );
+
+  /** A visitor whose password was right, at the second step of signing in. */
+  async function halfSignedIn(): Promise<WebClient> {
+    const client = new WebClient(t.server);
+    const res = await client.login(guarded.email);
+    if (res.headers.location !== '/two-factor-challenge') throw new Error('no two-factor step');
+    return client;
+  }
+  const challenge = async (fields: Record<string, unknown>) =>
+    (await halfSignedIn()).submit(
+      '/two-factor-challenge',
+      '/two-factor-challenge',
+      fields as Record<string, string>,
     );
 
   const authCases: Case[] = [
@@ -412,6 +439,49 @@ describe('hostile requests', () => {
       status: 303,
     },
     {
+      name: 'a second-factor code with no sign-in under way',
+      send: () =>
+        new WebClient(t.server).submit('/login', '/two-factor-challenge', { code: '123456' }),
+      status: 303,
+    },
+    {
+      name: 'a second-factor code as a list',
+      send: () => challenge({ code: ['123456', '654321'] }),
+      status: 303,
+    },
+    {
+      name: 'a second-factor code of 90 KB',
+      send: () => challenge({ code: '1'.repeat(90 * 1024) }),
+      status: 303,
+    },
+    {
+      name: 'a recovery code of SQL and template text',
+      send: () => challenge({ recovery_code: `${SQL} ${TEMPLATE}` }),
+      status: 303,
+    },
+    {
+      name: 'a second-factor answer without its CSRF token',
+      send: async () =>
+        (await halfSignedIn()).agent.post('/two-factor-challenge').type('form').send({ code: '1' }),
+      status: 403,
+    },
+    {
+      name: 'a two-factor confirmation with the code as an object and a secret of its own',
+      send: async () => {
+        const csrf = await web.csrfFrom('/settings/security');
+        return web.agent
+          .post('/settings/two-factor/confirm')
+          .type('form')
+          .send(`_csrf=${csrf}&code[x]=123456&secret=JBSWY3DPEHPK3PXP`);
+      },
+      status: 303,
+    },
+    {
+      name: 'a two-factor confirmation with no setup started',
+      send: () => form('/settings/two-factor/confirm', { code: '123456' }, '/settings/security'),
+      status: 303,
+    },
+    {
       name: 'a sign-out without its CSRF token',
       send: () => web.agent.post('/logout').type('form').send({}),
       status: 403,
@@ -451,7 +521,7 @@ describe('hostile requests', () => {
   it('should answer every hostile request as expected, never with a 5xx, and change nothing', async () => {
     const counts = () =>
       Promise.all(
-        [User, Team, TeamMember, PersonalAccessToken].map((e) =>
+        [User, Team, TeamMember, PersonalAccessToken, TwoFactorCredential, RecoveryCode].map((e) =>
           t.dataSource.getRepository(e).count(),
         ),
       );

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
+import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
@@ -157,6 +158,57 @@ describe('in a real browser', () => {
     await page.getByRole('link', { name: 'Compiler Team' }).click();
     await page.screenshot({ path: join(shots, 'team.png'), fullPage: true });
     expect(await page.getByRole('heading', { name: 'Compiler Team' }).isVisible()).toBe(true);
+  }, 60_000);
+
+  it('should turn on two-factor sign-in from a scanned secret, then ask for a code at sign-in', async () => {
+    const page = await newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    const email = uniqueEmail('otp');
+    await register(page, 'Katherine Johnson', email);
+    await page.getByRole('link', { name: 'Security' }).click();
+    await page.waitForURL('**/settings/security');
+    await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
+    const qr = page.getByRole('img', { name: 'QR code for your authenticator app' });
+    expect((await qr.boundingBox())!.width).toBeGreaterThan(150);
+    const secret = (await page.locator('#totp-secret').textContent())!.trim();
+    await page.screenshot({ path: join(shots, 'two-factor-setup.png'), fullPage: true });
+
+    await page.getByLabel('Code', { exact: true }).fill('000000');
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByText('That code is not right.').waitFor();
+    expect((await page.locator('#totp-secret').textContent())!.trim()).toBe(secret);
+    await page
+      .getByLabel('Code', { exact: true })
+      .fill(TOTP.generate({ secret: Secret.fromBase32(secret) }));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByText('Two-factor sign-in is on.').waitFor();
+    const codes = await page.locator('#recovery-codes li').allTextContents();
+    expect(codes).toHaveLength(10);
+    await page.screenshot({ path: join(shots, 'two-factor-recovery-codes.png'), fullPage: true });
+    // A reload asks for the security page, not for the codes again.
+    await page.reload();
+    await page.waitForURL('**/settings/security');
+    expect(await page.content()).not.toContain(codes[0].trim());
+    await page.getByText('10 recovery codes left.').waitFor();
+    await page.screenshot({ path: join(shots, 'security.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/two-factor-challenge');
+    await page.screenshot({ path: join(shots, 'two-factor-challenge.png') });
+    const next = TOTP.generate({
+      secret: Secret.fromBase32(secret),
+      timestamp: Date.now() + 30_000,
+    });
+    await page.getByLabel('Code', { exact: true }).fill(next);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL('**/dashboard');
+    expect(problems).toEqual([]);
   }, 60_000);
 
   it('should show what is wrong next to the field and keep what was typed', async () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
+import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
 import { uniqueEmail } from './factories/index.js';
 import { sessionIdOf } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
@@ -16,6 +18,46 @@ describe('secrets in the logs', () => {
   afterAll(async () => {
     await t.close();
   });
+
+  // First: the test after this one breaks tables everybody needs.
+  it('should log neither two-factor secrets nor codes, even when writing them fails', async () => {
+    const client = new WebClient(t.server);
+    const email = uniqueEmail('otp-logs');
+    await client.register('Code Keeper', email);
+    const setup = await client.submit('/dashboard', '/settings/two-factor');
+    const secret = /id="totp-secret"[^>]*>\s*([A-Z2-7]+)/.exec(setup.text)![1];
+    const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+    await client.submit('/settings/two-factor', '/settings/two-factor/confirm', { code: '000001' });
+    const enabled = await client.submit('/settings/two-factor', '/settings/two-factor/confirm', {
+      code,
+    });
+    const recoveryCodes = [...enabled.text.matchAll(/<li><code>([^<]+)<\/code><\/li>/g)].map(
+      (m) => m[1],
+    );
+    expect(recoveryCodes).toHaveLength(10);
+    const sealed = (await t.dataSource.getRepository(TwoFactorCredential).findOneByOrFail({}))
+      .secret;
+
+    await client.submit('/dashboard', '/logout');
+    await client.login(email);
+    await client.submit('/two-factor-challenge', '/two-factor-challenge', { code });
+    await client.submit('/two-factor-challenge', '/two-factor-challenge', {
+      recovery_code: recoveryCodes[0],
+    });
+    // A failed write: the database error would carry the rows (the recovery codes' hashes).
+    await t.dataSource.query(
+      'ALTER TABLE two_factor_recovery_codes RENAME COLUMN code_hash TO digest',
+    );
+    const failed = await client.submit('/settings/security', '/settings/two-factor/recovery-codes');
+    expect(failed.status).toBe(500);
+
+    const log = logs.text;
+    expect(log).toMatch(/QueryFailedError/);
+    expect(log).not.toMatch(/[0-9a-f]{64}/);
+    for (const value of [secret, sealed, sealed.slice(3, 40), code, ...recoveryCodes]) {
+      expect(log).not.toContain(value);
+    }
+  }, 30_000);
 
   it('should log neither tokens, nor passwords, nor session cookies, nor CSRF tokens', async () => {
     const password = 'hunter2-correct-horse';
