@@ -7,6 +7,7 @@ import { CoreModule } from './core.module.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
+import { MailDeliveryModule } from './mail/mail-delivery.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 
 export interface AppOptions {
@@ -28,6 +29,7 @@ export class AppModule {
         ApiV1Module,
         HealthModule,
         MetricsModule.forRoot(config),
+        MailDeliveryModule,
       ],
     };
   }

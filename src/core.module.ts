@@ -3,6 +3,7 @@ import { AuthModule } from './auth/auth.module.js';
 import type { Config } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { MailModule } from './mail/mail.module.js';
 import { TeamsModule } from './teams/teams.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -16,6 +17,7 @@ export class CoreModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule,
+        MailModule,
         UsersModule,
         TeamsModule,
         TokensModule,

@@ -12,6 +12,7 @@ import { createTestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 const TABLES = [
+  'mail_outbox',
   'personal_access_tokens',
   'sessions',
   'team_members',

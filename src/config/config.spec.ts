@@ -217,3 +217,54 @@ describe('loadConfig, proxies and secrets', () => {
 });
 
 const PRODUCTION = { NODE_ENV: 'production', SESSION_SECRET: randomBytes(32).toString('base64') };
+
+describe('mail settings', () => {
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (error) {
+      return (error as ConfigError).problems;
+    }
+  };
+
+  it('should write mail to files when nothing is set', () => {
+    expect(loadConfig({}).mail).toEqual({
+      smtpUrl: null,
+      from: 'Tessera <no-reply@localhost>',
+      dir: 'data/mail',
+      maxAttempts: 8,
+      retrySeconds: 15,
+      pollSeconds: 10,
+    });
+  });
+
+  it('should send from the host of APP_URL unless MAIL_FROM says otherwise', () => {
+    expect(loadConfig({ APP_URL: 'https://tessera.example.com' }).mail.from).toBe(
+      'Tessera <no-reply@tessera.example.com>',
+    );
+    expect(loadConfig({ MAIL_FROM: 'Ops <ops@example.com>' }).mail.from).toBe(
+      'Ops <ops@example.com>',
+    );
+  });
+
+  it('should accept smtp:// and smtps:// URLs and name a bad one without its password', () => {
+    expect(loadConfig({ MAIL_URL: 'smtps://u:p@mail.example.com:465' }).mail.smtpUrl).toBe(
+      'smtps://u:p@mail.example.com:465',
+    );
+    const problems = problemsOf({
+      MAIL_URL: 'http://user:hunter2@mail.example.com',
+      MAIL_FROM: 'not an address',
+    });
+    expect(problems).toEqual([
+      expect.stringMatching(/^MAIL_URL="http:\/\/user:\*\*\*@mail.example.com": must be smtp:/),
+      expect.stringMatching(/^MAIL_FROM="not an address": must be one address/),
+    ]);
+    expect(problems.join('\n')).not.toContain('hunter2');
+  });
+
+  it('should warn in production when mail goes to files', () => {
+    const config = loadConfig({ ...PRODUCTION });
+    expect(config.warnings.join('\n')).toMatch(/MAIL_URL is not set: messages .* data\/mail/);
+  });
+});

@@ -2,6 +2,7 @@ import { readAppConfig, type AppConfig } from './app.config.js';
 import { environment } from './environment.js';
 import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
 import { EnvReader } from './env-reader.js';
+import { readMailConfig, type MailConfig } from './mail.config.js';
 import { readObservabilityConfig, type ObservabilityConfig } from './observability.config.js';
 import { readSecurityConfig, type SecurityConfig } from './security.config.js';
 import { readWebConfig, type WebConfig } from './web.config.js';
@@ -12,6 +13,7 @@ export interface Config {
   web: WebConfig;
   security: SecurityConfig;
   observability: ObservabilityConfig;
+  mail: MailConfig;
   /** What start-up should warn the operator about. */
   warnings: string[];
 }
@@ -33,6 +35,7 @@ export function loadConfig(env: Record<string, string | undefined> = environment
     web: readWebConfig(r, app.nodeEnv === 'production'),
     security: readSecurityConfig(r),
     observability: readObservabilityConfig(r, app),
+    mail: readMailConfig(r, app),
     warnings: r.warnings,
   };
   if (r.problems.length > 0) {

@@ -1,3 +1,4 @@
+import { OutboxMessage } from '../mail/outbox-message.entity.js';
 import { Session } from '../auth/session.entity.js';
 import { TeamMember } from '../teams/team-member.entity.js';
 import { Team } from '../teams/team.entity.js';
@@ -14,4 +15,5 @@ export const ENTITIES = [
   Session,
   TwoFactorCredential,
   RecoveryCode,
+  OutboxMessage,
 ];

@@ -18,6 +18,7 @@ const DEADLOCK_ATTEMPTS = 3;
 export class Transactions {
   private readonly serial: boolean;
   private tail: Promise<unknown> = Promise.resolve();
+  private readonly hooks = new WeakMap<EntityManager, (() => void)[]>();
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.serial = dataSource.options.type === 'better-sqlite3';
@@ -29,6 +30,30 @@ export class Transactions {
    * times, after a short random pause: `work` must therefore do nothing outside the database.
    */
   async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    let hooks: (() => void)[] = [];
+    // Each attempt starts with no hooks: those of an attempt rolled back must not run.
+    const tracked = (manager: EntityManager): Promise<T> => {
+      hooks = [];
+      this.hooks.set(manager, hooks);
+      return work(manager);
+    };
+    const result = await this.runOnce(tracked);
+    for (const hook of hooks) hook();
+    return result;
+  }
+
+  /**
+   * Runs `hook` once the transaction `manager` belongs to has committed, and not at all if it
+   * rolls back: for what must not happen before the change is visible to others (waking the
+   * mail sender, say). A hook must not throw.
+   */
+  afterCommit(manager: EntityManager, hook: () => void): void {
+    const hooks = this.hooks.get(manager);
+    if (!hooks) throw new Error('afterCommit needs the manager of a Transactions.run');
+    hooks.push(hook);
+  }
+
+  private async runOnce<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (!this.serial) {
       for (let attempt = 1; ; attempt++) {
         try {

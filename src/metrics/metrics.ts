@@ -25,6 +25,10 @@ const AUTH_OUTCOMES = [
   'error',
 ] as const;
 
+/** What became of a try at sending a message from the outbox. */
+const MAIL_OUTCOMES = ['sent', 'retried', 'failed', 'dropped'] as const;
+export type MailOutcome = (typeof MAIL_OUTCOMES)[number];
+
 /** Seconds: from a cheap rejection (well under a millisecond) to the query timeout and beyond. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -37,6 +41,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
   private readonly authentications: Counter<'outcome'>;
+  private readonly mailMessages: Counter<'outcome'>;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
@@ -56,6 +61,13 @@ export class Metrics {
     });
     // Every outcome has a series from the start, so a rate() alert works before the first one.
     for (const outcome of AUTH_OUTCOMES) this.authentications.inc({ outcome }, 0);
+    this.mailMessages = new Counter({
+      name: 'tessera_mail_messages_total',
+      help: 'Outbox deliveries by outcome: sent; retried (a try failed, another is scheduled); failed (given up after MAIL_MAX_ATTEMPTS); dropped (nothing left to send)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of MAIL_OUTCOMES) this.mailMessages.inc({ outcome }, 0);
     // SQLite has one connection and no pool to watch.
     if (dataSource.options.type !== 'better-sqlite3') this.watchPool(dataSource, registers);
   }
@@ -101,6 +113,11 @@ export class Metrics {
   /** One bearer authentication: `success`, or the code it was refused with. */
   authentication(outcome: string): void {
     this.authentications.inc({ outcome });
+  }
+
+  /** One try at sending a message from the outbox. */
+  mail(outcome: MailOutcome): void {
+    this.mailMessages.inc({ outcome });
   }
 
   /** Every request, from its first middleware to the close of its response (observeRequests). */

@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.factory.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { QueryLog } from './query-log.js';
+import { TestSmtpServer } from './smtp-server.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export interface TestApp {
@@ -15,31 +16,41 @@ export interface TestApp {
   database: TestDatabase;
   config: Config;
   queries: QueryLog;
+  /** The SMTP server the app sends its mail to. */
+  mail: TestSmtpServer;
   close(): Promise<void>;
 }
 
-/**
- * Builds the app with the factory main.ts uses, on a fresh database,
- * listening on an ephemeral port of 127.0.0.1.
- */
 export interface TestAppOptions {
   /** A database to share with other apps (kept when this app closes); a fresh one otherwise. */
   database?: TestDatabase;
   /** Where the app's log lines go (a LogCapture, say). */
   logs?: DestinationStream;
+  /** An SMTP server to share with other apps (kept when this app closes); its own otherwise. */
+  mail?: TestSmtpServer;
 }
 
+/**
+ * Builds the app with the factory main.ts uses, on a fresh database, listening on an ephemeral
+ * port of 127.0.0.1 and sending its mail to a real SMTP server.
+ */
 export async function createTestApp(
   env: Record<string, string> = {},
-  { database, logs }: TestAppOptions = {},
+  { database, logs, mail }: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
+  const smtp = mail ?? (await TestSmtpServer.start());
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'fatal',
     DATABASE_URL: db.url,
     // Specs register many people from 127.0.0.1; the registration limit has specs of its own.
     RATE_LIMIT_REGISTER_PER_HOUR: '100000',
+    MAIL_URL: smtp.url,
+    // A failed try is retried within a second. The sender is woken by each commit; its timer
+    // looks again only hourly, so no spec counting queries sees a poll among them.
+    MAIL_RETRY_SECONDS: '1',
+    MAIL_POLL_SECONDS: '3600',
     ...env,
   });
   const app = await createApp(config, { logDestination: logs });
@@ -52,8 +63,10 @@ export async function createTestApp(
     database: db,
     config,
     queries: QueryLog.attach(dataSource),
+    mail: smtp,
     close: async () => {
       await app.close();
+      if (!mail) await smtp.stop();
       if (!database) await db.drop();
     },
   };

@@ -1,10 +1,12 @@
 import { InitialSchema1763798400000 } from './1763798400000-initial-schema.js';
 import { Sessions1763884800000 } from './1763884800000-sessions.js';
 import { TwoFactor1764201600000 } from './1764201600000-two-factor.js';
+import { MailOutbox1764460800000 } from './1764460800000-mail-outbox.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
   InitialSchema1763798400000,
   Sessions1763884800000,
   TwoFactor1764201600000,
+  MailOutbox1764460800000,
 ];

@@ -1,0 +1,87 @@
+import { Logger } from '@nestjs/common';
+import { createTransport, type Transporter } from 'nodemailer';
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MailConfig } from '../config/mail.config.js';
+import type { MailMessage } from './mail-message.js';
+
+/** Hands a message over for delivery; rejects when it could not. */
+export abstract class MailTransport {
+  abstract send(message: MailMessage): Promise<void>;
+  close(): void {}
+}
+
+/** Options no message of ours needs and that would let content read files or fetch URLs. */
+const CONTENT_ACCESS = { disableFileAccess: true, disableUrlAccess: true };
+
+/** MAIL_URL: one connection per message (account mail is rare), with timeouts a lease outlasts. */
+export class SmtpMailTransport extends MailTransport {
+  private readonly transporter: Transporter;
+
+  constructor(url: string, from: string) {
+    super();
+    this.transporter = createTransport(
+      {
+        url,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 30_000,
+        ...CONTENT_ACCESS,
+      },
+      { from },
+    );
+  }
+
+  async send(message: MailMessage): Promise<void> {
+    await this.transporter.sendMail(message);
+  }
+
+  override close(): void {
+    this.transporter.close();
+  }
+}
+
+const LINK = /https?:\/\/[^\s<>"]+/g;
+
+/**
+ * Without MAIL_URL: each message is written to `dir` as an .eml file that any mail program opens.
+ * Outside production, one log line names the file and the message's links, so a developer can
+ * follow them: the one place a link (and the token in it) is logged. In production only the
+ * file is named.
+ */
+export class FileMailTransport extends MailTransport {
+  private readonly logger = new Logger('Mail');
+  private readonly transporter = createTransport({
+    streamTransport: true,
+    buffer: true,
+    newline: 'unix',
+    ...CONTENT_ACCESS,
+  });
+
+  constructor(
+    private readonly dir: string,
+    private readonly from: string,
+    private readonly logLinks: boolean,
+  ) {
+    super();
+  }
+
+  async send(message: MailMessage): Promise<void> {
+    const info = await this.transporter.sendMail({ ...message, from: this.from });
+    await mkdir(this.dir, { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const file = join(this.dir, `${stamp}-${randomBytes(4).toString('hex')}.eml`);
+    await writeFile(file, info.message as Buffer, { mode: 0o600 });
+    const links = this.logLinks ? [...new Set(message.text.match(LINK) ?? [])] : [];
+    this.logger.log(
+      `"${message.subject}" written to ${file}${links.length ? `; links: ${links.join(' ')}` : ''}`,
+    );
+  }
+}
+
+export function createMailTransport(config: MailConfig, production: boolean): MailTransport {
+  return config.smtpUrl
+    ? new SmtpMailTransport(config.smtpUrl, config.from)
+    : new FileMailTransport(config.dir, config.from, !production);
+}

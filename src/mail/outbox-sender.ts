@@ -1,0 +1,179 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import { Metrics } from '../metrics/metrics.js';
+import { MailComposers } from './mail-composers.js';
+import type { MailMessage } from './mail-message.js';
+import { MailTransport } from './mail-transport.js';
+import type { OutboxMessage } from './outbox-message.entity.js';
+import { OutboxRepository } from './outbox.repository.js';
+import { Outbox } from './outbox.js';
+import { retryDelayMs } from './retry-delay.js';
+
+const BATCH = 10;
+/** Longer than a send can take (the SMTP timeouts), so a lease lapses only when its holder died. */
+const LEASE_MS = 2 * 60_000;
+const PRUNE_EVERY_MS = 3_600_000;
+const KEEP_FINISHED_MS = 30 * 86_400_000;
+
+/**
+ * Delivers the outbox: woken after each commit that enqueued mail, and by a timer for retries
+ * and for messages no one woke it for (left by a stopped instance, a lease that lapsed). Each
+ * message is claimed with a lease before it is sent, so several instances send it once; a
+ * failed try is retried later, waiting twice as long each time, and after MAIL_MAX_ATTEMPTS the
+ * message is marked failed.
+ */
+@Injectable()
+export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Mail');
+  /** Names this process's leases. */
+  private readonly owner = randomUUID();
+  private running?: Promise<void>;
+  private wokenWhileRunning = false;
+  private stopped = false;
+  private timer?: NodeJS.Timeout;
+  /** The earliest retry this process has scheduled and not yet reached. */
+  private retryAt = Infinity;
+  private prunedAt = 0;
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly messages: OutboxRepository,
+    private readonly composers: MailComposers,
+    private readonly transport: MailTransport,
+    private readonly transactions: Transactions,
+    @Inject(CONFIG) private readonly config: Config,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.outbox.onEnqueued(() => this.wake());
+    this.wake();
+  }
+
+  /** Sends everything due, now or as soon as the current round ends. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.wokenWhileRunning = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.drain()
+      .catch((error: unknown) => this.logger.warn(`Could not read the outbox: ${reason(error)}`))
+      .finally(() => {
+        this.running = undefined;
+        if (this.wokenWhileRunning) {
+          this.wokenWhileRunning = false;
+          this.wake();
+        } else this.schedule();
+      });
+  }
+
+  /** Stops taking messages; the one being sent finishes, those claimed after it are handed back. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    this.transport.close();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    const pollMs = this.config.mail.pollSeconds * 1000;
+    const delay = Math.max(0, Math.min(pollMs, this.retryAt - Date.now()));
+    // unref: a timer alone never keeps the process alive.
+    this.timer = setTimeout(() => this.wake(), delay).unref();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.retryAt <= Date.now()) this.retryAt = Infinity;
+    await this.pruneNowAndThen();
+    while (!this.stopped) {
+      const now = new Date();
+      const batch = await this.transactions.run((m) =>
+        this.messages.claimDue(m, {
+          now,
+          limit: BATCH,
+          owner: this.owner,
+          leaseUntil: new Date(now.getTime() + LEASE_MS),
+        }),
+      );
+      if (batch.length === 0) return;
+      for (const [i, message] of batch.entries()) {
+        if (this.stopped) {
+          const ids = batch.slice(i).map((m) => m.id);
+          await this.transactions.run((m) => this.messages.release(m, ids, this.owner));
+          return;
+        }
+        await this.deliver(message);
+      }
+    }
+  }
+
+  private async deliver(message: OutboxMessage): Promise<void> {
+    let mail: MailMessage | null;
+    try {
+      const compose = this.composers.get(message.kind);
+      if (!compose) throw new Error(`no composer for "${message.kind}" messages`);
+      const params = JSON.parse(message.params) as Record<string, unknown>;
+      mail = await this.transactions.run((m) => compose(m, { to: message.recipient, params }));
+      if (mail) await this.transport.send(mail);
+    } catch (error) {
+      await this.tryLater(message, error);
+      return;
+    }
+    const status = mail ? 'sent' : 'dropped';
+    await this.transactions.run((m) =>
+      this.messages.finish(m, message, this.owner, { status, at: new Date() }),
+    );
+    this.metrics?.mail(status);
+  }
+
+  private async tryLater(message: OutboxMessage, error: unknown): Promise<void> {
+    const why = reason(error);
+    const what = `${message.kind} message ${message.id}`;
+    if (message.attempts >= this.config.mail.maxAttempts) {
+      await this.transactions.run((m) =>
+        this.messages.finish(m, message, this.owner, {
+          status: 'failed',
+          at: new Date(),
+          error: why,
+        }),
+      );
+      this.metrics?.mail('failed');
+      this.logger.error(`Gave up on ${what} after ${message.attempts} attempts: ${why}`);
+      return;
+    }
+    const delay = retryDelayMs(message.attempts, this.config.mail.retrySeconds * 1000);
+    const at = new Date(Date.now() + delay);
+    await this.transactions.run((m) => this.messages.retryLater(m, message, this.owner, at, why));
+    this.retryAt = Math.min(this.retryAt, at.getTime());
+    this.metrics?.mail('retried');
+    this.logger.warn(
+      `Could not send ${what} (attempt ${message.attempts} of ${this.config.mail.maxAttempts}); next try in ${Math.round(delay / 1000)} s: ${why}`,
+    );
+  }
+
+  private async pruneNowAndThen(): Promise<void> {
+    if (Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = Date.now();
+    const before = new Date(Date.now() - KEEP_FINISHED_MS);
+    await this.transactions.run((m) => this.messages.pruneFinished(m, before));
+  }
+}
+
+/** What went wrong, in one line that fits the outbox's column; SMTP errors carry no secret. */
+function reason(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.replace(/\s+/g, ' ').slice(0, 500);
+}

@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { In, LessThan, type EntityManager } from 'typeorm';
+import { OutboxMessage } from './outbox-message.entity.js';
+
+/** The outbox's rows; a claimed row is changed only by the instance that holds its lease. */
+@Injectable()
+export class OutboxRepository {
+  async insert(
+    manager: EntityManager,
+    row: Pick<OutboxMessage, 'kind' | 'recipient' | 'params' | 'nextAttemptAt'>,
+  ): Promise<void> {
+    // One statement: no read-back of the generated id and defaults.
+    await manager
+      .getRepository(OutboxMessage)
+      .createQueryBuilder()
+      .insert()
+      .values({ ...row, status: 'pending', attempts: 0 })
+      .updateEntity(false)
+      .execute();
+  }
+
+  /**
+   * Takes up to `limit` messages that are due and that nobody holds, for `owner` until
+   * `leaseUntil`, counting the attempt. On MySQL/MariaDB `FOR UPDATE SKIP LOCKED` lets instances
+   * claim at once without waiting on each other or taking the same row; SQLite runs one write
+   * transaction at a time anyway.
+   */
+  async claimDue(
+    manager: EntityManager,
+    claim: { now: Date; limit: number; owner: string; leaseUntil: Date },
+  ): Promise<OutboxMessage[]> {
+    const query = manager
+      .getRepository(OutboxMessage)
+      .createQueryBuilder('m')
+      .where("m.status = 'pending'")
+      .andWhere('m.next_attempt_at <= :now', { now: claim.now })
+      .andWhere('(m.claimed_until IS NULL OR m.claimed_until <= :now)', { now: claim.now })
+      .orderBy('m.next_attempt_at', 'ASC')
+      .addOrderBy('m.id', 'ASC')
+      .limit(claim.limit);
+    if (manager.connection.options.type !== 'better-sqlite3') {
+      query.setLock('pessimistic_write').setOnLocked('skip_locked');
+    }
+    const rows = await query.getMany();
+    if (rows.length === 0) return [];
+    await manager
+      .getRepository(OutboxMessage)
+      .createQueryBuilder()
+      .update()
+      .set({
+        claimedUntil: claim.leaseUntil,
+        claimedBy: claim.owner,
+        attempts: () => 'attempts + 1',
+      })
+      .whereInIds(rows.map((r) => r.id))
+      .execute();
+    return rows.map((r) => ({ ...r, attempts: r.attempts + 1, claimedBy: claim.owner }));
+  }
+
+  /** Ends the message's life as `status`; false when the lease was lost to another instance. */
+  async finish(
+    manager: EntityManager,
+    message: Pick<OutboxMessage, 'id'>,
+    owner: string,
+    outcome: { status: 'sent' | 'dropped' | 'failed'; at: Date; error?: string },
+  ): Promise<boolean> {
+    const result = await manager.getRepository(OutboxMessage).update(
+      { id: message.id, claimedBy: owner },
+      {
+        status: outcome.status,
+        sentAt: outcome.status === 'sent' ? outcome.at : null,
+        lastError: outcome.error ?? null,
+        claimedUntil: null,
+        claimedBy: null,
+      },
+    );
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Gives the message back for another try at `nextAttemptAt`. */
+  async retryLater(
+    manager: EntityManager,
+    message: Pick<OutboxMessage, 'id'>,
+    owner: string,
+    nextAttemptAt: Date,
+    error: string,
+  ): Promise<void> {
+    await manager
+      .getRepository(OutboxMessage)
+      .update(
+        { id: message.id, claimedBy: owner },
+        { nextAttemptAt, lastError: error, claimedUntil: null, claimedBy: null },
+      );
+  }
+
+  /** Hands back, untried, messages claimed but not yet sent (at shutdown). */
+  async release(manager: EntityManager, ids: number[], owner: string): Promise<void> {
+    if (ids.length === 0) return;
+    await manager
+      .getRepository(OutboxMessage)
+      .createQueryBuilder()
+      .update()
+      .set({ claimedUntil: null, claimedBy: null, attempts: () => 'attempts - 1' })
+      .where({ id: In(ids), claimedBy: owner })
+      .execute();
+  }
+
+  /** Deletes messages sent, dropped or given up on before `before`. */
+  async pruneFinished(manager: EntityManager, before: Date): Promise<number> {
+    const result = await manager
+      .getRepository(OutboxMessage)
+      .delete({ status: In(['sent', 'dropped', 'failed']), createdAt: LessThan(before) });
+    return result.affected ?? 0;
+  }
+}

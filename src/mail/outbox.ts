@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Transactions } from '../database/transactions.js';
+import type { MailRequest } from './mail-message.js';
+import { OutboxRepository } from './outbox.repository.js';
+
+/**
+ * Where features put the mail a change calls for: a row in `mail_outbox`, written with the
+ * caller's manager so it commits, or rolls back, with the change itself. Once committed, the
+ * sender of this process is woken (when it runs: the command line has none).
+ */
+@Injectable()
+export class Outbox {
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(
+    private readonly messages: OutboxRepository,
+    private readonly transactions: Transactions,
+  ) {}
+
+  async enqueue(manager: EntityManager, request: MailRequest): Promise<void> {
+    await this.messages.insert(manager, {
+      kind: request.kind,
+      recipient: request.to,
+      params: JSON.stringify(request.params ?? {}),
+      nextAttemptAt: new Date(),
+    });
+    this.transactions.afterCommit(manager, () => {
+      for (const listener of this.listeners) listener();
+    });
+  }
+
+  /** Called after each commit that enqueued mail. */
+  onEnqueued(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+}

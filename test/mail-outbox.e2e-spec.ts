@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { setTimeout as sleep } from 'node:timers/promises';
+import request from 'supertest';
+import { DataSource, In } from 'typeorm';
+import { loadConfig } from '../src/config/config.js';
+import { buildDataSourceOptions } from '../src/database/database-options.js';
+import { Transactions } from '../src/database/transactions.js';
+import { MailComposers } from '../src/mail/mail-composers.js';
+import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
+import { Outbox } from '../src/mail/outbox.js';
+import { uniqueEmail } from './factories/index.js';
+import { LogCapture } from './support/log-capture.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestDatabase } from './support/test-database.js';
+
+const METRICS_TOKEN = 'mail-metrics-secret-0123456789-abcdef';
+
+/** Waits until `check` holds, or fails after `ms`. */
+async function eventually(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
+
+describe('mail outbox', () => {
+  let t: TestApp;
+  const logs = new LogCapture();
+
+  beforeAll(async () => {
+    t = await createTestApp(
+      {
+        RATE_LIMIT_ENABLED: 'false',
+        MAIL_MAX_ATTEMPTS: '3',
+        METRICS_ENABLED: 'true',
+        METRICS_TOKEN,
+        LOG_LEVEL: 'verbose',
+      },
+      { logs },
+    );
+    // A kind of message for these specs alone, so they test delivery rather than a feature.
+    t.app.get(MailComposers).register('test-note', async (_manager, { to, params }) => ({
+      to,
+      subject: `Note ${String(params.n)}`,
+      text: `Note ${String(params.n)}`,
+      html: `<p>Note ${String(params.n)}</p>`,
+    }));
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const rows = () => t.dataSource.getRepository(OutboxMessage);
+  const enqueue = (to: string, n: number) =>
+    t.app
+      .get(Transactions)
+      .run((m) => t.app.get(Outbox).enqueue(m, { kind: 'test-note', to, params: { n } }));
+  const metric = async (outcome: string): Promise<number> => {
+    const res = await request(t.server)
+      .get('/metrics')
+      .set('Authorization', `Bearer ${METRICS_TOKEN}`);
+    const line = new RegExp(`^tessera_mail_messages_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm');
+    return Number(line.exec(res.text)?.[1]);
+  };
+
+  it('should store nothing and send nothing when the change that asked for mail rolls back', async () => {
+    const to = uniqueEmail('rolled-back');
+    await expect(
+      t.app.get(Transactions).run(async (m) => {
+        await t.app.get(Outbox).enqueue(m, { kind: 'test-note', to, params: { n: 1 } });
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    await enqueue(uniqueEmail('after'), 2);
+    await t.mail.waitFor({ subject: 'Note 2' });
+    expect(await rows().countBy({ recipient: to })).toBe(0);
+    expect(t.mail.find({ to })).toEqual([]);
+  });
+
+  it('should send right after the commit, and record it as sent', async () => {
+    const to = uniqueEmail('prompt');
+    const started = Date.now();
+    await enqueue(to, 3);
+    const mail = await t.mail.waitFor({ to });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(mail.from).toBe('no-reply@localhost');
+    expect(mail.subject).toBe('Note 3');
+    await eventually(
+      async () => (await rows().findOneByOrFail({ recipient: to })).status === 'sent',
+    );
+    const row = await rows().findOneByOrFail({ recipient: to });
+    expect(row).toMatchObject({
+      attempts: 1,
+      claimedBy: null,
+      claimedUntil: null,
+      lastError: null,
+    });
+    expect(row.sentAt).not.toBeNull();
+  });
+
+  it('should mark a message failed after its last try, count it and say so in the log', async () => {
+    const failedBefore = await metric('failed');
+    t.mail.refuseWith(550, 'No such mailbox here');
+    try {
+      const to = uniqueEmail('bounce');
+      await enqueue(to, 4);
+      // MAIL_MAX_ATTEMPTS=3: now, a second later, two seconds after that.
+      await eventually(
+        async () => (await rows().findOneByOrFail({ recipient: to })).status === 'failed',
+        15_000,
+      );
+      const row = await rows().findOneByOrFail({ recipient: to });
+      expect(row).toMatchObject({ attempts: 3, claimedBy: null, sentAt: null });
+      expect(row.lastError).toMatch(/550 No such mailbox here/);
+      expect(await metric('failed')).toBe(failedBefore + 1);
+      expect(logs.text).toMatch(/Gave up on test-note message \d+ after 3 attempts/);
+    } finally {
+      t.mail.accept();
+    }
+  }, 30_000);
+
+  it('should let the message being sent finish at shutdown and hand back the rest, untried', async () => {
+    const db = await createTestDatabase({ file: true });
+    const smtp = await TestSmtpServer.start();
+    const withNotes = async () => {
+      const app = await createTestApp({}, { database: db, mail: smtp });
+      app.app.get(MailComposers).register('test-note', async (_m, { to }) => ({
+        to,
+        subject: 'Slow note',
+        text: 'slow',
+        html: '<p>slow</p>',
+      }));
+      return app;
+    };
+    const first = await withNotes();
+    let reader: DataSource | undefined;
+    let second: TestApp | undefined;
+    const recipients = [1, 2, 3].map(() => uniqueEmail('shutdown'));
+    const stored = async () => {
+      const found = await reader!
+        .getRepository(OutboxMessage)
+        .findBy({ recipient: In(recipients) });
+      return recipients.map((recipient) => found.find((r) => r.recipient === recipient)!);
+    };
+    try {
+      smtp.slowDown(700);
+      await first.app.get(Transactions).run(async (m) => {
+        for (const to of recipients) {
+          await first.app.get(Outbox).enqueue(m, { kind: 'test-note', to });
+        }
+      });
+      await sleep(300);
+      await first.close();
+
+      reader = await new DataSource(
+        buildDataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
+      ).initialize();
+      expect((await stored()).map((r) => [r.status, r.attempts, r.claimedBy])).toEqual([
+        ['sent', 1, null],
+        ['pending', 0, null],
+        ['pending', 0, null],
+      ]);
+
+      // The next instance to start takes what the stopped one handed back.
+      smtp.slowDown(0);
+      second = await withNotes();
+      await eventually(async () => (await stored()).every((r) => r.status === 'sent'));
+      expect(
+        smtp
+          .find({ subject: 'Slow note' })
+          .flatMap((m) => m.to)
+          .sort(),
+      ).toEqual([...recipients].sort());
+    } finally {
+      await reader?.destroy();
+      await second?.close();
+      await smtp.stop();
+      await db.drop();
+    }
+  }, 30_000);
+});
