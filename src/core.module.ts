@@ -3,7 +3,9 @@ import { AuthModule } from './auth/auth.module.js';
 import type { Config } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EmailVerificationModule } from './email-verification/email-verification.module.js';
 import { MailModule } from './mail/mail.module.js';
+import { PasswordResetModule } from './password-reset/password-reset.module.js';
 import { TeamsModule } from './teams/teams.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -22,6 +24,8 @@ export class CoreModule {
         TeamsModule,
         TokensModule,
         AuthModule,
+        EmailVerificationModule,
+        PasswordResetModule,
       ],
     };
   }

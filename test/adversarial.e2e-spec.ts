@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
+import { AccountToken } from '../src/account-tokens/account-token.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
@@ -50,7 +51,7 @@ describe('hostile requests', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
-    web = new WebClient(t.server);
+    web = new WebClient(t.server, t.mail);
     const email = uniqueEmail('hostile');
     await web.register('Hostile Tester', email);
     me = await t.dataSource.getRepository(User).findOneByOrFail({ email });
@@ -118,7 +119,7 @@ describe('hostile requests', () => {
 
   /** A visitor whose password was right, at the second step of signing in. */
   async function halfSignedIn(): Promise<WebClient> {
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     const res = await client.login(guarded.email);
     if (res.headers.location !== '/two-factor-challenge') throw new Error('no two-factor step');
     return client;
@@ -383,7 +384,7 @@ describe('hostile requests', () => {
     {
       name: 'a repeated password confirmation at sign-up',
       send: () =>
-        new WebClient(t.server).submit('/register', '/register', {
+        new WebClient(t.server, t.mail).submit('/register', '/register', {
           name: 'X',
           email: uniqueEmail(),
           password: 'password123',
@@ -394,7 +395,7 @@ describe('hostile requests', () => {
     {
       name: 'a sign-in with the email as a list',
       send: () =>
-        new WebClient(t.server).submit('/login', '/login', {
+        new WebClient(t.server, t.mail).submit('/login', '/login', {
           email: [me.email, me.email],
           password: 'x',
         }),
@@ -403,7 +404,7 @@ describe('hostile requests', () => {
     {
       name: 'a sign-in with an e-mail of 90 KB',
       send: () =>
-        new WebClient(t.server).submit('/login', '/login', {
+        new WebClient(t.server, t.mail).submit('/login', '/login', {
           email: `${'a'.repeat(90 * 1024)}@example.com`,
           password: 'x',
         }),
@@ -412,7 +413,7 @@ describe('hostile requests', () => {
     {
       name: 'a sign-in that asks to go on to another site',
       send: () =>
-        new WebClient(t.server).submit('/login', '/login', {
+        new WebClient(t.server, t.mail).submit('/login', '/login', {
           email: me.email,
           password: 'a wrong password',
           return_to: '//evil.example/',
@@ -427,7 +428,7 @@ describe('hostile requests', () => {
     {
       name: 'a sign-up with the name as an object',
       send: async () => {
-        const visitor = new WebClient(t.server);
+        const visitor = new WebClient(t.server, t.mail);
         const csrf = await visitor.csrfFrom('/register');
         return visitor.agent
           .post('/register')
@@ -441,7 +442,9 @@ describe('hostile requests', () => {
     {
       name: 'a second-factor code with no sign-in under way',
       send: () =>
-        new WebClient(t.server).submit('/login', '/two-factor-challenge', { code: '123456' }),
+        new WebClient(t.server, t.mail).submit('/login', '/two-factor-challenge', {
+          code: '123456',
+        }),
       status: 303,
     },
     {
@@ -480,6 +483,89 @@ describe('hostile requests', () => {
       name: 'a two-factor confirmation with no setup started',
       send: () => form('/settings/two-factor/confirm', { code: '123456' }, '/settings/security'),
       status: 303,
+    },
+    {
+      name: 'a password reset asked for a list of addresses',
+      send: () =>
+        new WebClient(t.server, t.mail).submit('/forgot-password', '/forgot-password', {
+          email: [me.email, uniqueEmail()],
+        }),
+      status: 303,
+    },
+    {
+      name: 'a password reset asked for an e-mail of 90 KB',
+      send: () =>
+        new WebClient(t.server, t.mail).submit('/forgot-password', '/forgot-password', {
+          email: `${'a'.repeat(90 * 1024)}@example.com`,
+        }),
+      status: 303,
+    },
+    {
+      name: 'a password reset asked for SQL',
+      send: () =>
+        new WebClient(t.server, t.mail).submit('/forgot-password', '/forgot-password', {
+          email: SQL,
+        }),
+      status: 303,
+    },
+    {
+      name: 'a reset link with SQL for a token',
+      send: () => request(t.server).get(`/reset-password/${encodeURIComponent(SQL)}`),
+      status: 404,
+    },
+    {
+      name: 'a reset link with a token of 8 KB',
+      send: () => request(t.server).get(`/reset-password/${'A'.repeat(8 * 1024)}`),
+      status: 404,
+    },
+    {
+      name: 'a reset link with an encoded path in its token',
+      send: () => request(t.server).get('/reset-password/..%2F..%2Fsettings%2Fapi-tokens'),
+      status: 404,
+    },
+    {
+      name: 'a new password posted to a made-up reset link',
+      send: () =>
+        new WebClient(t.server, t.mail).submit(
+          '/forgot-password',
+          `/reset-password/${'B'.repeat(43)}`,
+          {
+            password: 'a good new password',
+            password_confirmation: 'a good new password',
+          },
+        ),
+      status: 404,
+    },
+    {
+      name: 'a new password as an object, posted to a made-up reset link',
+      send: async () => {
+        const visitor = new WebClient(t.server, t.mail);
+        const csrf = await visitor.csrfFrom('/forgot-password');
+        return visitor.agent
+          .post(`/reset-password/${'B'.repeat(43)}`)
+          .type('form')
+          .send(`_csrf=${csrf}&password[$gt]=&password_confirmation[$gt]=`);
+      },
+      status: 303,
+    },
+    {
+      name: 'a new password without its CSRF token',
+      send: () =>
+        request(t.server)
+          .post(`/reset-password/${'B'.repeat(43)}`)
+          .type('form')
+          .send({ password: 'a good new password', password_confirmation: 'a good new password' }),
+      status: 403,
+    },
+    {
+      name: 'a confirmation link with a template for a token',
+      send: () => request(t.server).get(`/verify-email/${encodeURIComponent(TEMPLATE)}`),
+      status: 404,
+    },
+    {
+      name: 'a new confirmation link asked for without a CSRF token',
+      send: () => web.agent.post('/verify-email/resend').type('form').send({}),
+      status: 403,
     },
     {
       name: 'a sign-out without its CSRF token',
@@ -521,9 +607,15 @@ describe('hostile requests', () => {
   it('should answer every hostile request as expected, never with a 5xx, and change nothing', async () => {
     const counts = () =>
       Promise.all(
-        [User, Team, TeamMember, PersonalAccessToken, TwoFactorCredential, RecoveryCode].map((e) =>
-          t.dataSource.getRepository(e).count(),
-        ),
+        [
+          User,
+          Team,
+          TeamMember,
+          PersonalAccessToken,
+          TwoFactorCredential,
+          RecoveryCode,
+          AccountToken,
+        ].map((e) => t.dataSource.getRepository(e).count()),
       );
     const before = await counts();
     const revokedBefore = await t.dataSource
@@ -559,7 +651,7 @@ describe('hostile requests', () => {
     it.each([SQL, TEMPLATE, EMOJI])(
       'should store %j verbatim and show it escaped',
       async (text) => {
-        const client = new WebClient(t.server);
+        const client = new WebClient(t.server, t.mail);
         const email = uniqueEmail('text');
         await client.register(text, email);
         const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });

@@ -17,12 +17,19 @@ const ROUTES: Record<string, string> = {
   'GET /dashboard': 'session',
   'GET /register': 'guest',
   'POST /register': 'guest',
+  'GET /register/check-email': 'public',
   'GET /login': 'guest',
   'POST /login': 'guest',
   // The second step of signing in: for a visitor whose password was right (nobody signed in yet).
   'GET /two-factor-challenge': 'guest',
   'POST /two-factor-challenge': 'guest',
   'POST /logout': 'session',
+  'GET /forgot-password': 'public',
+  'POST /forgot-password': 'public',
+  'GET /reset-password/:token': 'public',
+  'POST /reset-password/:token': 'public',
+  'GET /verify-email/:token': 'public',
+  'POST /verify-email/resend': 'session',
   'GET /teams': 'session',
   'POST /teams': 'session',
   'POST /teams/switch': 'session',
@@ -129,6 +136,8 @@ describe('auth policy of every route', () => {
       // Nobody is half-way through signing in: back to the first step.
       else if (route === 'GET /two-factor-challenge') expect(seen).toBe(`${route} -> 303 /login`);
       else if (route === 'GET /metrics') expect(seen).toBe(`${route} -> 401`);
+      // A made-up link: its page says the link is not valid.
+      else if (route.endsWith('/:token')) expect(seen).toBe(`${route} -> 404`);
       else expect(seen).toBe(`${route} -> 200`);
     }
   });

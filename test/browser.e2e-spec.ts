@@ -4,6 +4,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
+import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 describe('in a real browser', () => {
@@ -50,6 +51,7 @@ describe('in a real browser', () => {
     return { status: res.status, body: await res.json() };
   }
 
+  /** Signs up, follows the link in the confirmation mail, and signs in. */
   async function register(page: Page, name: string, email: string): Promise<void> {
     await page.goto('/register');
     await page.getByLabel('Name').fill(name);
@@ -57,6 +59,14 @@ describe('in a real browser', () => {
     await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
     await page.getByLabel('Confirm password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL('**/register/check-email');
+    const mail = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+    await page.goto(TestSmtpServer.linkPath(mail, '/verify-email/'));
+    await page.getByRole('heading', { name: 'Your email address is confirmed' }).waitFor();
+    await page.getByRole('link', { name: 'Sign in' }).last().click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
   }
 
@@ -124,6 +134,29 @@ describe('in a real browser', () => {
       .getByRole('button', { name: 'Revoke' })
       .click();
     expect((await api('/api/v1/user/profile', token)).status).toBe(200);
+  }, 60_000);
+
+  it('should let a person who forgot their password choose a new one from the mailed link', async () => {
+    const email = uniqueEmail('forgot');
+    await createUser(t.app, { name: 'Forgetful', email, password: 'the old password' });
+    const page = await newPage();
+    await page.goto('/login');
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await page.getByText('If an account uses that address').waitFor();
+
+    const mail = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
+    await page.goto(TestSmtpServer.linkPath(mail, '/reset-password/'));
+    await page.getByLabel('New password', { exact: true }).fill('a new password');
+    await page.getByLabel('Confirm new password').fill('a new password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.waitForURL('**/login');
+    await page.getByText('Your password has been changed').waitFor();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a new password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
   }, 60_000);
 
   it('should switch the team the API answers with when the person switches teams', async () => {

@@ -19,7 +19,7 @@ describe('concurrent changes', () => {
   });
 
   async function signedIn(): Promise<{ client: WebClient; user: User; csrf: string }> {
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     const email = uniqueEmail('race');
     await client.register('Racer', email);
     const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
@@ -79,7 +79,7 @@ describe('concurrent changes', () => {
     const owner = await createUser(t.app, { name: 'Owner' });
     const { client, user, csrf } = await signedIn();
     const teamIds: number[] = [user.currentTeamId!];
-    const ownerClient = new WebClient(t.server);
+    const ownerClient = new WebClient(t.server, t.mail);
     const ownerEmail = uniqueEmail('owner');
     await ownerClient.register('Team Owner', ownerEmail);
     for (let i = 0; i < 4; i++) {

@@ -88,6 +88,7 @@ describe('the container image', () => {
       SESSION_SECRET: 'container-test-secret-container-test-secret',
       DATABASE_URL: 'sqlite::memory:',
       LOG_FORMAT: 'json',
+      EMAIL_VERIFICATION: 'off',
     });
     const port = new URL(server.url).port;
     const healthcheck = execForm('HEALTHCHECK');

@@ -12,6 +12,7 @@ import { createTestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 const TABLES = [
+  'account_tokens',
   'mail_outbox',
   'personal_access_tokens',
   'sessions',
@@ -72,6 +73,38 @@ describe('database schema', () => {
     expect(await runMigrations(ds)).toHaveLength(MIGRATIONS.length);
     expect(await tableNames(ds)).toEqual(TABLES);
     expect(await runMigrations(ds)).toEqual([]);
+  });
+
+  it('should mark the accounts that exist before e-mail verification verified, and keep everything they own', async () => {
+    const ds = await open();
+    const before = MIGRATIONS.findIndex((m) => m.name === 'EmailVerification1764547200000');
+    await runMigrations(ds);
+    for (let i = before; i < MIGRATIONS.length; i++) {
+      await ds.undoLastMigration({ transaction: 'each' });
+    }
+    await ds.query(
+      "INSERT INTO users (name, email, created_at) VALUES ('Early', 'early@example.com', '2025-01-02 03:04:05')",
+    );
+    const [{ id }] = await ds.query("SELECT id FROM users WHERE email = 'early@example.com'");
+    await ds.query(
+      "INSERT INTO teams (name, slug, owner_id, personal) VALUES ('Early Team', 'early-team', ?, 1)",
+      [id],
+    );
+    const [team] = await ds.query("SELECT id FROM teams WHERE slug = 'early-team'");
+    await ds.query("INSERT INTO team_members (team_id, user_id, role) VALUES (?, ?, 'owner')", [
+      team.id,
+      id,
+    ]);
+
+    expect(await runMigrations(ds)).toEqual(MIGRATION_NAMES.slice(before));
+
+    const [user] = await ds.query('SELECT email_verified_at, created_at FROM users WHERE id = ?', [
+      id,
+    ]);
+    expect(new Date(user.email_verified_at).getTime()).toBe(new Date(user.created_at).getTime());
+    expect(await ds.query('SELECT role FROM team_members WHERE user_id = ?', [id])).toEqual([
+      { role: 'owner' },
+    ]);
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

@@ -47,7 +47,7 @@ describe('unexpected failures', () => {
 
   it('should create an account all or nothing: no user without its personal team', async () => {
     t = await createTestApp();
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     await client.get('/register');
     await t.dataSource.query('DROP TABLE team_members');
     const email = uniqueEmail('atomic');

@@ -57,7 +57,7 @@ describe('hardening', () => {
     const storage = () => t.app.get(RateLimitStorage) as MemoryRateLimitStorage;
 
     it('should keep answering sign-in with a flat heap after 600 posts of 90 KB emails, JSON and form', async () => {
-      const client = new WebClient(t.server);
+      const client = new WebClient(t.server, t.mail);
       const csrf = await client.csrfFrom('/login');
       const before = heapMb();
       for (let i = 0; i < 600; i++) {
@@ -97,7 +97,7 @@ describe('hardening', () => {
         [
           'sign-in failures per account and IP',
           async (i) => {
-            const client = new WebClient(t.server);
+            const client = new WebClient(t.server, t.mail);
             const _csrf = await client.csrfFrom('/login');
             const res = await client.agent
               .post('/login')
@@ -136,7 +136,7 @@ describe('hardening', () => {
     });
 
     async function signIn(email: string, password: string, ip: string) {
-      const client = new WebClient(t.server);
+      const client = new WebClient(t.server, t.mail);
       const _csrf = await client.csrfFrom('/login');
       return client.agent
         .post('/login')
@@ -159,7 +159,7 @@ describe('hardening', () => {
     it('should limit registrations per client IP, and count the attempts that fail', async () => {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
-        const client = new WebClient(t.server);
+        const client = new WebClient(t.server, t.mail);
         const _csrf = await client.csrfFrom('/register');
         const res = await client.agent
           .post('/register')
@@ -201,7 +201,7 @@ describe('hardening', () => {
     });
 
     it('should limit how many people one person can look up and add to a team', async () => {
-      const client = new WebClient(t.server);
+      const client = new WebClient(t.server, t.mail);
       await client.register('Inviter', uniqueEmail('inviter'));
       await client.submit('/teams', '/teams', { name: 'Lookups' });
       const team = await t.dataSource.getRepository(Team).findOneByOrFail({ name: 'Lookups' });
@@ -232,11 +232,11 @@ describe('hardening', () => {
       await createUser(t.app, { email, password: PASSWORD });
       const forms = await Promise.all(
         Array.from({ length: 40 }, async () => {
-          const client = new WebClient(t.server);
+          const client = new WebClient(t.server, t.mail);
           return { client, _csrf: await client.csrfFrom('/register') };
         }),
       );
-      const signInClient = new WebClient(t.server);
+      const signInClient = new WebClient(t.server, t.mail);
       const signInCsrf = await signInClient.csrfFrom('/login');
 
       const finished: string[] = [];
@@ -318,7 +318,7 @@ describe('hardening', () => {
     });
 
     it('should keep only the form’s own fields when a form of 90 KB is refused', async () => {
-      const client = new WebClient(t.server);
+      const client = new WebClient(t.server, t.mail);
       await client.register('Big Form', uniqueEmail('big'));
       const res = await client.submit('/teams', '/teams', {
         name: 'x'.repeat(30_000),
@@ -375,7 +375,7 @@ describe('hardening', () => {
       }
       expect(await anonymous()).toBe(before);
 
-      const visitor = new WebClient(t.server);
+      const visitor = new WebClient(t.server, t.mail);
       const form = await visitor.get('/login');
       const cookie = visitor.sessionCookie(form)!;
       const row = await sessions.findOneByOrFail({ id: sessionIdOf(cookie) });
@@ -404,7 +404,7 @@ describe('hardening', () => {
     it('should let only the owner remove an admin; an admin removes members only', async () => {
       const [owner, adminA, adminB, member] = await Promise.all(
         ['Owner', 'Admin A', 'Admin B', 'Member'].map(async (name) => {
-          const client = new WebClient(t.server);
+          const client = new WebClient(t.server, t.mail);
           const email = uniqueEmail(name.replace(' ', '').toLowerCase());
           await client.register(name, email);
           return {

@@ -89,7 +89,7 @@ describe('request logging', () => {
   });
 
   it('should log pages and static files too, with the signed-in user', async () => {
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     const email = uniqueEmail('logged');
     await client.register('Page Reader', email);
     const page = await client.get('/dashboard');
@@ -177,8 +177,11 @@ describe('pretty logs for development', () => {
 
   it('should default to JSON outside development', () => {
     expect(
-      loadConfig({ NODE_ENV: 'production', SESSION_SECRET: randomBytes(32).toString('base64') })
-        .observability.logFormat,
+      loadConfig({
+        NODE_ENV: 'production',
+        SESSION_SECRET: randomBytes(32).toString('base64'),
+        EMAIL_VERIFICATION: 'off',
+      }).observability.logFormat,
     ).toBe('json');
     expect(loadConfig({ NODE_ENV: 'test' }).observability.logFormat).toBe('json');
   });

@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { simpleParser } from 'mailparser';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import { DataSource, In } from 'typeorm';
@@ -13,6 +17,7 @@ import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase } from './support/test-database.js';
+import { WebClient } from './support/web-client.js';
 
 const METRICS_TOKEN = 'mail-metrics-secret-0123456789-abcdef';
 
@@ -100,6 +105,39 @@ describe('mail outbox', () => {
     expect(row.sentAt).not.toBeNull();
   });
 
+  it('should deliver exactly once a message asked for while the mail server was down, once it is back', async () => {
+    const sentBefore = await metric('sent');
+    await t.mail.stop();
+    const email = uniqueEmail('outage');
+    const client = new WebClient(t.server, t.mail);
+    await client.register('Patient Person', email, 'correct horse battery', { confirm: false });
+
+    // The first try failed at once; the message waits for its retry, about a second later.
+    await eventually(async () => (await rows().findOneBy({ recipient: email }))?.lastError != null);
+    const waiting = await rows().findOneByOrFail({ recipient: email });
+    expect(waiting).toMatchObject({ status: 'pending', kind: 'verify-email', claimedBy: null });
+    expect(waiting.lastError).toMatch(/ECONNREFUSED/);
+    expect(waiting.nextAttemptAt.getTime() - Date.now()).toBeLessThan(30_000);
+    expect(await metric('retried')).toBeGreaterThanOrEqual(1);
+
+    await t.mail.listen();
+    const mail = await t.mail.waitFor({ to: email });
+    expect(mail.subject).toBe('Confirm your email address');
+    await sleep(2_500);
+    expect(t.mail.find({ to: email })).toHaveLength(1);
+    const sent = await rows().findOneByOrFail({ recipient: email });
+    expect(sent.status).toBe('sent');
+    expect(sent.attempts).toBeGreaterThanOrEqual(2);
+    expect(await metric('sent')).toBe(sentBefore + 1);
+
+    // And the link in it works.
+    await client.get(TestSmtpServer.linkPath(mail, '/verify-email/'));
+    expect(
+      (await t.dataSource.query('SELECT email_verified_at FROM users WHERE email = ?', [email]))[0]
+        .email_verified_at,
+    ).not.toBeNull();
+  }, 30_000);
+
   it('should mark a message failed after its last try, count it and say so in the log', async () => {
     const failedBefore = await metric('failed');
     t.mail.refuseWith(550, 'No such mailbox here');
@@ -178,6 +216,70 @@ describe('mail outbox', () => {
       await second?.close();
       await smtp.stop();
       await db.drop();
+    }
+  }, 30_000);
+});
+
+describe('mail without an SMTP server', () => {
+  it('should write each message to an .eml file and log its links outside production only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-mail-'));
+    const logs = new LogCapture();
+    const outside = await createTestApp(
+      { MAIL_URL: '', MAIL_DIR: dir, LOG_LEVEL: 'log', LOG_FORMAT: 'json' },
+      { logs },
+    );
+    try {
+      const email = uniqueEmail('files');
+      await new WebClient(outside.server).submit('/register', '/register', {
+        name: 'File Reader',
+        email,
+        password: 'correct horse battery',
+        password_confirmation: 'correct horse battery',
+      });
+      await eventually(async () => readdirSync(dir).length === 1);
+      const [file] = readdirSync(dir);
+      expect(file).toMatch(/\.eml$/);
+      const eml = await simpleParser(readFileSync(join(dir, file)));
+      expect(eml.subject).toBe('Confirm your email address');
+      expect(eml.headers.get('to')).toMatchObject({ text: email });
+      const link = /http:\/\/localhost:\d+\/verify-email\/[A-Za-z0-9_-]{43}/.exec(eml.text!)![0];
+      const line = logs.entries.find((e) => String(e.msg).includes('.eml'))!;
+      expect(line.msg).toBe(
+        `"Confirm your email address" written to ${join(dir, file)}; links: ${link} ${outside.config.app.publicUrl}`,
+      );
+    } finally {
+      await outside.close();
+    }
+
+    const prodDir = mkdtempSync(join(tmpdir(), 'tessera-mail-'));
+    const prodLogs = new LogCapture();
+    const production = await createTestApp(
+      {
+        NODE_ENV: 'production',
+        SESSION_SECRET: 'a production secret with enough entropy: 7f3kQ9zX2mWv',
+        EMAIL_VERIFICATION: 'off',
+        MAIL_URL: '',
+        MAIL_DIR: prodDir,
+        LOG_LEVEL: 'log',
+      },
+      { logs: prodLogs },
+    );
+    try {
+      const client = new WebClient(production.server);
+      const email = uniqueEmail('quiet');
+      await client.register('Quiet Person', email);
+      await client.submit('/forgot-password', '/forgot-password', { email });
+      await eventually(async () => readdirSync(prodDir).length === 1);
+      const eml = await simpleParser(readFileSync(join(prodDir, readdirSync(prodDir)[0])));
+      expect(eml.text).toMatch(/reset-password\/[A-Za-z0-9_-]{43}/);
+      expect(prodLogs.entries.map((e) => e.msg)).toContainEqual(
+        expect.stringMatching(/^"Reset your Tessera password" written to \S+\.eml$/),
+      );
+      expect(prodLogs.text).not.toMatch(/reset-password\/[A-Za-z0-9_-]{43}/);
+    } finally {
+      await production.close();
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(prodDir, { recursive: true, force: true });
     }
   }, 30_000);
 });

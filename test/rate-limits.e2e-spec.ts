@@ -115,13 +115,15 @@ describe('rate limits', () => {
 
     it('should limit sign-in per account, with the same page whatever failed', async () => {
       const email = uniqueEmail('limited');
-      await new WebClient(t.server).register('Limited', email, 'the right password');
+      await new WebClient(t.server, t.mail).register('Limited', email, 'the right password');
       const attempts: number[] = [];
       for (let i = 0; i < 3; i++) {
-        attempts.push((await new WebClient(t.server).login(email, 'a wrong password')).status);
+        attempts.push(
+          (await new WebClient(t.server, t.mail).login(email, 'a wrong password')).status,
+        );
       }
       expect(attempts).toEqual([303, 303, 303]);
-      const blocked = await new WebClient(t.server).login(
+      const blocked = await new WebClient(t.server, t.mail).login(
         email.toUpperCase(),
         'the right password',
       );

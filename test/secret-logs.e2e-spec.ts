@@ -5,6 +5,7 @@ import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.ent
 import { uniqueEmail } from './factories/index.js';
 import { sessionIdOf } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
+import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -21,7 +22,7 @@ describe('secrets in the logs', () => {
 
   // First: the test after this one breaks tables everybody needs.
   it('should log neither two-factor secrets nor codes, even when writing them fails', async () => {
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     const email = uniqueEmail('otp-logs');
     await client.register('Code Keeper', email);
     const setup = await client.submit('/dashboard', '/settings/two-factor');
@@ -61,7 +62,7 @@ describe('secrets in the logs', () => {
 
   it('should log neither tokens, nor passwords, nor session cookies, nor CSRF tokens', async () => {
     const password = 'hunter2-correct-horse';
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     const email = uniqueEmail('logs');
     const registered = await client.register('Log Reader', email, password);
     const cookie = client.sessionCookie(registered)!;
@@ -96,7 +97,7 @@ describe('secrets in the logs', () => {
     });
     expect(failed.status).toBe(500);
     await t.dataSource.query('ALTER TABLE users RENAME COLUMN name TO full_name');
-    const refused = await new WebClient(t.server).submit('/register', '/register', {
+    const refused = await new WebClient(t.server, t.mail).submit('/register', '/register', {
       name: 'Half Written',
       email: uniqueEmail('fails'),
       password,
@@ -121,6 +122,49 @@ describe('secrets in the logs', () => {
       csrf,
     ]) {
       expect(log).not.toContain(secret);
+    }
+  }, 30_000);
+
+  it('should log neither the links mailed to people, nor the new password, nor the mail server password', async () => {
+    const smtp = await TestSmtpServer.start({
+      auth: { user: 'tessera', pass: 'smtp-pa55word-secret' },
+    });
+    const mailLogs = new LogCapture();
+    const app = await createTestApp({ LOG_LEVEL: 'verbose' }, { logs: mailLogs, mail: smtp });
+    try {
+      const email = uniqueEmail('mail-logs');
+      const newPassword = 'a new and secret password';
+      const client = new WebClient(app.server, smtp);
+      await client.register('Mail Logger', email, 'the first password');
+      const confirmation = smtp.find({ to: email })[0];
+      await client.submit('/forgot-password', '/forgot-password', { email });
+      const reset = await smtp.waitFor({ to: email, subject: 'Reset your Tessera password' });
+      const link = TestSmtpServer.linkPath(reset, '/reset-password/');
+      await client.get(link);
+      await client.submit(link, link, {
+        password: newPassword,
+        password_confirmation: newPassword,
+      });
+      await smtp.waitFor({ to: email, subject: 'Your Tessera password was changed' });
+      // A failing send logs its error: the server's password is not in it either.
+      await smtp.stop();
+      await client.submit('/forgot-password', '/forgot-password', { email });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+
+      const log = mailLogs.text;
+      expect(log).toMatch(/Could not send password-reset message/);
+      for (const secret of [
+        TestSmtpServer.linkPath(confirmation, '/verify-email/').split('/').at(-1)!,
+        link.split('/').at(-1)!,
+        newPassword,
+        'the first password',
+        'smtp-pa55word-secret',
+      ]) {
+        expect(log).not.toContain(secret);
+      }
+    } finally {
+      await app.close();
+      await smtp.stop();
     }
   }, 30_000);
 });

@@ -24,7 +24,7 @@ describe('tenant isolation', () => {
   beforeAll(async () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
     for (const name of ['alice', 'bob', 'mallory']) {
-      const client = new WebClient(t.server);
+      const client = new WebClient(t.server, t.mail);
       const email = uniqueEmail(name);
       await client.register(name, email);
       const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });

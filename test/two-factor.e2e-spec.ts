@@ -222,7 +222,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
   // On MySQL/MariaDB the two overlap in the database; SQLite runs them one after the other.
   it('should let only one of two sign-ins racing with the same code in', async () => {
     const person = await withTwoFactor();
-    const other = new WebClient(t.server);
+    const other = new WebClient(t.server, t.mail);
     await passwordOnly(person);
     const res = await other.submit('/login', '/login', { email: person.email, password: PASSWORD });
     expect(res.headers.location).toBe(CHALLENGE);

@@ -4,27 +4,36 @@ import { uniqueEmail } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { Transactions } from '../src/database/transactions.js';
+import { MailComposers } from '../src/mail/mail-composers.js';
+import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
+import { OutboxSender } from '../src/mail/outbox-sender.js';
+import { Outbox } from '../src/mail/outbox.js';
 
 /** Two instances on one MySQL/MariaDB database (runs with TEST_DATABASE_URL). */
 describe('two instances', () => {
   let db: TestDatabase;
+  let smtp: TestSmtpServer;
   let a: TestApp;
   let b: TestApp;
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    smtp = await TestSmtpServer.start();
     const env = { SESSION_SECRET: 'one secret shared by every instance of this deployment' };
-    a = await createTestApp(env, { database: db });
-    b = await createTestApp(env, { database: db });
+    a = await createTestApp(env, { database: db, mail: smtp });
+    b = await createTestApp(env, { database: db, mail: smtp });
   });
   afterAll(async () => {
     await a?.close();
     await b?.close();
+    await smtp?.stop();
     await db?.drop();
   });
 
   it('should refuse on B a token revoked through A, on the very next request', async () => {
-    const client = new WebClient(a.server);
+    const client = new WebClient(a.server, smtp);
     await client.register('Two Places', uniqueEmail('two'));
     const page = await client.submit('/settings/api-tokens', '/settings/api-tokens', {
       name: 'shared',
@@ -44,7 +53,7 @@ describe('two instances', () => {
   });
 
   it('should end on B a session signed out on A', async () => {
-    const client = new WebClient(a.server);
+    const client = new WebClient(a.server, smtp);
     const registered = await client.register('Signed Out', uniqueEmail('out'));
     const cookie = client.sessionCookie(registered)!;
     expect((await request(b.server).get('/dashboard').set('Cookie', cookie)).status).toBe(200);
@@ -55,4 +64,40 @@ describe('two instances', () => {
     expect(after.status).toBe(303);
     expect(after.headers.location).toBe('/login');
   });
+
+  it('should send each message of the outbox once when both instances deliver at the same time', async () => {
+    const sentBy: Record<string, string[]> = { a: [], b: [] };
+    for (const [name, app] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
+      app.app.get(MailComposers).register('test-note', async (_m, { to }) => {
+        sentBy[name].push(to);
+        return { to, subject: 'Both instances', text: to, html: `<p>${to}</p>` };
+      });
+    }
+    const recipients = Array.from({ length: 60 }, () => uniqueEmail('once'));
+    await a.app.get(Transactions).run(async (m) => {
+      for (const to of recipients) await a.app.get(Outbox).enqueue(m, { kind: 'test-note', to });
+    });
+    // A was woken by its commit; B is woken as its timer would.
+    b.app.get(OutboxSender).wake();
+
+    const deadline = Date.now() + 20_000;
+    while (smtp.find({ subject: 'Both instances' }).length < recipients.length) {
+      if (Date.now() > deadline) throw new Error('not every message arrived');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const received = smtp.find({ subject: 'Both instances' }).flatMap((mail) => mail.to);
+    expect(received.sort()).toEqual([...recipients].sort());
+    expect([...sentBy.a, ...sentBy.b].sort()).toEqual([...recipients].sort());
+    // Both took part.
+    expect(sentBy.a.length).toBeGreaterThan(0);
+    expect(sentBy.b.length).toBeGreaterThan(0);
+    const rows = await a.dataSource.getRepository(OutboxMessage).findBy({ kind: 'test-note' });
+    expect(rows.map((r) => [r.status, r.attempts, r.claimedBy])).toEqual(
+      recipients.map(() => ['sent', 1, null]),
+    );
+  }, 40_000);
 });

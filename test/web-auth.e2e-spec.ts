@@ -18,7 +18,7 @@ describe('sign-up, sign-in and sessions', () => {
   });
 
   const users = () => t.dataSource.getRepository(User);
-  const web = () => new WebClient(t.server);
+  const web = () => new WebClient(t.server, t.mail);
 
   describe('GET /', () => {
     it('should send visitors to the sign-in page and signed-in people to their dashboard', async () => {
@@ -44,16 +44,35 @@ describe('sign-up, sign-in and sessions', () => {
   });
 
   describe('registration', () => {
-    it('should create the user with a personal team, hash the password and sign them in', async () => {
+    it('should create the user with a personal team and a hashed password, and mail a link to confirm the address', async () => {
       const email = uniqueEmail('new');
       const client = web();
-      await client.register('Grace Hopper', email.toUpperCase());
+      const res = await client.submit('/register', '/register', {
+        name: 'Grace Hopper',
+        email: email.toUpperCase(),
+        password: 'correct horse battery',
+        password_confirmation: 'correct horse battery',
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe('/register/check-email');
+      const page = visibleText((await client.get(res.headers.location)).text);
+      expect(page).toContain('Check your mail');
+      // Not signed in: the answer is the same for a new address and a taken one.
+      expect((await client.get('/dashboard')).headers.location).toBe('/login');
 
       const user = await users().findOneByOrFail({ email });
       expect(user.passwordHash).toMatch(/^\$argon2id\$v=19\$m=\d+,p=\d+,t=\d+\$/);
       const [, m, tCost] = /m=(\d+),p=\d+,t=(\d+)/.exec(user.passwordHash!)!;
       expect(Number(m) >= 19_456 && Number(tCost) >= 2).toBe(true);
       expect(user.currentTeamId).not.toBeNull();
+      expect(user.emailVerifiedAt).toBeNull();
+
+      const mail = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+      expect(mail.text).toContain('Hello Grace Hopper');
+      expect(mail.links[0]).toMatch(
+        new RegExp(`^${t.config.app.publicUrl}/verify-email/[A-Za-z0-9_-]{43}$`),
+      );
+      expect((await client.login(email)).headers.location).toBe('/dashboard');
       expect((await client.get('/dashboard')).text).toContain('Grace Hopper');
     });
 
@@ -83,21 +102,45 @@ describe('sign-up, sign-in and sessions', () => {
       expect(again.text).not.toContain('Enter a valid email address.');
     });
 
-    it('should refuse an email that is already registered, whatever its case', async () => {
-      const email = uniqueEmail('taken');
-      await web().register('First', email);
-      const client = web();
-      const res = await client.submit('/register', '/register', {
-        name: 'Second',
-        email: email.toUpperCase(),
-        password: 'another good password',
-        password_confirmation: 'another good password',
+    it('should answer a taken address, whatever its case, exactly as a new one, and tell its owner by mail', async () => {
+      const taken = uniqueEmail('taken');
+      await web().register('First Owner', taken);
+      const fresh = uniqueEmail('fresh');
+      const answers = [];
+      for (const email of [taken.toUpperCase(), fresh]) {
+        const client = web();
+        const res = await client.submit('/register', '/register', {
+          name: 'Second',
+          email,
+          password: 'another good password',
+          password_confirmation: 'another good password',
+        });
+        const page = await client.get(res.headers.location);
+        answers.push({
+          status: res.status,
+          location: res.headers.location,
+          page: visibleText(page.text),
+        });
+      }
+      expect(answers[0]).toEqual(answers[1]);
+      expect(answers[0].page).not.toContain('An account with this email already exists.');
+
+      expect(await users().countBy({ email: taken })).toBe(1);
+      const owner = await users().findOneByOrFail({ email: taken });
+      expect(owner.name).toBe('First Owner');
+      const notice = await t.mail.waitFor({
+        to: taken,
+        subject: 'Someone tried to register with your address',
       });
-      expect(res.headers.location).toBe('/register');
-      expect((await client.get('/register')).text).toContain(
-        'An account with this email already exists.',
-      );
-      expect(await users().countBy({ email })).toBe(1);
+      expect(notice.text).toContain('Hello First Owner');
+      expect(notice.links).toEqual([
+        `${t.config.app.publicUrl}/login`,
+        `${t.config.app.publicUrl}/forgot-password`,
+        t.config.app.publicUrl,
+      ]);
+      await t.mail.waitFor({ to: fresh, subject: 'Confirm your email address' });
+      // The notice does not sign anyone in or change the account.
+      expect((await web().login(taken, 'another good password')).headers.location).toBe('/login');
     });
   });
 

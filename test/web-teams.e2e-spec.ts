@@ -25,7 +25,7 @@ describe('teams pages', () => {
   }
 
   async function person(name = 'Team Person'): Promise<Person> {
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     const email = uniqueEmail('teams');
     await client.register(name, email);
     const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });

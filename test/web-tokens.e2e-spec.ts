@@ -23,7 +23,7 @@ describe('Account Settings > API Tokens', () => {
   });
 
   async function signedIn(): Promise<{ client: WebClient; user: User }> {
-    const client = new WebClient(t.server);
+    const client = new WebClient(t.server, t.mail);
     const email = uniqueEmail('tokens');
     await client.register('Token Person', email);
     return { client, user: await t.dataSource.getRepository(User).findOneByOrFail({ email }) };

@@ -4,7 +4,8 @@ import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { AuthService } from './auth.service.js';
-import { GuestOnly, SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { GuestOnly, Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { LoginForm, RegisterForm } from './dto/auth.forms.js';
 import { RegistrationService } from './registration.service.js';
 import { SessionLifecycle } from './session-lifecycle.js';
@@ -18,6 +19,7 @@ export class AuthController {
     private readonly auth: AuthService,
     private readonly sessions: SessionLifecycle,
     private readonly twoFactor: TwoFactorSignIn,
+    private readonly verification: EmailVerificationService,
   ) {}
 
   @Get('register')
@@ -27,13 +29,21 @@ export class AuthController {
     return { title: 'Create your account' };
   }
 
+  /** The same answer whether or not the address has an account already (see the service). */
   @Post('register')
   @GuestOnly()
   @RouteLimit('register')
   @FormPage('/register')
-  @Redirect('/dashboard', 303)
-  async register(@Body() form: RegisterForm, @Req() req: Request): Promise<void> {
-    await this.sessions.start(req, await this.registration.register(form));
+  @Redirect('/register/check-email', 303)
+  async register(@Body() form: RegisterForm): Promise<void> {
+    await this.registration.register(form);
+  }
+
+  @Get('register/check-email')
+  @Public()
+  @Render('auth/check-email')
+  checkEmailPage(): object {
+    return { title: 'Check your mail', verification: this.verification.required };
   }
 
   @Get('login')

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
+import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
@@ -27,6 +28,7 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
   imports: [
     PassportModule.register({ session: false }),
     RateLimitModule,
+    EmailVerificationModule,
     UsersModule,
     TeamsModule,
     TokensModule,
@@ -50,6 +52,13 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
   // Mounted by configureApp for page requests only (app.setup.ts).
-  exports: [RegistrationService, AuthService, PasswordHasher, WebSessionMiddleware],
+  exports: [
+    RegistrationService,
+    AuthService,
+    PasswordHasher,
+    SessionLifecycle,
+    SessionsRepository,
+    WebSessionMiddleware,
+  ],
 })
 export class AuthModule {}

@@ -8,6 +8,7 @@ import type { User } from '../users/user.entity.js';
 import type { Team } from '../teams/team.entity.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { isReturnPage } from '../common/web/return-to.js';
+import { credentialStamp } from './credential-stamp.js';
 
 /** What the header's team menu shows: the current team, the others to switch to, and the way back. */
 function teamSwitcher(user: User, memberships: { team: Team }[], req: Request): object {
@@ -23,7 +24,8 @@ function teamSwitcher(user: User, memberships: { team: Team }[], req: Request): 
 
 /**
  * Resolves the signed-in user of the session for guards, controllers and views, and ends a
- * session that is older than the absolute timeout however active it has been.
+ * session that is older than the absolute timeout however active it has been, or that was
+ * signed in under a password changed since.
  */
 @Injectable()
 export class CurrentUserMiddleware implements NestMiddleware {
@@ -39,23 +41,25 @@ export class CurrentUserMiddleware implements NestMiddleware {
 
   async use(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
-      const { userId, signedInAt = 0 } = req.session ?? {};
-      if (userId !== undefined && Date.now() - signedInAt > this.absoluteMs) {
-        // A fresh, empty session: the old one is gone from the store, forms still get a token.
+      const { userId, signedInAt = 0, credentialStamp: stamp } = req.session ?? {};
+      const live = userId !== undefined && Date.now() - signedInAt <= this.absoluteMs;
+      // A page shown (GET) has the team switcher in its header: its teams are read alongside.
+      const [user, memberships] = live
+        ? await Promise.all([
+            this.users.findById(userId),
+            req.method === 'GET' ? this.teams.membershipsOf({ userId }) : undefined,
+          ])
+        : [null, undefined];
+      if (user && stamp === credentialStamp(user.passwordHash)) {
+        req.currentUser = user;
+        res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
+        if (memberships) res.locals.teamSwitcher = teamSwitcher(user, memberships, req);
+      } else if (userId !== undefined) {
+        // Too old, or signed in under a password since changed: a fresh, empty session. The old
+        // one is gone from the store; forms still get a token.
         await new Promise<void>((resolve, reject) =>
           req.session.regenerate((e) => (e ? reject(e) : resolve())),
         );
-      } else if (userId !== undefined) {
-        // A page shown (GET) has the team switcher in its header: its teams are read alongside.
-        const [user, memberships] = await Promise.all([
-          this.users.findById(userId),
-          req.method === 'GET' ? this.teams.membershipsOf({ userId }) : undefined,
-        ]);
-        if (user) {
-          req.currentUser = user;
-          res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
-          if (memberships) res.locals.teamSwitcher = teamSwitcher(user, memberships, req);
-        }
       }
       // A function, so the token is made only when a page renders a form ({{csrfToken}} calls
       // it): redirects and error pages store no session.

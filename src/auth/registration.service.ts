@@ -1,6 +1,15 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { CreateUserDto } from '../users/dto/create-user.dto.js';
 import type { User } from '../users/user.entity.js';
@@ -8,32 +17,119 @@ import { EmailTakenError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { PasswordHasher } from './password-hasher.js';
 
+export const REGISTRATION_ATTEMPT_MAIL = 'registration-attempt';
+
+/** Sign-up as the page posts it: every field required. */
+export interface Registration {
+  name: string;
+  email: string;
+  password: string;
+}
+
 /** Creates accounts: the user, their personal team, their ownership of it, all or nothing. */
 @Injectable()
-export class RegistrationService {
+export class RegistrationService implements OnModuleInit {
   constructor(
     private readonly users: UsersRepository,
     private readonly teams: TeamsService,
     private readonly passwords: PasswordHasher,
     private readonly transactions: Transactions,
+    private readonly verification: EmailVerificationService,
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly limiter: AddressLimiter,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async register(input: CreateUserDto): Promise<User> {
+  onModuleInit(): void {
+    this.composers.register(REGISTRATION_ATTEMPT_MAIL, (m, request) => this.compose(m, request));
+  }
+
+  /**
+   * Sign-up from the pages, answered the same whether or not the address has an account: a new
+   * address gets its account and the confirmation mail; an address taken already gets a notice
+   * to its owner instead (at most RATE_LIMIT_MAIL_PER_ADDRESS_PER_HOUR an hour). Both hash the
+   * password first, the slow part, so neither answers noticeably sooner.
+   */
+  async register(input: Registration): Promise<void> {
+    const passwordHash = await this.passwords.hash(input.password);
+    const mayNotify = await this.limiter.allow(REGISTRATION_ATTEMPT_MAIL, input.email);
+    const notifyOwner = async (m: EntityManager, owner: User) => {
+      if (mayNotify) await this.notifyOwner(m, owner);
+    };
+    try {
+      await this.transactions.run(async (m) => {
+        const owner = await this.users.findByEmail(input.email, m);
+        if (owner) return notifyOwner(m, owner);
+        const user = await this.insertAccount(m, { ...input, passwordHash, emailVerifiedAt: null });
+        await this.verification.requestFor(m, user);
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error, 'email')) throw error;
+      // Someone registered the address at this very moment: answered like any address taken.
+      await this.transactions.run(async (m) => {
+        const owner = await this.users.findByEmail(input.email, m);
+        if (owner) await notifyOwner(m, owner);
+      });
+    }
+  }
+
+  /**
+   * An account made by an operator (or a test), whose address counts as confirmed: the operator
+   * vouches for it. Without a password the account signs in once a password is set through a
+   * reset link.
+   */
+  async createAccount(input: CreateUserDto, options: { verified: boolean }): Promise<User> {
     const passwordHash = input.password ? await this.passwords.hash(input.password) : null;
     try {
-      return await this.transactions.run(async (manager) => {
-        const user = await this.users.insert(manager, {
+      return await this.transactions.run((m) =>
+        this.insertAccount(m, {
           name: input.name,
           email: input.email,
           passwordHash,
-        });
-        const team = await this.teams.createPersonalTeam(manager, user);
-        user.currentTeamId = team.id;
-        return user;
-      });
+          emailVerifiedAt: options.verified ? new Date() : null,
+        }),
+      );
     } catch (error) {
       if (isUniqueViolation(error, 'email')) throw new EmailTakenError();
       throw error;
     }
+  }
+
+  private async insertAccount(
+    manager: EntityManager,
+    fields: Pick<User, 'name' | 'email' | 'passwordHash' | 'emailVerifiedAt'>,
+  ): Promise<User> {
+    const user = await this.users.insert(manager, fields);
+    const team = await this.teams.createPersonalTeam(manager, user);
+    user.currentTeamId = team.id;
+    return user;
+  }
+
+  private async notifyOwner(manager: EntityManager, owner: User): Promise<void> {
+    await this.outbox.enqueue(manager, {
+      kind: REGISTRATION_ATTEMPT_MAIL,
+      to: owner.email,
+      params: { userId: owner.id },
+    });
+  }
+
+  private async compose(
+    manager: EntityManager,
+    request: { to: string; params: Record<string, unknown> },
+  ): Promise<MailMessage | null> {
+    const user = await this.users.findById(Number(request.params.userId), manager);
+    if (!user || user.email !== request.to) return null;
+    const base = this.config.app.publicUrl;
+    return {
+      to: user.email,
+      subject: 'Someone tried to register with your address',
+      ...this.templates.render('registration-attempt', {
+        name: user.name,
+        signInUrl: `${base}/login`,
+        resetUrl: `${base}/forgot-password`,
+      }),
+    };
   }
 }

@@ -15,6 +15,8 @@ declare module 'express-session' {
     pendingSignIn?: { userId: number; attempt: string; at: number; returnTo?: string };
     /** A two-factor setup under way: its secret, encrypted, until a code confirms it. */
     twoFactorSetup?: { secret: string; startedAt: number };
+    /** The account's credential stamp at sign-in; the session ends when it no longer matches. */
+    credentialStamp?: string;
     csrfToken?: string;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import type { User } from '../users/user.entity.js';
 import { isReturnPage } from '../common/web/return-to.js';
+import { credentialStamp } from './credential-stamp.js';
 import { SESSION_COOKIE } from './session.middleware.js';
 
 function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> {
@@ -21,8 +22,9 @@ export class SessionLifecycle {
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = Date.now();
-    // Signing in or registering is typing the password: sensitive actions need no second ask.
+    // Signing in is typing the password: sensitive actions need no second ask.
     req.session.passwordConfirmedAt = req.session.signedInAt;
+    req.session.credentialStamp = credentialStamp(user.passwordHash);
     await promisify((done) => req.session.save(done));
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
@@ -40,6 +42,11 @@ export class SessionLifecycle {
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
     };
     await promisify((done) => req.session.save(done));
+  }
+
+  /** A new, empty session in place of the current one (after a password reset, say). */
+  async restart(req: Request): Promise<void> {
+    await promisify((done) => req.session.regenerate(done));
   }
 
   /** Deletes the session from the store, so the cookie is dead on every instance. */

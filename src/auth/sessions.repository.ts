@@ -31,6 +31,12 @@ export class SessionsRepository {
     await manager.getRepository(Session).delete({ id });
   }
 
+  /** Signs the account out everywhere. */
+  async deleteForUser(manager: EntityManager, userId: number): Promise<number> {
+    const result = await manager.getRepository(Session).delete({ userId });
+    return result.affected ?? 0;
+  }
+
   async deleteExpired(manager: EntityManager, now: Date): Promise<number> {
     const result = await manager.getRepository(Session).delete({ expiresAt: LessThan(now) });
     return result.affected ?? 0;

@@ -75,7 +75,7 @@ export const COMMANDS: Record<string, Command> = {
         email: v.email,
         password: v.password,
       });
-      const user = await app.get(RegistrationService).register(input);
+      const user = await app.get(RegistrationService).createAccount(input, { verified: true });
       out(String(user.id));
     },
   },

@@ -192,20 +192,20 @@ describe('loadConfig, proxies and secrets', () => {
 
   describe('SESSION_SECRET', () => {
     it('should refuse in production a secret that is long enough but predictable, and say how to make one', () => {
-      expect(() => loadConfig({ NODE_ENV: 'production', SESSION_SECRET: 'a'.repeat(32) })).toThrow(
+      expect(() => loadConfig({ ...PRODUCTION, SESSION_SECRET: 'a'.repeat(32) })).toThrow(
         /SESSION_SECRET: too predictable .*openssl rand -base64 32/,
       );
-      expect(() =>
-        loadConfig({ NODE_ENV: 'production', SESSION_SECRET: 'abab'.repeat(16) }),
-      ).toThrow(/too predictable/);
+      expect(() => loadConfig({ ...PRODUCTION, SESSION_SECRET: 'abab'.repeat(16) })).toThrow(
+        /too predictable/,
+      );
     });
 
     it('should accept 32 random bytes in base64 or hex', () => {
       for (const encoding of ['base64', 'base64url', 'hex'] as const) {
         const secret = randomBytes(32).toString(encoding);
-        expect(
-          loadConfig({ NODE_ENV: 'production', SESSION_SECRET: secret }).web.sessionSecret,
-        ).toBe(secret);
+        expect(loadConfig({ ...PRODUCTION, SESSION_SECRET: secret }).web.sessionSecret).toBe(
+          secret,
+        );
       }
     });
 
@@ -216,7 +216,11 @@ describe('loadConfig, proxies and secrets', () => {
   });
 });
 
-const PRODUCTION = { NODE_ENV: 'production', SESSION_SECRET: randomBytes(32).toString('base64') };
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  SESSION_SECRET: randomBytes(32).toString('base64'),
+  MAIL_URL: 'smtp://mail.example.com:587',
+};
 
 describe('mail settings', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
@@ -228,11 +232,12 @@ describe('mail settings', () => {
     }
   };
 
-  it('should write mail to files when nothing is set', () => {
+  it('should write mail to files and require confirmation when nothing is set', () => {
     expect(loadConfig({}).mail).toEqual({
       smtpUrl: null,
       from: 'Tessera <no-reply@localhost>',
       dir: 'data/mail',
+      verification: 'required',
       maxAttempts: 8,
       retrySeconds: 15,
       pollSeconds: 10,
@@ -255,16 +260,22 @@ describe('mail settings', () => {
     const problems = problemsOf({
       MAIL_URL: 'http://user:hunter2@mail.example.com',
       MAIL_FROM: 'not an address',
+      EMAIL_VERIFICATION: 'sometimes',
     });
     expect(problems).toEqual([
       expect.stringMatching(/^MAIL_URL="http:\/\/user:\*\*\*@mail.example.com": must be smtp:/),
       expect.stringMatching(/^MAIL_FROM="not an address": must be one address/),
+      'EMAIL_VERIFICATION="sometimes": must be one of required, off',
     ]);
     expect(problems.join('\n')).not.toContain('hunter2');
   });
 
-  it('should warn in production when mail goes to files', () => {
-    const config = loadConfig({ ...PRODUCTION });
-    expect(config.warnings.join('\n')).toMatch(/MAIL_URL is not set: messages .* data\/mail/);
+  it('should refuse required confirmation without MAIL_URL in production, and only warn when it is off', () => {
+    const noMail = { ...PRODUCTION, MAIL_URL: '' };
+    expect(problemsOf(noMail)).toEqual([
+      expect.stringMatching(/^EMAIL_VERIFICATION=required needs MAIL_URL in production/),
+    ]);
+    const off = loadConfig({ ...noMail, EMAIL_VERIFICATION: 'off' });
+    expect(off.warnings.join('\n')).toMatch(/MAIL_URL is not set: messages .* data\/mail/);
   });
 });

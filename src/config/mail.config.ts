@@ -1,5 +1,7 @@
 import addressparser from 'nodemailer/lib/addressparser';
-import { EnvReader, integer, text } from './env-reader.js';
+import { EnvReader, integer, oneOf, text } from './env-reader.js';
+
+export const EMAIL_VERIFICATION_MODES = ['required', 'off'] as const;
 
 export interface MailConfig {
   /** The SMTP server (MAIL_URL); null writes each message to `dir` as an .eml file instead. */
@@ -8,6 +10,8 @@ export interface MailConfig {
   from: string;
   /** Where messages go when there is no SMTP server. */
   dir: string;
+  /** `required`: a person confirms their address before creating API tokens. */
+  verification: (typeof EMAIL_VERIFICATION_MODES)[number];
   /** Tries per message before it is marked failed. */
   maxAttempts: number;
   /** The wait before the first retry; each further retry waits twice as long. */
@@ -51,11 +55,16 @@ export function readMailConfig(
     smtpUrl: r.read('MAIL_URL', '', smtpUrl, redactMailUrl),
     from: r.read('MAIL_FROM', `Tessera <no-reply@${host}>`, fromAddress),
     dir: r.read('MAIL_DIR', 'data/mail', text),
+    verification: r.read('EMAIL_VERIFICATION', 'required', oneOf(EMAIL_VERIFICATION_MODES)),
     maxAttempts: r.read('MAIL_MAX_ATTEMPTS', '8', integer(1, 50)),
     retrySeconds: r.read('MAIL_RETRY_SECONDS', '15', integer(1, 3600)),
     pollSeconds: r.read('MAIL_POLL_SECONDS', '10', integer(1, 3600)),
   };
-  if (app.nodeEnv === 'production' && !config.smtpUrl) {
+  if (app.nodeEnv === 'production' && !config.smtpUrl && config.verification === 'required') {
+    r.problems.push(
+      'EMAIL_VERIFICATION=required needs MAIL_URL in production (nobody would receive the links); set MAIL_URL, or EMAIL_VERIFICATION=off for an install without mail',
+    );
+  } else if (app.nodeEnv === 'production' && !config.smtpUrl) {
     r.warnings.push(
       `MAIL_URL is not set: messages (password resets too) are written to ${config.dir} and nobody receives them`,
     );

@@ -15,6 +15,12 @@ export interface RateLimitConfig {
   registrationsPerHour: number;
   /** Team invitations (and member additions) one person may send per hour. */
   teamInvitesPerHour: number;
+  /** Password reset requests per client IP per hour. */
+  passwordResetsPerHour: number;
+  /** Reset links and registration notices one address may be sent per hour. */
+  accountMailsPerAddressPerHour: number;
+  /** New confirmation links one account may ask for per hour. */
+  verificationResendsPerHour: number;
   /** Windows the in-process counters keep at most; the oldest go first past that. */
   memoryMaxKeys: number;
   /** Shared counters for every instance; in process when unset. */
@@ -59,6 +65,21 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
       twoFactorAttempts: r.read('RATE_LIMIT_TWO_FACTOR', '5', integer(1, 10_000_000)),
       registrationsPerHour: r.read('RATE_LIMIT_REGISTER_PER_HOUR', '20', integer(1, 10_000_000)),
       teamInvitesPerHour: r.read('RATE_LIMIT_TEAM_INVITES_PER_HOUR', '30', integer(1, 10_000_000)),
+      passwordResetsPerHour: r.read(
+        'RATE_LIMIT_PASSWORD_RESET_PER_HOUR',
+        '10',
+        integer(1, 10_000_000),
+      ),
+      accountMailsPerAddressPerHour: r.read(
+        'RATE_LIMIT_MAIL_PER_ADDRESS_PER_HOUR',
+        '5',
+        integer(1, 10_000_000),
+      ),
+      verificationResendsPerHour: r.read(
+        'RATE_LIMIT_VERIFY_RESEND_PER_HOUR',
+        '5',
+        integer(1, 10_000_000),
+      ),
       memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),
       redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
       redisPrefix: r.read('RATE_LIMIT_REDIS_PREFIX', 'tessera:rl:', text),

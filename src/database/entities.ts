@@ -1,6 +1,7 @@
-import { OutboxMessage } from '../mail/outbox-message.entity.js';
+import { AccountToken } from '../account-tokens/account-token.entity.js';
 import { Session } from '../auth/session.entity.js';
 import { TeamMember } from '../teams/team-member.entity.js';
+import { OutboxMessage } from '../mail/outbox-message.entity.js';
 import { Team } from '../teams/team.entity.js';
 import { PersonalAccessToken } from '../tokens/personal-access-token.entity.js';
 import { RecoveryCode } from '../two-factor/recovery-code.entity.js';
@@ -16,4 +17,5 @@ export const ENTITIES = [
   TwoFactorCredential,
   RecoveryCode,
   OutboxMessage,
+  AccountToken,
 ];

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { loggablePath } from '../common/http/loggable-path.js';
 import type { TokenPrincipal } from '../tokens/tokens.service.js';
 import type { ResponseWatcher } from './request-observer.js';
 
@@ -7,7 +8,7 @@ import type { ResponseWatcher } from './request-observer.js';
 export interface RequestLine {
   reqId: string;
   method: string;
-  /** Without the query string: queries carry data, and data stays out of logs. */
+  /** Without the query string (queries carry data, and data stays out of logs) or a link's token. */
   path: string;
   /** The route's pattern, so lines group by endpoint rather than by the ids in the path. */
   route: string | null;
@@ -25,9 +26,10 @@ export function routeOf(req: Request): string | null {
   return (req.route as { path?: string } | undefined)?.path ?? (req.baseUrl || null);
 }
 
+/** Without the query string, and without the token of a mailed link. */
 function pathOf(url: string): string {
   const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
+  return loggablePath(q === -1 ? url : url.slice(0, q));
 }
 
 export function requestLine(req: Request, res: Response, durationMs: number): RequestLine {

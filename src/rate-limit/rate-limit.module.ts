@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
+import { AddressLimiter } from './address-limiter.js';
 import { ApiRateLimiter } from './api-rate-limiter.js';
 import {
   MemoryRateLimitStorage,
@@ -10,7 +11,7 @@ import {
 import { RouteLimitGuard } from './route-limit.guard.js';
 import { SignInLimiter } from './sign-in-limiter.js';
 
-/** Abuse limits for the API and for sign-in, counted in process or, with REDIS_URL, in Redis. */
+/** Abuse limits for the API, sign-in and the mail people can make us send, counted in process or, with REDIS_URL, in Redis. */
 @Module({
   providers: [
     {
@@ -26,7 +27,8 @@ import { SignInLimiter } from './sign-in-limiter.js';
     ApiRateLimiter,
     SignInLimiter,
     RouteLimitGuard,
+    AddressLimiter,
   ],
-  exports: [ApiRateLimiter, SignInLimiter, RouteLimitGuard, RateLimitStorage],
+  exports: [ApiRateLimiter, SignInLimiter, RouteLimitGuard, AddressLimiter, RateLimitStorage],
 })
 export class RateLimitModule {}

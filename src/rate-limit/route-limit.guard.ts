@@ -22,6 +22,11 @@ const HOUR_MS = 3_600_000;
 const ROUTE_LIMITS = {
   register: { per: 'ip', limit: (c: RateLimitConfig) => c.registrationsPerHour },
   'team-invites': { per: 'user', limit: (c: RateLimitConfig) => c.teamInvitesPerHour },
+  'forgot-password': { per: 'ip', limit: (c: RateLimitConfig) => c.passwordResetsPerHour },
+  'verify-email-resend': {
+    per: 'user',
+    limit: (c: RateLimitConfig) => c.verificationResendsPerHour,
+  },
 } as const;
 
 export type RouteLimitName = keyof typeof ROUTE_LIMITS;

@@ -8,6 +8,7 @@ import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
 import { ABILITIES } from '../common/auth/abilities.js';
 import { CreateTokenForm, EXPIRY_CHOICES, toCreateTokenDto } from './dto/create-token.form.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { TokensService } from './tokens.service.js';
 
 const PAGE = '/settings/api-tokens';
@@ -16,7 +17,10 @@ const PAGE = '/settings/api-tokens';
 @Controller('settings/api-tokens')
 @SignedIn()
 export class TokensController {
-  constructor(private readonly tokens: TokensService) {}
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly verification: EmailVerificationService,
+  ) {}
 
   @Get()
   @Render('tokens/index')
@@ -64,6 +68,8 @@ export class TokensController {
       newToken,
       abilities: ABILITIES,
       expiryChoices: EXPIRY_CHOICES,
+      // Until the address is confirmed the page says why no token can be made, and offers a link.
+      verificationPending: this.verification.isPending(user),
     };
   }
 }

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 import { generateToken, hashToken } from './token-format.js';
 import { TokensRepository, type TokenWithOwner } from './tokens.repository.js';
@@ -35,6 +36,7 @@ describe('TokensService.authenticate', () => {
         { provide: TokensRepository, useValue: { findWithOwnerByHash } },
         { provide: LastUsedRecorder, useValue: { record } },
         { provide: Transactions, useValue: {} },
+        { provide: EmailVerificationService, useValue: {} },
       ],
     }).compile();
     service = moduleRef.get(TokensService);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { ABILITIES, type Ability } from '../common/auth/abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
@@ -37,9 +38,12 @@ export class TokensService {
     private readonly tokens: TokensRepository,
     private readonly transactions: Transactions,
     private readonly lastUsed: LastUsedRecorder,
+    private readonly verification: EmailVerificationService,
   ) {}
 
+  /** Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required). */
   async create(userId: number, input: CreateTokenDto): Promise<CreatedToken> {
+    await this.verification.assertConfirmed({ userId });
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
     const row = {

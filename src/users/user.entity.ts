@@ -27,6 +27,10 @@ export class User {
   @Column({ name: 'password_hash', type: 'varchar', length: 255, nullable: true })
   passwordHash!: string | null;
 
+  /** When the person followed the link mailed to their address; null until then. */
+  @Column({ name: 'email_verified_at', type: 'datetime', precision: 6, nullable: true })
+  emailVerifiedAt!: Date | null;
+
   @Column({ name: 'current_team_id', type: 'integer', nullable: true })
   currentTeamId!: number | null;
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { normalizeEmail } from './email.js';
 import { User } from './user.entity.js';
 
@@ -12,22 +12,38 @@ export class UsersRepository {
     return manager.getRepository(User);
   }
 
-  findById(id: number): Promise<User | null> {
-    return this.repo().findOneBy({ id });
+  findById(id: number, manager?: EntityManager): Promise<User | null> {
+    return this.repo(manager).findOneBy({ id });
   }
 
-  findByEmail(email: string): Promise<User | null> {
-    return this.repo().findOneBy({ email: normalizeEmail(email) });
+  findByEmail(email: string, manager?: EntityManager): Promise<User | null> {
+    return this.repo(manager).findOneBy({ email: normalizeEmail(email) });
   }
 
   insert(
     manager: EntityManager,
-    user: Pick<User, 'name' | 'email' | 'passwordHash'>,
+    user: Pick<User, 'name' | 'email' | 'passwordHash' | 'emailVerifiedAt'>,
   ): Promise<User> {
     const repo = this.repo(manager);
     return repo.save(
       repo.create({ ...user, email: normalizeEmail(user.email), currentTeamId: null }),
     );
+  }
+
+  /** Records that the person confirmed their address, unless they already had. */
+  async markEmailVerified(manager: EntityManager, userId: number, at: Date): Promise<void> {
+    await this.repo(manager).update(
+      { id: userId, emailVerifiedAt: IsNull() },
+      { emailVerifiedAt: at },
+    );
+  }
+
+  async setPasswordHash(
+    manager: EntityManager,
+    userId: number,
+    passwordHash: string,
+  ): Promise<void> {
+    await this.repo(manager).update({ id: userId }, { passwordHash });
   }
 
   /**

@@ -14,15 +14,19 @@ export function uniqueEmail(prefix = 'user'): string {
   return `${prefix}-${randomBytes(4).toString('hex')}@example.com`;
 }
 
+/** An account made directly (as the command line makes them): its address confirmed unless told. */
 export function createUser(
   app: INestApplication,
-  overrides: Partial<{ name: string; email: string; password: string }> = {},
+  overrides: Partial<{ name: string; email: string; password: string; verified: boolean }> = {},
 ): Promise<User> {
-  return app.get(RegistrationService).register({
-    name: overrides.name ?? 'Ada Lovelace',
-    email: overrides.email ?? uniqueEmail(),
-    password: overrides.password,
-  });
+  return app.get(RegistrationService).createAccount(
+    {
+      name: overrides.name ?? 'Ada Lovelace',
+      email: overrides.email ?? uniqueEmail(),
+      password: overrides.password,
+    },
+    { verified: overrides.verified ?? true },
+  );
 }
 
 export function createToken(

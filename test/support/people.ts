@@ -15,12 +15,12 @@ export interface SignedInPerson {
 
 /** A person with an account (made directly, not through the pages) signed in through /login. */
 export async function signedInPerson(
-  t: Pick<TestApp, 'app' | 'server'>,
+  t: Pick<TestApp, 'app' | 'server' | 'mail'>,
   overrides: { name?: string; email?: string } = {},
 ): Promise<SignedInPerson> {
   const email = overrides.email ?? uniqueEmail('person');
   const user = await createUser(t.app, { name: overrides.name, email, password: PASSWORD });
-  const client = new WebClient(t.server);
+  const client = new WebClient(t.server, t.mail);
   const res = await client.login(email, PASSWORD);
   if (res.status !== 303 || res.headers.location !== '/dashboard') {
     throw new Error(`sign-in failed: ${res.status} ${res.headers.location}`);

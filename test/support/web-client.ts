@@ -1,12 +1,17 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
+import { TestSmtpServer } from './smtp-server.js';
 
 /** A browser-like HTTP client: keeps cookies, and posts forms with the page's CSRF token. */
 export class WebClient {
   readonly agent: TestAgent;
 
-  constructor(server: Server) {
+  /** `mail`: where the app's mail arrives, for following the links it sends. */
+  constructor(
+    server: Server,
+    private readonly mail?: TestSmtpServer,
+  ) {
     this.agent = request.agent(server);
   }
 
@@ -39,16 +44,39 @@ export class WebClient {
       .send({ ...fields, _csrf });
   }
 
-  async register(name: string, email: string, password = 'correct horse battery') {
+  /**
+   * Signs up as a person would: the form, then (with a mailbox) the confirmation link from the
+   * mail, then signing in. Returns the sign-in's answer, which sets the session cookie.
+   */
+  async register(
+    name: string,
+    email: string,
+    password = 'correct horse battery',
+    options: { confirm?: boolean } = {},
+  ) {
     const res = await this.submit('/register', '/register', {
       name,
       email,
       password,
       password_confirmation: password,
     });
-    if (res.status !== 303 || res.headers.location !== '/dashboard') {
+    if (res.status !== 303 || res.headers.location !== '/register/check-email') {
       throw new Error(`registration failed: ${res.status} ${res.headers.location}`);
     }
+    if (this.mail && options.confirm !== false) await this.confirmEmail(email);
+    const signedIn = await this.login(email, password);
+    if (signedIn.status !== 303 || signedIn.headers.location !== '/dashboard') {
+      throw new Error(`sign-in after registration failed: ${signedIn.status}`);
+    }
+    return signedIn;
+  }
+
+  /** Follows the confirmation link mailed to `email`. */
+  async confirmEmail(email: string) {
+    if (!this.mail) throw new Error('this client has no mailbox to read');
+    const mail = await this.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+    const res = await this.agent.get(TestSmtpServer.linkPath(mail, '/verify-email/'));
+    if (res.status !== 200) throw new Error(`confirmation failed: ${res.status}`);
     return res;
   }
 

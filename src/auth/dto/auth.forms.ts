@@ -13,12 +13,12 @@ import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 import { normalizeEmail } from '../../users/email.js';
 
-const emailTransform = Transform(({ value }) =>
-  typeof value === 'string' ? normalizeEmail(value) : value,
-);
+/** Emails are compared in one form: trimmed and lower-cased. */
+export const NormalizedEmail = (): PropertyDecorator =>
+  Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value));
 
 /** The property must equal another one (a confirmation field). */
-function SameAs(property: string, message: string): PropertyDecorator {
+export function SameAs(property: string, message: string): PropertyDecorator {
   return (target, propertyName) =>
     registerDecorator({
       name: 'sameAs',
@@ -41,7 +41,7 @@ export class RegisterForm {
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
-  @emailTransform
+  @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
   @MaxLength(255, { message: 'Email must be at most 255 characters.' })
   @IsString({ message: 'Email must be text.' })
@@ -59,7 +59,7 @@ export class RegisterForm {
 }
 
 export class LoginForm {
-  @emailTransform
+  @NormalizedEmail()
   @MaxLength(255, { message: 'Email must be at most 255 characters.' })
   @IsNotEmpty({ message: 'Enter your email.' })
   @IsString({ message: 'Enter your email.' })

@@ -1,5 +1,11 @@
 /** The statuses a domain error may answer with: each error class names its own. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 429 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 422 | 429 | 503;
+
+/** Where a person can go on from an error page (ask for a new link, say). */
+export interface NextStep {
+  href: string;
+  label: string;
+}
 
 /**
  * An expected failure that the domain names with a stable code and its HTTP status. Services
@@ -14,6 +20,8 @@ export abstract class DomainError extends Error {
   readonly challenge?: string;
   /** For pages: where to send the person instead of showing an error page. */
   readonly pageRedirect?: string;
+  /** For pages: a way on, shown as a button on the error page. */
+  readonly nextStep?: NextStep;
 
   constructor(message: string) {
     // An expected outcome, answered by its code: a stack trace would say nothing useful, and

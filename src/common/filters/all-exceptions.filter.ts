@@ -8,7 +8,13 @@ import {
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
-import { ConflictError, DomainError, ValidationError } from '../errors/domain.error.js';
+import {
+  ConflictError,
+  DomainError,
+  ValidationError,
+  type NextStep,
+} from '../errors/domain.error.js';
+import { loggablePath } from '../http/loggable-path.js';
 import { failure } from '../http/envelope.js';
 import { flash, keptInput } from '../web/flash.js';
 import { signInPageFor } from '../web/return-to.js';
@@ -21,6 +27,7 @@ export interface ResolvedError {
   fields?: Record<string, string>;
   /** A page to send the person to instead of an error page. */
   redirect?: string;
+  nextStep?: NextStep;
 }
 
 export const GENERIC_MESSAGES: Record<number, string> = {
@@ -98,6 +105,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       status: error.status,
       message: error.message,
       requestId: supportId(error, request),
+      nextStep: error.nextStep,
     };
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
@@ -114,8 +122,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
           : exception instanceof ConflictError && exception.field
             ? { [exception.field]: exception.message }
             : undefined;
-      const redirect = exception.pageRedirect;
-      return { status, code: exception.code, message: exception.message, fields, redirect };
+      return {
+        status,
+        code: exception.code,
+        message: exception.message,
+        fields,
+        redirect: exception.pageRedirect,
+        nextStep: exception.nextStep,
+      };
     }
     if (isCsrfFailure(exception)) {
       return { status: 403, code: 'csrf_failed', message: CSRF_MESSAGE };
@@ -132,13 +146,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.error({
-        msg: `Database unavailable during ${request.method} ${request.path}: ${String(exception)}`,
+        msg: `Database unavailable during ${request.method} ${loggablePath(request.path)}: ${String(exception)}`,
         reqId: request.id,
       });
       return { status: 503, code: 'service_unavailable', message: GENERIC_MESSAGES[503] };
     }
     this.logger.error({
-      msg: `Unhandled error during ${request.method} ${request.path}`,
+      msg: `Unhandled error during ${request.method} ${loggablePath(request.path)}`,
       reqId: request.id,
       err: exception instanceof Error ? exception : new Error(String(exception)),
     });

@@ -2,6 +2,7 @@ import { InitialSchema1763798400000 } from './1763798400000-initial-schema.js';
 import { Sessions1763884800000 } from './1763884800000-sessions.js';
 import { TwoFactor1764201600000 } from './1764201600000-two-factor.js';
 import { MailOutbox1764460800000 } from './1764460800000-mail-outbox.js';
+import { EmailVerification1764547200000 } from './1764547200000-email-verification.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   Sessions1763884800000,
   TwoFactor1764201600000,
   MailOutbox1764460800000,
+  EmailVerification1764547200000,
 ];

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, IsNull, LessThan, type EntityManager } from 'typeorm';
+import { AccountToken, type AccountTokenPurpose } from './account-token.entity.js';
+
+@Injectable()
+export class AccountTokensRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Stores a new token for the user, and deletes the unused ones it replaces. */
+  async insertReplacing(
+    manager: EntityManager,
+    row: Pick<AccountToken, 'userId' | 'purpose' | 'tokenHash' | 'expiresAt'>,
+  ): Promise<void> {
+    const repo = manager.getRepository(AccountToken);
+    await repo.delete({ userId: row.userId, purpose: row.purpose, usedAt: IsNull() });
+    await repo.insert({ ...row, usedAt: null });
+  }
+
+  findByHash(
+    hash: string,
+    purpose: AccountTokenPurpose,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<AccountToken | null> {
+    return manager.getRepository(AccountToken).findOneBy({ tokenHash: hash, purpose });
+  }
+
+  /** Marks the token used, unless it already was: true for the one caller that used it. */
+  async markUsed(manager: EntityManager, id: number, at: Date): Promise<boolean> {
+    const result = await manager
+      .getRepository(AccountToken)
+      .update({ id, usedAt: IsNull() }, { usedAt: at });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async deleteExpired(manager: EntityManager, before: Date): Promise<number> {
+    const result = await manager
+      .getRepository(AccountToken)
+      .delete({ expiresAt: LessThan(before) });
+    return result.affected ?? 0;
+  }
+}

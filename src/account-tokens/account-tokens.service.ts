@@ -1,0 +1,97 @@
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { Transactions } from '../database/transactions.js';
+import type { AccountToken, AccountTokenPurpose } from './account-token.entity.js';
+import type { LinkProblem } from './account-tokens.errors.js';
+import { AccountTokensRepository } from './account-tokens.repository.js';
+
+/** 32 random bytes in base64url: what a link carries. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const PRUNE_EVERY_MS = 3_600_000;
+/** Dead tokens are kept a week, so a late click still hears "expired" or "used". */
+const KEEP_DEAD_MS = 7 * 86_400_000;
+
+export type LinkCheck =
+  | { ok: true; token: AccountToken }
+  /** `token`: the row, when the link named one (used or expired). */
+  | { ok: false; problem: LinkProblem; token?: AccountToken };
+
+const hashOf = (plaintext: string): string => createHash('sha256').update(plaintext).digest('hex');
+
+/**
+ * Single-use tokens for the links mailed to people (confirming an address, resetting a
+ * password): random, stored only as their SHA-256, valid until they expire or are used, and
+ * replaced, for one account and purpose, by the next one issued.
+ */
+@Injectable()
+export class AccountTokens implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('AccountTokens');
+  private pruner?: NodeJS.Timeout;
+
+  constructor(
+    private readonly tokens: AccountTokensRepository,
+    private readonly transactions: Transactions,
+  ) {}
+
+  /** A new token for the user; the plaintext exists only in what is returned. */
+  async issue(
+    manager: EntityManager,
+    userId: number,
+    purpose: AccountTokenPurpose,
+    ttlMs: number,
+  ): Promise<string> {
+    const plaintext = randomBytes(32).toString('base64url');
+    await this.tokens.insertReplacing(manager, {
+      userId,
+      purpose,
+      tokenHash: hashOf(plaintext),
+      expiresAt: new Date(Date.now() + ttlMs),
+    });
+    return plaintext;
+  }
+
+  /** Whether the token could be used now; a malformed one costs no query. */
+  async check(
+    plaintext: string,
+    purpose: AccountTokenPurpose,
+    manager?: EntityManager,
+  ): Promise<LinkCheck> {
+    if (!TOKEN_SHAPE.test(plaintext)) return { ok: false, problem: 'unknown' };
+    const token = await this.tokens.findByHash(hashOf(plaintext), purpose, manager);
+    if (!token) return { ok: false, problem: 'unknown' };
+    if (token.usedAt) return { ok: false, problem: 'used', token };
+    if (token.expiresAt.getTime() <= Date.now()) return { ok: false, problem: 'expired', token };
+    return { ok: true, token };
+  }
+
+  /** Uses the token inside `manager`'s transaction: of two uses at once, one wins. */
+  async use(
+    manager: EntityManager,
+    plaintext: string,
+    purpose: AccountTokenPurpose,
+  ): Promise<LinkCheck> {
+    const checked = await this.check(plaintext, purpose, manager);
+    if (!checked.ok) return checked;
+    const won = await this.tokens.markUsed(manager, checked.token.id, new Date());
+    return won ? checked : { ok: false, problem: 'used', token: checked.token };
+  }
+
+  onModuleInit(): void {
+    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.pruner);
+  }
+
+  async prune(now = Date.now()): Promise<number> {
+    try {
+      const before = new Date(now - KEEP_DEAD_MS);
+      return await this.transactions.run((m) => this.tokens.deleteExpired(m, before));
+    } catch (error) {
+      this.logger.warn(`Could not prune expired account tokens: ${String(error)}`);
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,12 @@
+import { DomainError } from '../common/errors/domain.error.js';
+
+export class EmailNotVerifiedError extends DomainError {
+  readonly code = 'email_not_verified';
+  readonly status = 403;
+  override readonly nextStep = { href: '/settings/api-tokens', label: 'Back to API tokens' };
+  constructor() {
+    super(
+      'Confirm your email address before creating API tokens: follow the link we mailed you, or ask for a new one on the API tokens page.',
+    );
+  }
+}

@@ -1,0 +1,116 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { AccountTokens } from '../account-tokens/account-tokens.service.js';
+import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
+import type { Person } from '../common/actor.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import type { User } from '../users/user.entity.js';
+import { UserNotFoundError } from '../users/users.errors.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { EmailNotVerifiedError } from './email-verification.errors.js';
+
+export const VERIFY_EMAIL_MAIL = 'verify-email';
+const LINK_HOURS = 24;
+const ASK_AGAIN = { href: '/settings/api-tokens', label: 'Ask for a new link' };
+
+/**
+ * Confirming that a person receives mail at their address: a link mailed at sign-up (and on
+ * request), valid for a day and once. With EMAIL_VERIFICATION=required an account whose
+ * address is not confirmed signs in but creates no API tokens.
+ */
+@Injectable()
+export class EmailVerificationService implements OnModuleInit {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly tokens: AccountTokens,
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly transactions: Transactions,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onModuleInit(): void {
+    this.composers.register(VERIFY_EMAIL_MAIL, (m, request) => this.compose(m, request));
+  }
+
+  get required(): boolean {
+    return this.config.mail.verification === 'required';
+  }
+
+  /** Whether this person must still confirm their address before creating tokens. */
+  isPending(user: Pick<User, 'emailVerifiedAt'>): boolean {
+    return this.required && user.emailVerifiedAt === null;
+  }
+
+  /** In the transaction that creates the account: the confirmation mail, when it is required. */
+  async requestFor(manager: EntityManager, user: Pick<User, 'id' | 'email'>): Promise<void> {
+    if (!this.required) return;
+    await this.outbox.enqueue(manager, {
+      kind: VERIFY_EMAIL_MAIL,
+      to: user.email,
+      params: { userId: user.id },
+    });
+  }
+
+  /** A new link, replacing the last one; `confirmed` when there is nothing left to confirm. */
+  async resend(person: Person): Promise<'sent' | 'confirmed'> {
+    return this.transactions.run(async (m) => {
+      const user = await this.users.findById(person.userId, m);
+      if (!user) throw new UserNotFoundError();
+      if (!this.isPending(user)) return 'confirmed';
+      await this.requestFor(m, user);
+      return 'sent';
+    });
+  }
+
+  /**
+   * Confirms the address the link was sent to. A link used already is fine when the address is
+   * confirmed: mail scanners open links before people do.
+   */
+  async confirm(token: string): Promise<void> {
+    const outcome = await this.transactions.run(async (m) => {
+      const used = await this.tokens.use(m, token, 'verify_email');
+      if (used.ok) {
+        await this.users.markEmailVerified(m, used.token.userId, new Date());
+        return undefined;
+      }
+      if (used.problem === 'used' && used.token) {
+        const user = await this.users.findById(used.token.userId, m);
+        if (user?.emailVerifiedAt) return undefined;
+      }
+      return used.problem;
+    });
+    if (outcome) throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
+  }
+
+  /** Refuses what needs a confirmed address when the person has not confirmed theirs. */
+  async assertConfirmed(person: Person): Promise<void> {
+    if (!this.required) return;
+    const user = await this.users.findById(person.userId);
+    if (!user) throw new UserNotFoundError();
+    if (this.isPending(user)) throw new EmailNotVerifiedError();
+  }
+
+  /** Made when sent: nothing when the address was confirmed (or changed) meanwhile. */
+  private async compose(
+    manager: EntityManager,
+    request: { to: string; params: Record<string, unknown> },
+  ): Promise<MailMessage | null> {
+    const user = await this.users.findById(Number(request.params.userId), manager);
+    if (!user || user.emailVerifiedAt || user.email !== request.to) return null;
+    const token = await this.tokens.issue(manager, user.id, 'verify_email', LINK_HOURS * 3_600_000);
+    const link = `${this.config.app.publicUrl}/verify-email/${token}`;
+    return {
+      to: user.email,
+      subject: 'Confirm your email address',
+      ...this.templates.render('verify-email', { name: user.name, link, hours: LINK_HOURS }),
+    };
+  }
+}

@@ -1,0 +1,23 @@
+import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
+import { NormalizedEmail, SameAs } from '../../auth/dto/auth.forms.js';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
+
+export class ForgotPasswordForm {
+  @NormalizedEmail()
+  @IsEmail({}, { message: 'Enter a valid email address.' })
+  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @IsString({ message: 'Enter your email.' })
+  email!: string;
+}
+
+export class ResetPasswordForm {
+  @Length(PASSWORD_MIN, PASSWORD_MAX, {
+    message: `Password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`,
+  })
+  @IsString({ message: 'Choose a password.' })
+  password!: string;
+
+  @SameAs('password', 'The passwords do not match.')
+  @IsString({ message: 'Confirm the password.' })
+  password_confirmation!: string;
+}

@@ -1,0 +1,64 @@
+import { Body, Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import type { Request } from 'express';
+import type { SessionData } from 'express-session';
+import { SessionLifecycle } from '../auth/session-lifecycle.js';
+import { Public } from '../common/auth/auth-policy.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import { RouteLimit } from '../rate-limit/route-limit.guard.js';
+import { ForgotPasswordForm, ResetPasswordForm } from './dto/password-reset.forms.js';
+import { PasswordResetService, RESET_LINK_MINUTES } from './password-reset.service.js';
+
+const REQUESTED = `If an account uses that address, a link to choose a new password is on its way. It works for ${RESET_LINK_MINUTES} minutes.`;
+const CHANGED =
+  'Your password has been changed and your account signed out everywhere. Sign in with the new password.';
+
+/** "Forgot your password?": asking for a link, and the page the link opens. */
+@Controller()
+export class PasswordResetController {
+  constructor(
+    private readonly resets: PasswordResetService,
+    private readonly sessions: SessionLifecycle,
+  ) {}
+
+  @Get('forgot-password')
+  @Public()
+  @Render('password-reset/forgot')
+  forgotPage(): object {
+    return { title: 'Forgot your password?' };
+  }
+
+  /** The same answer whether or not the address has an account. */
+  @Post('forgot-password')
+  @Public()
+  @RouteLimit('forgot-password')
+  @FormPage('/forgot-password')
+  @Redirect('/forgot-password', 303)
+  async forgot(@Body() form: ForgotPasswordForm, @Session() session: SessionData): Promise<void> {
+    await this.resets.request(form.email);
+    flash(session, { notice: REQUESTED });
+  }
+
+  @Get('reset-password/:token')
+  @Public()
+  @Render('password-reset/reset')
+  async resetPage(@Param('token') token: string): Promise<object> {
+    await this.resets.assertUsable(token);
+    return { title: 'Choose a new password', token };
+  }
+
+  @Post('reset-password/:token')
+  @Public()
+  @FormPage('/reset-password/:token')
+  @Redirect('/login', 303)
+  async reset(
+    @Param('token') token: string,
+    @Body() form: ResetPasswordForm,
+    @Req() req: Request,
+  ): Promise<void> {
+    await this.resets.reset(token, form.password);
+    // This browser's session may be one of those just ended: the notice goes in a new one.
+    await this.sessions.restart(req);
+    flash(req.session, { notice: CHANGED });
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { AccountTokensModule } from '../account-tokens/account-tokens.module.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { PasswordResetController } from './password-reset.controller.js';
+import { PasswordResetService } from './password-reset.service.js';
+
+@Module({
+  imports: [AuthModule, UsersModule, AccountTokensModule, RateLimitModule],
+  controllers: [PasswordResetController],
+  providers: [PasswordResetService],
+  exports: [PasswordResetService],
+})
+export class PasswordResetModule {}

@@ -1,0 +1,138 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
+import { AccountTokens } from '../account-tokens/account-tokens.service.js';
+import { PasswordHasher } from '../auth/password-hasher.js';
+import { SessionsRepository } from '../auth/sessions.repository.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import { AddressLimiter } from '../rate-limit/address-limiter.js';
+import type { User } from '../users/user.entity.js';
+import { UserNotFoundError } from '../users/users.errors.js';
+import { UsersRepository } from '../users/users.repository.js';
+
+export const PASSWORD_RESET_MAIL = 'password-reset';
+export const PASSWORD_CHANGED_MAIL = 'password-changed';
+export const RESET_LINK_MINUTES = 60;
+const ASK_AGAIN = { href: '/forgot-password', label: 'Ask for a new link' };
+
+type Request = { to: string; params: Record<string, unknown> };
+
+/**
+ * Forgotten passwords: a link by mail, valid for an hour and once, the newest replacing those
+ * before it. Setting the new password signs the account out everywhere and tells its owner.
+ */
+@Injectable()
+export class PasswordResetService implements OnModuleInit {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly tokens: AccountTokens,
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly passwords: PasswordHasher,
+    private readonly sessions: SessionsRepository,
+    private readonly limiter: AddressLimiter,
+    private readonly transactions: Transactions,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onModuleInit(): void {
+    this.composers.register(PASSWORD_RESET_MAIL, (m, r) => this.composeLink(m, r));
+    this.composers.register(PASSWORD_CHANGED_MAIL, (m, r) => this.composeNotice(m, r));
+  }
+
+  /**
+   * Asks for a link to be mailed to `email` (validated, normalised). The same work whether or
+   * not the address has an account: one row in the outbox, never a look at `users`. Whether
+   * there is an account to reset is found when the message is made, after the answer. Past
+   * the address's hourly limit nothing is sent, and the answer is still the same.
+   */
+  async request(email: string): Promise<void> {
+    if (!(await this.limiter.allow(PASSWORD_RESET_MAIL, email))) return;
+    await this.transactions.run((m) =>
+      this.outbox.enqueue(m, { kind: PASSWORD_RESET_MAIL, to: email }),
+    );
+  }
+
+  /** For an operator: a link that sets the account's password, to hand over instead of mailing. */
+  async linkFor(email: string): Promise<{ user: User; link: string; minutes: number }> {
+    return this.transactions.run(async (m) => {
+      const user = await this.users.findByEmail(email, m);
+      if (!user) throw new UserNotFoundError();
+      return { user, link: await this.issueLink(m, user), minutes: RESET_LINK_MINUTES };
+    });
+  }
+
+  /** Refuses, with a page that says why, a link that cannot set a password. */
+  async assertUsable(token: string): Promise<void> {
+    const checked = await this.tokens.check(token, 'reset_password');
+    if (!checked.ok) throw new AccountLinkError(checked.problem, 'password reset', ASK_AGAIN);
+  }
+
+  /**
+   * Sets the password the link is for, once: the account's sessions end (and every other one
+   * signed in under the old password, by its credential stamp), the address counts as
+   * confirmed (the link reached it), and its owner is told by mail.
+   */
+  async reset(token: string, password: string): Promise<void> {
+    // Checked before hashing, so that a bad link costs no hashing time.
+    await this.assertUsable(token);
+    const passwordHash = await this.passwords.hash(password);
+    await this.transactions.run(async (m) => {
+      const used = await this.tokens.use(m, token, 'reset_password');
+      if (!used.ok) throw new AccountLinkError(used.problem, 'password reset', ASK_AGAIN);
+      const userId = used.token.userId;
+      const user = await this.users.findById(userId, m);
+      if (!user) throw new UserNotFoundError();
+      await this.users.setPasswordHash(m, userId, passwordHash);
+      await this.users.markEmailVerified(m, userId, new Date());
+      await this.sessions.deleteForUser(m, userId);
+      await this.outbox.enqueue(m, {
+        kind: PASSWORD_CHANGED_MAIL,
+        to: user.email,
+        params: { userId },
+      });
+    });
+  }
+
+  private async issueLink(manager: EntityManager, user: Pick<User, 'id'>): Promise<string> {
+    const ttl = RESET_LINK_MINUTES * 60_000;
+    const token = await this.tokens.issue(manager, user.id, 'reset_password', ttl);
+    return `${this.config.app.publicUrl}/reset-password/${token}`;
+  }
+
+  /** Nothing to send for an address with no account. */
+  private async composeLink(m: EntityManager, request: Request): Promise<MailMessage | null> {
+    const user = await this.users.findByEmail(request.to, m);
+    if (!user) return null;
+    const link = await this.issueLink(m, user);
+    return {
+      to: user.email,
+      subject: 'Reset your Tessera password',
+      ...this.templates.render('password-reset', {
+        name: user.name,
+        link,
+        minutes: RESET_LINK_MINUTES,
+      }),
+    };
+  }
+
+  private async composeNotice(m: EntityManager, request: Request): Promise<MailMessage | null> {
+    const user = await this.users.findById(Number(request.params.userId), m);
+    if (!user || user.email !== request.to) return null;
+    return {
+      to: user.email,
+      subject: 'Your Tessera password was changed',
+      ...this.templates.render('password-changed', {
+        name: user.name,
+        resetUrl: `${this.config.app.publicUrl}/forgot-password`,
+      }),
+    };
+  }
+}

@@ -1,0 +1,198 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AccountToken } from '../src/account-tokens/account-token.entity.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { uniqueEmail } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+const TOKENS = '/settings/api-tokens';
+const CONFIRM = 'Confirm your email address';
+
+describe('confirming an e-mail address', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_VERIFY_RESEND_PER_HOUR: '2' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const users = () => t.dataSource.getRepository(User);
+
+  /** A person who signed up and signed in, without following the link yet. */
+  async function unconfirmed(name = 'Unconfirmed') {
+    const email = uniqueEmail('confirm');
+    const client = new WebClient(t.server, t.mail);
+    await client.register(name, email, 'correct horse battery', { confirm: false });
+    const mail = await t.mail.waitFor({ to: email, subject: CONFIRM });
+    return { client, email, mail, link: TestSmtpServer.linkPath(mail, '/verify-email/') };
+  }
+
+  it('should let an unconfirmed person sign in, and say on the tokens page why no token can be made yet', async () => {
+    const { client, email } = await unconfirmed();
+    const page = await client.get(TOKENS);
+    expect(page.status).toBe(200);
+    const text = visibleText(page.text);
+    expect(text).toContain('Confirm your email address first');
+    expect(text).toContain(email);
+    expect(page.text).toContain('action="/verify-email/resend"');
+    expect(page.text).not.toContain('Create token');
+
+    const refused = await client.submit(TOKENS, TOKENS, {
+      name: 'too early',
+      abilities: 'user:read',
+    });
+    expect(refused.status).toBe(403);
+    expect(visibleText(refused.text)).toContain(
+      'Confirm your email address before creating API tokens',
+    );
+    expect(refused.text).toContain('href="/settings/api-tokens"');
+    const user = await users().findOneByOrFail({ email });
+    expect(await t.dataSource.getRepository(PersonalAccessToken).countBy({ userId: user.id })).toBe(
+      0,
+    );
+  });
+
+  it('should confirm the address with the mailed link, once, after which tokens can be made', async () => {
+    const { client, email, mail, link } = await unconfirmed('Ada Confirmer');
+    expect(mail.text).toContain('Hello Ada Confirmer');
+    expect(mail.html).toContain(`href="${mail.links[0]}"`);
+    const token = link.split('/').at(-1)!;
+
+    const confirmed = await client.get(link);
+    expect(confirmed.status).toBe(200);
+    expect(visibleText(confirmed.text)).toContain('Your email address is confirmed');
+    const user = await users().findOneByOrFail({ email });
+    expect(user.emailVerifiedAt).toBeInstanceOf(Date);
+
+    // Only the hash is stored, the token is spent, and no table holds the link.
+    const row = await t.dataSource.getRepository(AccountToken).findOneByOrFail({ userId: user.id });
+    expect(row.purpose).toBe('verify_email');
+    expect(row.usedAt).toBeInstanceOf(Date);
+    expect(row.tokenHash).toMatch(/^[0-9a-f]{64}$/);
+    for (const table of ['account_tokens', 'mail_outbox', 'users', 'sessions']) {
+      expect(JSON.stringify(await t.dataSource.query(`SELECT * FROM ${table}`))).not.toContain(
+        token,
+      );
+    }
+    expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBeGreaterThan(23.9 * 3_600_000);
+    expect(row.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(24 * 3_600_000);
+
+    // Opened again (a mail scanner got there first, say): still a confirmation, nothing more.
+    const again = await client.get(link);
+    expect(again.status).toBe(200);
+    expect(visibleText(again.text)).toContain('Your email address is confirmed');
+
+    const created = await client.submit(TOKENS, TOKENS, {
+      name: 'works now',
+      abilities: 'user:read',
+    });
+    expect(created.status).toBe(200);
+    expect(created.text).toMatch(/value="tsr_[0-9A-Za-z]{36}"/);
+  });
+
+  it('should answer a tampered, an unknown, a replaced and an expired link with a page that says so', async () => {
+    const { client, email, link } = await unconfirmed();
+    const tampered = await client.get(`${link.slice(0, -1)}${link.endsWith('A') ? 'B' : 'A'}`);
+    expect(tampered.status).toBe(404);
+    expect(visibleText(tampered.text)).toContain('This confirmation link is not valid.');
+    expect(tampered.text).toContain('Ask for a new link');
+    for (const path of ['/verify-email/x', `/verify-email/${'A'.repeat(43)}`]) {
+      expect((await client.get(path)).status).toBe(404);
+    }
+
+    // Asking for a new link replaces the first one.
+    const resent = await client.submit(TOKENS, '/verify-email/resend');
+    expect(resent.status).toBe(303);
+    expect(resent.headers.location).toBe(TOKENS);
+    expect(visibleText((await client.get(TOKENS)).text)).toContain(
+      'A new confirmation link is on its way.',
+    );
+    await waitForMails(email, 2);
+    const newest = TestSmtpServer.linkPath(
+      t.mail.find({ to: email, subject: CONFIRM })[1],
+      '/verify-email/',
+    );
+    expect(newest).not.toBe(link);
+    expect((await client.get(link)).status).toBe(404);
+
+    const user = await users().findOneByOrFail({ email });
+    await t.dataSource
+      .getRepository(AccountToken)
+      .update({ userId: user.id }, { expiresAt: new Date(Date.now() - 1000) });
+    const expired = await client.get(newest);
+    expect(expired.status).toBe(410);
+    expect(visibleText(expired.text)).toContain('This confirmation link has expired.');
+    expect((await users().findOneByOrFail({ email })).emailVerifiedAt).toBeNull();
+  });
+
+  it('should limit how often one account asks for a new link', async () => {
+    const { client, email } = await unconfirmed();
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push((await client.submit(TOKENS, '/verify-email/resend')).status);
+    }
+    expect(statuses).toEqual([303, 303, 429]);
+    await waitForMails(email, 3);
+  });
+
+  it('should say there is nothing to confirm to a person whose address is confirmed', async () => {
+    const client = new WebClient(t.server, t.mail);
+    const email = uniqueEmail('done');
+    await client.register('Done Already', email);
+    await client.submit(TOKENS, '/verify-email/resend');
+    expect(visibleText((await client.get(TOKENS)).text)).toContain(
+      'Your email address is confirmed already.',
+    );
+    expect(t.mail.find({ to: email, subject: CONFIRM })).toHaveLength(1);
+  });
+
+  async function waitForMails(email: string, count: number): Promise<void> {
+    const end = Date.now() + 10_000;
+    while (t.mail.find({ to: email, subject: CONFIRM }).length < count) {
+      if (Date.now() > end) throw new Error(`fewer than ${count} confirmation mails`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+});
+
+describe('with EMAIL_VERIFICATION=off', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ EMAIL_VERIFICATION: 'off' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should send no confirmation and let a new person create tokens at once', async () => {
+    const client = new WebClient(t.server, t.mail);
+    const email = uniqueEmail('off');
+    const res = await client.submit('/register', '/register', {
+      name: 'No Mail',
+      email,
+      password: 'correct horse battery',
+      password_confirmation: 'correct horse battery',
+    });
+    expect(visibleText((await client.get(res.headers.location)).text)).toContain(
+      'your account is ready',
+    );
+    await client.login(email);
+    const page = await client.get(TOKENS);
+    expect(page.text).toContain('Create token');
+    const created = await client.submit(TOKENS, TOKENS, {
+      name: 'at once',
+      abilities: 'user:read',
+    });
+    expect(created.text).toMatch(/value="tsr_[0-9A-Za-z]{36}"/);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(t.mail.find({ to: email })).toEqual([]);
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    expect(user.emailVerifiedAt).toBeNull();
+  });
+});
