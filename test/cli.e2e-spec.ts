@@ -76,6 +76,64 @@ describe('operator command line', () => {
     expect(members).toEqual([{ role: 'owner' }]);
   }, 30_000);
 
+  it('should make accounts whose address counts as confirmed, and print a link to set a missing password', async () => {
+    const r = await cli(
+      'user:create',
+      '--name',
+      'Linkless Lovelace',
+      '--email',
+      'linkless@example.com',
+    );
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const [id, intro, link] = r.stdout.trimEnd().split('\n');
+    expect(intro).toBe(
+      'linkless@example.com sets a password at this link, once, within 60 minutes:',
+    );
+    expect(link).toMatch(/^http:\/\/localhost:3000\/reset-password\/[A-Za-z0-9_-]{43}$/);
+    const [user] = await dataSource.query('SELECT * FROM users WHERE id = ?', [Number(id)]);
+    expect(user.password_hash).toBeNull();
+    expect(user.email_verified_at).not.toBeNull();
+    const token = link.split('/').at(-1)!;
+    const tokens = await dataSource.query('SELECT * FROM account_tokens WHERE user_id = ?', [
+      Number(id),
+    ]);
+    expect(tokens).toHaveLength(1);
+    expect(tokens[0].purpose).toBe('reset_password');
+    expect(JSON.stringify(tokens)).not.toContain(token);
+
+    // A new link replaces the first; nothing is mailed from the command line.
+    const again = await cli('user:password-link', '--email', 'LINKLESS@example.com');
+    expect(again).toMatchObject({ code: 0, stderr: '' });
+    expect(lastLine(again)).not.toBe(link);
+    const after = await dataSource.query('SELECT id FROM account_tokens WHERE user_id = ?', [
+      Number(id),
+    ]);
+    expect(after).toHaveLength(1);
+    expect(await count('mail_outbox')).toBe(0);
+    expect((await cli('user:password-link', '--email', 'nobody@example.com')).stderr).toMatch(
+      /No such user/,
+    );
+  }, 30_000);
+
+  it('should show a command its own help with --help or -h, and run nothing', async () => {
+    for (const flag of ['--help', '-h']) {
+      const r = await cli('user:create', flag);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toMatch(
+        /^Usage: npm run cli -- user:create --name NAME --email EMAIL \[--password PASSWORD\]\n\nCreates an account/,
+      );
+      expect(r.stdout).toContain('Without --password');
+    }
+    const help = await cli('token:create', '--email', 'x@example.com', '-h');
+    expect(help.stdout).toMatch(/^Usage: npm run cli -- token:create /);
+    expect((await cli('help', 'user:password-link')).stdout).toMatch(
+      /^Usage: npm run cli -- user:password-link --email EMAIL\n\nPrints a one-time link/,
+    );
+    const all = await cli('--help');
+    expect(all.stdout).toContain('user:password-link --email EMAIL');
+    expect(all.stdout).toContain('"npm run cli -- <command> --help" says what a command does.');
+  });
+
   it('should print the new token alone on the last line and store only its hash', async () => {
     const r = await cli(
       'token:create',

@@ -9,6 +9,7 @@ import { AddMemberDto } from '../teams/dto/add-member.dto.js';
 import { CreateTeamDto } from '../teams/dto/create-team.dto.js';
 import { NotTeamMemberError } from '../teams/teams.errors.js';
 import { TeamsService } from '../teams/teams.service.js';
+import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { CreateUserDto } from '../users/dto/create-user.dto.js';
@@ -18,6 +19,8 @@ type Values = Record<string, string | undefined>;
 
 export interface Command {
   usage: string;
+  /** What it does, for `<command> --help`. */
+  description: string;
   /** Option names, each taking a value; those in `required` must be given. */
   options: string[];
   required: string[];
@@ -42,9 +45,21 @@ function wholeNumber(name: string, raw: string): number {
   return Number(raw);
 }
 
+/** The link alone on the last line, for scripts. */
+async function printPasswordLink(
+  app: INestApplicationContext,
+  email: string,
+  out: (line: string) => void,
+): Promise<void> {
+  const { user, link, minutes } = await app.get(PasswordResetService).linkFor(email);
+  out(`${user.email} sets a password at this link, once, within ${minutes} minutes:`);
+  out(link);
+}
+
 export const COMMANDS: Record<string, Command> = {
   'db:migrate': {
     usage: 'db:migrate',
+    description: 'Applies the migrations the database has not had yet, and names them.',
     options: [],
     required: [],
     managesSchema: true,
@@ -56,6 +71,7 @@ export const COMMANDS: Record<string, Command> = {
 
   'db:rollback': {
     usage: 'db:rollback',
+    description: 'Reverts the last migration applied, and names it.',
     options: [],
     required: [],
     managesSchema: true,
@@ -67,6 +83,8 @@ export const COMMANDS: Record<string, Command> = {
 
   'user:create': {
     usage: 'user:create --name NAME --email EMAIL [--password PASSWORD]',
+    description:
+      'Creates an account with its personal team and prints its id. The address counts as confirmed. Without --password, also prints a one-time link (valid 60 minutes) where the person sets one.',
     options: ['name', 'email', 'password'],
     required: ['name', 'email'],
     async run(app, v, out) {
@@ -77,12 +95,26 @@ export const COMMANDS: Record<string, Command> = {
       });
       const user = await app.get(RegistrationService).createAccount(input, { verified: true });
       out(String(user.id));
+      if (input.password === undefined) await printPasswordLink(app, user.email, out);
+    },
+  },
+
+  'user:password-link': {
+    usage: 'user:password-link --email EMAIL',
+    description:
+      'Prints a one-time link where the person sets a new password (valid 60 minutes; it replaces any earlier link). Nothing is mailed.',
+    options: ['email'],
+    required: ['email'],
+    async run(app, v, out) {
+      await printPasswordLink(app, v.email!, out);
     },
   },
 
   'token:create': {
     usage:
       'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS]',
+    description:
+      'Creates a personal access token for the account and prints it, alone on the last line, this once.',
     options: ['email', 'name', 'abilities', 'expires-in-days'],
     required: ['email', 'name'],
     async run(app, v, out) {
@@ -103,6 +135,7 @@ export const COMMANDS: Record<string, Command> = {
 
   'token:revoke': {
     usage: 'token:revoke --email EMAIL (--name NAME | --id ID)',
+    description: "Revokes one of the account's tokens, by name or by id.",
     options: ['email', 'name', 'id'],
     required: ['email'],
     async run(app, v, out) {
@@ -124,6 +157,7 @@ export const COMMANDS: Record<string, Command> = {
 
   'tokens:prune': {
     usage: 'tokens:prune --older-than-days DAYS',
+    description: 'Deletes the tokens revoked or expired more than DAYS days ago.',
     options: ['older-than-days'],
     required: ['older-than-days'],
     async run(app, v, out) {
@@ -137,6 +171,7 @@ export const COMMANDS: Record<string, Command> = {
 
   'team:create': {
     usage: 'team:create --owner EMAIL --name NAME',
+    description: 'Creates a team owned by the account and prints its id and slug.',
     options: ['owner', 'name'],
     required: ['owner', 'name'],
     async run(app, v, out) {
@@ -149,6 +184,7 @@ export const COMMANDS: Record<string, Command> = {
 
   'team:add-member': {
     usage: 'team:add-member --team SLUG --email EMAIL [--role member|admin]',
+    description: 'Adds the account to the team, as a member unless --role says admin.',
     options: ['team', 'email', 'role'],
     required: ['team', 'email'],
     async run(app, v, out) {
@@ -162,6 +198,7 @@ export const COMMANDS: Record<string, Command> = {
 
   'team:switch': {
     usage: 'team:switch --email EMAIL --team SLUG',
+    description: "Makes the team the account's current team; the account must belong to it.",
     options: ['email', 'team'],
     required: ['email', 'team'],
     async run(app, v, out) {

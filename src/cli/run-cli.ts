@@ -11,6 +11,7 @@ class UsageError extends Error {}
 function usage(): string {
   return ['Usage: npm run cli -- <command> [options]', '', 'Commands:']
     .concat(Object.values(COMMANDS).map((c) => `  ${c.usage}`))
+    .concat(['', '"npm run cli -- <command> --help" says what a command does.'])
     .join('\n');
 }
 
@@ -71,16 +72,29 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+const HELP = ['--help', '-h'];
+
+/** One command's help: its usage and what it does. */
+function commandHelp(command: Command): string {
+  return [`Usage: npm run cli -- ${command.usage}`, '', command.description].join('\n');
+}
+
 async function run(argv: string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv;
-  if (name === 'help' || name === '--help') {
-    io.out(usage());
+  if (name === 'help' || (name !== undefined && HELP.includes(name))) {
+    const asked = args[0] === undefined ? undefined : COMMANDS[args[0]];
+    io.out(asked ? commandHelp(asked) : usage());
     return 0;
   }
   if (!name) throw new UsageError('No command given; "npm run cli -- help" lists the commands');
   const command = COMMANDS[name];
   if (!command) {
     throw new UsageError(`Unknown command "${name}"; "npm run cli -- help" lists the commands`);
+  }
+  // `<command> --help` and `-h` anywhere among its arguments: that command's help, and nothing run.
+  if (args.some((arg) => HELP.includes(arg))) {
+    io.out(commandHelp(command));
+    return 0;
   }
   const values = parse(command, args);
 
