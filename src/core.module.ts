@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { AuthModule } from './auth/auth.module.js';
 import type { Config } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
+import { InvitationsModule } from './invitations/invitations.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EmailVerificationModule } from './email-verification/email-verification.module.js';
 import { MailModule } from './mail/mail.module.js';
@@ -26,6 +27,7 @@ export class CoreModule {
         AuthModule,
         EmailVerificationModule,
         PasswordResetModule,
+        InvitationsModule,
       ],
     };
   }

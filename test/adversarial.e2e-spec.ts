@@ -363,12 +363,12 @@ describe('hostile requests', () => {
     {
       name: 'a role of owner',
       send: () =>
-        form(`/teams/${me.currentTeamId}/members`, { email: 'x@example.com', role: 'owner' }),
+        form(`/teams/${me.currentTeamId}/invitations`, { email: 'x@example.com', role: 'owner' }),
       status: 303,
     },
     {
       name: "a member added to another person's team",
-      send: () => form(`/teams/${otherTeamId}/members`, { email: me.email, role: 'admin' }),
+      send: () => form(`/teams/${otherTeamId}/invitations`, { email: me.email, role: 'admin' }),
       status: 404,
     },
     {

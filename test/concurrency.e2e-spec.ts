@@ -4,7 +4,7 @@ import request from 'supertest';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -86,10 +86,7 @@ describe('concurrent changes', () => {
       await ownerClient.submit('/teams', '/teams', { name: `Race ${i}` });
       const teamId = (await t.dataSource.getRepository(User).findOneByOrFail({ email: ownerEmail }))
         .currentTeamId!;
-      await ownerClient.submit(`/teams/${teamId}`, `/teams/${teamId}/members`, {
-        email: user.email,
-        role: 'member',
-      });
+      await addMember(t.app, teamId, user);
       teamIds.push(teamId);
     }
     const leaving = teamIds[1];

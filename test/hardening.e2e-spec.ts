@@ -14,7 +14,7 @@ import {
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -207,7 +207,7 @@ describe('hardening', () => {
       const team = await t.dataSource.getRepository(Team).findOneByOrFail({ name: 'Lookups' });
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) {
-        const res = await client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
+        const res = await client.submit(`/teams/${team.id}`, `/teams/${team.id}/invitations`, {
           email: uniqueEmail('probe'),
           role: 'member',
         });
@@ -420,10 +420,7 @@ describe('hardening', () => {
         [adminB, 'admin'],
         [member, 'member'],
       ] as const) {
-        await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
-          email: who.user.email,
-          role,
-        });
+        await addMember(t.app, team.id, who.user, role);
       }
       const memberIds = async () =>
         (await t.dataSource.getRepository(TeamMember).findBy({ teamId: team.id }))

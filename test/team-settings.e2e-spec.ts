@@ -383,4 +383,40 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       currentTeamId: other.user.currentTeamId,
     });
   });
+
+  it('should mail people about changes to their place in a team', async () => {
+    const owner = await member('Owner Mail');
+    const heir = await member('Heir Mail');
+    const gone = await member('Gone Mail');
+    const team = await teamOf(
+      owner,
+      [
+        [heir, 'member'],
+        [gone, 'member'],
+      ],
+      'Mailed Team',
+    );
+    await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${heir.user.id}/role`,
+      {
+        role: 'admin',
+      },
+    );
+    const role = await t.mail.waitFor({
+      to: heir.email,
+      subject: 'Your role in Mailed Team changed',
+    });
+    expect(role.text).toContain('You are now an admin of the team Mailed Team.');
+    await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${gone.user.id}/remove`,
+    );
+    await t.mail.waitFor({ to: gone.email, subject: 'You were removed from Mailed Team' });
+    await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
+      user_id: String(heir.user.id),
+    });
+    await t.mail.waitFor({ to: heir.email, subject: 'You now own Mailed Team' });
+    await t.mail.waitFor({ to: owner.email, subject: 'You handed Mailed Team over' });
+  });
 });

@@ -5,7 +5,7 @@ import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createToken, uniqueEmail } from './factories/index.js';
+import { addMember, createToken, uniqueEmail } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -35,10 +35,7 @@ describe('tenant isolation', () => {
     await alice.client.submit('/teams', '/teams', { name: 'Alice and Bob' });
     aliceTeam = (await t.dataSource.getRepository(User).findOneByOrFail({ id: alice.user.id }))
       .currentTeamId!;
-    await alice.client.submit(`/teams/${aliceTeam}`, `/teams/${aliceTeam}/members`, {
-      email: people.bob.user.email,
-      role: 'member',
-    });
+    await addMember(t.app, aliceTeam, people.bob.user);
     aliceTokenId = (
       await t.dataSource
         .getRepository(PersonalAccessToken)
@@ -91,7 +88,7 @@ describe('tenant isolation', () => {
       [
         "Mallory adds herself to Alice's team",
         () =>
-          mallory.client.submit('/dashboard', `/teams/${aliceTeam}/members`, {
+          mallory.client.submit('/dashboard', `/teams/${aliceTeam}/invitations`, {
             email: mallory.user.email,
             role: 'admin',
           }),
@@ -100,7 +97,7 @@ describe('tenant isolation', () => {
       [
         'Bob (a member) adds Mallory',
         () =>
-          bob.client.submit('/dashboard', `/teams/${aliceTeam}/members`, {
+          bob.client.submit('/dashboard', `/teams/${aliceTeam}/invitations`, {
             email: mallory.user.email,
             role: 'member',
           }),

@@ -3,7 +3,8 @@ import request from 'supertest';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
@@ -48,13 +49,7 @@ describe('teams pages', () => {
     const team = await t.dataSource
       .getRepository(Team)
       .findOneByOrFail({ id: (await currentTeamId(owner.user))! });
-    for (const [other, role] of others) {
-      const added = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
-        email: other.user.email,
-        role,
-      });
-      expect(added.headers.location).toBe(`/teams/${team.id}`);
-    }
+    for (const [other, role] of others) await addMember(t.app, team.id, other.user, role);
     return team;
   }
 
@@ -112,32 +107,37 @@ describe('teams pages', () => {
     expect((await outsider.client.get('/teams/not-a-number')).status).toBe(404);
   });
 
-  it('should let owners and admins add existing users by email with a role, and no one else', async () => {
+  it('should let owners and admins invite by email with a role, and no one else', async () => {
     const owner = await person('Owner');
     const admin = await person('Admin');
     const member = await person('Member');
     const team = await teamOf(owner, 'Adders', [admin, 'admin'], [member, 'member']);
     const newcomer = await person('Newcomer');
 
-    const byAdmin = await admin.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
-      email: newcomer.user.email.toUpperCase(),
-      role: 'member',
-    });
-    expect(byAdmin.headers.location).toBe(`/teams/${team.id}`);
-    expect((await members(team.id)).find((m) => m.userId === newcomer.user.id)?.role).toBe(
-      'member',
+    const byAdmin = await admin.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/invitations`,
+      { email: newcomer.user.email.toUpperCase(), role: 'member' },
     );
+    expect(byAdmin.headers.location).toBe(`/teams/${team.id}`);
+    expect(
+      await t.dataSource
+        .getRepository(TeamInvitation)
+        .findOneByOrFail({ teamId: team.id, email: newcomer.user.email }),
+    ).toMatchObject({ role: 'member', status: 'pending', invitedById: admin.user.id });
 
     const late = await person('Late');
-    const byMember = await member.client.submit(`/teams/${team.id}`, `/teams/${team.id}/members`, {
-      email: late.user.email,
-      role: 'admin',
-    });
+    const byMember = await member.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/invitations`,
+      { email: late.user.email, role: 'admin' },
+    );
     expect(byMember.status).toBe(403);
-    expect(await members(team.id)).toHaveLength(4);
+    expect(await members(team.id)).toHaveLength(3);
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(1);
   });
 
-  it('should say why an addition is refused, next to the field, and add no one', async () => {
+  it('should say why an invitation is refused, next to the field, and invite no one', async () => {
     const owner = await person('Owner');
     const personal = (await currentTeamId(owner.user))!;
     const member = await person('Member');
@@ -145,20 +145,20 @@ describe('teams pages', () => {
     const page = `/teams/${team.id}`;
 
     for (const [fields, message] of [
-      [{ email: 'nobody@example.com', role: 'member' }, 'No Tessera account uses that email.'],
       [{ email: 'not an email', role: 'member' }, 'Enter a valid email address.'],
       [{ email: member.user.email, role: 'member' }, 'That user is already a member of this team.'],
       [{ email: member.user.email, role: 'owner' }, 'Role must be one of member, admin.'],
     ] as const) {
-      const res = await owner.client.submit(page, `${page}/members`, fields);
+      const res = await owner.client.submit(page, `${page}/invitations`, fields);
       expect(res.headers.location).toBe(page);
       expect(visibleText((await owner.client.get(page)).text)).toContain(message);
     }
     expect(await members(team.id)).toHaveLength(2);
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(0);
 
     const intoPersonal = await owner.client.submit(
       `/teams/${personal}`,
-      `/teams/${personal}/members`,
+      `/teams/${personal}/invitations`,
       {
         email: member.user.email,
         role: 'member',

@@ -25,8 +25,16 @@ export class AuthController {
   @Get('register')
   @GuestOnly()
   @Render('auth/register')
-  registerPage(): object {
-    return { title: 'Create your account' };
+  registerPage(@Query('invitation') invitation: unknown, @Query('email') email: unknown): object {
+    // From an invitation's link: the invited address, fixed; joining follows its confirmation.
+    const invited =
+      typeof invitation === 'string' &&
+      /^[A-Za-z0-9_-]{43}$/.test(invitation) &&
+      typeof email === 'string' &&
+      email.length <= 255
+        ? { invitation, email }
+        : undefined;
+    return { title: 'Create your account', invited };
   }
 
   /** The same answer whether or not the address has an account already (see the service). */

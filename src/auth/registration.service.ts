@@ -24,11 +24,22 @@ export interface Registration {
   name: string;
   email: string;
   password: string;
+  /** The token of the invitation whose link the person registered from, if any. */
+  invitation?: string;
 }
+
+/** Work another feature does inside the transaction that creates an account from the pages. */
+export type RegistrationListener = (
+  manager: EntityManager,
+  user: User,
+  input: Registration,
+) => Promise<void>;
 
 /** Creates accounts: the user, their personal team, their ownership of it, all or nothing. */
 @Injectable()
 export class RegistrationService implements OnModuleInit {
+  private readonly listeners: RegistrationListener[] = [];
+
   constructor(
     private readonly users: UsersRepository,
     private readonly teams: TeamsService,
@@ -64,6 +75,7 @@ export class RegistrationService implements OnModuleInit {
         if (owner) return notifyOwner(m, owner);
         const user = await this.insertAccount(m, { ...input, passwordHash, emailVerifiedAt: null });
         await this.verification.requestFor(m, user);
+        for (const listener of this.listeners) await listener(m, user, input);
       });
     } catch (error) {
       if (!isUniqueViolation(error, 'email')) throw error;
@@ -73,6 +85,11 @@ export class RegistrationService implements OnModuleInit {
         if (owner) await notifyOwner(m, owner);
       });
     }
+  }
+
+  /** Called in the transaction of every account created from the pages. */
+  onRegistered(listener: RegistrationListener): void {
+    this.listeners.push(listener);
   }
 
   /**

@@ -3,6 +3,7 @@ import { environment } from './environment.js';
 import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
 import { EnvReader } from './env-reader.js';
 import { readMailConfig, type MailConfig } from './mail.config.js';
+import { readTeamsConfig, type TeamsConfig } from './teams.config.js';
 import { readObservabilityConfig, type ObservabilityConfig } from './observability.config.js';
 import { readSecurityConfig, type SecurityConfig } from './security.config.js';
 import { readWebConfig, type WebConfig } from './web.config.js';
@@ -14,6 +15,7 @@ export interface Config {
   security: SecurityConfig;
   observability: ObservabilityConfig;
   mail: MailConfig;
+  teams: TeamsConfig;
   /** What start-up should warn the operator about. */
   warnings: string[];
 }
@@ -36,6 +38,7 @@ export function loadConfig(env: Record<string, string | undefined> = environment
     security: readSecurityConfig(r),
     observability: readObservabilityConfig(r, app),
     mail: readMailConfig(r, app),
+    teams: readTeamsConfig(r),
     warnings: r.warnings,
   };
   if (r.problems.length > 0) {

@@ -2,13 +2,17 @@ import { Controller, Get, Redirect, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { InvitationsService } from '../invitations/invitations.service.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { User } from '../users/user.entity.js';
 
 @Controller()
 /** The home page's redirect and the signed-in person's dashboard. */
 export class DashboardController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly invitations: InvitationsService,
+  ) {}
 
   /** The signed-in go to their dashboard, everyone else to the sign-in page. */
   @Get()
@@ -22,7 +26,11 @@ export class DashboardController {
   @SignedIn()
   @Render('dashboard/index')
   async dashboard(@SignedInUser() user: User, @Req() req: Request): Promise<object> {
-    const team = await this.teams.getCurrentTeam({ userId: user.id });
-    return { title: 'Dashboard', user, team, apiBase: `${req.protocol}://${req.get('host')}` };
+    const [team, invitations] = await Promise.all([
+      this.teams.getCurrentTeam({ userId: user.id }),
+      this.invitations.pendingFor(user),
+    ]);
+    const apiBase = `${req.protocol}://${req.get('host')}`;
+    return { title: 'Dashboard', user, team, invitations, apiBase };
   }
 }

@@ -1,5 +1,6 @@
 import { AccountToken } from '../account-tokens/account-token.entity.js';
 import { Session } from '../auth/session.entity.js';
+import { TeamInvitation } from '../invitations/team-invitation.entity.js';
 import { TeamMember } from '../teams/team-member.entity.js';
 import { OutboxMessage } from '../mail/outbox-message.entity.js';
 import { Team } from '../teams/team.entity.js';
@@ -18,4 +19,5 @@ export const ENTITIES = [
   RecoveryCode,
   OutboxMessage,
   AccountToken,
+  TeamInvitation,
 ];

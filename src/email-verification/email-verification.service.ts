@@ -26,6 +26,8 @@ const ASK_AGAIN = { href: '/settings/api-tokens', label: 'Ask for a new link' };
  */
 @Injectable()
 export class EmailVerificationService implements OnModuleInit {
+  private readonly listeners: ((manager: EntityManager, userId: number) => Promise<void>)[] = [];
+
   constructor(
     private readonly users: UsersRepository,
     private readonly tokens: AccountTokens,
@@ -38,6 +40,11 @@ export class EmailVerificationService implements OnModuleInit {
 
   onModuleInit(): void {
     this.composers.register(VERIFY_EMAIL_MAIL, (m, request) => this.compose(m, request));
+  }
+
+  /** Called in the transaction that confirms a person's address. */
+  onConfirmed(listener: (manager: EntityManager, userId: number) => Promise<void>): void {
+    this.listeners.push(listener);
   }
 
   get required(): boolean {
@@ -79,6 +86,7 @@ export class EmailVerificationService implements OnModuleInit {
       const used = await this.tokens.use(m, token, 'verify_email');
       if (used.ok) {
         await this.users.markEmailVerified(m, used.token.userId, new Date());
+        for (const listener of this.listeners) await listener(m, used.token.userId);
         return undefined;
       }
       if (used.problem === 'used' && used.token) {

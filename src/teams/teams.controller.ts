@@ -4,20 +4,23 @@ import { SignedIn } from '../common/auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
-import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import type { User } from '../users/user.entity.js';
-import { AddMemberDto, ASSIGNABLE_ROLES } from './dto/add-member.dto.js';
+import { ASSIGNABLE_ROLES } from './dto/add-member.dto.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
 import { SwitchTeamForm } from './dto/switch-team.form.js';
+import { PendingInvitations } from './pending-invitations.js';
 import { TeamsService } from './teams.service.js';
 
 /** The teams a person belongs to, and each team's members. */
 @Controller('teams')
 @SignedIn()
 export class TeamsController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly invitations: PendingInvitations,
+  ) {}
 
   @Get()
   @Render('teams/index')
@@ -54,22 +57,14 @@ export class TeamsController {
   @Render('teams/show')
   async show(@SignedInUser() user: User, @IdParam() id: number): Promise<object> {
     const details = await this.teams.getForMember({ userId: user.id }, id);
-    return { title: details.team.name, ...details, roles: ASSIGNABLE_ROLES, viewerId: user.id };
-  }
-
-  @Post(':id/members')
-  @RouteLimit('team-invites')
-  @FormPage('/teams/:id')
-  @Redirect(undefined, 303)
-  async addMember(
-    @SignedInUser() user: User,
-    @IdParam() id: number,
-    @Body() form: AddMemberDto,
-    @Session() session: SessionData,
-  ): Promise<{ url: string }> {
-    const member = await this.teams.addMember({ userId: user.id }, id, form);
-    flash(session, { notice: `${member.name} was added as ${form.role}.` });
-    return { url: `/teams/${id}` };
+    const invitations = await this.invitations.forTeam(details.team.id);
+    return {
+      title: details.team.name,
+      ...details,
+      invitations,
+      roles: ASSIGNABLE_ROLES,
+      viewerId: user.id,
+    };
   }
 
   @Post(':id/members/:userId/remove')

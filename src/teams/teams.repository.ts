@@ -104,8 +104,9 @@ export class TeamsRepository {
   async findForMember(
     teamId: number,
     userId: number,
+    manager: EntityManager = this.manager,
   ): Promise<{ team: Team; role: TeamRole } | null> {
-    const membership = await this.manager
+    const membership = await manager
       .getRepository(TeamMember)
       .findOne({ where: { teamId, userId }, relations: { team: true } });
     return membership ? { team: membership.team!, role: membership.role } : null;

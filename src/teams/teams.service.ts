@@ -22,6 +22,7 @@ import {
   PersonalTeamError,
   TeamNotFoundError,
 } from './teams.errors.js';
+import { TeamNotices } from './team-notices.js';
 import { TeamsRepository } from './teams.repository.js';
 
 export interface TeamMembership {
@@ -55,6 +56,7 @@ export class TeamsService {
     private readonly teams: TeamsRepository,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
+    private readonly notices: TeamNotices,
   ) {}
 
   /** A user's own team, made with the user (inside the caller's transaction). */
@@ -129,7 +131,10 @@ export class TeamsService {
     const user = await this.users.findByEmail(input.email);
     if (!user) throw new ValidationError({ email: 'No Tessera account uses that email.' });
     try {
-      await this.transactions.run((m) => this.teams.insertMember(m, team.id, user.id, input.role));
+      await this.transactions.run(async (m) => {
+        await this.teams.insertMember(m, team.id, user.id, input.role);
+        await this.notices.send(m, user.id, 'added', team, input.role);
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw new AlreadyMemberError();
       throw error;
@@ -162,6 +167,7 @@ export class TeamsService {
       if (!(await this.teams.deleteMember(manager, team.id, userId)))
         throw new MemberNotFoundError();
       await this.teams.resetCurrentTeam(manager, userId, team.id);
+      if (!leaving) await this.notices.send(manager, userId, 'removed', team);
     });
   }
 
@@ -185,9 +191,11 @@ export class TeamsService {
     const target = await this.teams.findForMember(team.id, userId);
     if (!target) throw new MemberNotFoundError();
     if (target.role === 'owner') throw new OwnerRoleError();
-    const changed = await this.transactions.run((m) =>
-      this.teams.setRole(m, team.id, userId, role),
-    );
+    const changed = await this.transactions.run(async (m) => {
+      if (!(await this.teams.setRole(m, team.id, userId, role))) return false;
+      if (target.role !== role) await this.notices.send(m, userId, 'role', team, role);
+      return true;
+    });
     if (!changed) throw new MemberNotFoundError();
     return (await this.users.findById(userId))!;
   }
@@ -207,6 +215,8 @@ export class TeamsService {
         throw new MemberNotFoundError();
       }
       await this.teams.setRole(m, team.id, actor.userId, 'admin');
+      await this.notices.send(m, newOwnerId, 'transferred-to', team);
+      await this.notices.send(m, actor.userId, 'transferred-away', team);
     });
     return (await this.users.findById(newOwnerId))!;
   }
@@ -241,8 +251,30 @@ export class TeamsService {
     return membership;
   }
 
+  /**
+   * Adds the person to the team with the role (kept as it is when they are in it already) and
+   * makes it their current team, inside the caller's transaction: accepting an invitation.
+   */
+  async join(
+    manager: EntityManager,
+    userId: number,
+    teamId: number,
+    role: AssignableRole,
+  ): Promise<void> {
+    await this.users.lockForUpdate(manager, userId);
+    if (!(await this.teams.findForMember(teamId, userId, manager))) {
+      await this.teams.insertMember(manager, teamId, userId, role);
+    }
+    await this.users.setCurrentTeamIfMember(manager, userId, teamId);
+  }
+
+  /** Whether the person is in the team. */
+  async isMember(teamId: number, userId: number): Promise<boolean> {
+    return (await this.teams.findForMember(teamId, userId)) !== null;
+  }
+
   /** The team, if the actor may manage it: the operator always, a user as its owner or admin. */
-  private async getManageableTeam(actor: Actor, teamId: number): Promise<Team> {
+  async getManageableTeam(actor: Actor, teamId: number): Promise<Team> {
     if (actor === 'operator') {
       const team = await this.teams.findById(teamId);
       if (!team) throw new TeamNotFoundError();

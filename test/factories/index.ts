@@ -67,3 +67,13 @@ export function createTeam(
 ): Promise<Team> {
   return app.get(TeamsService).createTeam({ userId: owner.id }, { name });
 }
+
+/** Puts a user in a team directly, as the operator's `team:add-member` does. */
+export async function addMember(
+  app: INestApplication,
+  teamId: number,
+  user: Pick<User, 'email'>,
+  role: 'member' | 'admin' = 'member',
+): Promise<void> {
+  await app.get(TeamsService).addMember('operator', teamId, { email: user.email, role });
+}

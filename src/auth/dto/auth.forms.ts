@@ -56,6 +56,12 @@ export class RegisterForm {
   @SameAs('password', 'The passwords do not match.')
   @IsString({ message: 'Confirm the password.' })
   password_confirmation!: string;
+
+  /** The invitation link the person came from: they join its team once their address is confirmed. */
+  @IsOptional()
+  @MaxLength(100)
+  @IsString()
+  invitation?: string;
 }
 
 export class LoginForm {

@@ -3,6 +3,7 @@ import { Sessions1763884800000 } from './1763884800000-sessions.js';
 import { TwoFactor1764201600000 } from './1764201600000-two-factor.js';
 import { MailOutbox1764460800000 } from './1764460800000-mail-outbox.js';
 import { EmailVerification1764547200000 } from './1764547200000-email-verification.js';
+import { TeamInvitations1764633600000 } from './1764633600000-team-invitations.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   TwoFactor1764201600000,
   MailOutbox1764460800000,
   EmailVerification1764547200000,
+  TeamInvitations1764633600000,
 ];

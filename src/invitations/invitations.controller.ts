@@ -1,0 +1,83 @@
+import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import type { Request } from 'express';
+import type { SessionData } from 'express-session';
+import { Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { IdParam } from '../common/decorators/id-param.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import type { User } from '../users/user.entity.js';
+import { InvitationsService } from './invitations.service.js';
+
+/** An invitation's link, and its addressee's answer (from the link or the dashboard). */
+@Controller('invitations')
+export class InvitationsController {
+  constructor(private readonly invitations: InvitationsService) {}
+
+  @Get(':token')
+  @Public()
+  @Render('invitations/show')
+  async show(@Param('token') token: string, @Req() req: Request): Promise<object> {
+    const view = await this.invitations.view(token);
+    const viewer = req.currentUser;
+    return {
+      title: `Join ${view.team.name}`,
+      ...view,
+      token,
+      forViewer: viewer?.email === view.invitation.email,
+      loginUrl: `/login?return_to=${encodeURIComponent(`/invitations/${token}`)}`,
+      registerUrl: `/register?invitation=${encodeURIComponent(token)}&email=${encodeURIComponent(view.invitation.email)}`,
+    };
+  }
+
+  @Post(':token/accept')
+  @SignedIn()
+  @Redirect(undefined, 303)
+  async accept(
+    @SignedInUser() user: User,
+    @Param('token') token: string,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    const team = await this.invitations.acceptByToken({ userId: user.id }, token);
+    return this.joined(session, team);
+  }
+
+  @Post(':token/decline')
+  @SignedIn()
+  @Redirect('/dashboard', 303)
+  async decline(
+    @SignedInUser() user: User,
+    @Param('token') token: string,
+    @Session() session: SessionData,
+  ): Promise<void> {
+    const team = await this.invitations.declineByToken({ userId: user.id }, token);
+    flash(session, { notice: `You declined the invitation to ${team.name}.` });
+  }
+
+  @Post('pending/:invitationId/accept')
+  @SignedIn()
+  @Redirect(undefined, 303)
+  async acceptListed(
+    @SignedInUser() user: User,
+    @IdParam('invitationId') id: number,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    return this.joined(session, await this.invitations.acceptById({ userId: user.id }, id));
+  }
+
+  @Post('pending/:invitationId/decline')
+  @SignedIn()
+  @Redirect('/dashboard', 303)
+  async declineListed(
+    @SignedInUser() user: User,
+    @IdParam('invitationId') id: number,
+    @Session() session: SessionData,
+  ): Promise<void> {
+    const team = await this.invitations.declineById({ userId: user.id }, id);
+    flash(session, { notice: `You declined the invitation to ${team.name}.` });
+  }
+
+  private joined(session: SessionData, team: { id: number; name: string }): { url: string } {
+    flash(session, { notice: `You joined ${team.name}; it is now your current team.` });
+    return { url: `/teams/${team.id}` };
+  }
+}

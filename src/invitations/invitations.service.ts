@@ -1,0 +1,298 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash, randomBytes } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
+import { RegistrationService, type Registration } from '../auth/registration.service.js';
+import type { Person } from '../common/actor.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import type { AssignableRole } from '../teams/dto/add-member.dto.js';
+import { Team } from '../teams/team.entity.js';
+import { AlreadyMemberError, PersonalTeamError } from '../teams/teams.errors.js';
+import { TeamsService } from '../teams/teams.service.js';
+import type { PendingInvitations } from '../teams/pending-invitations.js';
+import type { User } from '../users/user.entity.js';
+import { UsersRepository } from '../users/users.repository.js';
+import {
+  AlreadyInvitedError,
+  InvitationLinkError,
+  InvitationNotFoundError,
+  WrongInviteeError,
+} from './invitations.errors.js';
+import { TeamInvitation } from './team-invitation.entity.js';
+
+export const TEAM_INVITATION_MAIL = 'team-invitation';
+/** 32 random bytes in base64url: what an invitation's link carries. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const DAY_MS = 86_400_000;
+
+const hashOf = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** What the page of an invitation's link shows. */
+export interface InvitationView {
+  invitation: TeamInvitation;
+  team: Team;
+  inviter: string | null;
+  /** Whether an account uses the invited address (only said to someone holding the link). */
+  hasAccount: boolean;
+}
+
+/**
+ * Invitations to teams by e-mail. Owners and admins invite any address; only the addressee,
+ * signed in with that address confirmed, accepts or declines, once. The link's token is issued
+ * when the mail is sent, stored only as its SHA-256, and replaced when the mail is sent again.
+ */
+@Injectable()
+export class InvitationsService implements OnModuleInit, PendingInvitations {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teams: TeamsService,
+    private readonly users: UsersRepository,
+    private readonly transactions: Transactions,
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly registration: RegistrationService,
+    private readonly verification: EmailVerificationService,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onModuleInit(): void {
+    this.composers.register(TEAM_INVITATION_MAIL, (m, request) => this.compose(m, request));
+    this.registration.onRegistered((m, user, input) => this.claim(m, user, input));
+    this.verification.onConfirmed((m, userId) => this.acceptClaimed(m, userId));
+  }
+
+  private repo(manager?: EntityManager) {
+    return (manager ?? this.dataSource.manager).getRepository(TeamInvitation);
+  }
+
+  /**
+   * Invites an address (owners and admins). The answer is the same whether or not the address
+   * has an account; someone already in the team, or invited and not yet answering, is said so.
+   */
+  async invite(
+    actor: Person,
+    teamId: number,
+    input: { email: string; role: AssignableRole },
+  ): Promise<TeamInvitation> {
+    const team = await this.teams.getManageableTeam(actor, teamId);
+    if (team.personal) throw new PersonalTeamError();
+    const existing = await this.users.findByEmail(input.email);
+    if (existing && (await this.teams.isMember(team.id, existing.id))) {
+      throw new AlreadyMemberError();
+    }
+    return this.transactions.run(async (m) => {
+      const current = await this.repo(m).findOneBy({ teamId: team.id, email: input.email });
+      if (current && isOpen(current)) throw new AlreadyInvitedError();
+      const fields = {
+        role: input.role,
+        invitedById: actor.userId,
+        status: 'pending' as const,
+        tokenHash: null,
+        claimedById: null,
+        respondedAt: null,
+        expiresAt: this.expiry(),
+      };
+      const invitation = current
+        ? Object.assign(current, fields)
+        : this.repo(m).create({ teamId: team.id, email: input.email, ...fields });
+      await this.repo(m).save(invitation);
+      await this.mail(m, invitation);
+      return invitation;
+    });
+  }
+
+  /** A new link, and seven more days (owners and admins); the old link stops working. */
+  async resend(actor: Person, teamId: number, invitationId: number): Promise<TeamInvitation> {
+    const invitation = await this.ofTeam(actor, teamId, invitationId);
+    return this.transactions.run(async (m) => {
+      invitation.expiresAt = this.expiry();
+      invitation.tokenHash = null;
+      await this.repo(m).save(invitation);
+      await this.mail(m, invitation);
+      return invitation;
+    });
+  }
+
+  async revoke(actor: Person, teamId: number, invitationId: number): Promise<TeamInvitation> {
+    const invitation = await this.ofTeam(actor, teamId, invitationId);
+    await this.transactions.run((m) =>
+      this.repo(m).update(
+        { id: invitation.id, status: 'pending' },
+        { status: 'revoked', tokenHash: null, respondedAt: new Date() },
+      ),
+    );
+    return invitation;
+  }
+
+  /** The team's invitations still waiting for an answer, for its page. */
+  forTeam(teamId: number): Promise<TeamInvitation[]> {
+    return this.repo().find({ where: { teamId, status: 'pending' }, order: { createdAt: 'ASC' } });
+  }
+
+  /** Invitations waiting for this person, for their dashboard: only to a confirmed address. */
+  async pendingFor(user: User): Promise<(TeamInvitation & { team: Team })[]> {
+    if (!this.isConfirmed(user)) return [];
+    const rows = await this.repo().find({
+      where: { email: user.email, status: 'pending' },
+      relations: { team: true },
+      order: { createdAt: 'ASC' },
+    });
+    return rows.filter((i) => i.expiresAt > new Date()) as (TeamInvitation & { team: Team })[];
+  }
+
+  /** What the link's page shows; an unknown, used or expired link says which. */
+  async view(token: string): Promise<InvitationView> {
+    const invitation = await this.byToken(token);
+    const [team, inviter, account] = await Promise.all([
+      this.dataSource.manager.getRepository(Team).findOneByOrFail({ id: invitation.teamId }),
+      invitation.invitedById ? this.users.findById(invitation.invitedById) : null,
+      this.users.findByEmail(invitation.email),
+    ]);
+    return { invitation, team, inviter: inviter?.name ?? null, hasAccount: !!account };
+  }
+
+  /** The addressee joins the team, which becomes their current one. */
+  acceptByToken(actor: Person, token: string): Promise<Team> {
+    return this.respond(actor, { token }, 'accepted');
+  }
+
+  declineByToken(actor: Person, token: string): Promise<Team> {
+    return this.respond(actor, { token }, 'declined');
+  }
+
+  /** From the dashboard, where the invitation is listed for its addressee. */
+  acceptById(actor: Person, id: number): Promise<Team> {
+    return this.respond(actor, { id }, 'accepted');
+  }
+
+  declineById(actor: Person, id: number): Promise<Team> {
+    return this.respond(actor, { id }, 'declined');
+  }
+
+  private async respond(
+    actor: Person,
+    which: { token: string } | { id: number },
+    answer: 'accepted' | 'declined',
+  ): Promise<Team> {
+    const user = await this.users.findById(actor.userId);
+    if (!user) throw new InvitationNotFoundError();
+    const invitation =
+      'token' in which ? await this.byToken(which.token) : await this.openById(which.id, user);
+    if (invitation.email !== user.email || !this.isConfirmed(user)) {
+      throw new WrongInviteeError(user.email);
+    }
+    return this.transactions.run(async (m) => {
+      const done = await this.repo(m).update(
+        { id: invitation.id, status: 'pending' },
+        { status: answer, tokenHash: null, respondedAt: new Date() },
+      );
+      if (!done.affected) throw new InvitationLinkError('used');
+      if (answer === 'accepted') {
+        await this.teams.join(m, user.id, invitation.teamId, invitation.role);
+      }
+      return m.getRepository(Team).findOneByOrFail({ id: invitation.teamId });
+    });
+  }
+
+  /** Registering from an invitation's link: the account joins once its address is confirmed. */
+  private async claim(manager: EntityManager, user: User, input: Registration): Promise<void> {
+    if (!input.invitation || !TOKEN_SHAPE.test(input.invitation)) return;
+    const invitation = await this.repo(manager).findOneBy({ tokenHash: hashOf(input.invitation) });
+    if (!invitation || !isOpen(invitation) || invitation.email !== user.email) return;
+    await this.repo(manager).update({ id: invitation.id }, { claimedById: user.id });
+    // Without e-mail confirmation there is nothing more to wait for.
+    if (!this.verification.required) await this.acceptClaimed(manager, user.id);
+  }
+
+  private async acceptClaimed(manager: EntityManager, userId: number): Promise<void> {
+    const user = await this.users.findById(userId, manager);
+    const claimed = await this.repo(manager).findBy({ claimedById: userId, status: 'pending' });
+    for (const invitation of claimed) {
+      if (!user || invitation.email !== user.email || !isOpen(invitation)) continue;
+      await this.repo(manager).update(
+        { id: invitation.id },
+        { status: 'accepted', tokenHash: null, respondedAt: new Date() },
+      );
+      await this.teams.join(manager, userId, invitation.teamId, invitation.role);
+    }
+  }
+
+  private async byToken(token: string): Promise<TeamInvitation> {
+    if (!TOKEN_SHAPE.test(token)) throw new InvitationLinkError('unknown');
+    const invitation = await this.repo().findOneBy({ tokenHash: hashOf(token) });
+    if (!invitation) throw new InvitationLinkError('unknown');
+    if (invitation.status !== 'pending') throw new InvitationLinkError('used');
+    if (invitation.expiresAt <= new Date()) throw new InvitationLinkError('expired');
+    return invitation;
+  }
+
+  private async openById(id: number, user: User): Promise<TeamInvitation> {
+    const invitation = await this.repo().findOneBy({ id, email: user.email });
+    if (!invitation) throw new InvitationNotFoundError();
+    if (!isOpen(invitation)) throw new InvitationLinkError('used');
+    return invitation;
+  }
+
+  /** One of the team's own invitations, for its owner or an admin; anything else is not found. */
+  private async ofTeam(actor: Person, teamId: number, id: number): Promise<TeamInvitation> {
+    const team = await this.teams.getManageableTeam(actor, teamId);
+    const invitation = await this.repo().findOneBy({ id, teamId: team.id, status: 'pending' });
+    if (!invitation) throw new InvitationNotFoundError();
+    return invitation;
+  }
+
+  private isConfirmed(user: User): boolean {
+    return !this.verification.isPending(user);
+  }
+
+  private expiry(): Date {
+    return new Date(Date.now() + this.config.teams.invitationTtlDays * DAY_MS);
+  }
+
+  private mail(manager: EntityManager, invitation: TeamInvitation): Promise<void> {
+    return this.outbox.enqueue(manager, {
+      kind: TEAM_INVITATION_MAIL,
+      to: invitation.email,
+      params: { invitationId: invitation.id },
+    });
+  }
+
+  /** Made when sent: a new link, replacing any earlier one; nothing once answered or expired. */
+  private async compose(
+    manager: EntityManager,
+    request: { to: string; params: Record<string, unknown> },
+  ): Promise<MailMessage | null> {
+    const invitation = await this.repo(manager).findOne({
+      where: { id: Number(request.params.invitationId) },
+      relations: { team: true, invitedBy: true },
+    });
+    if (!invitation || !isOpen(invitation) || invitation.email !== request.to) return null;
+    const token = randomBytes(32).toString('base64url');
+    await this.repo(manager).update({ id: invitation.id }, { tokenHash: hashOf(token) });
+    const days = Math.max(1, Math.round((invitation.expiresAt.getTime() - Date.now()) / DAY_MS));
+    return {
+      to: invitation.email,
+      subject: `You are invited to join ${invitation.team!.name} on Tessera`,
+      ...this.templates.render('team-invitation', {
+        team: invitation.team!.name,
+        inviter: invitation.invitedBy?.name ?? 'A team admin',
+        role: invitation.role,
+        link: `${this.config.app.publicUrl}/invitations/${token}`,
+        days,
+      }),
+    };
+  }
+}
+
+/** Waiting for an answer and not expired. */
+function isOpen(invitation: TeamInvitation): boolean {
+  return invitation.status === 'pending' && invitation.expiresAt > new Date();
+}

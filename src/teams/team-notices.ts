@@ -1,0 +1,88 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import { UsersRepository } from '../users/users.repository.js';
+
+export const TEAM_NOTICE_MAIL = 'team-notice';
+
+/** The changes to a person's place in a team that they are told about by mail. */
+const NOTICES = {
+  added: (team: string, role: string) => ({
+    subject: `You were added to ${team}`,
+    line: `You were added to the team ${team} as ${role}.`,
+  }),
+  removed: (team: string) => ({
+    subject: `You were removed from ${team}`,
+    line: `You are no longer a member of the team ${team}. API tokens of yours now answer with your personal team if that was your current one.`,
+  }),
+  role: (team: string, role: string) => ({
+    subject: `Your role in ${team} changed`,
+    line: `You are now ${role === 'admin' ? 'an admin' : 'a member'} of the team ${team}.`,
+  }),
+  'transferred-away': (team: string) => ({
+    subject: `You handed ${team} over`,
+    line: `The team ${team} has a new owner; you are now one of its admins.`,
+  }),
+  'transferred-to': (team: string) => ({
+    subject: `You now own ${team}`,
+    line: `The team ${team} was handed over to you: you are its owner now.`,
+  }),
+} as const;
+
+export type TeamNoticeKind = keyof typeof NOTICES;
+
+/** Mails a person about a change to their membership, in the transaction that makes it. */
+@Injectable()
+export class TeamNotices implements OnModuleInit {
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly users: UsersRepository,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onModuleInit(): void {
+    this.composers.register(TEAM_NOTICE_MAIL, (m, request) => this.compose(m, request));
+  }
+
+  async send(
+    manager: EntityManager,
+    userId: number,
+    kind: TeamNoticeKind,
+    team: { id: number; name: string },
+    role = '',
+  ): Promise<void> {
+    const user = await this.users.findById(userId, manager);
+    if (!user) return;
+    await this.outbox.enqueue(manager, {
+      kind: TEAM_NOTICE_MAIL,
+      to: user.email,
+      params: { userId, notice: kind, teamId: team.id, teamName: team.name, role },
+    });
+  }
+
+  private async compose(
+    manager: EntityManager,
+    request: { to: string; params: Record<string, unknown> },
+  ): Promise<MailMessage | null> {
+    const user = await this.users.findById(Number(request.params.userId), manager);
+    const notice = NOTICES[request.params.notice as TeamNoticeKind];
+    if (!user || user.email !== request.to || !notice) return null;
+    const { subject, line } = notice(String(request.params.teamName), String(request.params.role));
+    return {
+      to: user.email,
+      subject,
+      ...this.templates.render('team-notice', {
+        name: user.name,
+        line,
+        teamsUrl: `${this.config.app.publicUrl}/teams`,
+      }),
+    };
+  }
+}

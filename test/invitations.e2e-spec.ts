@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { createTeam, createToken, uniqueEmail } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+const INVITED = /^You are invited to join /;
+
+describe('team invitations', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const roles = async (teamId: number) =>
+    Object.fromEntries(
+      (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
+        m.userId,
+        m.role,
+      ]),
+    );
+  const invitations = () => t.dataSource.getRepository(TeamInvitation);
+
+  async function ownerWithTeam(name = 'Acme') {
+    const owner = await signedInPerson(t, { name: 'Olga Owner' });
+    const team = await createTeam(t.app, owner.user, name);
+    return { owner, team };
+  }
+
+  async function invite(by: SignedInPerson, teamId: number, email: string, role = 'member') {
+    return by.client.submit(`/teams/${teamId}`, `/teams/${teamId}/invitations`, { email, role });
+  }
+
+  /** The path of the link in the newest invitation mail to `email`. */
+  async function linkFor(email: string, after = 0): Promise<string> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const mails = t.mail.find({ to: email, subject: INVITED });
+      if (mails.length > after) return TestSmtpServer.linkPath(mails.at(-1)!, '/invitations/');
+      if (Date.now() > deadline) throw new Error(`no invitation mail to ${email}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('should invite someone with an account, who accepts from the link and lands in the team', async () => {
+    const { owner, team } = await ownerWithTeam('Invited Co');
+    const invitee = await signedInPerson(t, { name: 'Ivy Invitee' });
+    const token = (await createToken(t.app, invitee.user)).plaintext;
+
+    const sent = await invite(owner, team.id, invitee.email.toUpperCase(), 'admin');
+    expect(sent.headers.location).toBe(`/teams/${team.id}`);
+    const teamPage = visibleText((await owner.client.get(`/teams/${team.id}`)).text);
+    expect(teamPage).toContain(`An invitation was sent to ${invitee.email}.`);
+    expect(teamPage).toContain('Waiting for an answer');
+
+    const link = await linkFor(invitee.email);
+    const mail = t.mail.find({ to: invitee.email, subject: INVITED }).at(-1)!;
+    expect(mail.text).toContain('Olga Owner invites you to join the team Invited Co');
+    expect(link).toMatch(/^\/invitations\/[A-Za-z0-9_-]{43}$/);
+    const stored = await invitations().findOneByOrFail({ teamId: team.id });
+    expect(stored.tokenHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(stored)).not.toContain(link.split('/').pop());
+
+    const page = await invitee.client.get(link);
+    expect(visibleText(page.text)).toContain('Accept and join');
+    const accepted = await invitee.client.submit(link, `${link}/accept`);
+    expect(accepted.headers.location).toBe(`/teams/${team.id}`);
+    expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [invitee.user.id]: 'admin' });
+    const api = await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`);
+    expect(api.body.data.id).toBe(team.id);
+
+    // Once only: the link is spent.
+    expect((await invitee.client.get(link)).status).toBe(404);
+    expect((await invitee.client.submit('/dashboard', `${link}/accept`)).status).toBe(404);
+  });
+
+  it('should not let someone else use a forwarded link, and change nothing', async () => {
+    const { owner, team } = await ownerWithTeam('Forwarded');
+    const addressee = uniqueEmail('addressee');
+    await invite(owner, team.id, addressee);
+    const link = await linkFor(addressee);
+
+    const mallory = await signedInPerson(t, { name: 'Mallory' });
+    const page = await mallory.client.get(link);
+    expect(visibleText(page.text)).toContain('This invitation is for another address');
+    expect(page.text).not.toContain(`${link}/accept`);
+    const refused = await mallory.client.submit('/dashboard', `${link}/accept`);
+    expect(refused.status).toBe(403);
+    expect(visibleText(refused.text)).toContain('This invitation was sent to another address');
+    const declined = await mallory.client.submit('/dashboard', `${link}/decline`);
+    expect(declined.status).toBe(403);
+    expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner' });
+    expect((await invitations().findOneByOrFail({ teamId: team.id })).status).toBe('pending');
+
+    // A visitor holding it registers with the address fixed, but joins only once that address
+    // is confirmed: the forwarded link alone gets nobody in.
+    const visitor = new WebClient(t.server, t.mail);
+    const landing = await visitor.get(link);
+    const href = /href="(\/register\?invitation[^"]+)"/.exec(landing.text)![1];
+    const register = href.replaceAll('&#x3D;', '=').replaceAll('&amp;', '&');
+    const form = await visitor.get(register);
+    expect(form.text).toContain(`value="${addressee}" readonly`);
+    const registered = await visitor.submit(register, '/register', {
+      name: 'Adele Addressee',
+      email: addressee,
+      password: 'correct horse battery',
+      password_confirmation: 'correct horse battery',
+      invitation: link.split('/').pop()!,
+    });
+    expect(registered.headers.location).toBe('/register/check-email');
+    expect(Object.keys(await roles(team.id))).toHaveLength(1);
+
+    await visitor.confirmEmail(addressee);
+    const members = await roles(team.id);
+    expect(Object.values(members).sort()).toEqual(['member', 'owner']);
+    expect((await invitations().findOneByOrFail({ teamId: team.id })).status).toBe('accepted');
+    const signedIn = await visitor.login(addressee);
+    expect(signedIn.headers.location).toBe('/dashboard');
+    expect(visibleText((await visitor.get('/dashboard')).text)).toContain('Forwarded');
+  });
+
+  it('should list pending invitations on the dashboard, to accept or decline there', async () => {
+    const { owner, team } = await ownerWithTeam('Dashboard Team');
+    const other = await createTeam(t.app, owner.user, 'Declined Team');
+    const invitee = await signedInPerson(t, { name: 'Dana' });
+    await invite(owner, team.id, invitee.email);
+    await invite(owner, other.id, invitee.email);
+    const dashboard = (await invitee.client.get('/dashboard')).text;
+    expect(visibleText(dashboard)).toContain('Join Dashboard Team as member');
+    const [first, second] = await invitations().find({
+      where: { email: invitee.email },
+      order: { id: 'ASC' },
+    });
+    const accepted = await invitee.client.submit(
+      '/dashboard',
+      `/invitations/pending/${first.id}/accept`,
+    );
+    expect(accepted.headers.location).toBe(`/teams/${team.id}`);
+    const declined = await invitee.client.submit(
+      '/dashboard',
+      `/invitations/pending/${second.id}/decline`,
+    );
+    expect(declined.headers.location).toBe('/dashboard');
+    expect(visibleText((await invitee.client.get('/dashboard')).text)).toContain(
+      'You declined the invitation to Declined Team.',
+    );
+    expect(await roles(other.id)).toEqual({ [owner.user.id]: 'owner' });
+
+    // Someone else's invitation id is not theirs to answer.
+    const stranger = await signedInPerson(t);
+    const third = await createTeam(t.app, owner.user, 'Third');
+    await invite(owner, third.id, invitee.email);
+    const mine = await invitations().findOneByOrFail({ teamId: third.id });
+    const res = await stranger.client.submit(
+      '/dashboard',
+      `/invitations/pending/${mine.id}/accept`,
+    );
+    expect(res.status).toBe(404);
+  });
+
+  it('should say when someone is a member or invited already, and resend or withdraw', async () => {
+    const { owner, team } = await ownerWithTeam('Resend Co');
+    const member = await signedInPerson(t);
+    await t.dataSource
+      .getRepository(TeamMember)
+      .insert({ teamId: team.id, userId: member.user.id, role: 'member' });
+    await invite(owner, team.id, member.email);
+    expect(visibleText((await owner.client.get(`/teams/${team.id}`)).text)).toContain(
+      'That user is already a member of this team.',
+    );
+
+    const email = uniqueEmail('resend');
+    await invite(owner, team.id, email);
+    const first = await linkFor(email);
+    await invite(owner, team.id, email);
+    expect(visibleText((await owner.client.get(`/teams/${team.id}`)).text)).toContain(
+      'That address has an invitation waiting already',
+    );
+    const row = await invitations().findOneByOrFail({ teamId: team.id, email });
+    await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/invitations/${row.id}/resend`,
+    );
+    const second = await linkFor(email, 1);
+    expect(second).not.toBe(first);
+    expect((await request(t.server).get(first)).status).toBe(404);
+    expect((await request(t.server).get(second)).status).toBe(200);
+
+    await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/invitations/${row.id}/revoke`,
+    );
+    expect((await invitations().findOneByOrFail({ id: row.id })).status).toBe('revoked');
+    expect((await request(t.server).get(second)).status).toBe(404);
+  });
+
+  it('should let only owners and admins invite, and refuse another team’s invitation ids', async () => {
+    const { owner, team } = await ownerWithTeam('Guarded');
+    const plain = await signedInPerson(t);
+    await t.dataSource
+      .getRepository(TeamMember)
+      .insert({ teamId: team.id, userId: plain.user.id, role: 'member' });
+    expect((await invite(plain, team.id, uniqueEmail('x'))).status).toBe(403);
+    expect(await invitations().countBy({ teamId: team.id })).toBe(0);
+
+    const { owner: otherOwner, team: otherTeam } = await ownerWithTeam('Other');
+    await invite(otherOwner, otherTeam.id, uniqueEmail('y'));
+    const theirs = await invitations().findOneByOrFail({ teamId: otherTeam.id });
+    const res = await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/invitations/${theirs.id}/revoke`,
+    );
+    expect(res.status).toBe(404);
+    expect((await invitations().findOneByOrFail({ id: theirs.id })).status).toBe('pending');
+    const personal = await invite(owner, owner.user.currentTeamId!, uniqueEmail('z'));
+    expect(personal.status).toBe(303);
+    expect(await invitations().countBy({ teamId: owner.user.currentTeamId! })).toBe(0);
+  });
+
+  it('should refuse an expired link with a clear page, and a tampered one', async () => {
+    const { owner, team } = await ownerWithTeam('Expiring');
+    const email = uniqueEmail('late');
+    await invite(owner, team.id, email);
+    const link = await linkFor(email);
+    await invitations().update({ teamId: team.id }, { expiresAt: new Date(Date.now() - 1000) });
+    const expired = await request(t.server).get(link);
+    expect(expired.status).toBe(410);
+    expect(visibleText(expired.text)).toContain('This invitation link has expired.');
+    const tampered = await request(t.server).get(`${link.slice(0, -1)}x`);
+    expect(tampered.status).toBe(404);
+    expect((await request(t.server).get('/invitations/%00%27')).status).toBe(404);
+  });
+});
