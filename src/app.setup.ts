@@ -22,9 +22,11 @@ import { ValidationError } from './common/errors/domain.error.js';
 import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-input.js';
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { securityHeaders } from './common/http/security-headers.js';
+import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-methods.js';
+import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
-import { apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
+import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
 import { logRequest } from './logging/request-log.js';
 import { observeRequests, type ResponseWatcher } from './logging/request-observer.js';
@@ -59,21 +61,20 @@ export function configureApp(app: INestApplication): INestApplication {
   express.set('view options', { layout: 'layouts/main' });
   registerPartials(join(ROOT, 'views', 'partials'));
   for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
+  const docs = config.observability.apiDocs ? apiDocs(app) : undefined;
+  const refuseMethod = methodsCheck(app, docs !== undefined);
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
   express.use(
-    apiOrPages(
-      apiResponses(
-        app.get(ApiRateLimiter),
-        config.observability.apiDocs ? apiDocs(app) : undefined,
-      ),
-      [
-        staticAssets(),
-        urlencoded({ extended: true, limit: '100kb' }),
-        json({ limit: '100kb' }),
-        (req, res, next) => web.use(req, res, next),
-      ],
-    ),
+    apiOrPages(apiResponses(app.get(ApiRateLimiter), docs), [
+      staticAssets(),
+      // Before the body parsers and CSRF: a form sent to a path that takes no such method is
+      // answered 405 (or 404), not refused as a forgery of a form that does not exist.
+      (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next)),
+      urlencoded({ extended: true, limit: '100kb' }),
+      json({ limit: '100kb' }),
+      (req, res, next) => web.use(req, res, next),
+    ]),
   );
   app.useGlobalPipes(
     new ValidationPipe({
@@ -84,6 +85,25 @@ export function configureApp(app: INestApplication): INestApplication {
   );
   app.useGlobalFilters(new AllExceptionsFilter());
   return app;
+}
+
+/** Methods that change nothing: CSRF protection lets them through, and so does the check before it. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A method nothing takes at a path that is served gets 405 with `Allow`: checked after every
+ * route here, and returned for the pages' chain to check before the body parsers and CSRF.
+ */
+function methodsCheck(app: INestApplication, docs: boolean): RequestHandler {
+  const adapter = app.getHttpAdapter();
+  if (!(adapter instanceof ExpressHttpAdapter)) {
+    throw new Error('configureApp needs the app created with new ExpressHttpAdapter()');
+  }
+  const allowed = new AllowedMethods(adapter.getInstance());
+  for (const path of docs ? API_DOCS_PATHS : []) allowed.add(path, ['GET']);
+  const refuse = refuseUnansweredMethods(allowed);
+  adapter.useForUnrouted(refuse);
+  return refuse;
 }
 
 /**

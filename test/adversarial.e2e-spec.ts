@@ -30,6 +30,8 @@ interface Case {
   status: number;
   /** The API error code, when the answer is the JSON envelope. */
   code?: string;
+  /** The Allow header a 405 must carry. */
+  allow?: string;
 }
 
 const SQL = "Robert'); DROP TABLE users;-- OR '1'='1";
@@ -168,8 +170,8 @@ describe('hostile requests', () => {
           .post('/api/v1/user/profile')
           .type('form')
           .send({ access_token: tokens.valid }),
-      status: 404,
-      code: 'not_found',
+      status: 405,
+      code: 'method_not_allowed',
     },
     {
       name: 'a token in a cookie',
@@ -228,8 +230,9 @@ describe('hostile requests', () => {
       name: 'POST on a read-only endpoint',
       send: () =>
         request(t.server).post('/api/v1/team').set('Authorization', `Bearer ${tokens.valid}`),
-      status: 404,
-      code: 'not_found',
+      status: 405,
+      code: 'method_not_allowed',
+      allow: 'GET, HEAD',
     },
     {
       name: 'DELETE on an endpoint',
@@ -237,12 +240,20 @@ describe('hostile requests', () => {
         request(t.server)
           .delete('/api/v1/user/profile')
           .set('Authorization', `Bearer ${tokens.valid}`),
-      status: 404,
-      code: 'not_found',
+      status: 405,
+      code: 'method_not_allowed',
+      allow: 'GET, HEAD',
     },
     {
       name: 'PATCH on an endpoint',
       send: () => request(t.server).patch('/api/v1/team'),
+      status: 405,
+      code: 'method_not_allowed',
+      allow: 'GET, HEAD',
+    },
+    {
+      name: 'POST on an unknown API path',
+      send: () => request(t.server).post('/api/v1/teams'),
       status: 404,
       code: 'not_found',
     },
@@ -253,8 +264,8 @@ describe('hostile requests', () => {
           .post('/api/v1/team')
           .set('Content-Type', 'application/json')
           .send(`{"a":"${'x'.repeat(2 * 1024 * 1024)}"}`),
-      status: 404,
-      code: 'not_found',
+      status: 405,
+      code: 'method_not_allowed',
     },
     {
       name: 'a 2 MB form to a page',
@@ -278,8 +289,8 @@ describe('hostile requests', () => {
           .post('/api/v1/team')
           .set('Content-Type', 'application/json')
           .send('{"name":'),
-      status: 404,
-      code: 'not_found',
+      status: 405,
+      code: 'method_not_allowed',
     },
     {
       name: 'a path that climbs out of the public folder',
@@ -598,9 +609,23 @@ describe('hostile requests', () => {
       status: 303,
     },
     {
-      name: 'a health check with a body and an odd method (refused before routing: no CSRF token)',
+      // 405, not 403: no route takes PUT there, so there is no form whose forgery CSRF
+      // protection could stop; the method is refused before the body is read or CSRF checked.
+      name: 'a health check with a body and an odd method',
       send: () => request(t.server).put('/health/live').send({ x: 1 }),
-      status: 403,
+      status: 405,
+      allow: 'GET, HEAD',
+    },
+    {
+      name: 'a form posted to a page that takes no form, without a CSRF token',
+      send: () => web.agent.post('/dashboard').type('form').send({ x: 1 }),
+      status: 405,
+      allow: 'GET, HEAD',
+    },
+    {
+      name: 'a form posted to no page at all',
+      send: () => web.agent.post('/no-such-page').type('form').send({ x: 1 }),
+      status: 404,
     },
   ];
 
@@ -633,6 +658,8 @@ describe('hostile requests', () => {
       if (res.status >= 500) problems.push('a 5xx');
       if (c.code && body?.error?.code !== c.code)
         problems.push(`code ${body?.error?.code}, expected ${c.code}`);
+      if (c.allow && res.headers.allow !== c.allow)
+        problems.push(`Allow ${res.headers.allow}, expected ${c.allow}`);
       if (/\bat \/|node_modules|SQLITE|ER_[A-Z_]+|QueryFailedError/.test(res.text ?? ''))
         problems.push('internals leaked');
       if (problems.length > 0) failures.push(`${c.name}: ${problems.join('; ')}`);

@@ -256,10 +256,12 @@ describe('API v1', () => {
   });
 
   describe('other errors', () => {
-    it('should answer unknown paths under /api with 404 not_found in the envelope', async () => {
+    it('should answer unknown paths under /api with 404 and other methods with 405, in the envelope', async () => {
       const res = await get('/api/v1/nothing-here');
       expectError(res, 404, 'not_found');
-      expectError(await request(t.server).delete('/api/v1/user/profile'), 404, 'not_found');
+      const deleted = await request(t.server).delete('/api/v1/user/profile');
+      expectError(deleted, 405, 'method_not_allowed');
+      expect(deleted.headers.allow).toBe('GET, HEAD');
     });
 
     it("should give /api in any spelling the API's answers: envelope, challenge, no-store", async () => {
@@ -273,12 +275,12 @@ describe('API v1', () => {
       expectError(await get('/API/nothing'), 404, 'not_found');
     });
 
-    it('should read no body on the API: a POST with malformed JSON is just an unknown route', async () => {
+    it('should read no body on the API: a POST with malformed JSON is refused for its method', async () => {
       const res = await request(t.server)
         .post('/api/v1/team')
         .set('Content-Type', 'application/json')
         .send('{"name":');
-      expectError(res, 404, 'not_found');
+      expectError(res, 405, 'method_not_allowed');
     });
 
     it('should answer malformed JSON to a page with a 400 page and no parser details', async () => {

@@ -1,11 +1,11 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Express } from 'express';
+import type { Express, RequestHandler } from 'express';
 import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
 
 /**
- * Nest's Express adapter, with one difference: node:http creates every request and response
- * with Express's prototypes already in place.
+ * Nest's Express adapter, with two differences: node:http creates every request and response
+ * with Express's prototypes already in place, and handlers can be placed after every route.
  *
  * Express otherwise swaps the prototype of each request and response as it takes them
  * (`Object.setPrototypeOf` in `app.handle`). V8 cannot keep such objects in their optimized
@@ -15,6 +15,20 @@ import { createServer, IncomingMessage, ServerResponse, type ServerOptions } fro
  * Express's call changes nothing. Everything else is Nest's adapter as it is.
  */
 export class ExpressHttpAdapter extends ExpressAdapter {
+  private readonly unrouted: RequestHandler[] = [];
+
+  /** Runs `handler` for the requests no route answered, before Nest's not-found handler. */
+  useForUnrouted(handler: RequestHandler): void {
+    this.unrouted.push(handler);
+  }
+
+  // Nest sets its not-found handler once every route is registered: what goes in first runs
+  // after all of them.
+  override setNotFoundHandler(...args: Parameters<ExpressAdapter['setNotFoundHandler']>): unknown {
+    for (const handler of this.unrouted) this.use(handler);
+    return super.setNotFoundHandler(...args);
+  }
+
   override initHttpServer(options: NestApplicationOptions): void {
     // Nest's own set-up first (its return503OnClosing middleware goes on the Express app).
     super.initHttpServer(options);

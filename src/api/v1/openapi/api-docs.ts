@@ -10,10 +10,12 @@ import { BEARER_SCHEME } from './api-endpoint.decorator.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/api/docs';
+/** The pages the docs handler answers, GET (and HEAD) only; Swagger UI's files are beneath DOCS_PATH. */
+export const API_DOCS_PATHS = [OPENAPI_PATH, DOCS_PATH];
 
 const DESCRIPTION = `Read the profile of a token's owner and the owner's current team.
 
-Every request needs \`Authorization: Bearer <token>\`; tokens are made in the web application under Account Settings > API Tokens and look like \`tsr_\` followed by 36 letters and digits. Every answer is JSON in an envelope: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": …, "message": …}}\`, with \`version\` and \`timestamp\`. A path under /api that does not exist answers 404 \`not_found\` in the same envelope.`;
+Every request needs \`Authorization: Bearer <token>\`; tokens are made in the web application under Account Settings > API Tokens and look like \`tsr_\` followed by 36 letters and digits. Every answer is JSON in an envelope: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": …, "message": …}}\`, with \`version\` and \`timestamp\`. A path under /api that does not exist answers 404 \`not_found\` in the same envelope, and a method an endpoint does not take answers 405 \`method_not_allowed\` with an \`Allow\` header naming the methods it does take.`;
 
 /** The OpenAPI 3.1 document of /api/v1, generated from the controllers' decorators. */
 export function createApiDocument(app: INestApplication): OpenAPIObject {

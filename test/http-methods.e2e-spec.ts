@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import request from 'supertest';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+/** Every route the controllers declare, from their decorators: `GET /teams/:id`. */
+function declaredRoutes(t: TestApp): { method: string; path: string }[] {
+  const scanner = new MetadataScanner();
+  const routes: { method: string; path: string }[] = [];
+  for (const wrapper of new DiscoveryService(t.app.get(ModulesContainer)).getControllers()) {
+    const type = wrapper.metatype as (new (...args: never[]) => object) | null;
+    if (!type) continue;
+    const prefix = String(Reflect.getMetadata(PATH_METADATA, type) ?? '');
+    for (const name of scanner.getAllMethodNames(type.prototype)) {
+      const handler = (type.prototype as Record<string, () => unknown>)[name];
+      const path = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
+      if (path === undefined) continue;
+      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
+      const full = `/${[prefix, path].filter((part) => part && part !== '/').join('/')}`;
+      routes.push({ method, path: full.replace(/\/+/g, '/') });
+    }
+  }
+  return routes;
+}
+
+describe('methods a path does not take', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should answer 405 with Allow for every route asked with a method nobody takes there', async () => {
+    const routes = declaredRoutes(t);
+    expect(routes.length).toBeGreaterThanOrEqual(15);
+    const wrong: string[] = [];
+    for (const { method, path } of routes) {
+      const res = await request(t.server).patch(path.replace(/:\w+/g, '1'));
+      const allowed = (res.headers.allow ?? '').split(', ');
+      if (res.status !== 405 || !allowed.includes(method)) {
+        wrong.push(`PATCH ${path} (${method}): ${res.status}, Allow: ${res.headers.allow}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('should answer an API path in the JSON envelope, before any token is looked at', async () => {
+    const res = await request(t.server).post('/api/v1/team');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['www-authenticate']).toBeUndefined();
+    expect(res.body).toEqual({
+      success: false,
+      error: { code: 'method_not_allowed', message: 'That method is not allowed here.' },
+      version: 'v1',
+      timestamp: expect.any(String),
+    });
+  });
+
+  it('should answer a page with an error page, before CSRF protection and the body parsers', async () => {
+    const client = new WebClient(t.server);
+    const res = await client.agent.delete('/dashboard').type('form').send('x=1');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('That method is not allowed here.');
+    // A route that takes POST still wants its CSRF token: the check is for methods, not forms.
+    expect((await client.agent.post('/teams').type('form').send('name=x')).status).toBe(403);
+  });
+
+  it('should name every method taken at a path, and only those', async () => {
+    expect((await request(t.server).put('/teams')).headers.allow).toBe('GET, HEAD, POST');
+    expect((await request(t.server).get('/logout')).headers.allow).toBe('POST');
+    expect((await request(t.server).delete('/health/live')).headers.allow).toBe('GET, HEAD');
+  });
+
+  it('should answer the paths served beside the routes: the API description', async () => {
+    for (const path of ['/api/docs', '/api/v1/openapi.json']) {
+      const res = await request(t.server).post(path);
+      expect({ path, status: res.status, allow: res.headers.allow }).toEqual({
+        path,
+        status: 405,
+        allow: 'GET, HEAD',
+      });
+    }
+  });
+
+  it('should keep answering HEAD wherever GET is answered', async () => {
+    const page = await request(t.server).head('/login');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect((await request(t.server).head('/api/v1/team')).status).toBe(401);
+    expect((await request(t.server).head('/health/live')).status).toBe(200);
+  });
+
+  it('should answer 404, not 405, where nothing is served whatever the method', async () => {
+    for (const send of [
+      () => request(t.server).post('/no-such-page'),
+      () => request(t.server).put('/api/v1/nothing'),
+      () => request(t.server).delete('/teams/1/nothing'),
+    ]) {
+      const res = await send();
+      expect(res.status).toBe(404);
+      expect(res.headers.allow).toBeUndefined();
+    }
+  });
+
+  it('should answer OPTIONS with 405 and Allow without CORS, and CORS preflights as before', async () => {
+    const plain = await request(t.server).options('/api/v1/team');
+    expect(plain.status).toBe(405);
+    expect(plain.headers.allow).toBe('GET, HEAD');
+
+    const withCors = await createTestApp({ CORS_ORIGINS: 'https://app.example.com' });
+    try {
+      const preflight = await request(withCors.server)
+        .options('/api/v1/team')
+        .set('Origin', 'https://app.example.com')
+        .set('Access-Control-Request-Method', 'GET')
+        .set('Access-Control-Request-Headers', 'Authorization');
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com');
+      expect(preflight.headers['access-control-allow-methods']).toBe('GET,HEAD');
+    } finally {
+      await withCors.close();
+    }
+  });
+});
