@@ -2,8 +2,6 @@ import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   json,
-  Router,
-  static as serveStatic,
   urlencoded,
   type NextFunction,
   type Request,
@@ -24,6 +22,7 @@ import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-methods.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
+import { Assets } from './common/web/assets.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
@@ -56,18 +55,15 @@ export function configureApp(app: INestApplication): INestApplication {
     express.enableCors({ origin: config.security.corsOrigins, methods: ['GET', 'HEAD'] });
   }
 
-  express.setBaseViewsDir(join(ROOT, 'views'));
-  express.setViewEngine('hbs');
-  express.set('view options', { layout: 'layouts/main' });
-  registerPartials(join(ROOT, 'views', 'partials'));
-  for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
-  const docs = config.observability.apiDocs ? apiDocs(app) : undefined;
-  const refuseMethod = methodsCheck(app, docs !== undefined);
+  const assets = new Assets().addFolder(join(ROOT, 'public'));
+  const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
+  configureViews(express, assets);
+  const refuseMethod = methodsCheck(app, assets, docs !== undefined);
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
   express.use(
     apiOrPages(apiResponses(app.get(ApiRateLimiter), docs), [
-      staticAssets(),
+      assets.handler(),
       // Before the body parsers and CSRF: a form sent to a path that takes no such method is
       // answered 405 (or 404), not refused as a forgery of a form that does not exist.
       (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next)),
@@ -94,32 +90,26 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * A method nothing takes at a path that is served gets 405 with `Allow`: checked after every
  * route here, and returned for the pages' chain to check before the body parsers and CSRF.
  */
-function methodsCheck(app: INestApplication, docs: boolean): RequestHandler {
+function methodsCheck(app: INestApplication, assets: Assets, docs: boolean): RequestHandler {
   const adapter = app.getHttpAdapter();
   if (!(adapter instanceof ExpressHttpAdapter)) {
     throw new Error('configureApp needs the app created with new ExpressHttpAdapter()');
   }
   const allowed = new AllowedMethods(adapter.getInstance());
   for (const path of docs ? API_DOCS_PATHS : []) allowed.add(path, ['GET']);
+  for (const url of assets.urls()) allowed.add(url, ['GET']);
   const refuse = refuseUnansweredMethods(allowed);
   adapter.useForUnrouted(refuse);
   return refuse;
 }
 
-/**
- * The pages' stylesheets, scripts and icons, each folder on its own path so no other request
- * pays a file lookup; a step of the pages' chain, so API requests pass none of them.
- */
-function staticAssets(): RequestHandler {
-  const assets = Router();
-  for (const folder of ['css', 'js']) {
-    assets.use(
-      `/${folder}`,
-      serveStatic(join(ROOT, 'public', folder), { index: false, maxAge: '1h' }),
-    );
-  }
-  assets.use('/favicon', serveStatic(join(ROOT, 'public', 'favicon'), { maxAge: '1d' }));
-  return assets;
+function configureViews(express: NestExpressApplication, assets: Assets): void {
+  express.setBaseViewsDir(join(ROOT, 'views'));
+  express.setViewEngine('hbs');
+  express.set('view options', { layout: 'layouts/main' });
+  registerPartials(join(ROOT, 'views', 'partials'));
+  for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
+  hbs.registerHelper('asset', (name: string) => assets.url(name));
 }
 
 /**

@@ -293,13 +293,18 @@ describe('hostile requests', () => {
       code: 'method_not_allowed',
     },
     {
-      name: 'a path that climbs out of the public folder',
-      send: () => raw('/css/../../package.json', {}),
+      name: 'a path that climbs out of the assets',
+      send: () => raw('/assets/../../package.json', {}),
       status: 404,
     },
     {
       name: 'an encoded path climb',
-      send: () => raw('/css/..%2f..%2fpackage.json', {}),
+      send: () => raw('/assets/..%2f..%2fpackage.json', {}),
+      status: 404,
+    },
+    {
+      name: 'an asset under its unhashed name',
+      send: () => raw('/assets/app.css', {}),
       status: 404,
     },
     { name: 'a NUL byte in an id', send: () => web.get('/teams/%00'), status: 404 },

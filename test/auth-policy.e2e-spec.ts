@@ -5,6 +5,7 @@ import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '
 import request from 'supertest';
 import { AUTH_POLICY, type AuthPolicy } from '../src/common/auth/auth-policy.decorator.js';
 import { signedInPerson } from './support/people.js';
+import { assetUrl } from './support/html.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 /**
@@ -72,8 +73,9 @@ const ROUTES: Record<string, string> = {
 const OUTSIDE_NEST: Record<string, string> = {
   'GET /api/docs': 'public',
   'GET /api/v1/openapi.json': 'public',
-  'GET /css/app.css': 'public',
-  'GET /js/app.js': 'public',
+  // Under their hashed names (`/assets/app.3f9a1c2b.css`), read from the sign-in page.
+  'GET /assets/app.css': 'public',
+  'GET /assets/app.js': 'public',
 };
 
 const describePolicy = (policy: AuthPolicy | undefined): string =>
@@ -129,10 +131,12 @@ describe('auth policy of every route', () => {
   const concrete = (path: string) => path.replace(/:[a-zA-Z]+/g, '1');
 
   it('should keep anonymous visitors out of every session page and API route, and let them in to public and guest pages', async () => {
+    const signIn = (await request(t.server).get('/login')).text;
     for (const [route, policy] of Object.entries({ ...ROUTES, ...OUTSIDE_NEST })) {
       const [method, path] = route.split(' ');
       if (method !== 'GET') continue;
-      const res = await request(t.server).get(concrete(path));
+      const url = path.startsWith('/assets/') ? assetUrl(signIn, path.slice(8)) : concrete(path);
+      const res = await request(t.server).get(url);
       const seen = `${route} -> ${res.status} ${res.headers.location ?? ''}`.trim();
       if (policy === 'session' && route !== 'GET /dashboard') {
         const back = encodeURIComponent(concrete(path));

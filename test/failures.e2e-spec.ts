@@ -61,6 +61,7 @@ describe('unexpected failures', () => {
 
     expect(res.status).toBe(500);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['cache-control']).toBe('no-store');
     expect(res.text).toContain('Something went wrong on our side.');
     expect(res.text).toContain(`mention request <code>${res.headers['x-request-id']}</code>`);
     expect(res.text).not.toMatch(/team_members|SQLITE|ER_/);

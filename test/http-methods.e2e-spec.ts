@@ -70,6 +70,7 @@ describe('methods a path does not take', () => {
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');
     expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['cache-control']).toBe('no-store');
     expect(res.text).toContain('That method is not allowed here.');
     // A route that takes POST still wants its CSRF token: the check is for methods, not forms.
     expect((await client.agent.post('/teams').type('form').send('name=x')).status).toBe(403);
@@ -81,8 +82,10 @@ describe('methods a path does not take', () => {
     expect((await request(t.server).delete('/health/live')).headers.allow).toBe('GET, HEAD');
   });
 
-  it('should answer the paths served beside the routes: the API description', async () => {
-    for (const path of ['/api/docs', '/api/v1/openapi.json']) {
+  it('should answer the paths served beside the routes: the API description and the assets', async () => {
+    const page = await request(t.server).get('/login');
+    const css = /href="(\/assets\/app\.[0-9a-f]{8}\.css)"/.exec(page.text)![1];
+    for (const path of ['/api/docs', '/api/v1/openapi.json', css]) {
       const res = await request(t.server).post(path);
       expect({ path, status: res.status, allow: res.headers.allow }).toEqual({
         path,

@@ -5,6 +5,7 @@ import { loadConfig } from '../src/config/config.js';
 import { ROOT_LOGGER, type RootLogger } from '../src/logging/logging.module.js';
 import { createRootLogger } from '../src/logging/root-logger.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { assetUrl } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
@@ -93,13 +94,14 @@ describe('request logging', () => {
     const email = uniqueEmail('logged');
     await client.register('Page Reader', email);
     const page = await client.get('/dashboard');
-    const css = await request(t.server).get('/css/app.css');
+    const cssUrl = assetUrl(page.text, 'app.css');
+    const css = await request(t.server).get(cssUrl);
 
     const [line] = logs.requestLines(page.headers['x-request-id']);
     expect(line).toMatchObject({ status: 200, route: '/dashboard', userId: expect.any(Number) });
     expect(css.headers['x-request-id']).toMatch(UUID);
     expect(logs.requestLines(css.headers['x-request-id'])).toEqual([
-      expect.objectContaining({ status: 200, path: '/css/app.css', route: '/css' }),
+      expect.objectContaining({ status: 200, path: cssUrl, route: '/assets' }),
     ]);
   });
 

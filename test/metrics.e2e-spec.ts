@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { MetricsServer } from '../src/metrics/metrics-server.js';
 import { createToken, createUser } from './factories/index.js';
+import { assetUrl } from './support/html.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 const SECRET = 'metrics-scraper-secret-0123456789abcdef';
@@ -64,7 +65,7 @@ describe('metrics on the main port, behind their own bearer secret', () => {
       .get('/api/v1/user/profile')
       .set('Authorization', `Bearer ${scoped.plaintext}`);
     await request(t.server).get('/api/v1/nowhere/42');
-    await request(t.server).get('/css/app.css');
+    await request(t.server).get(assetUrl((await request(t.server).get('/login')).text, 'app.css'));
 
     const res = await request(t.server).get('/metrics').set('Authorization', `Bearer ${SECRET}`);
 
@@ -79,8 +80,8 @@ describe('metrics on the main port, behind their own bearer secret', () => {
     // A path that matched no route is one series, whatever the path was.
     expect(count('{method="GET",route="(unmatched)",status="404"}')).toBe(1);
     expect(body).not.toContain('/api/v1/nowhere/42');
-    // A static file counts under its folder.
-    expect(count('{method="GET",route="/css",status="200"}')).toBe(1);
+    // An asset counts under the assets' path, whatever its name.
+    expect(count('{method="GET",route="/assets",status="200"}')).toBe(1);
     const outcome = (o: string) =>
       sample(body, 'tessera_api_authentications_total', `{outcome="${o}"}`);
     expect(outcome('success')).toBe(3);

@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import request from 'supertest';
 import { User } from '../src/users/user.entity.js';
 import {
@@ -193,10 +197,17 @@ describe('the OpenAPI document', () => {
 });
 
 describe('the OpenAPI document switched off', () => {
-  it('should answer 404 for the document and the docs page', async () => {
+  it("should answer 404 for the document, the docs page and Swagger UI's files", async () => {
     const t = await createTestApp({ API_DOCS_ENABLED: 'false' });
+    const swaggerUi = dirname(
+      createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'),
+    );
+    const hash = createHash('sha256')
+      .update(readFileSync(join(swaggerUi, 'swagger-ui.css')))
+      .digest('hex')
+      .slice(0, 8);
     try {
-      for (const path of ['/api/v1/openapi.json', '/api/docs', '/api/docs/swagger-ui.css']) {
+      for (const path of ['/api/v1/openapi.json', '/api/docs', `/assets/swagger-ui.${hash}.css`]) {
         const res = await request(t.server).get(path);
         expect({ path, status: res.status }).toEqual({ path, status: 404 });
       }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { assetUrl } from './support/html.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 describe('security headers and CORS', () => {
@@ -12,10 +13,15 @@ describe('security headers and CORS', () => {
     await t.close();
   });
 
-  it.each(['/login', '/api/v1/user/profile', '/css/app.css', '/health/live', '/no-such-page'])(
+  it.each(['/login', '/api/v1/user/profile', 'the stylesheet', '/health/live', '/no-such-page'])(
     'should send the security headers on %s',
-    async (path) => {
+    async (name) => {
+      const path =
+        name === 'the stylesheet'
+          ? assetUrl((await request(t.server).get('/login')).text, 'app.css')
+          : name;
       const res = await request(t.server).get(path);
+      expect(res.status).toBeLessThan(500);
       const csp = res.headers['content-security-policy'];
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self'");

@@ -18,3 +18,12 @@ export function visibleText(html: string): string {
 export function sessionIdOf(cookie: string): string {
   return decodeURIComponent(cookie.split('=')[1]).slice(2).split('.')[0];
 }
+
+/** The hashed URL a page links for one of public/'s files: `/assets/app.3f9a1c2b.css` for app.css. */
+export function assetUrl(html: string, file: string): string {
+  const dot = file.lastIndexOf('.');
+  const [name, extension] = [file.slice(0, dot), file.slice(dot)];
+  const match = new RegExp(`"(/assets/${name}\\.[0-9a-f]{8}\\${extension})"`).exec(html);
+  if (!match) throw new Error(`the page links no ${file}`);
+  return match[1];
+}

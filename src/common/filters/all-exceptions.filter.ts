@@ -63,6 +63,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = host.switchToHttp().getResponse<Response>();
     const error = this.resolve(exception, request);
     if (response.headersSent) return;
+    // An error answer is about this one request: never kept, by a browser or anyone between.
+    response.setHeader('Cache-Control', 'no-store');
     if (exception instanceof DomainError && exception.retryAfterSeconds) {
       response.setHeader('Retry-After', exception.retryAfterSeconds);
     }

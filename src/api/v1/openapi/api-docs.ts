@@ -1,16 +1,18 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { Router, static as serveStatic, type RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
+import hbs from 'hbs';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../../../common/paths.js';
+import type { Assets } from '../../../common/web/assets.js';
 import { ApiV1Module } from '../api-v1.module.js';
 import { BEARER_SCHEME } from './api-endpoint.decorator.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/api/docs';
-/** The pages the docs handler answers, GET (and HEAD) only; Swagger UI's files are beneath DOCS_PATH. */
+/** What the docs handler serves: both answer GET (and HEAD) only. */
 export const API_DOCS_PATHS = [OPENAPI_PATH, DOCS_PATH];
 
 const DESCRIPTION = `Read the profile of a token's owner and the owner's current team.
@@ -44,35 +46,36 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
 }
 
 /** The Swagger UI files the docs page uses, from the installed swagger-ui-dist; nothing else. */
-const SWAGGER_UI_FILES = new Set(['swagger-ui.css', 'swagger-ui-bundle.js']);
+const SWAGGER_UI_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js'];
 
 /** Whether a request is for the API's description rather than for the API itself. */
 export function isApiDocsPath(path: string): boolean {
-  return path === OPENAPI_PATH || path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`);
+  return API_DOCS_PATHS.includes(path);
 }
 
 /**
- * GET /api/v1/openapi.json and the Swagger UI page at GET /api/docs, served from the document
- * built once at start and from the installed swagger-ui-dist (no CDN). The page has no inline
- * script or style, so the app's strict Content-Security-Policy holds there too. configureApp
- * sends only `isApiDocsPath` requests here, so API calls pass none of these routes.
+ * GET /api/v1/openapi.json and the Swagger UI page at GET /api/docs, both made once at start.
+ * Swagger UI's two files join the app's assets (no CDN): hashed names, kept for a year. The page
+ * has no inline script or style, so the app's strict Content-Security-Policy holds there too.
+ * configureApp sends only `isApiDocsPath` requests here, so API calls pass none of these routes.
  */
-export function apiDocs(app: INestApplication): RequestHandler {
-  const document = JSON.stringify(createApiDocument(app));
-  const page = readFileSync(join(PROJECT_ROOT, 'views', 'api-docs.html'), 'utf8');
+export function apiDocs(app: INestApplication, assets: Assets): RequestHandler {
   const swaggerUi = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-  const files = serveStatic(swaggerUi, { index: false, maxAge: '1d', fallthrough: true });
+  for (const file of SWAGGER_UI_FILES) assets.add(`swagger-ui/${file}`, join(swaggerUi, file));
+  const document = JSON.stringify(createApiDocument(app));
+  const template = readFileSync(join(PROJECT_ROOT, 'views', 'api-docs.hbs'), 'utf8');
+  const page = hbs.handlebars.compile(template)(
+    {},
+    { helpers: { asset: (name: string) => assets.url(name) } },
+  );
   const router = Router({ caseSensitive: true, strict: false });
   router.get(OPENAPI_PATH, (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
     res.type('application/json').send(document);
   });
   router.get(DOCS_PATH, (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
     res.type('text/html').send(page);
-  });
-  router.get(`${DOCS_PATH}/:file`, (req, res, next) => {
-    if (!SWAGGER_UI_FILES.has(req.params.file)) return next();
-    req.url = `/${req.params.file}`;
-    files(req, res, next);
   });
   return router;
 }
