@@ -21,6 +21,7 @@ import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-i
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-methods.js';
+import { compressResponses } from './common/http/compression.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
@@ -59,18 +60,25 @@ export function configureApp(app: INestApplication): INestApplication {
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
   configureViews(express, assets);
   const refuseMethod = methodsCheck(app, assets, docs !== undefined);
+  // Pages, their assets and the API's description are compressed; the API's answers are not
+  // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
+  const compress = compressResponses();
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
   express.use(
-    apiOrPages(apiResponses(app.get(ApiRateLimiter), docs), [
-      assets.handler(),
-      // Before the body parsers and CSRF: a form sent to a path that takes no such method is
-      // answered 405 (or 404), not refused as a forgery of a form that does not exist.
-      (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next)),
-      urlencoded({ extended: true, limit: '100kb' }),
-      json({ limit: '100kb' }),
-      (req, res, next) => web.use(req, res, next),
-    ]),
+    apiOrPages(
+      apiResponses(app.get(ApiRateLimiter), docs && series([compress, docs])),
+      series([
+        compress,
+        assets.handler(),
+        // Before the body parsers and CSRF: a form sent to a path that takes no such method is
+        // answered 405 (or 404), not refused as a forgery of a form that does not exist.
+        (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next)),
+        urlencoded({ extended: true, limit: '100kb' }),
+        json({ limit: '100kb' }),
+        (req, res, next) => web.use(req, res, next),
+      ]),
+    ),
   );
   app.useGlobalPipes(
     new ValidationPipe({
@@ -85,6 +93,15 @@ export function configureApp(app: INestApplication): INestApplication {
 
 /** Methods that change nothing: CSRF protection lets them through, and so does the check before it. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function configureViews(express: NestExpressApplication, assets: Assets): void {
+  express.setBaseViewsDir(join(ROOT, 'views'));
+  express.setViewEngine('hbs');
+  express.set('view options', { layout: 'layouts/main' });
+  registerPartials(join(ROOT, 'views', 'partials'));
+  for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
+  hbs.registerHelper('asset', (name: string) => assets.url(name));
+}
 
 /**
  * A method nothing takes at a path that is served gets 405 with `Allow`: checked after every
@@ -101,15 +118,6 @@ function methodsCheck(app: INestApplication, assets: Assets, docs: boolean): Req
   const refuse = refuseUnansweredMethods(allowed);
   adapter.useForUnrouted(refuse);
   return refuse;
-}
-
-function configureViews(express: NestExpressApplication, assets: Assets): void {
-  express.setBaseViewsDir(join(ROOT, 'views'));
-  express.setViewEngine('hbs');
-  express.set('view options', { layout: 'layouts/main' });
-  registerPartials(join(ROOT, 'views', 'partials'));
-  for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
-  hbs.registerHelper('asset', (name: string) => assets.url(name));
 }
 
 /**
@@ -131,18 +139,25 @@ function registerPartials(dir: string): void {
 }
 
 /**
- * API requests get `api`; page requests get the `pages` chain: body parsers (the API reads no
- * body), then the session, CSRF protection and the signed-in user.
+ * API requests get `api`; page requests get `pages`: body parsers (the API reads no body), then
+ * the session, CSRF protection and the signed-in user.
  */
-function apiOrPages(api: RequestHandler, pages: RequestHandler[]): RequestHandler {
+function apiOrPages(api: RequestHandler, pages: RequestHandler): RequestHandler {
   return (req, res, next) => {
     if (isApiPath(req.path)) return api(req, res, next);
     // `OPTIONS *` and other targets that are not a path name no page: straight to the router.
     if (req.url[0] !== '/') return next();
+    pages(req, res, next);
+  };
+}
+
+/** Handlers run one after the other as one layer; an error skips the rest. */
+function series(handlers: RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
     let i = 0;
     const step = (error?: unknown): void => {
-      if (error || i === pages.length) return next(error);
-      pages[i++](req, res, step);
+      if (error || i === handlers.length) return next(error);
+      handlers[i++](req, res, step);
     };
     step();
   };

@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import request from 'supertest';
+import { createToken, createUser } from './factories/index.js';
 import { ROOT } from './support/run-built.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
@@ -18,7 +20,7 @@ interface RawAnswer {
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-describe('caching', () => {
+describe('caching and compression', () => {
   let t: TestApp;
   let links: string[];
 
@@ -139,6 +141,60 @@ describe('caching', () => {
         'a method not taken (405)': '405 no-store',
         'the API docs page': '200 no-store',
       });
+    });
+  });
+
+  describe('compression', () => {
+    it('should send pages and assets in brotli or gzip, as the client accepts', async () => {
+      for (const path of ['/login', links[0], links[2]]) {
+        const plain = await raw(path);
+        const br = await raw(path, { 'Accept-Encoding': 'gzip, deflate, br' });
+        const gzip = await raw(path, { 'Accept-Encoding': 'gzip' });
+        expect([path, plain.headers['content-encoding'], br.headers['content-encoding']]).toEqual([
+          path,
+          undefined,
+          'br',
+        ]);
+        expect(gzip.headers['content-encoding']).toBe('gzip');
+        expect(br.headers.vary).toMatch(/Accept-Encoding/);
+        expect(br.body.length).toBeLessThan(plain.body.length);
+        if (path === '/login') {
+          // Each sign-in page carries a CSRF token of its own: the same page, not the same bytes.
+          expect(brotliDecompressSync(br.body).toString()).toContain('Sign in to Tessera');
+          expect(gunzipSync(gzip.body).toString()).toContain('Sign in to Tessera');
+        } else {
+          expect(brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
+          expect(gunzipSync(gzip.body).equals(plain.body)).toBe(true);
+        }
+      }
+    });
+
+    it("should compress the API's description: the document and Swagger UI's files", async () => {
+      const page = (await raw('/api/docs')).body.toString();
+      const bundle = /src="(\/assets\/swagger-ui-bundle\.[0-9a-f]{8}\.js)"/.exec(page)![1];
+      for (const path of ['/api/v1/openapi.json', bundle]) {
+        const res = await raw(path, { 'Accept-Encoding': 'br' });
+        expect({ path, encoding: res.headers['content-encoding'] }).toEqual({
+          path,
+          encoding: 'br',
+        });
+      }
+    });
+
+    it("should send the API's answers as they are, whatever the client accepts", async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      for (const headers of [
+        { Authorization: `Bearer ${plaintext}` },
+        { Authorization: 'Bearer tsr_nope' },
+      ]) {
+        const res = await raw('/api/v1/user/profile', {
+          ...headers,
+          'Accept-Encoding': 'gzip, deflate, br',
+        });
+        expect(res.headers['content-encoding']).toBeUndefined();
+        expect(res.headers.vary).toBeUndefined();
+        expect(JSON.parse(res.body.toString())).toHaveProperty('success');
+      }
     });
   });
 });
