@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
 import { TestSmtpServer } from './support/smtp-server.js';
-import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestApp, freePort, type TestApp } from './support/test-app.js';
 
 describe('in a real browser', () => {
   let t: TestApp;
@@ -14,9 +14,11 @@ describe('in a real browser', () => {
   const shots = screenshotDir();
 
   beforeAll(async () => {
-    t = await createTestApp();
-    base = await t.app.getUrl();
-    base = base.replace('[::1]', '127.0.0.1');
+    // The API description names the app's public URL as its server, which Swagger UI's
+    // Try it out calls: it must be the address the browser uses.
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await createTestApp({ PORT: String(port), APP_URL: base });
     browser = await launchBrowser();
   }, 60_000);
 

@@ -70,6 +70,23 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.paths['/api/v1/team'].get.responses)).toContain('404');
   });
 
+  it('should name the server at the public URL, the license and a contact', async () => {
+    const { info, servers } = contract.document;
+    expect(servers).toEqual([{ url: 'http://localhost:3000', description: expect.any(String) }]);
+    expect(info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(info.contact).toEqual({ name: 'Tessera', url: 'http://localhost:3000' });
+
+    const deployed = await createTestApp({ APP_URL: 'https://tessera.example.com/' });
+    try {
+      const doc = (await request(deployed.server).get('/api/v1/openapi.json')).body;
+      expect(doc.servers).toEqual([
+        { url: 'https://tessera.example.com', description: expect.any(String) },
+      ]);
+    } finally {
+      await deployed.close();
+    }
+  });
+
   it("should answer the document as JSON without a token, and the docs page with the app's own assets", async () => {
     const json = await request(t.server).get('/api/v1/openapi.json');
     expect(json.status).toBe(200);

@@ -18,6 +18,8 @@ interface ResponseObject {
 }
 export interface OpenApiDocument {
   openapi: string;
+  info: { license?: object; contact?: object };
+  servers?: { url: string; description?: string }[];
   paths: Record<string, Record<string, { responses: Record<string, ResponseObject> }>>;
   components: { schemas: Record<string, object>; securitySchemes: Record<string, object> };
 }

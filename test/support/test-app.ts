@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.factory.js';
@@ -31,8 +32,9 @@ export interface TestAppOptions {
 }
 
 /**
- * Builds the app with the factory main.ts uses, on a fresh database, listening on an ephemeral
- * port of 127.0.0.1 and sending its mail to a real SMTP server.
+ * Builds the app with the factory main.ts uses, on a fresh database, listening on 127.0.0.1 (on
+ * `PORT` when the environment names one, else on an ephemeral port) and sending its mail to a
+ * real SMTP server.
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -54,7 +56,7 @@ export async function createTestApp(
     ...env,
   });
   const app = await createApp(config, { logDestination: logs });
-  await app.listen(0, '127.0.0.1');
+  await app.listen(env.PORT ? config.app.port : 0, '127.0.0.1');
   const dataSource = app.get<DataSource>(getDataSourceToken());
   return {
     app,
@@ -70,4 +72,16 @@ export async function createTestApp(
       if (!database) await db.drop();
     },
   };
+}
+
+/** A port nothing listens on now, for an app that must know its own address (APP_URL). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }

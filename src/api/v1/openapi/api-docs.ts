@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../../../common/paths.js';
 import type { Assets } from '../../../common/web/assets.js';
+import type { Config } from '../../../config/config.js';
+import { CONFIG } from '../../../config/config.module.js';
 import { ApiV1Module } from '../api-v1.module.js';
 import { BEARER_SCHEME } from './api-endpoint.decorator.js';
 
@@ -19,13 +21,19 @@ const DESCRIPTION = `Read the profile of a token's owner and the owner's current
 
 Every request needs \`Authorization: Bearer <token>\`; tokens are made in the web application under Account Settings > API Tokens and look like \`tsr_\` followed by 36 letters and digits. Every answer is JSON in an envelope: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": …, "message": …}}\`, with \`version\` and \`timestamp\`. A path under /api that does not exist answers 404 \`not_found\` in the same envelope, and a method an endpoint does not take answers 405 \`method_not_allowed\` with an \`Allow\` header naming the methods it does take.`;
 
+const { license } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+  license: string;
+};
+
 /** The OpenAPI 3.1 document of /api/v1, generated from the controllers' decorators. */
 export function createApiDocument(app: INestApplication): OpenAPIObject {
+  const { publicUrl } = app.get<Config>(CONFIG).app;
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Tessera API')
     .setDescription(DESCRIPTION)
     .setVersion('v1')
+    .addServer(publicUrl, 'This deployment (APP_URL)')
     .addBearerAuth(
       {
         type: 'http',
@@ -36,6 +44,11 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
       BEARER_SCHEME,
     )
     .build();
+  // Those who run this deployment, at its own address.
+  config.info.contact = { name: 'Tessera', url: publicUrl };
+  // OpenAPI 3.1 names a license by its SPDX identifier, as package.json does (the swagger
+  // package's types know only a URL).
+  config.info.license = { name: license, identifier: license } as typeof config.info.license;
   const document = SwaggerModule.createDocument(app, config, { include: [ApiV1Module] });
   for (const schema of Object.values(document.components?.schemas ?? {})) {
     // Every object the API answers with is closed: a field added to an answer without being

@@ -77,10 +77,12 @@ function errorResponse(
   example: { code: string; message: string },
   headers: HeadersObject = {},
 ): MethodDecorator {
-  const error: Record<string, unknown> = { properties: { code: { type: 'string', enum: codes } } };
+  const properties: Record<string, object> = { code: { type: 'string', enum: codes } };
+  const error: Record<string, unknown> = { properties };
   const shown: Record<string, string> = { ...example };
   // Support finds a server-side failure by its request id.
   if (status >= 500) {
+    properties.requestId = { type: 'string', description: 'Always there on a 5xx answer.' };
     error.required = ['requestId'];
     shown.requestId = '0b797a9d-f1a0-4d3b-973f-fbb73d9a17a8';
   }
