@@ -1,9 +1,11 @@
+import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
-import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
+import { PASSWORD } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, freePort, type TestApp } from './support/test-app.js';
 
@@ -27,12 +29,12 @@ describe('in a real browser', () => {
     await t?.close();
   });
 
-  async function newPage(): Promise<Page> {
+  async function newPage(origin = base): Promise<Page> {
     const context = await browser.newContext({
-      baseURL: base,
+      baseURL: origin,
       viewport: { width: 1100, height: 800 },
     });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
     const page = await context.newPage();
     page.on('pageerror', (error) => {
       throw error;
@@ -71,6 +73,168 @@ describe('in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
   }
+
+  /**
+   * What only Swagger UI's own page structure can fix, left to it: its headings go from h1 to h3
+   * (swagger-api/swagger-ui#10703), and its title and servers sit outside any landmark
+   * (swagger-api/swagger-ui#10697). Everything else axe finds there is fixed on our side.
+   */
+  const SWAGGER_UI_OWN = ['heading-order', 'region'];
+
+  /** A phone held upright and a laptop: every page must work at both. */
+  const WIDTHS = [390, 1280];
+
+  /** What axe finds wrong with the page as it is now, at each width; nothing is what passes. */
+  async function accessibilityProblems(
+    page: Page,
+    name: string,
+    exceptRules: string[] = [],
+  ): Promise<string[]> {
+    const problems: string[] = [];
+    const size = page.viewportSize();
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 800 });
+      const { violations } = await new AxeBuilder({ page }).disableRules(exceptRules).analyze();
+      for (const v of violations) {
+        const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
+        problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
+      }
+    }
+    if (size) await page.setViewportSize(size);
+    return problems;
+  }
+
+  it('should pass axe on every page, in every state a person sees, at 390 and 1280 px wide', async () => {
+    const page = await newPage();
+    const problems: string[] = [];
+    const check = async (name: string) =>
+      problems.push(...(await accessibilityProblems(page, name)));
+
+    await page.goto('/login');
+    await check('sign-in');
+    await page.getByLabel('Email').fill(uniqueEmail('nobody'));
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await check('sign-in, refused');
+    await page.goto('/register');
+    await check('register');
+    await page.getByLabel('Email').fill('alan@');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Enter a valid email address.').waitFor();
+    await check('register, refused');
+
+    const email = uniqueEmail('axe');
+    await page.getByLabel('Name').fill('Axe Tester');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
+    await page.getByLabel('Confirm password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL('**/register/check-email');
+    await check('check your email');
+    const confirmation = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+    await page.goto(TestSmtpServer.linkPath(confirmation, '/verify-email/'));
+    await page.getByRole('heading', { name: 'Your email address is confirmed' }).waitFor();
+    await check('email address confirmed');
+    await page.goto('/forgot-password');
+    await check('forgot password');
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await page.getByText('If an account uses that address').waitFor();
+    await check('forgot password, link sent');
+    const reset = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
+    await page.goto(TestSmtpServer.linkPath(reset, '/reset-password/'));
+    await check('reset password');
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    await check('dashboard');
+    await page.goto('/settings/api-tokens');
+    await check('API tokens, none yet');
+    await page.getByLabel('Name').fill('Checked');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.getByLabel('New API token').waitFor();
+    await check('API tokens, a new token shown');
+    await page.reload();
+    await check('API tokens, listed');
+
+    await page.goto('/teams');
+    await check('teams');
+    await page.getByLabel('Team name').fill('Accessible Team');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByRole('status').waitFor();
+    await check('teams, a team created');
+    await page.getByRole('link', { name: 'Accessible Team' }).click();
+    await check('team, its owner alone');
+    const teamUrl = page.url();
+    const member = await createUser(t.app, { name: 'Team Mate', email: uniqueEmail('mate') });
+    await addMember(t.app, Number(teamUrl.split('/').pop()), member);
+    const invitee = uniqueEmail('invitee');
+    await page.getByLabel('Email address').fill(invitee);
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    await page.getByText(`An invitation was sent to ${invitee}.`).waitFor();
+    await check('team, with a member and an invitation');
+    const invitation = await t.mail.waitFor({ to: invitee, subject: /^You are invited to join/ });
+    await page.goto(TestSmtpServer.linkPath(invitation, '/invitations/'));
+    await check('invitation, for another address');
+    const visitor = await newPage();
+    await visitor.goto(TestSmtpServer.linkPath(invitation, '/invitations/'));
+    problems.push(...(await accessibilityProblems(visitor, 'invitation, for a visitor')));
+
+    await page.goto('/no-such-page');
+    await check('not found (404)');
+    await page.goto('/logout');
+    await check('method not allowed (405)');
+    await page.goto('/teams');
+    await page.locator('form[action="/teams"] input[name="_csrf"]').evaluate((e) => e.remove());
+    await page.getByLabel('Team name').fill('Forged');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByText('This form has expired').waitFor();
+    await check('forbidden (403)');
+
+    problems.push(...(await serverErrorPageProblems()));
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  /** The 500 page, from an app of its own whose database has lost a table. */
+  async function serverErrorPageProblems(): Promise<string[]> {
+    const broken = await createTestApp();
+    try {
+      const page = await newPage((await broken.app.getUrl()).replace('[::1]', '127.0.0.1'));
+      const email = uniqueEmail('broken');
+      await createUser(broken.app, { name: 'Unlucky Person', email, password: PASSWORD });
+      await page.goto('/login');
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL('**/dashboard');
+      await broken.dataSource.query('DROP TABLE team_members');
+      await page.goto('/teams');
+      await page.getByText('Something went wrong on our side.').waitFor();
+      return await accessibilityProblems(page, 'server error (500)');
+    } finally {
+      await broken.close();
+    }
+  }
+
+  it('should let a keyboard reach and scroll the API examples on a phone-sized screen', async () => {
+    const page = await newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await register(page, 'Keyboard User', uniqueEmail('keys'));
+    const examples = page.getByRole('region', { name: 'Try the API' });
+    expect(await examples.evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
+
+    const focused = () => examples.evaluate((e) => e === e.ownerDocument.activeElement);
+    for (let presses = 0; presses < 20 && !(await focused()); presses++) {
+      await page.keyboard.press('Tab');
+    }
+    expect(await focused()).toBe(true);
+    await page.keyboard.press('ArrowRight');
+    // Scrolling by keyboard may be animated: wait for it to move.
+    await page.waitForFunction((e) => e!.scrollLeft > 0, await examples.elementHandle());
+  }, 60_000);
 
   it('should take a person from sign-up to a working token, and revoke it', async () => {
     const page = await newPage();
@@ -203,17 +367,22 @@ describe('in a real browser', () => {
     });
     const email = uniqueEmail('otp');
     await register(page, 'Katherine Johnson', email);
+    const axe: string[] = [];
+    const check = async (name: string) => axe.push(...(await accessibilityProblems(page, name)));
     await page.getByRole('link', { name: 'Security' }).click();
     await page.waitForURL('**/settings/security');
+    await check('security, two-factor off');
     await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
     const qr = page.getByRole('img', { name: 'QR code for your authenticator app' });
     expect((await qr.boundingBox())!.width).toBeGreaterThan(150);
     const secret = (await page.locator('#totp-secret').textContent())!.trim();
     await page.screenshot({ path: join(shots, 'two-factor-setup.png'), fullPage: true });
+    await check('two-factor setup');
 
     await page.getByLabel('Code', { exact: true }).fill('000000');
     await page.getByRole('button', { name: 'Turn on' }).click();
     await page.getByText('That code is not right.').waitFor();
+    await check('two-factor setup, a wrong code');
     expect((await page.locator('#totp-secret').textContent())!.trim()).toBe(secret);
     await page
       .getByLabel('Code', { exact: true })
@@ -223,12 +392,14 @@ describe('in a real browser', () => {
     const codes = await page.locator('#recovery-codes li').allTextContents();
     expect(codes).toHaveLength(10);
     await page.screenshot({ path: join(shots, 'two-factor-recovery-codes.png'), fullPage: true });
+    await check('recovery codes');
     // A reload asks for the security page, not for the codes again.
     await page.reload();
     await page.waitForURL('**/settings/security');
     expect(await page.content()).not.toContain(codes[0].trim());
     await page.getByText('10 recovery codes left.').waitFor();
     await page.screenshot({ path: join(shots, 'security.png'), fullPage: true });
+    await check('security, two-factor on');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Email').fill(email);
@@ -236,6 +407,7 @@ describe('in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/two-factor-challenge');
     await page.screenshot({ path: join(shots, 'two-factor-challenge.png') });
+    await check('two-factor challenge');
     const next = TOTP.generate({
       secret: Secret.fromBase32(secret),
       timestamp: Date.now() + 30_000,
@@ -243,8 +415,11 @@ describe('in a real browser', () => {
     await page.getByLabel('Code', { exact: true }).fill(next);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL('**/dashboard');
+    await page.goto('/confirm-password');
+    await check('password confirmation');
     expect(problems).toEqual([]);
-  }, 60_000);
+    expect(axe).toEqual([]);
+  }, 90_000);
 
   it('should show what is wrong next to the field and keep what was typed', async () => {
     const page = await newPage();
@@ -274,6 +449,9 @@ describe('in a real browser', () => {
     });
 
     await page.goto('/api/docs');
+    await page.locator('.opblock-summary').first().waitFor();
+    const axe = await accessibilityProblems(page, 'API docs', SWAGGER_UI_OWN);
+    await page.setViewportSize({ width: 1100, height: 800 });
     await page.getByRole('button', { name: 'Authorize' }).first().click();
     await page.getByLabel('auth-bearer-value').fill(plaintext);
     await page.getByRole('button', { name: 'Apply credentials' }).click();
@@ -289,5 +467,7 @@ describe('in a real browser', () => {
 
     expect(await body.textContent()).toContain('Grace Hopper');
     expect(problems).toEqual([]);
+    axe.push(...(await accessibilityProblems(page, 'API docs, an answer shown', SWAGGER_UI_OWN)));
+    expect(axe).toEqual([]);
   }, 60_000);
 });
