@@ -44,6 +44,22 @@ describe('loadConfig', () => {
   });
 });
 
+describe('token settings', () => {
+  it('should set no maximum token lifetime when TOKEN_MAX_LIFETIME_DAYS is unset', () => {
+    expect(loadConfig({}).tokens).toEqual({ maxLifetimeDays: null });
+    expect(loadConfig({ TOKEN_MAX_LIFETIME_DAYS: ' ' }).tokens.maxLifetimeDays).toBeNull();
+  });
+
+  it('should read TOKEN_MAX_LIFETIME_DAYS as whole days from 1 to 3650, refusing anything else at boot', () => {
+    expect(loadConfig({ TOKEN_MAX_LIFETIME_DAYS: '90' }).tokens.maxLifetimeDays).toBe(90);
+    for (const bad of ['0', '3651', '30d', '-1', '1.5']) {
+      expect(() => loadConfig({ TOKEN_MAX_LIFETIME_DAYS: bad })).toThrow(
+        `TOKEN_MAX_LIFETIME_DAYS=${JSON.stringify(bad)}: must be a whole number from 1 to 3650`,
+      );
+    }
+  });
+});
+
 describe('observability settings', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
     try {

@@ -6,6 +6,7 @@ import { readMailConfig, type MailConfig } from './mail.config.js';
 import { readTeamsConfig, type TeamsConfig } from './teams.config.js';
 import { readObservabilityConfig, type ObservabilityConfig } from './observability.config.js';
 import { readSecurityConfig, type SecurityConfig } from './security.config.js';
+import { readTokensConfig, type TokensConfig } from './tokens.config.js';
 import { readWebConfig, type WebConfig } from './web.config.js';
 
 export interface Config {
@@ -16,6 +17,7 @@ export interface Config {
   observability: ObservabilityConfig;
   mail: MailConfig;
   teams: TeamsConfig;
+  tokens: TokensConfig;
   /** What start-up should warn the operator about. */
   warnings: string[];
 }
@@ -39,6 +41,7 @@ export function loadConfig(env: Record<string, string | undefined> = environment
     observability: readObservabilityConfig(r, app),
     mail: readMailConfig(r, app),
     teams: readTeamsConfig(r),
+    tokens: readTokensConfig(r),
     warnings: r.warnings,
   };
   if (r.problems.length > 0) {
