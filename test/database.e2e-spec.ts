@@ -14,6 +14,8 @@ import { createTestDatabase, type TestDatabase } from './support/test-database.j
 const TABLES = [
   'account_tokens',
   'mail_outbox',
+  'personal_access_token_addresses',
+  'personal_access_token_daily_usage',
   'personal_access_tokens',
   'sessions',
   'team_members',
@@ -105,6 +107,47 @@ describe('database schema', () => {
     expect(await ds.query('SELECT role FROM team_members WHERE user_id = ?', [id])).toEqual([
       { role: 'owner' },
     ]);
+  });
+
+  it("should undo the token lifecycle's columns, index and tables, keeping the tokens", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);
+    await ds.query(
+      `INSERT INTO personal_access_tokens (user_id, name, token_hash, last_four, abilities)
+       VALUES (1, 'kept', '${'a'.repeat(64)}', 'aaaa', 'user:read')`,
+    );
+    await ds.undoLastMigration({ transaction: 'each' });
+
+    const runner = ds.createQueryRunner();
+    try {
+      const table = (await runner.getTable('personal_access_tokens'))!;
+      expect(table.columns.map((c) => c.name).sort()).toEqual([
+        'abilities',
+        'created_at',
+        'expires_at',
+        'id',
+        'last_four',
+        'last_used_at',
+        'name',
+        'revoked_at',
+        'token_hash',
+        'user_id',
+      ]);
+      expect(table.indices.map((i) => i.name).sort()).toEqual([
+        'IDX_personal_access_tokens_user',
+        'UQ_personal_access_tokens_hash',
+      ]);
+      expect(table.foreignKeys.map((f) => f.name)).toEqual(['FK_personal_access_tokens_user']);
+    } finally {
+      await runner.release();
+    }
+    expect(await tableNames(ds)).toEqual(
+      TABLES.filter((t) => !t.startsWith('personal_access_token_')),
+    );
+    const [kept] = await ds.query('SELECT name FROM personal_access_tokens');
+    expect(kept.name).toBe('kept');
+    expect(await runMigrations(ds)).toHaveLength(1);
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

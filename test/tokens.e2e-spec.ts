@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TokenAddress } from '../src/tokens/token-address.entity.js';
+import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
+import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createToken, createUser } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -59,13 +62,16 @@ describe('personal access tokens', () => {
     expect(JSON.stringify(listed)).not.toContain(plaintext.slice(4, -4));
   });
 
-  it('should cost one query per authenticated request and write last_used_at at most once a minute', async () => {
+  it('should cost one query per authenticated request, write last_used_at at most once a minute and its usage only when flushed', async () => {
     const user = await createUser(t.app);
     const { plaintext, token } = await createToken(t.app, user);
+    const usage = t.app.get(TokenUsageRecorder);
+    // Earlier uses out of the way; the flush timer first fires a minute after the first use.
+    await usage.flush();
     t.queries.clear();
 
     for (let i = 0; i < 100; i++) {
-      expect((await profile(plaintext)).status).toBe(200);
+      expect((await profile(plaintext).set('User-Agent', 'curl/8.5.0')).status).toBe(200);
     }
     await waitFor(async () => t.queries.count('UPDATE') > 0);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -82,6 +88,20 @@ describe('personal access tokens', () => {
       .findOneByOrFail({ id: token.id });
     expect(stored.lastUsedAt).not.toBeNull();
     expect(Math.abs(stored.lastUsedAt!.getTime() - Date.now())).toBeLessThan(10_000);
+
+    // The requests' usage, gathered in memory, is written by the flush in a few statements.
+    t.queries.clear();
+    await usage.flush();
+    expect(t.queries.count('INSERT')).toBe(2);
+    expect(t.queries.count('DELETE')).toBe(2);
+    expect(t.queries.count('SELECT') + t.queries.count('UPDATE')).toBe(0);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await t.dataSource.getRepository(TokenDailyUsage).findBy({ tokenId: token.id })).toEqual(
+      [expect.objectContaining({ day: today, requests: 100 })],
+    );
+    expect(await t.dataSource.getRepository(TokenAddress).findBy({ tokenId: token.id })).toEqual([
+      expect.objectContaining({ ip: '127.0.0.1', userAgent: 'curl/8.5.0' }),
+    ]);
   });
 
   it('should not write last_used_at again while the stored value is under a minute old', async () => {

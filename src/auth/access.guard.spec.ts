@@ -18,7 +18,10 @@ function contextFor(handler: keyof Routes, user?: object): ExecutionContext {
   return {
     getHandler: () => Routes.prototype[handler],
     getClass: () => Routes,
-    switchToHttp: () => ({ getRequest: () => ({ user }), getResponse: () => ({}) }),
+    switchToHttp: () => ({
+      getRequest: () => ({ user, ip: '203.0.113.9', headers: { 'user-agent': 'curl/8.5.0' } }),
+      getResponse: () => ({}),
+    }),
   } as unknown as ExecutionContext;
 }
 
@@ -27,16 +30,23 @@ describe('AccessGuard', () => {
     const principal = { tokenId: 1 };
     const authenticate = jest.fn<() => Promise<object>>().mockResolvedValue(principal);
     const assertAbility = jest.fn();
+    const recordUse = jest.fn();
     const moduleRef = await Test.createTestingModule({
       providers: [
         AccessGuard,
         Reflector,
         { provide: BearerAuthenticator, useValue: { authenticate } },
-        { provide: TokensService, useValue: { assertAbility } },
+        { provide: TokensService, useValue: { assertAbility, recordUse } },
         { provide: ApiRateLimiter, useValue: { enabled: false } },
       ],
     }).compile();
-    return { guard: moduleRef.get(AccessGuard), authenticate, assertAbility, principal };
+    return {
+      guard: moduleRef.get(AccessGuard),
+      authenticate,
+      assertAbility,
+      recordUse,
+      principal,
+    };
   }
 
   it('should let a public route through without authenticating', async () => {
@@ -50,6 +60,15 @@ describe('AccessGuard', () => {
     await expect(guard.canActivate(contextFor('guarded'))).resolves.toBe(true);
     expect(authenticate).toHaveBeenCalled();
     expect(assertAbility).toHaveBeenCalledWith(principal, 'user:read');
+  });
+
+  it("should count an authenticated request in the token's usage with its address and client", async () => {
+    const { guard, recordUse, principal } = await build();
+    await guard.canActivate(contextFor('guarded'));
+    expect(recordUse).toHaveBeenCalledWith(principal, {
+      ip: '203.0.113.9',
+      userAgent: 'curl/8.5.0',
+    });
   });
 
   it('should refuse a route that declares no policy', async () => {

@@ -70,7 +70,10 @@ export class AccessGuard implements CanActivate {
     return true;
   }
 
-  /** The bearer strategy, with failures counted per client IP and successes per token. */
+  /**
+   * The bearer strategy, with failures counted per client IP and successes per token, and each
+   * success counted in the token's usage (in memory, written later).
+   */
   private async authenticateBearer(
     context: ExecutionContext,
     request: Request,
@@ -87,6 +90,10 @@ export class AccessGuard implements CanActivate {
       throw error;
     }
     request.user = principal;
+    this.tokens.recordUse(principal, {
+      ip: request.ip,
+      userAgent: request.headers['user-agent'],
+    });
     if (this.limiter.enabled) {
       const counting = this.limiter.countToken(principal.tokenId, response);
       if (counting) await counting;

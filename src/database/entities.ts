@@ -7,6 +7,8 @@ import { Team } from '../teams/team.entity.js';
 import { PersonalAccessToken } from '../tokens/personal-access-token.entity.js';
 import { RecoveryCode } from '../two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
+import { TokenAddress } from '../tokens/token-address.entity.js';
+import { TokenDailyUsage } from '../tokens/token-daily-usage.entity.js';
 import { User } from '../users/user.entity.js';
 
 export const ENTITIES = [
@@ -14,6 +16,8 @@ export const ENTITIES = [
   Team,
   TeamMember,
   PersonalAccessToken,
+  TokenDailyUsage,
+  TokenAddress,
   Session,
   TwoFactorCredential,
   RecoveryCode,

@@ -35,6 +35,24 @@ export class PersonalAccessToken {
   @Column({ name: 'last_four', type: 'varchar', length: 4 })
   lastFour!: string;
 
+  /**
+   * The value this one replaced when the token was last regenerated: still accepted until
+   * `previousValidUntil`, then refused as revoked (not as unknown) until the next regeneration.
+   */
+  @Index('UQ_personal_access_tokens_previous_hash', { unique: true })
+  @Column({ name: 'previous_token_hash', type: 'varchar', length: 64, nullable: true })
+  previousTokenHash!: string | null;
+
+  @Column({ name: 'previous_valid_until', type: 'datetime', precision: 6, nullable: true })
+  previousValidUntil!: Date | null;
+
+  /** Requests made with the previous value since the last regeneration, and the latest one. */
+  @Column({ name: 'previous_requests', type: 'integer', default: 0 })
+  previousRequests!: number;
+
+  @Column({ name: 'previous_last_used_at', type: 'datetime', precision: 6, nullable: true })
+  previousLastUsedAt!: Date | null;
+
   @Column({ name: 'abilities', type: 'simple-array' })
   abilities!: Ability[];
 
@@ -49,4 +67,8 @@ export class PersonalAccessToken {
 
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
   createdAt!: Date;
+
+  /** When the value was last replaced; a regenerated token's lifetime is counted from here. */
+  @Column({ name: 'regenerated_at', type: 'datetime', precision: 6, nullable: true })
+  regeneratedAt!: Date | null;
 }

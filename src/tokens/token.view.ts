@@ -2,6 +2,9 @@ import type { Ability } from '../common/auth/abilities.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
 import { TOKEN_PREFIX } from './token-format.js';
 
+/** A token that works, or why it no longer does. */
+export type TokenStatus = 'active' | 'expired' | 'revoked';
+
 /** What anyone may see of a stored token: never its hash. */
 export interface TokenView {
   id: number;
@@ -13,10 +16,16 @@ export interface TokenView {
   lastUsedAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  regeneratedAt: Date | null;
   expired: boolean;
+  status: TokenStatus;
+  /** When it stopped working: revoked, or expired; null while active. */
+  endedAt: Date | null;
 }
 
 export function toTokenView(token: PersonalAccessToken, now = new Date()): TokenView {
+  const expired = token.expiresAt !== null && token.expiresAt <= now;
+  const status: TokenStatus = token.revokedAt ? 'revoked' : expired ? 'expired' : 'active';
   return {
     id: token.id,
     name: token.name,
@@ -26,7 +35,10 @@ export function toTokenView(token: PersonalAccessToken, now = new Date()): Token
     lastUsedAt: token.lastUsedAt,
     expiresAt: token.expiresAt,
     revokedAt: token.revokedAt,
-    expired: token.expiresAt !== null && token.expiresAt <= now,
+    regeneratedAt: token.regeneratedAt,
+    expired,
+    status,
+    endedAt: token.revokedAt ?? (expired ? token.expiresAt : null),
   };
 }
 

@@ -1,4 +1,4 @@
-import { DomainError, NotFoundError } from '../common/errors/domain.error.js';
+import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
 import type { Ability } from '../common/auth/abilities.js';
 
 export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
@@ -10,6 +10,10 @@ const MESSAGES: Record<AuthFailureCode, string> = {
   token_expired: 'The bearer token has expired.',
 };
 
+/** Said with `token_revoked` for a value that regenerating the token replaced. */
+export const REPLACED_VALUE_MESSAGE =
+  'This value of the bearer token was replaced when the token was regenerated; use the new value.';
+
 /** The realm of the API's bearer challenges. */
 export const BEARER_REALM = 'tessera';
 const REALM = `Bearer realm="${BEARER_REALM}"`;
@@ -18,8 +22,11 @@ const REALM = `Bearer realm="${BEARER_REALM}"`;
 export class AuthenticationError extends DomainError {
   readonly status = 401;
   override readonly challenge: string;
-  constructor(readonly code: AuthFailureCode) {
-    super(MESSAGES[code]);
+  constructor(
+    readonly code: AuthFailureCode,
+    message = MESSAGES[code],
+  ) {
+    super(message);
     // RFC 6750: no error attribute when no credentials were sent at all.
     this.challenge = code === 'missing_token' ? REALM : `${REALM}, error="invalid_token"`;
   }
@@ -47,6 +54,23 @@ export class AmbiguousTokenNameError extends DomainError {
   constructor(name: string, ids: number[]) {
     super(
       `${ids.length} active tokens are named "${name}" (ids ${ids.join(', ')}); choose one by id.`,
+    );
+  }
+}
+
+/** A revoked token stays revoked: it is neither renamed nor given a new value. */
+export class TokenRevokedError extends ConflictError {
+  constructor() {
+    super('token_revoked', 'This token was revoked and cannot be changed; create a new one.');
+  }
+}
+
+/** Another regeneration replaced the value first; nothing was changed by this one. */
+export class TokenChangedError extends ConflictError {
+  constructor() {
+    super(
+      'token_changed',
+      'The token was regenerated at the same moment elsewhere; look at it again before retrying.',
     );
   }
 }

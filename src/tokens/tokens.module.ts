@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
+import { TokenUsageRecorder } from './token-usage-recorder.js';
+import { TokenUsageRepository } from './token-usage.repository.js';
 import { TokensController } from './tokens.controller.js';
 import { TokensRepository } from './tokens.repository.js';
 import { TokensService } from './tokens.service.js';
@@ -8,7 +10,13 @@ import { TokensService } from './tokens.service.js';
 @Module({
   imports: [EmailVerificationModule],
   controllers: [TokensController],
-  providers: [TokensRepository, TokensService, LastUsedRecorder],
+  providers: [
+    TokensRepository,
+    TokenUsageRepository,
+    TokensService,
+    LastUsedRecorder,
+    TokenUsageRecorder,
+  ],
   exports: [TokensService],
 })
 export class TokensModule {}

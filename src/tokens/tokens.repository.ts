@@ -8,6 +8,21 @@ import { hotPathQuery } from '../database/hot-path-query.js';
 import type { Ability } from '../common/auth/abilities.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 
+/** What a new token's row holds; the rest takes the columns' defaults. */
+export type NewToken = Pick<
+  PersonalAccessToken,
+  'userId' | 'name' | 'tokenHash' | 'lastFour' | 'abilities' | 'expiresAt'
+>;
+
+/** A regenerated token's new value and what changes with it. */
+export interface NewValue {
+  tokenHash: string;
+  lastFour: string;
+  expiresAt: Date | null;
+  previousValidUntil: Date;
+  regeneratedAt: Date;
+}
+
 /** A token with the user it acts for and that user's current team, as one query loads them. */
 export interface TokenWithOwner {
   tokenId: number;
@@ -17,6 +32,10 @@ export interface TokenWithOwner {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** The presented value is the one the token had before it was last regenerated. */
+  previousValue: boolean;
+  /** Until when that previous value is accepted (null when the token was never regenerated). */
+  previousValidUntil: Date | null;
   user: { id: number; name: string; email: string };
   team: { id: number; name: string; slug: string } | null;
 }
@@ -29,6 +48,8 @@ interface TokenWithOwnerRow {
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
   last_used_at: Date | string | null;
+  token_hash: string;
+  previous_valid_until: Date | string | null;
   user_id: number;
   user_name: string;
   user_email: string;
@@ -37,21 +58,28 @@ interface TokenWithOwnerRow {
   team_slug: string | null;
 }
 
-// One indexed lookup (unique token_hash) joined by primary keys: the whole cost of authentication.
+/**
+ * The whole cost of authentication: one lookup in the two unique hash indexes (the current
+ * value, or the one a regeneration replaced; MariaDB and MySQL merge the two index lookups, SQLite
+ * runs a multi-index OR) joined by primary keys. docs/architecture.md shows the plans.
+ */
 const FIND_BY_HASH_SQL = `
   SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.abilities, t.expires_at,
-         t.revoked_at, t.last_used_at,
+         t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
          u.id AS user_id, u.name AS user_name, u.email AS user_email,
          tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug
     FROM personal_access_tokens t
     JOIN users u ON u.id = t.user_id
     LEFT JOIN teams tm ON tm.id = u.current_team_id
-   WHERE t.token_hash = ?`;
+   WHERE t.token_hash = ? OR t.previous_token_hash = ?`;
 
 @Injectable()
 export class TokensRepository {
   private readonly tokens: Repository<PersonalAccessToken>;
-  private readonly findByHash: (hash: string) => Promise<TokenWithOwnerRow | undefined>;
+  private readonly findByHash: (
+    hash: string,
+    previousHash: string,
+  ) => Promise<TokenWithOwnerRow | undefined>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -62,7 +90,7 @@ export class TokensRepository {
   }
 
   async findWithOwnerByHash(hash: string): Promise<TokenWithOwner | null> {
-    const row = await this.findByHash(hash);
+    const row = await this.findByHash(hash, hash);
     if (!row) return null;
     return {
       tokenId: Number(row.token_id),
@@ -72,6 +100,8 @@ export class TokensRepository {
       expiresAt: toDate(row.expires_at),
       revokedAt: toDate(row.revoked_at),
       lastUsedAt: toDate(row.last_used_at),
+      previousValue: row.token_hash !== hash,
+      previousValidUntil: toDate(row.previous_valid_until),
       user: { id: Number(row.user_id), name: row.user_name, email: row.user_email },
       team:
         row.team_id === null
@@ -80,30 +110,66 @@ export class TokensRepository {
     };
   }
 
-  async insert(
-    manager: EntityManager,
-    token: Omit<PersonalAccessToken, 'id' | 'createdAt' | 'user'>,
-  ): Promise<PersonalAccessToken> {
+  async insert(manager: EntityManager, token: NewToken): Promise<PersonalAccessToken> {
     const { identifiers } = await manager.getRepository(PersonalAccessToken).insert(token);
     return await manager
       .getRepository(PersonalAccessToken)
       .findOneByOrFail({ id: identifiers[0].id });
   }
 
-  findForOwner(userId: number, id: number): Promise<PersonalAccessToken | null> {
-    return this.tokens.findOneBy({ userId, id });
+  /** One of the user's tokens, read through `manager` when given (inside a transaction). */
+  findForOwner(
+    userId: number,
+    id: number,
+    manager?: EntityManager,
+  ): Promise<PersonalAccessToken | null> {
+    return (manager?.getRepository(PersonalAccessToken) ?? this.tokens).findOneBy({ userId, id });
   }
 
-  /** Tokens not revoked, newest first; expired ones are included so people can see why. */
-  findUnrevokedForOwner(userId: number): Promise<PersonalAccessToken[]> {
-    return this.tokens.find({
-      where: { userId, revokedAt: IsNull() },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+  /** Every token the user has (revoked and expired ones until pruned), newest first. */
+  findAllForOwner(userId: number): Promise<PersonalAccessToken[]> {
+    return this.tokens.find({ where: { userId }, order: { createdAt: 'DESC', id: 'DESC' } });
   }
 
   findUnrevokedForOwnerByName(userId: number, name: string): Promise<PersonalAccessToken[]> {
     return this.tokens.find({ where: { userId, name, revokedAt: IsNull() }, order: { id: 'ASC' } });
+  }
+
+  /**
+   * Gives the token a new value, keeping the one it replaces as its previous value, only if the
+   * token still has `replacedHash` and is not revoked: of two regenerations at once, one finds the
+   * value already replaced and changes nothing. Resets what was counted of the value before.
+   */
+  async replaceValue(
+    manager: EntityManager,
+    userId: number,
+    id: number,
+    replacedHash: string,
+    next: NewValue,
+  ): Promise<boolean> {
+    const result = await manager.getRepository(PersonalAccessToken).update(
+      { id, userId, tokenHash: replacedHash, revokedAt: IsNull() },
+      {
+        ...next,
+        previousTokenHash: replacedHash,
+        previousRequests: 0,
+        previousLastUsedAt: null,
+      },
+    );
+    return result.affected === 1;
+  }
+
+  /** Renames the token or changes its abilities, unless it is revoked; true when it changed. */
+  async updateDetails(
+    manager: EntityManager,
+    userId: number,
+    id: number,
+    details: Pick<PersonalAccessToken, 'name' | 'abilities'>,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(PersonalAccessToken)
+      .update({ id, userId, revokedAt: IsNull() }, details);
+    return result.affected === 1;
   }
 
   /** Marks the token revoked unless it already is; scoped by owner so no one revokes another's. */

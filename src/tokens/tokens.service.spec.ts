@@ -2,7 +2,9 @@ import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { CONFIG } from '../config/config.module.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
+import { TokenUsageRecorder } from './token-usage-recorder.js';
 import { generateToken, hashToken } from './token-format.js';
 import { TokensRepository, type TokenWithOwner } from './tokens.repository.js';
 import { TokensService } from './tokens.service.js';
@@ -16,6 +18,8 @@ function principal(overrides: Partial<TokenWithOwner> = {}): TokenWithOwner {
     expiresAt: null,
     revokedAt: null,
     lastUsedAt: null,
+    previousValue: false,
+    previousValidUntil: null,
     user: { id: 1, name: 'Ada', email: 'ada@example.com' },
     team: { id: 2, name: "Ada's Team", slug: 'adas-team' },
     ...overrides,
@@ -35,8 +39,10 @@ describe('TokensService.authenticate', () => {
         TokensService,
         { provide: TokensRepository, useValue: { findWithOwnerByHash } },
         { provide: LastUsedRecorder, useValue: { record } },
+        { provide: TokenUsageRecorder, useValue: { record: jest.fn() } },
         { provide: Transactions, useValue: {} },
         { provide: EmailVerificationService, useValue: {} },
+        { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: null } } },
       ],
     }).compile();
     service = moduleRef.get(TokensService);
@@ -68,6 +74,29 @@ describe('TokensService.authenticate', () => {
     findWithOwnerByHash.mockResolvedValueOnce(principal({ expiresAt: new Date(Date.now() - 1) }));
     await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'token_expired' });
     expect(record).not.toHaveBeenCalled();
+  });
+
+  it('should accept the value a regeneration replaced until its grace period ends', async () => {
+    const { plaintext } = generateToken();
+    const inGrace = principal({
+      previousValue: true,
+      previousValidUntil: new Date(Date.now() + 60_000),
+    });
+    findWithOwnerByHash.mockResolvedValueOnce(inGrace);
+    await expect(service.authenticate(plaintext)).resolves.toBe(inGrace);
+    findWithOwnerByHash.mockResolvedValueOnce(
+      principal({ previousValue: true, previousValidUntil: new Date(Date.now() - 1) }),
+    );
+    await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'token_revoked' });
+  });
+
+  it("should accept the current value whatever the previous one's grace period", async () => {
+    findWithOwnerByHash.mockResolvedValue(
+      principal({ previousValue: false, previousValidUntil: new Date(Date.now() - 60_000) }),
+    );
+    await expect(service.authenticate(generateToken().plaintext)).resolves.toMatchObject({
+      tokenId: 7,
+    });
   });
 
   it('should report revocation before expiry when a token is both', async () => {

@@ -1,20 +1,32 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { ABILITIES, type Ability } from '../common/auth/abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
+import {
+  expiryOptions,
+  regeneratedExpiry,
+  resolveExpiry,
+  type ExpiryOptions,
+} from './token-expiry.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
+import { TokenUsageRecorder } from './token-usage-recorder.js';
 import { toTokenView, type TokenView } from './token.view.js';
 import {
   AmbiguousTokenNameError,
   AuthenticationError,
   InsufficientScopeError,
+  REPLACED_VALUE_MESSAGE,
+  TokenChangedError,
   TokenNotFoundError,
+  TokenRevokedError,
 } from './tokens.errors.js';
 import { TokensRepository, type TokenWithOwner } from './tokens.repository.js';
 
-const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
 
 export interface CreatedToken {
   token: TokenView;
@@ -27,23 +39,47 @@ export interface RevokedToken {
   alreadyRevoked: boolean;
 }
 
+/** A person's tokens: those that work, and those revoked or expired (until pruned). */
+export interface TokenLists {
+  active: TokenView[];
+  history: TokenView[];
+}
+
 /** What an authenticated API request acts as: a token, its user and the user's current team. */
 export type TokenPrincipal = TokenWithOwner;
+
+/** Where an API request came from, for the token's usage. */
+export interface ClientInfo {
+  ip: string | undefined;
+  userAgent: string | undefined;
+}
 
 const PRUNE_BATCH = 1000;
 
 @Injectable()
 export class TokensService {
+  private readonly maxLifetimeDays: number | null;
+
   constructor(
     private readonly tokens: TokensRepository,
     private readonly transactions: Transactions,
     private readonly lastUsed: LastUsedRecorder,
     private readonly verification: EmailVerificationService,
-  ) {}
+    private readonly usage: TokenUsageRecorder,
+    @Inject(CONFIG) config: Config,
+  ) {
+    this.maxLifetimeDays = config.tokens.maxLifetimeDays;
+  }
+
+  /** The expiries a new token may be given here (TOKEN_MAX_LIFETIME_DAYS). */
+  expiryOptions(): ExpiryOptions {
+    return expiryOptions(this.maxLifetimeDays);
+  }
 
   /** Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required). */
   async create(userId: number, input: CreateTokenDto): Promise<CreatedToken> {
     await this.verification.assertConfirmed({ userId });
+    const expiresAt = resolveExpiry(input, this.maxLifetimeDays);
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
     const row = {
@@ -52,17 +88,73 @@ export class TokensService {
       tokenHash: generated.hash,
       lastFour: generated.lastFour,
       abilities,
-      expiresAt: input.expiresInDays ? new Date(Date.now() + input.expiresInDays * DAY_MS) : null,
-      lastUsedAt: null,
-      revokedAt: null,
+      expiresAt,
     };
     const saved = await this.transactions.run((m) => this.tokens.insert(m, row));
     return { token: toTokenView(saved), plaintext: generated.plaintext };
   }
 
   async listActive(userId: number): Promise<TokenView[]> {
+    return (await this.list(userId)).active;
+  }
+
+  /** Active tokens newest first; revoked and expired ones, the latest to stop working first. */
+  async list(userId: number): Promise<TokenLists> {
     const now = new Date();
-    return (await this.tokens.findUnrevokedForOwner(userId)).map((t) => toTokenView(t, now));
+    const all = (await this.tokens.findAllForOwner(userId)).map((t) => toTokenView(t, now));
+    const history = all.filter((t) => t.status !== 'active');
+    history.sort((a, b) => b.endedAt!.getTime() - a.endedAt!.getTime() || b.id - a.id);
+    return { active: all.filter((t) => t.status === 'active'), history };
+  }
+
+  /** One of the user's tokens; another user's token id is "not found". */
+  async get(userId: number, tokenId: number): Promise<TokenView> {
+    const token = await this.tokens.findForOwner(userId, tokenId);
+    if (!token) throw new TokenNotFoundError();
+    return toTokenView(token);
+  }
+
+  /** Renames a token or changes its abilities; its value stays the same. */
+  async update(
+    userId: number,
+    tokenId: number,
+    details: { name: string; abilities: Ability[] },
+  ): Promise<TokenView> {
+    const abilities = ABILITIES.filter((a) => details.abilities.includes(a));
+    return this.transactions.run(async (m) => {
+      const token = await this.tokens.findForOwner(userId, tokenId, m);
+      if (!token) throw new TokenNotFoundError();
+      if (token.revokedAt) throw new TokenRevokedError();
+      await this.tokens.updateDetails(m, userId, tokenId, { name: details.name, abilities });
+      return toTokenView({ ...token, name: details.name, abilities });
+    });
+  }
+
+  /**
+   * Gives the token a new value, in one transaction: the same name and abilities, the same
+   * lifetime counted from now. The value it replaces keeps working for `graceMinutes` (none by
+   * default: refused from the next request), then is refused as revoked. A value replaced
+   * earlier stops working at once: there are never more than two.
+   */
+  async regenerate(userId: number, tokenId: number, graceMinutes = 0): Promise<CreatedToken> {
+    const generated = generateToken();
+    return this.transactions.run(async (m) => {
+      const token = await this.tokens.findForOwner(userId, tokenId, m);
+      if (!token) throw new TokenNotFoundError();
+      if (token.revokedAt) throw new TokenRevokedError();
+      const now = Date.now();
+      const next = {
+        tokenHash: generated.hash,
+        lastFour: generated.lastFour,
+        expiresAt: regeneratedExpiry(token, this.maxLifetimeDays, now),
+        previousValidUntil: new Date(now + graceMinutes * MINUTE_MS),
+        regeneratedAt: new Date(now),
+      };
+      const replaced = await this.tokens.replaceValue(m, userId, tokenId, token.tokenHash, next);
+      if (!replaced) throw new TokenChangedError();
+      const view = toTokenView({ ...token, ...next, previousTokenHash: token.tokenHash });
+      return { token: view, plaintext: generated.plaintext };
+    });
   }
 
   /**
@@ -83,7 +175,8 @@ export class TokensService {
   /**
    * Deletes tokens that were revoked, or that expired, more than `olderThanDays` days ago, in
    * batches so no statement holds the table for long; returns how many went. Tokens still in
-   * use are never touched: only revoked and expired ones are refused anyway.
+   * use are never touched: only revoked and expired ones are refused anyway. Their usage goes
+   * with them (ON DELETE CASCADE).
    */
   async pruneDead(
     olderThanDays: number,
@@ -112,7 +205,8 @@ export class TokensService {
   /**
    * Resolves a presented token to its principal. Malformed tokens and bad checksums are refused
    * before any query; a well-formed one costs exactly one indexed query, every time, so a
-   * revocation is seen by the very next request on every instance.
+   * revocation or a regeneration is seen by the very next request on every instance. The value
+   * a regeneration replaced works until its grace period ends, then is refused as revoked.
    */
   async authenticate(presented: string): Promise<TokenPrincipal> {
     if (!isWellFormedToken(presented)) throw new AuthenticationError('invalid_token');
@@ -120,11 +214,25 @@ export class TokensService {
     if (!principal) throw new AuthenticationError('invalid_token');
     if (principal.revokedAt) throw new AuthenticationError('token_revoked');
     const now = Date.now();
+    if (principal.previousValue && !(principal.previousValidUntil!.getTime() > now)) {
+      throw new AuthenticationError('token_revoked', REPLACED_VALUE_MESSAGE);
+    }
     if (principal.expiresAt && principal.expiresAt.getTime() <= now) {
       throw new AuthenticationError('token_expired');
     }
     this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
     return principal;
+  }
+
+  /** Counts an authenticated request in the token's usage; written within a minute. */
+  recordUse(principal: TokenPrincipal, client: ClientInfo, at = Date.now()): void {
+    this.usage.record({
+      tokenId: principal.tokenId,
+      at,
+      ip: client.ip,
+      userAgent: client.userAgent,
+      previousValidUntil: principal.previousValue ? principal.previousValidUntil! : undefined,
+    });
   }
 
   assertAbility(principal: TokenPrincipal, ability: Ability): void {

@@ -4,6 +4,7 @@ import { TwoFactor1764201600000 } from './1764201600000-two-factor.js';
 import { MailOutbox1764460800000 } from './1764460800000-mail-outbox.js';
 import { EmailVerification1764547200000 } from './1764547200000-email-verification.js';
 import { TeamInvitations1764633600000 } from './1764633600000-team-invitations.js';
+import { TokenLifecycle1764720000000 } from './1764720000000-token-lifecycle.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   MailOutbox1764460800000,
   EmailVerification1764547200000,
   TeamInvitations1764633600000,
+  TokenLifecycle1764720000000,
 ];

@@ -6,14 +6,17 @@ import {
   IsOptional,
   IsString,
   Length,
+  Matches,
   Max,
   Min,
 } from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
 import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
+import { TOKEN_LIFETIME_LIMIT_DAYS } from '../../config/tokens.config.js';
 
 export const TOKEN_NAME_MAX = 100;
-export const MAX_EXPIRY_DAYS = 3650;
+export const MAX_EXPIRY_DAYS = TOKEN_LIFETIME_LIMIT_DAYS;
+export const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
 export class CreateTokenDto {
   @Trim()
@@ -35,4 +38,10 @@ export class CreateTokenDto {
   @Min(1, { message: 'Expiry must be at least 1 day.' })
   @IsInt({ message: 'Expiry must be a whole number of days.' })
   expiresInDays?: number;
+
+  /** A UTC date (YYYY-MM-DD) instead of a number of days: the token works until it begins. */
+  @IsOptional()
+  @Matches(DATE_PATTERN, { message: 'Enter the date as YYYY-MM-DD.' })
+  @IsString({ message: 'Enter the date as YYYY-MM-DD.' })
+  expiresOn?: string;
 }

@@ -138,7 +138,7 @@ export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
     errorResponse(
       401,
       ['missing_token', 'invalid_token', 'token_revoked', 'token_expired'],
-      'No token, or one that is malformed, unknown, revoked or expired.',
+      'No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired.',
       asExample(new AuthenticationError('invalid_token')),
       CHALLENGE,
     ),

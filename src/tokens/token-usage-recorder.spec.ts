@@ -1,0 +1,162 @@
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { Test } from '@nestjs/testing';
+import type { EntityManager } from 'typeorm';
+import { Transactions } from '../database/transactions.js';
+import {
+  MAX_ADDRESSES_PER_TOKEN,
+  MAX_TRACKED_TOKENS,
+  TokenUsageRecorder,
+  USAGE_FLUSH_MS,
+  type TokenUse,
+} from './token-usage-recorder.js';
+import { TokenUsageRepository } from './token-usage.repository.js';
+
+const NOON = Date.parse('2026-11-23T12:00:00Z');
+
+describe('TokenUsageRecorder', () => {
+  let recorder: TokenUsageRecorder;
+  const repo = {
+    addDailyRequests: jest.fn<TokenUsageRepository['addDailyRequests']>(),
+    saveAddresses: jest.fn<TokenUsageRepository['saveAddresses']>(),
+    trimAddresses: jest.fn<TokenUsageRepository['trimAddresses']>(),
+    trimDays: jest.fn<TokenUsageRepository['trimDays']>(),
+    addPreviousValueUses: jest.fn<TokenUsageRepository['addPreviousValueUses']>(),
+  };
+  const use = (overrides: Partial<TokenUse> = {}): TokenUse => ({
+    tokenId: 1,
+    at: NOON,
+    ip: '203.0.113.7',
+    userAgent: 'curl/8.5.0',
+    ...overrides,
+  });
+
+  beforeEach(async () => {
+    for (const fn of Object.values(repo)) fn.mockReset().mockResolvedValue(undefined);
+    const moduleRef = await Test.createTestingModule({
+      providers: [
+        TokenUsageRecorder,
+        { provide: TokenUsageRepository, useValue: repo },
+        {
+          provide: Transactions,
+          useValue: { run: (work: (m: EntityManager) => Promise<unknown>) => work({} as never) },
+        },
+      ],
+    }).compile();
+    recorder = moduleRef.get(TokenUsageRecorder);
+  });
+  afterEach(async () => {
+    jest.useRealTimers();
+    await recorder.onApplicationShutdown();
+  });
+
+  it('should write nothing while gathering, then every count in one batch when flushed', async () => {
+    for (let i = 0; i < 100; i++) recorder.record(use({ at: NOON + i }));
+    recorder.record(use({ tokenId: 2, ip: '2001:db8::1', at: NOON + 5 }));
+    recorder.record(use({ at: NOON + 86_400_000 }));
+    expect(repo.addDailyRequests).not.toHaveBeenCalled();
+
+    await recorder.flush();
+    expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
+    expect(repo.addDailyRequests.mock.calls[0][1]).toEqual([
+      { tokenId: 1, day: '2026-11-23', requests: 100 },
+      { tokenId: 1, day: '2026-11-24', requests: 1 },
+      { tokenId: 2, day: '2026-11-23', requests: 1 },
+    ]);
+    expect(repo.saveAddresses.mock.calls[0][1]).toEqual([
+      {
+        tokenId: 1,
+        ip: '203.0.113.7',
+        lastUsedAt: new Date(NOON + 86_400_000),
+        userAgent: 'curl/8.5.0',
+      },
+      { tokenId: 2, ip: '2001:db8::1', lastUsedAt: new Date(NOON + 5), userAgent: 'curl/8.5.0' },
+    ]);
+    expect(repo.trimAddresses).toHaveBeenCalledWith(
+      expect.anything(),
+      [1, 2],
+      MAX_ADDRESSES_PER_TOKEN,
+    );
+
+    await recorder.flush();
+    expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
+  });
+
+  it('should keep only the most recent addresses of a token whatever clients send', async () => {
+    for (let i = 0; i < 1000; i++) {
+      recorder.record(use({ ip: `10.0.${i >> 8}.${i & 255}`, at: NOON + i }));
+    }
+    recorder.record(use({ ip: 'not an address', at: NOON + 2000 }));
+    recorder.record(use({ ip: '::ffff:192.0.2.1', at: NOON + 2001, userAgent: 'x'.repeat(5000) }));
+    await recorder.flush();
+    const saved = repo.saveAddresses.mock.calls[0][1];
+    expect(saved.map((a) => a.ip)).toEqual([
+      '10.0.3.228',
+      '10.0.3.229',
+      '10.0.3.230',
+      '10.0.3.231',
+      '192.0.2.1',
+    ]);
+    expect(saved.at(-1)!.userAgent).toHaveLength(255);
+    expect(repo.addDailyRequests.mock.calls[0][1]).toEqual([
+      { tokenId: 1, day: '2026-11-23', requests: 1002 },
+    ]);
+  });
+
+  it('should count at most MAX_TRACKED_TOKENS tokens between two flushes', async () => {
+    for (let id = 1; id <= MAX_TRACKED_TOKENS + 50; id++) recorder.record(use({ tokenId: id }));
+    await recorder.flush();
+    expect(repo.addDailyRequests.mock.calls[0][1]).toHaveLength(MAX_TRACKED_TOKENS);
+    recorder.record(use({ tokenId: MAX_TRACKED_TOKENS + 1 }));
+    await recorder.flush();
+    expect(repo.addDailyRequests.mock.calls[1][1]).toEqual([
+      { tokenId: MAX_TRACKED_TOKENS + 1, day: '2026-11-23', requests: 1 },
+    ]);
+  });
+
+  it("should count uses of a regenerated token's previous value for its grace period", async () => {
+    const validUntil = new Date(NOON + 600_000);
+    recorder.record(use());
+    recorder.record(use({ previousValidUntil: validUntil, at: NOON + 10 }));
+    recorder.record(use({ previousValidUntil: validUntil, at: NOON + 20 }));
+    await recorder.flush();
+    expect(repo.addPreviousValueUses).toHaveBeenCalledWith(expect.anything(), {
+      tokenId: 1,
+      validUntil,
+      requests: 2,
+      lastUsedAt: new Date(NOON + 20),
+    });
+  });
+
+  it('should gather a batch again when it could not be written, and write it next time', async () => {
+    repo.addDailyRequests.mockRejectedValueOnce(new Error('connection lost'));
+    recorder.record(use());
+    await recorder.flush();
+    recorder.record(use());
+    await recorder.flush();
+    expect(repo.addDailyRequests).toHaveBeenCalledTimes(2);
+    expect(repo.addDailyRequests.mock.calls[1][1]).toEqual([
+      { tokenId: 1, day: '2026-11-23', requests: 2 },
+    ]);
+  });
+
+  it('should flush on its own once a minute, on a timer that does not keep the process alive', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    const setInterval = jest.spyOn(global, 'setInterval');
+    recorder.record(use());
+    expect(setInterval).toHaveBeenCalledWith(expect.any(Function), USAGE_FLUSH_MS);
+    const timer = setInterval.mock.results[0].value as NodeJS.Timeout;
+    expect(timer.hasRef()).toBe(false);
+
+    await jest.advanceTimersByTimeAsync(USAGE_FLUSH_MS - 1);
+    expect(repo.addDailyRequests).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
+    setInterval.mockRestore();
+  });
+
+  it('should write what is left when the application shuts down', async () => {
+    recorder.record(use());
+    await recorder.onApplicationShutdown();
+    expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,212 @@
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { isIP } from 'node:net';
+import { Transactions } from '../database/transactions.js';
+import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
+
+/** How often the gathered usage is written: every token's uses of a minute in one flush. */
+export const USAGE_FLUSH_MS = 60_000;
+/** Tokens gathered at most between two flushes; uses of further tokens are not counted. */
+export const MAX_TRACKED_TOKENS = 10_000;
+/** Addresses kept per token, in memory and in the database: the most recently used. */
+export const MAX_ADDRESSES_PER_TOKEN = 5;
+/** Days of counts kept per token (today and the 30 before it), so the page's 30 days are there. */
+export const USAGE_DAYS_KEPT = 31;
+const USER_AGENT_MAX = 255;
+const DAY_MS = 86_400_000;
+
+/** One authenticated API request, as the recorder needs it. */
+export interface TokenUse {
+  tokenId: number;
+  at: number;
+  ip: string | undefined;
+  userAgent: string | undefined;
+  /** Set when the request presented the value a regeneration replaced, still in its grace. */
+  previousValidUntil?: Date;
+}
+
+interface AddressSeen {
+  at: number;
+  userAgent: string | null;
+}
+
+interface PendingUsage {
+  days: Map<string, number>;
+  addresses: Map<string, AddressSeen>;
+  previous?: { validUntil: Date; requests: number; lastAt: number };
+}
+
+/**
+ * Gathers what tokens are used for (requests per UTC day, the addresses and clients they come
+ * from, uses of a regenerated token's previous value) in memory, and writes it in one batch a
+ * minute, off the request path: on an unref'd timer and when the app shuts down. Nothing on the
+ * request path waits for it or queries for it. A crash loses at most the last minute's counts.
+ * Memory is bounded whatever clients send: at most MAX_TRACKED_TOKENS tokens (they must be
+ * valid ones), MAX_ADDRESSES_PER_TOKEN addresses each, user agents cut to 255 characters.
+ */
+@Injectable()
+export class TokenUsageRecorder implements OnApplicationShutdown {
+  private readonly logger = new Logger(TokenUsageRecorder.name);
+  private pending = new Map<number, PendingUsage>();
+  private missed = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private day = { start: 0, end: 0, key: '' };
+
+  constructor(
+    private readonly usage: TokenUsageRepository,
+    private readonly transactions: Transactions,
+  ) {}
+
+  record(use: TokenUse): void {
+    let entry = this.pending.get(use.tokenId);
+    if (!entry) {
+      if (this.pending.size >= MAX_TRACKED_TOKENS) {
+        this.missed++;
+        return;
+      }
+      entry = { days: new Map(), addresses: new Map() };
+      this.pending.set(use.tokenId, entry);
+      this.timer ??= setInterval(() => void this.flush(), USAGE_FLUSH_MS).unref();
+    }
+    const day = this.dayOf(use.at);
+    entry.days.set(day, (entry.days.get(day) ?? 0) + 1);
+    const ip = clientAddress(use.ip);
+    if (ip) this.seeAddress(entry.addresses, ip, use.at, use.userAgent);
+    if (use.previousValidUntil) {
+      const previous = (entry.previous ??= {
+        validUntil: use.previousValidUntil,
+        requests: 0,
+        lastAt: use.at,
+      });
+      previous.requests++;
+      previous.lastAt = Math.max(previous.lastAt, use.at);
+    }
+  }
+
+  /**
+   * Writes everything gathered so far in one transaction and starts gathering anew. A flush
+   * already under way is awaited first. A failed write is logged and its counts are gathered
+   * again for the next flush, as far as the bounds allow.
+   */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.flushing = this.write(batch).finally(() => (this.flushing = undefined));
+    await this.flushing;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private async write(batch: Map<number, PendingUsage>): Promise<void> {
+    const missed = this.missed;
+    this.missed = 0;
+    if (missed > 0) {
+      this.logger.warn(
+        `${missed} uses of tokens past the first ${MAX_TRACKED_TOKENS} of the minute were not counted`,
+      );
+    }
+    const tokenIds = [...batch.keys()];
+    const days = tokenIds.flatMap((tokenId) =>
+      [...batch.get(tokenId)!.days].map(([day, requests]) => ({ tokenId, day, requests })),
+    );
+    const addresses: AddressUse[] = tokenIds.flatMap((tokenId) =>
+      [...batch.get(tokenId)!.addresses].map(([ip, seen]) => ({
+        tokenId,
+        ip,
+        lastUsedAt: new Date(seen.at),
+        userAgent: seen.userAgent,
+      })),
+    );
+    const oldestKept = utcDay(Date.now() - (USAGE_DAYS_KEPT - 1) * DAY_MS);
+    try {
+      await this.transactions.run(async (m) => {
+        await this.usage.addDailyRequests(m, days);
+        if (addresses.length > 0) {
+          await this.usage.saveAddresses(m, addresses);
+          await this.usage.trimAddresses(m, tokenIds, MAX_ADDRESSES_PER_TOKEN);
+        }
+        await this.usage.trimDays(m, tokenIds, oldestKept);
+        for (const [tokenId, { previous }] of batch) {
+          if (!previous) continue;
+          const { validUntil, requests, lastAt } = previous;
+          await this.usage.addPreviousValueUses(m, {
+            tokenId,
+            validUntil,
+            requests,
+            lastUsedAt: new Date(lastAt),
+          });
+        }
+      });
+    } catch (error) {
+      this.logger.warn(`Could not write the usage of ${batch.size} tokens: ${String(error)}`);
+      this.gatherAgain(batch);
+    }
+  }
+
+  /** Puts a batch that could not be written back in front of what was gathered since. */
+  private gatherAgain(batch: Map<number, PendingUsage>): void {
+    for (const [tokenId, failed] of batch) {
+      const entry = this.pending.get(tokenId);
+      if (!entry) {
+        if (this.pending.size < MAX_TRACKED_TOKENS) this.pending.set(tokenId, failed);
+        continue;
+      }
+      for (const [day, n] of failed.days) entry.days.set(day, (entry.days.get(day) ?? 0) + n);
+      for (const [ip, seen] of failed.addresses) {
+        if (!entry.addresses.has(ip)) this.seeAddress(entry.addresses, ip, seen.at, seen.userAgent);
+      }
+      if (failed.previous && !entry.previous) entry.previous = failed.previous;
+    }
+  }
+
+  /** Keeps the address's latest use; past the limit, the least recently used one goes. */
+  private seeAddress(
+    addresses: Map<string, AddressSeen>,
+    ip: string,
+    at: number,
+    userAgent: string | null | undefined,
+  ): void {
+    const seen = addresses.get(ip);
+    const agent = userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null;
+    if (seen) {
+      if (at >= seen.at) Object.assign(seen, { at, userAgent: agent });
+      return;
+    }
+    if (addresses.size >= MAX_ADDRESSES_PER_TOKEN) {
+      let oldest: string | undefined;
+      for (const [key, value] of addresses) {
+        if (oldest === undefined || value.at < addresses.get(oldest)!.at) oldest = key;
+      }
+      if (addresses.get(oldest!)!.at > at) return;
+      addresses.delete(oldest!);
+    }
+    addresses.set(ip, { at, userAgent: agent });
+  }
+
+  /** utcDay(at), worked out once a day rather than once a request. */
+  private dayOf(at: number): string {
+    if (at < this.day.start || at >= this.day.end) {
+      const start = at - (at % DAY_MS);
+      this.day = { start, end: start + DAY_MS, key: utcDay(start) };
+    }
+    return this.day.key;
+  }
+}
+
+/** The UTC day of a time, as YYYY-MM-DD. */
+export function utcDay(at: number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/** The address as stored: IPv4-mapped IPv6 addresses as IPv4; anything not an IP, nothing. */
+function clientAddress(ip: string | undefined): string | undefined {
+  if (!ip) return undefined;
+  const plain = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+  return isIP(plain) ? plain : undefined;
+}
