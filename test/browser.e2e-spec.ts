@@ -3,11 +3,34 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
+import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, freePort, type TestApp } from './support/test-app.js';
+
+/**
+ * The words of the token tables that a line break cuts in two (such a word has a box on each
+ * line), run in the page.
+ */
+const BROKEN_WORDS = `(() => {
+  const found = [];
+  for (const cell of document.querySelectorAll('.token-table td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of (node.textContent ?? '').matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (lines.size > 1) found.push(match[0]);
+      }
+    }
+  }
+  return found;
+})()`;
 
 describe('in a real browser', () => {
   let t: TestApp;
@@ -29,11 +52,8 @@ describe('in a real browser', () => {
     await t?.close();
   });
 
-  async function newPage(origin = base): Promise<Page> {
-    const context = await browser.newContext({
-      baseURL: origin,
-      viewport: { width: 1100, height: 800 },
-    });
+  async function newPage(viewport = { width: 1100, height: 800 }, origin = base): Promise<Page> {
+    const context = await browser.newContext({ baseURL: origin, viewport });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
     const page = await context.newPage();
     page.on('pageerror', (error) => {
@@ -202,7 +222,10 @@ describe('in a real browser', () => {
   async function serverErrorPageProblems(): Promise<string[]> {
     const broken = await createTestApp();
     try {
-      const page = await newPage((await broken.app.getUrl()).replace('[::1]', '127.0.0.1'));
+      const page = await newPage(
+        undefined,
+        (await broken.app.getUrl()).replace('[::1]', '127.0.0.1'),
+      );
       const email = uniqueEmail('broken');
       await createUser(broken.app, { name: 'Unlucky Person', email, password: PASSWORD });
       await page.goto('/login');
@@ -284,6 +307,100 @@ describe('in a real browser', () => {
     const refused = await api('/api/v1/user/profile', token);
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('token_revoked');
+  }, 60_000);
+
+  it("should regenerate a token from its page, show the new value once, and read the token's usage", async () => {
+    const page = await newPage();
+    await register(page, 'Rotating Person', uniqueEmail('regenerate'));
+    await page.goto('/settings/api-tokens');
+    await page.getByLabel('Name').fill('Rotating bot');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const old = await page.getByLabel('New API token').inputValue();
+    await page.getByRole('link', { name: 'Done' }).click();
+    await page.waitForURL('**/settings/api-tokens');
+    expect(await page.getByLabel('New API token').count()).toBe(0);
+    expect((await api('/api/v1/user/profile', old)).status).toBe(200);
+
+    await page.getByRole('link', { name: 'Rotating bot' }).click();
+    await page.waitForURL(/\/settings\/api-tokens\/\d+$/);
+    await page.getByLabel('Keep the old value working for (minutes)').fill('5');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Regenerate' }).click();
+    const field = page.getByLabel('New value of the token');
+    await field.waitFor();
+    const value = await field.inputValue();
+    expect(value).toMatch(/^tsr_[0-9A-Za-z]{36}$/);
+    expect(value).not.toBe(old);
+    expect(
+      await page.evaluate("getComputedStyle(document.getElementById('new-token')).fontFamily"),
+    ).toMatch(/monospace|Menlo|Consolas/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(value);
+    await page.screenshot({ path: join(shots, 'api-token-regenerated.png'), fullPage: true });
+
+    // Both values work during the five minutes of grace; each use is counted (3 today).
+    expect((await api('/api/v1/user/profile', value)).status).toBe(200);
+    expect((await api('/api/v1/user/profile', old)).status).toBe(200);
+    await t.app.get(TokenUsageRecorder).flush();
+
+    await page.getByRole('link', { name: 'Done' }).click();
+    await page.waitForURL(/\/settings\/api-tokens\/\d+$/);
+    expect(await page.getByLabel('New value of the token').count()).toBe(0);
+    expect(await page.content()).not.toContain(value);
+    const details = page.getByRole('region', { name: 'Details' });
+    expect(await details.textContent()).toContain(`tsr_…${value.slice(-4)}`);
+    expect(await details.locator('[data-last-use]').textContent()).toMatch(
+      /from 127\.0\.0\.1 with node/,
+    );
+    expect(await details.locator('[data-previous-value]').textContent()).toMatch(
+      /Works until .*used 1 time/s,
+    );
+    const usage = page.getByRole('table', { name: /requests in the last 30 days/ });
+    expect(await usage.getByRole('row').nth(1).textContent()).toMatch(/\d{4}-\d\d-\d\d\s*3/);
+    await page.screenshot({ path: join(shots, 'api-token.png'), fullPage: true });
+  }, 60_000);
+
+  it('should keep every word of the token tables whole and their actions in reach at 1280 and 390 pixels', async () => {
+    const user = await createUser(t.app, {
+      name: 'Narrow Screen',
+      email: uniqueEmail('narrow'),
+      password: 'correct horse battery',
+    });
+    for (const [name, expiresInDays] of [
+      ['Deployment pipeline for production', 30],
+      ['Nightly backup', undefined],
+      ['Reporting dashboard read-only', 365],
+    ] as const) {
+      await createToken(t.app, user, { name, expiresInDays });
+    }
+    const revoked = await createToken(t.app, user, { name: 'Retired laptop' });
+    await t.app.get(TokensService).revoke(user.id, revoked.token.id);
+
+    for (const width of [1280, 390]) {
+      const page = await newPage({ width, height: 900 });
+      await page.goto('/login');
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL('**/dashboard');
+      await page.goto('/settings/api-tokens');
+
+      // Nothing wider than the screen, so nothing hides off to the side.
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+        width,
+      );
+      expect(await page.evaluate(BROKEN_WORDS)).toEqual([]);
+      for (const button of await page.getByRole('button', { name: /^Revoke the token/ }).all()) {
+        await button.scrollIntoViewIfNeeded();
+        const box = (await button.boundingBox())!;
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width).toBeLessThanOrEqual(width);
+      }
+      expect(await page.getByRole('link', { name: 'Retired laptop' }).isVisible()).toBe(true);
+      await page.screenshot({ path: join(shots, `api-tokens-${width}.png`), fullPage: true });
+      await page.context().close();
+    }
   }, 60_000);
 
   it('should keep a token when the person cancels the revocation', async () => {

@@ -25,3 +25,16 @@ const shownOnce = document.querySelector('[data-shown-once]');
 if (shownOnce) {
   window.history.replaceState(null, '', shownOnce.dataset.shownOnce || window.location.href);
 }
+
+// Fields that matter for one choice of a select only (the expiry date for "On a date…", the
+// warning for "Never"): shown for that choice. Without this script they are always shown.
+for (const select of document.querySelectorAll('[data-expiry-choice]')) {
+  const form = select.form;
+  const update = () => {
+    for (const part of form.querySelectorAll('[data-shown-for]')) {
+      part.hidden = part.dataset.shownFor !== select.value;
+    }
+  };
+  select.addEventListener('change', update);
+  update();
+}

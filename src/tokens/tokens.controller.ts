@@ -6,14 +6,14 @@ import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
-import { ABILITIES } from '../common/auth/abilities.js';
-import { CreateTokenForm, EXPIRY_CHOICES, toCreateTokenDto } from './dto/create-token.form.js';
+import { ABILITIES, ABILITY_DESCRIPTIONS } from '../common/auth/abilities.js';
+import { CreateTokenForm, toCreateTokenDto } from './dto/create-token.form.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { TokensService } from './tokens.service.js';
 
 const PAGE = '/settings/api-tokens';
 
-/** Account Settings > API Tokens. */
+/** Account Settings > API Tokens: the list, creating and revoking (token-settings.controller.ts: one token). */
 @Controller('settings/api-tokens')
 @SignedIn()
 export class TokensController {
@@ -62,12 +62,14 @@ export class TokensController {
     user: User,
     newToken?: { id: number; name: string; plaintext: string },
   ): Promise<object> {
+    const { active, history } = await this.tokens.list(user.id);
     return {
       title: 'API Tokens',
-      tokens: await this.tokens.listActive(user.id),
+      tokens: active,
+      history,
       newToken,
-      abilities: ABILITIES,
-      expiryChoices: EXPIRY_CHOICES,
+      abilities: ABILITIES.map((name) => ({ name, description: ABILITY_DESCRIPTIONS[name] })),
+      expiry: this.tokens.expiryOptions(),
       // Until the address is confirmed the page says why no token can be made, and offers a link.
       verificationPending: this.verification.isPending(user),
     };

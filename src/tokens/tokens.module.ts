@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
+import { TokenDetailsService } from './token-details.service.js';
+import { TokenSettingsController } from './token-settings.controller.js';
 import { TokenUsageRecorder } from './token-usage-recorder.js';
 import { TokenUsageRepository } from './token-usage.repository.js';
 import { TokensController } from './tokens.controller.js';
@@ -9,11 +11,12 @@ import { TokensService } from './tokens.service.js';
 
 @Module({
   imports: [EmailVerificationModule],
-  controllers: [TokensController],
+  controllers: [TokensController, TokenSettingsController],
   providers: [
     TokensRepository,
     TokenUsageRepository,
     TokensService,
+    TokenDetailsService,
     LastUsedRecorder,
     TokenUsageRecorder,
   ],

@@ -1,10 +1,26 @@
 import { Transform } from 'class-transformer';
-import { ArrayNotEmpty, IsArray, IsIn, IsString, Length } from 'class-validator';
+import {
+  ArrayNotEmpty,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateIf,
+} from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
-import { TOKEN_NAME_MAX, type CreateTokenDto } from './create-token.dto.js';
+import { DATE_PATTERN, TOKEN_NAME_MAX, type CreateTokenDto } from './create-token.dto.js';
 
-export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'none'] as const;
+export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'custom', 'none'] as const;
+type ExpiryChoice = (typeof EXPIRY_CHOICES)[number];
+
+/** One ticked checkbox arrives as a string, several as a list, none as nothing. */
+export const CheckboxList = () =>
+  Transform(({ value }) =>
+    value === undefined ? [] : typeof value === 'string' ? [value] : value,
+  );
 
 /** The "new token" form of Account Settings > API Tokens, with the page's field names. */
 export class CreateTokenForm {
@@ -14,23 +30,37 @@ export class CreateTokenForm {
   @IsString({ message: 'Give the token a name.' })
   name!: string;
 
-  // One ticked checkbox arrives as a string, several as a list, none as nothing.
-  @Transform(({ value }) =>
-    value === undefined ? [] : typeof value === 'string' ? [value] : value,
-  )
+  @CheckboxList()
   @IsIn(ABILITIES, { each: true, message: `Abilities must be among ${ABILITIES.join(', ')}.` })
   @ArrayNotEmpty({ message: 'Choose at least one ability.' })
   @IsArray({ message: 'Abilities must be a list.' })
   abilities: Ability[] = [];
 
+  /** Left out: `custom` when a date is given, else 30 days. */
+  @IsOptional()
   @IsIn(EXPIRY_CHOICES, { message: 'Choose an expiry from the list.' })
-  expires_in_days: (typeof EXPIRY_CHOICES)[number] = 'none';
+  expires_in_days?: ExpiryChoice;
+
+  /** The date of the `custom` choice, YYYY-MM-DD (UTC). */
+  @ValidateIf((form: CreateTokenForm) => expiryChoice(form) === 'custom')
+  @Matches(DATE_PATTERN, { message: 'Enter the date as YYYY-MM-DD.' })
+  @IsString({ message: 'Choose the date the token stops working.' })
+  expires_at?: string;
+}
+
+function expiryChoice(form: CreateTokenForm): ExpiryChoice {
+  return form.expires_in_days ?? (form.expires_at ? 'custom' : '30');
 }
 
 export function toCreateTokenDto(form: CreateTokenForm): CreateTokenDto {
+  const choice = expiryChoice(form);
   return {
     name: form.name,
     abilities: form.abilities,
-    expiresInDays: form.expires_in_days === 'none' ? undefined : Number(form.expires_in_days),
+    ...(choice === 'custom'
+      ? { expiresOn: form.expires_at }
+      : choice === 'none'
+        ? {}
+        : { expiresInDays: Number(choice) }),
   };
 }

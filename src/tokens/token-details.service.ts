@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import { ABILITY_DESCRIPTIONS, type Ability } from '../common/auth/abilities.js';
+import { describeClient } from './client-description.js';
+import { MAX_ADDRESSES_PER_TOKEN, utcDay } from './token-usage-recorder.js';
+import { TokenUsageRepository } from './token-usage.repository.js';
+import { toTokenView, type TokenView } from './token.view.js';
+import { TokenNotFoundError } from './tokens.errors.js';
+import { TokensRepository } from './tokens.repository.js';
+
+const DAY_MS = 86_400_000;
+/** The days the token page counts requests for: today (UTC) and the 29 before. */
+export const USAGE_DAYS_SHOWN = 30;
+/** Bars are drawn in this many steps (a class each: the pages allow no inline style). */
+const BAR_STEPS = 20;
+
+export interface AddressView {
+  ip: string;
+  lastUsedAt: Date;
+  client: string;
+}
+
+export interface DayView {
+  day: string;
+  requests: number;
+  /** The bar's length, 0 to BAR_STEPS, relative to the busiest day shown. */
+  bar: number;
+}
+
+/** Everything the token page shows of one token. */
+export interface TokenDetails {
+  token: TokenView;
+  abilities: { name: Ability; description: string }[];
+  /** The latest use that was written: its time, and the address and client it came from. */
+  lastUse: { at: Date; ip: string | null; client: string | null } | null;
+  addresses: AddressView[];
+  days: DayView[];
+  totalRequests: number;
+  /** The value the last regeneration replaced: until when it works and how much it was used. */
+  previousValue: {
+    validUntil: Date;
+    stillValid: boolean;
+    requests: number;
+    lastUsedAt: Date | null;
+  } | null;
+}
+
+/** The token page's view of one token and its usage; only the owner's tokens are found. */
+@Injectable()
+export class TokenDetailsService {
+  constructor(
+    private readonly tokens: TokensRepository,
+    private readonly usage: TokenUsageRepository,
+  ) {}
+
+  async get(userId: number, tokenId: number, now = Date.now()): Promise<TokenDetails> {
+    const token = await this.tokens.findForOwner(userId, tokenId);
+    if (!token) throw new TokenNotFoundError();
+    const since = utcDay(now - (USAGE_DAYS_SHOWN - 1) * DAY_MS);
+    const [addresses, counts] = await Promise.all([
+      this.usage.findAddressesForOwner(userId, tokenId, MAX_ADDRESSES_PER_TOKEN),
+      this.usage.findDailyForOwner(userId, tokenId, since),
+    ]);
+    const seen = addresses.map((a) => ({
+      ip: a.ip,
+      lastUsedAt: a.lastUsedAt,
+      client: describeClient(a.userAgent),
+    }));
+    const latest = token.lastUsedAt ?? seen[0]?.lastUsedAt ?? null;
+    const days = lastDays(new Map(counts.map((c) => [c.day, c.requests])), now);
+    return {
+      token: toTokenView(token, new Date(now)),
+      abilities: token.abilities.map((name) => ({ name, description: ABILITY_DESCRIPTIONS[name] })),
+      lastUse: latest && { at: latest, ip: seen[0]?.ip ?? null, client: seen[0]?.client ?? null },
+      addresses: seen,
+      days,
+      totalRequests: days.reduce((sum, d) => sum + d.requests, 0),
+      previousValue: token.previousValidUntil && {
+        validUntil: token.previousValidUntil,
+        stillValid: token.previousValidUntil.getTime() > now,
+        requests: token.previousRequests,
+        lastUsedAt: token.previousLastUsedAt,
+      },
+    };
+  }
+}
+
+/** The last USAGE_DAYS_SHOWN days, newest first, each with its count (0 when none). */
+function lastDays(counts: Map<string, number>, now: number): DayView[] {
+  const days = Array.from({ length: USAGE_DAYS_SHOWN }, (_, i) => {
+    const day = utcDay(now - i * DAY_MS);
+    return { day, requests: counts.get(day) ?? 0 };
+  });
+  const busiest = Math.max(1, ...days.map((d) => d.requests));
+  return days.map((d) => ({
+    ...d,
+    bar: d.requests === 0 ? 0 : Math.max(1, Math.round((d.requests / busiest) * BAR_STEPS)),
+  }));
+}

@@ -1,0 +1,79 @@
+import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import type { SessionData } from 'express-session';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { ABILITIES } from '../common/auth/abilities.js';
+import { IdParam } from '../common/decorators/id-param.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import { RequireRecentPassword } from '../common/web/recent-password.js';
+import type { User } from '../users/user.entity.js';
+import {
+  MAX_GRACE_MINUTES,
+  RegenerateTokenForm,
+  UpdateTokenForm,
+} from './dto/token-settings.forms.js';
+import { TokenDetailsService } from './token-details.service.js';
+import { TokensService } from './tokens.service.js';
+
+const TOKEN_PAGE = '/settings/api-tokens/:id';
+
+/** One token's page: its details and usage, editing it, and regenerating its value. */
+@Controller('settings/api-tokens')
+@SignedIn()
+export class TokenSettingsController {
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly details: TokenDetailsService,
+  ) {}
+
+  @Get(':id')
+  @Render('tokens/show')
+  show(@SignedInUser() user: User, @IdParam() id: number): Promise<object> {
+    return this.page(user, id);
+  }
+
+  @Post(':id')
+  @FormPage(TOKEN_PAGE)
+  @Redirect(undefined, 303)
+  async update(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @Body() form: UpdateTokenForm,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    const token = await this.tokens.update(user.id, id, form);
+    flash(session, { notice: `Token "${token.name}" was saved. Its value did not change.` });
+    return { url: `/settings/api-tokens/${id}` };
+  }
+
+  /**
+   * Sudo mode. The new value is shown in the answer to this POST and nowhere else, as when a
+   * token is created.
+   */
+  @Post(':id/regenerate')
+  @HttpCode(200)
+  @FormPage(TOKEN_PAGE)
+  @RequireRecentPassword()
+  @Render('tokens/show')
+  async regenerate(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @Body() form: RegenerateTokenForm,
+  ): Promise<object> {
+    const { plaintext } = await this.tokens.regenerate(user.id, id, form.grace_minutes);
+    return this.page(user, id, plaintext);
+  }
+
+  private async page(user: User, id: number, newValue?: string): Promise<object> {
+    const details = await this.details.get(user.id, id);
+    return {
+      title: details.token.name,
+      ...details,
+      newValue,
+      tokenPath: `/settings/api-tokens/${id}`,
+      allAbilities: ABILITIES,
+      maxGraceMinutes: MAX_GRACE_MINUTES,
+    };
+  }
+}

@@ -1,0 +1,557 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { Session } from '../src/auth/session.entity.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TokenAddress } from '../src/tokens/token-address.entity.js';
+import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
+import { hashToken } from '../src/tokens/token-format.js';
+import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { createToken, createUser } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestDatabase } from './support/test-database.js';
+
+const LIST = '/settings/api-tokens';
+const NEW_VALUE = /value="(tsr_[0-9A-Za-z]{36})"/;
+const DAY_MS = 86_400_000;
+
+describe('token lifecycle: regenerate, edit, history, usage', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // Behind a proxy on loopback, so tests can use a token from several addresses.
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', TRUST_PROXY: 'loopback' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const tokens = () => t.dataSource.getRepository(PersonalAccessToken);
+  const row = (id: number) => tokens().findOneByOrFail({ id });
+  const api = (token: string, path = '/api/v1/user/profile') =>
+    request(t.server).get(path).set('Authorization', `Bearer ${token}`);
+  const page = (person: SignedInPerson, path: string) => person.client.get(path);
+  const flush = () => t.app.get(TokenUsageRecorder).flush();
+
+  /** Makes the person's password confirmation older than sudo mode's 15 minutes. */
+  async function forgetPasswordConfirmation(person: SignedInPerson): Promise<void> {
+    const sessions = t.dataSource.getRepository(Session);
+    for (const session of await sessions.findBy({ userId: person.user.id })) {
+      const data = JSON.parse(session.data) as Record<string, unknown>;
+      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
+      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
+    }
+  }
+
+  function regenerate(person: SignedInPerson, id: number, fields: Record<string, string> = {}) {
+    return person.client.submit(`${LIST}/${id}`, `${LIST}/${id}/regenerate`, fields);
+  }
+
+  describe('regenerate', () => {
+    it('should show a new value once, refuse the old one from the next request and keep name, abilities and lifetime', async () => {
+      const person = await signedInPerson(t);
+      const { plaintext: old, token } = await createToken(t.app, person.user, {
+        name: 'Deploy bot',
+        abilities: ['team:read'],
+        expiresInDays: 30,
+      });
+      // Created ten days ago: the 30 days are counted again from the regeneration.
+      const created = new Date(Date.now() - 10 * DAY_MS);
+      await tokens().update(
+        { id: token.id },
+        { createdAt: created, expiresAt: new Date(created.getTime() + 30 * DAY_MS) },
+      );
+
+      const res = await regenerate(person, token.id);
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+      const value = NEW_VALUE.exec(res.text)?.[1];
+      expect(value).toBeDefined();
+      expect(value).not.toBe(old);
+      const text = visibleText(res.text);
+      expect(text).toContain('The new value of “Deploy bot”');
+      expect(text).toContain('The old value is refused from now on.');
+      expect(res.text).toContain('data-copy-target="new-token"');
+      expect(res.text).toMatch(
+        /<a class="button button-quiet" href="\/settings\/api-tokens\/\d+">Done<\/a>/,
+      );
+
+      const refused = await api(old, '/api/v1/team');
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.code).toBe('token_revoked');
+      expect(refused.headers['www-authenticate']).toBe(
+        'Bearer realm="tessera", error="invalid_token"',
+      );
+      expect((await api(value!, '/api/v1/team')).status).toBe(200);
+
+      const stored = await row(token.id);
+      expect(stored).toMatchObject({
+        name: 'Deploy bot',
+        abilities: ['team:read'],
+        tokenHash: hashToken(value!),
+        previousTokenHash: hashToken(old),
+        lastFour: value!.slice(-4),
+      });
+      const days = (stored.expiresAt!.getTime() - Date.now()) / DAY_MS;
+      expect(days).toBeGreaterThan(29.99);
+      expect(days).toBeLessThanOrEqual(30);
+      expect(stored.previousValidUntil!.getTime()).toBeLessThanOrEqual(Date.now());
+      expect(await tokens().countBy({ userId: person.user.id })).toBe(1);
+
+      // Shown once: the page never shows it again, and no session holds it.
+      const again = await page(person, `${LIST}/${token.id}`);
+      expect(again.text).not.toContain(value!);
+      expect(visibleText(again.text)).toContain(`tsr_…${value!.slice(-4)}`);
+      const sessions = JSON.stringify(await t.dataSource.getRepository(Session).find());
+      expect(sessions).not.toContain(value!.slice(4, -4));
+    });
+
+    it('should keep the old value working through the grace period, count its uses, then refuse it as revoked', async () => {
+      const person = await signedInPerson(t);
+      const { plaintext: old, token } = await createToken(t.app, person.user, { name: 'CI' });
+
+      const res = await regenerate(person, token.id, { grace_minutes: '10' });
+      const value = NEW_VALUE.exec(res.text)![1];
+      expect(visibleText(res.text)).toMatch(/The old value keeps working until \d{4}-\d\d-\d\d/);
+      const graceEnd = (await row(token.id)).previousValidUntil!.getTime() - Date.now();
+      expect(graceEnd).toBeGreaterThan(9 * 60_000);
+      expect(graceEnd).toBeLessThanOrEqual(10 * 60_000);
+
+      expect((await api(old).set('User-Agent', 'old-deployer/1.0')).status).toBe(200);
+      expect((await api(old)).status).toBe(200);
+      expect((await api(value)).status).toBe(200);
+      await flush();
+      const counted = await row(token.id);
+      expect(counted.previousRequests).toBe(2);
+      expect(counted.previousLastUsedAt).not.toBeNull();
+      const during = visibleText((await page(person, `${LIST}/${token.id}`)).text);
+      expect(during).toMatch(
+        /Old value Works until [^;]+; used 2 times since the token was regenerated, last at/,
+      );
+
+      // The grace period ends: move its end into the past rather than wait.
+      await tokens().update({ id: token.id }, { previousValidUntil: new Date(Date.now() - 1000) });
+      const refused = await api(old);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error).toEqual({
+        code: 'token_revoked',
+        message:
+          'This value of the bearer token was replaced when the token was regenerated; use the new value.',
+      });
+      expect((await api(value)).status).toBe(200);
+      expect(visibleText((await page(person, `${LIST}/${token.id}`)).text)).toMatch(
+        /Old value Refused since [^;]+; used 2 times/,
+      );
+
+      // Regenerated again: only the value just replaced is still known; the first is unknown.
+      const third = NEW_VALUE.exec((await regenerate(person, token.id)).text)![1];
+      expect((await api(old)).body.error.code).toBe('invalid_token');
+      expect((await api(value)).body.error.code).toBe('token_revoked');
+      expect((await api(third)).status).toBe(200);
+      expect((await row(token.id)).previousRequests).toBe(0);
+    });
+
+    it('should refuse a grace period outside 0 to 1440 minutes and change nothing', async () => {
+      const person = await signedInPerson(t);
+      const { plaintext, token } = await createToken(t.app, person.user);
+      for (const [grace, message] of [
+        ['1441', 'The grace period is at most 1440 minutes.'],
+        ['-5', 'Give the grace period as a whole number of minutes.'],
+        ['ten', 'Give the grace period as a whole number of minutes.'],
+      ]) {
+        const res = await regenerate(person, token.id, { grace_minutes: grace });
+        expect(res.status).toBe(303);
+        expect(res.headers.location).toBe(`${LIST}/${token.id}`);
+        const again = await page(person, `${LIST}/${token.id}`);
+        expect(visibleText(again.text)).toContain(message);
+        expect(again.text).toContain(`value="${grace}"`);
+      }
+      expect((await row(token.id)).tokenHash).toBe(hashToken(plaintext));
+    });
+
+    it('should ask for the password when it was typed more than 15 minutes ago, then regenerate', async () => {
+      const person = await signedInPerson(t);
+      const { plaintext, token } = await createToken(t.app, person.user);
+      await forgetPasswordConfirmation(person);
+
+      const asked = await regenerate(person, token.id);
+      expect(asked.status).toBe(303);
+      expect(asked.headers.location).toBe(
+        `/confirm-password?return_to=${encodeURIComponent(`${LIST}/${token.id}`)}`,
+      );
+      expect((await row(token.id)).tokenHash).toBe(hashToken(plaintext));
+      expect((await api(plaintext)).status).toBe(200);
+
+      const confirmed = await person.client.submit(asked.headers.location, '/confirm-password', {
+        password: PASSWORD,
+        return_to: `${LIST}/${token.id}`,
+      });
+      expect(confirmed.headers.location).toBe(`${LIST}/${token.id}`);
+      const done = await regenerate(person, token.id);
+      expect(done.status).toBe(200);
+      expect((await api(plaintext)).body.error.code).toBe('token_revoked');
+    });
+
+    it('should refuse to regenerate a revoked token', async () => {
+      const person = await signedInPerson(t);
+      const { token } = await createToken(t.app, person.user);
+      await person.client.submit(LIST, `${LIST}/${token.id}/revoke`);
+      const before = await row(token.id);
+
+      const res = await regenerate(person, token.id);
+      expect(res.headers.location).toBe(`${LIST}/${token.id}`);
+      expect(visibleText((await page(person, `${LIST}/${token.id}`)).text)).toContain(
+        'This token was revoked and cannot be changed; create a new one.',
+      );
+      expect((await row(token.id)).tokenHash).toBe(before.tokenHash);
+    });
+  });
+
+  describe('edit', () => {
+    it('should rename a token and change its abilities without changing its value', async () => {
+      const person = await signedInPerson(t);
+      const { plaintext, token } = await createToken(t.app, person.user, { name: 'Laptop' });
+      const res = await person.client.submit(`${LIST}/${token.id}`, `${LIST}/${token.id}`, {
+        name: '  Work laptop ',
+        abilities: 'team:read',
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe(`${LIST}/${token.id}`);
+      expect(visibleText((await page(person, `${LIST}/${token.id}`)).text)).toContain(
+        'Token "Work laptop" was saved. Its value did not change.',
+      );
+      expect(await row(token.id)).toMatchObject({
+        name: 'Work laptop',
+        abilities: ['team:read'],
+        tokenHash: hashToken(plaintext),
+      });
+      expect((await api(plaintext, '/api/v1/team')).status).toBe(200);
+      const scoped = await api(plaintext, '/api/v1/user/profile');
+      expect(scoped.status).toBe(403);
+      expect(scoped.body.error.code).toBe('insufficient_scope');
+    });
+
+    it('should send bad input back to the token page with its messages and the values typed', async () => {
+      const person = await signedInPerson(t);
+      const { token } = await createToken(t.app, person.user, { name: 'Keep me' });
+      const res = await person.client.submit(`${LIST}/${token.id}`, `${LIST}/${token.id}`, {
+        name: 'x'.repeat(101),
+      });
+      expect(res.headers.location).toBe(`${LIST}/${token.id}`);
+      const shown = await page(person, `${LIST}/${token.id}`);
+      const text = visibleText(shown.text);
+      expect(text).toContain('Name must be 1 to 100 characters.');
+      expect(text).toContain('Choose at least one ability.');
+      expect(shown.text).toContain(`value="${'x'.repeat(101)}"`);
+      expect(shown.text).toContain('aria-invalid="true" aria-describedby="name-error"');
+      expect((await row(token.id)).name).toBe('Keep me');
+    });
+  });
+
+  it("should answer 404 for another person's token on every token route and change nothing", async () => {
+    const person = await signedInPerson(t);
+    const other = await createUser(t.app);
+    const { plaintext, token } = await createToken(t.app, other, { name: 'Not yours' });
+    const mine = await createToken(t.app, person.user);
+
+    const shown = await page(person, `${LIST}/${token.id}`);
+    expect(shown.status).toBe(404);
+    expect(shown.text).not.toContain('Not yours');
+    const csrf = await person.client.csrfFrom(`${LIST}/${mine.token.id}`);
+    expect(
+      (
+        await person.client.post(`${LIST}/${token.id}`, csrf, {
+          name: 'Mine now',
+          abilities: 'user:read',
+        })
+      ).status,
+    ).toBe(404);
+    expect((await person.client.post(`${LIST}/${token.id}/regenerate`, csrf)).status).toBe(404);
+    expect(await row(token.id)).toMatchObject({
+      name: 'Not yours',
+      tokenHash: hashToken(plaintext),
+    });
+    expect((await api(plaintext)).status).toBe(200);
+    for (const id of ['999999999', 'abc', '0']) {
+      expect((await page(person, `${LIST}/${id}`)).status).toBe(404);
+    }
+  });
+
+  it('should list active tokens, and revoked and expired ones below as history, each linking to its page', async () => {
+    const person = await signedInPerson(t);
+    const active = await createToken(t.app, person.user, { name: 'Still good' });
+    const revoked = await createToken(t.app, person.user, { name: 'Was revoked' });
+    const expired = await createToken(t.app, person.user, { name: 'Ran out', expiresInDays: 1 });
+    await person.client.submit(LIST, `${LIST}/${revoked.token.id}/revoke`);
+    await tokens().update({ id: expired.token.id }, { expiresAt: new Date(Date.now() - 60_000) });
+
+    const html = (await page(person, LIST)).text;
+    const [current, history] = html.slice(html.indexOf('Your tokens')).split('Revoked and expired');
+    expect(visibleText(current)).toContain('Still good');
+    expect(visibleText(current)).not.toMatch(/Was revoked|Ran out/);
+    const past = visibleText(history);
+    expect(past).toMatch(/Ran out tsr_…\w{4} .* expired \d{4}-\d\d-\d\d/);
+    expect(past).toMatch(/Was revoked tsr_…\w{4} .* revoked \d{4}-\d\d-\d\d/);
+    for (const { token } of [active, revoked, expired]) {
+      expect(html).toContain(`href="${LIST}/${token.id}"`);
+    }
+    const revokedPage = visibleText((await page(person, `${LIST}/${revoked.token.id}`)).text);
+    expect(revokedPage).toMatch(/Was revoked revoked/);
+    expect(revokedPage).toMatch(/Revoked \d{4}-\d\d-\d\d/);
+    expect(revokedPage).not.toContain('Regenerate');
+  });
+
+  it("should show a token's abilities, dates, last use, last five addresses and requests per day", async () => {
+    const person = await signedInPerson(t);
+    const { plaintext, token } = await createToken(t.app, person.user, {
+      name: 'Usage shown',
+      expiresInDays: 90,
+    });
+    const from = (ip: string, agent: string) =>
+      api(plaintext).set('X-Forwarded-For', ip).set('User-Agent', agent);
+    const chrome =
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    for (let i = 1; i <= 7; i++) {
+      expect((await from(`198.51.100.${i}`, 'python-requests/2.31.0')).status).toBe(200);
+    }
+    expect((await from('2001:db8::7', chrome)).status).toBe(200);
+    expect((await from('198.51.100.7', 'curl/8.5.0')).status).toBe(200);
+    await flush();
+    // Two earlier days, one of them older than the page's 30.
+    const day = (ago: number) => new Date(Date.now() - ago * DAY_MS).toISOString().slice(0, 10);
+    await t.dataSource.getRepository(TokenDailyUsage).insert([
+      { tokenId: token.id, day: day(3), requests: 40 },
+      { tokenId: token.id, day: day(45), requests: 999 },
+    ]);
+
+    const html = (await page(person, `${LIST}/${token.id}`)).text;
+    const text = visibleText(html);
+    expect(text).toContain('Usage shown');
+    expect(text).toContain(
+      'user:read Read your profile (name and email): GET /api/v1/user/profile.',
+    );
+    expect(text).toContain('team:read Read your current team (name and slug): GET /api/v1/team.');
+    expect(text).toMatch(/Created \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(text).toMatch(/Expires \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(text).toMatch(
+      /Last used \d{4}-\d\d-\d\d \d\d:\d\d UTC from 198\.51\.100\.7 with curl 8\.5\.0/,
+    );
+    const addresses = text.slice(
+      text.indexOf('Recent addresses'),
+      text.indexOf('Requests per day'),
+    );
+    expect(addresses.match(/198\.51\.100\.\d|2001:db8::7/g)).toEqual([
+      '198.51.100.7',
+      '2001:db8::7',
+      '198.51.100.6',
+      '198.51.100.5',
+      '198.51.100.4',
+    ]);
+    expect(addresses).toContain('Chrome 131 on Linux');
+    expect(addresses).toContain('python-requests 2.31.0');
+    expect(await t.dataSource.getRepository(TokenAddress).countBy({ tokenId: token.id })).toBe(5);
+
+    expect(text).toContain('49 requests in the last 30 days (UTC)');
+    expect(text).toContain(`${day(0)} 9`);
+    expect(text).toContain(`${day(3)} 40`);
+    expect(text).toContain(`${day(29)} 0`);
+    expect(text).not.toContain(day(45));
+    expect(html).toContain('class="bar bar-20"');
+    expect(html).toContain('class="bar bar-5"');
+  });
+
+  it("should delete a token's usage with the token when it is pruned", async () => {
+    const person = await signedInPerson(t);
+    const { plaintext, token } = await createToken(t.app, person.user);
+    expect((await api(plaintext)).status).toBe(200);
+    await flush();
+    await person.client.submit(LIST, `${LIST}/${token.id}/revoke`);
+    await tokens().update({ id: token.id }, { revokedAt: new Date(Date.now() - 10 * DAY_MS) });
+    // What `tokens:prune --older-than-days 5` runs.
+    expect((await t.app.get(TokensService).pruneDead(5)).deleted).toBeGreaterThanOrEqual(1);
+    expect(await tokens().countBy({ id: token.id })).toBe(0);
+    expect(await t.dataSource.getRepository(TokenDailyUsage).countBy({ tokenId: token.id })).toBe(
+      0,
+    );
+    expect(await t.dataSource.getRepository(TokenAddress).countBy({ tokenId: token.id })).toBe(0);
+  });
+});
+
+describe('token expiry on the create form', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const latest = async (userId: number) =>
+    (
+      await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .find({ where: { userId }, order: { id: 'DESC' }, take: 1 })
+    )[0];
+  const inDays = (date: Date | null) => (date!.getTime() - Date.now()) / DAY_MS;
+
+  it('should default to 30 days, take a date, allow no expiry with a warning, and keep expires_in_days for scripts', async () => {
+    const person = await signedInPerson(t);
+    const form = await person.client.get(LIST);
+    expect(form.text).toMatch(/<option value="30" selected>In 30 days<\/option>/);
+    expect(form.text).toContain('<option value="custom" >On a date…</option>');
+    expect(form.text).toContain('<option value="none" >Never (not recommended)</option>');
+    expect(visibleText(form.text)).toContain(
+      'No expiry: a token that never expires works until someone revokes it',
+    );
+
+    await person.client.submit(LIST, LIST, { name: 'Default', abilities: 'user:read' });
+    expect(inDays((await latest(person.user.id)).expiresAt)).toBeCloseTo(30, 2);
+
+    await person.client.submit(LIST, LIST, {
+      name: 'Script',
+      expires_in_days: '7',
+      abilities: 'user:read',
+    });
+    expect(inDays((await latest(person.user.id)).expiresAt)).toBeCloseTo(7, 2);
+
+    const date = new Date(Date.now() + 45 * DAY_MS).toISOString().slice(0, 10);
+    const dated = await person.client.submit(LIST, LIST, {
+      name: 'Dated',
+      abilities: 'user:read',
+      expires_in_days: 'custom',
+      expires_at: date,
+    });
+    expect(dated.status).toBe(200);
+    expect((await latest(person.user.id)).expiresAt!.toISOString()).toBe(`${date}T00:00:00.000Z`);
+
+    const never = await person.client.submit(LIST, LIST, {
+      name: 'Forever',
+      abilities: 'user:read',
+      expires_in_days: 'none',
+    });
+    expect(never.status).toBe(200);
+    expect((await latest(person.user.id)).expiresAt).toBeNull();
+    expect(visibleText(never.text)).toMatch(
+      /Forever tsr_…\w{4} user:read [\d-]+ [\d:]+ UTC never never Revoke/,
+    );
+  });
+
+  it('should refuse a date that is not after today or not a date, keeping what was typed', async () => {
+    const person = await signedInPerson(t);
+    const today = new Date().toISOString().slice(0, 10);
+    for (const [value, message] of [
+      [today, 'Choose a date after today.'],
+      ['2026-02-30', 'Enter a real date, as YYYY-MM-DD.'],
+      ['next week', 'Enter the date as YYYY-MM-DD.'],
+      ['', 'Enter the date as YYYY-MM-DD.'],
+    ]) {
+      const res = await person.client.submit(LIST, LIST, {
+        name: 'Dated',
+        abilities: 'user:read',
+        expires_in_days: 'custom',
+        expires_at: value,
+      });
+      expect(res.headers.location).toBe(LIST);
+      const again = await person.client.get(LIST);
+      expect(visibleText(again.text)).toContain(message);
+      expect(again.text).toContain('<option value="custom" selected>');
+    }
+    expect(
+      await t.dataSource.getRepository(PersonalAccessToken).countBy({ userId: person.user.id }),
+    ).toBe(0);
+  });
+
+  describe('with TOKEN_MAX_LIFETIME_DAYS', () => {
+    let capped: TestApp;
+    beforeAll(async () => {
+      capped = await createTestApp({ RATE_LIMIT_ENABLED: 'false', TOKEN_MAX_LIFETIME_DAYS: '60' });
+    });
+    afterAll(async () => {
+      await capped.close();
+    });
+
+    it('should offer no "never", refuse it and anything longer than the maximum, and accept what fits', async () => {
+      const person = await signedInPerson(capped);
+      const form = await person.client.get(LIST);
+      expect(form.text).not.toContain('value="none"');
+      expect(form.text).not.toContain('value="90"');
+      expect(form.text).toContain(
+        'max="' +
+          new Date(Date.now() - (Date.now() % DAY_MS) + 60 * DAY_MS).toISOString().slice(0, 10) +
+          '"',
+      );
+      expect(visibleText(form.text)).toContain('Tokens here expire within 60 days at most.');
+
+      const refusals: [Record<string, string>, string][] = [
+        [{ expires_in_days: 'none' }, 'Tokens must expire within 60 days here: choose an expiry.'],
+        [{ expires_in_days: '90' }, 'Tokens may live at most 60 days.'],
+        [
+          {
+            expires_in_days: 'custom',
+            expires_at: new Date(Date.now() + 61 * DAY_MS).toISOString().slice(0, 10),
+          },
+          'Choose a date at most 60 days from today',
+        ],
+      ];
+      for (const [fields, message] of refusals) {
+        const res = await person.client.submit(LIST, LIST, {
+          name: 'Too long',
+          abilities: 'user:read',
+          ...fields,
+        });
+        expect(res.headers.location).toBe(LIST);
+        expect(visibleText((await person.client.get(LIST)).text)).toContain(message);
+      }
+      const repo = capped.dataSource.getRepository(PersonalAccessToken);
+      expect(await repo.countBy({ userId: person.user.id })).toBe(0);
+
+      const ok = await person.client.submit(LIST, LIST, { name: 'Fits', abilities: 'user:read' });
+      expect(ok.status).toBe(200);
+      expect(await repo.countBy({ userId: person.user.id })).toBe(1);
+    });
+
+    it('should give a token that never expired the maximum lifetime when it is regenerated', async () => {
+      const person = await signedInPerson(capped);
+      const repo = capped.dataSource.getRepository(PersonalAccessToken);
+      const { token } = await createToken(capped.app, person.user, { expiresInDays: 10 });
+      await repo.update({ id: token.id }, { expiresAt: null });
+      const res = await person.client.submit(
+        `${LIST}/${token.id}`,
+        `${LIST}/${token.id}/regenerate`,
+      );
+      expect(res.status).toBe(200);
+      expect(inDays((await repo.findOneByOrFail({ id: token.id })).expiresAt)).toBeCloseTo(60, 2);
+    });
+  });
+});
+
+describe('token usage at shutdown', () => {
+  it('should write the usage gathered so far when the app stops', async () => {
+    const database = await createTestDatabase({ file: true });
+    try {
+      const first = await createTestApp({}, { database });
+      const user = await createUser(first.app);
+      const { plaintext, token } = await createToken(first.app, user);
+      for (let i = 0; i < 3; i++) {
+        await request(first.server)
+          .get('/api/v1/token')
+          .set('Authorization', `Bearer ${plaintext}`);
+      }
+      await first.close();
+
+      const second = await createTestApp({}, { database });
+      try {
+        const counted = await second.dataSource
+          .getRepository(TokenDailyUsage)
+          .findBy({ tokenId: token.id });
+        expect(counted).toEqual([expect.objectContaining({ requests: 3 })]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+});
