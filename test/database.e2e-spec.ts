@@ -117,7 +117,9 @@ describe('database schema', () => {
       `INSERT INTO personal_access_tokens (user_id, name, token_hash, last_four, abilities)
        VALUES (1, 'kept', '${'a'.repeat(64)}', 'aaaa', 'user:read')`,
     );
-    await ds.undoLastMigration({ transaction: 'each' });
+    // The migrations after it first, then the token lifecycle's own.
+    const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('TokenLifecycle1764720000000');
+    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
 
     const runner = ds.createQueryRunner();
     try {
@@ -147,6 +149,41 @@ describe('database schema', () => {
     );
     const [kept] = await ds.query('SELECT name FROM personal_access_tokens');
     expect(kept.name).toBe('kept');
+    expect(await runMigrations(ds)).toHaveLength(undo);
+  });
+
+  it("should undo the account settings' columns in place, keeping the sessions and account tokens", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);
+    await ds.query(
+      `INSERT INTO sessions (id, user_id, data, expires_at, user_agent, ip, last_active_at)
+       VALUES ('kept', 1, '{}', '2099-01-01 00:00:00', 'curl/8.5.0', '127.0.0.1', '2026-01-01 00:00:00')`,
+    );
+    await ds.query(
+      `INSERT INTO account_tokens (user_id, purpose, token_hash, expires_at, email)
+       VALUES (1, 'change_email', '${'b'.repeat(64)}', '2099-01-01 00:00:00', 'new@example.com')`,
+    );
+    await ds.undoLastMigration({ transaction: 'each' });
+
+    const runner = ds.createQueryRunner();
+    try {
+      const sessions = (await runner.getTable('sessions'))!;
+      expect(sessions.columns.map((c) => c.name).sort()).toEqual([
+        'created_at',
+        'data',
+        'expires_at',
+        'id',
+        'user_id',
+      ]);
+      const tokens = (await runner.getTable('account_tokens'))!;
+      expect(tokens.columns.map((c) => c.name)).not.toContain('email');
+    } finally {
+      await runner.release();
+    }
+    // Dropping the columns copied no table: the rows that refer to users are all still there.
+    expect(await ds.query('SELECT id FROM sessions')).toEqual([{ id: 'kept' }]);
+    expect(Number((await ds.query('SELECT COUNT(*) AS n FROM account_tokens'))[0].n)).toBe(1);
     expect(await runMigrations(ds)).toHaveLength(1);
   });
 

@@ -10,7 +10,7 @@ import {
 } from 'typeorm';
 import { User } from '../users/user.entity.js';
 
-export const ACCOUNT_TOKEN_PURPOSES = ['verify_email', 'reset_password'] as const;
+export const ACCOUNT_TOKEN_PURPOSES = ['verify_email', 'reset_password', 'change_email'] as const;
 export type AccountTokenPurpose = (typeof ACCOUNT_TOKEN_PURPOSES)[number];
 
 /** A single-use link sent by mail (or printed for an operator); only its SHA-256 is kept. */
@@ -33,6 +33,10 @@ export class AccountToken {
   @Index('UQ_account_tokens_hash', { unique: true })
   @Column({ name: 'token_hash', type: 'varchar', length: 64 })
   tokenHash!: string;
+
+  /** For an e-mail change: the new address, the only one this link can set. */
+  @Column({ name: 'email', type: 'varchar', length: 255, nullable: true })
+  email!: string | null;
 
   @Column({ name: 'expires_at', type: 'datetime', precision: 6 })
   expiresAt!: Date;

@@ -10,7 +10,7 @@ export class AccountTokensRepository {
   /** Stores a new token for the user, and deletes the unused ones it replaces. */
   async insertReplacing(
     manager: EntityManager,
-    row: Pick<AccountToken, 'userId' | 'purpose' | 'tokenHash' | 'expiresAt'>,
+    row: Pick<AccountToken, 'userId' | 'purpose' | 'tokenHash' | 'expiresAt' | 'email'>,
   ): Promise<void> {
     const repo = manager.getRepository(AccountToken);
     await repo.delete({ userId: row.userId, purpose: row.purpose, usedAt: IsNull() });

@@ -34,12 +34,16 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
     private readonly transactions: Transactions,
   ) {}
 
-  /** A new token for the user; the plaintext exists only in what is returned. */
+  /**
+   * A new token for the user; the plaintext exists only in what is returned. `email`: the
+   * address the link is for, when it sets one (an e-mail change).
+   */
   async issue(
     manager: EntityManager,
     userId: number,
     purpose: AccountTokenPurpose,
     ttlMs: number,
+    email: string | null = null,
   ): Promise<string> {
     const plaintext = randomBytes(32).toString('base64url');
     await this.tokens.insertReplacing(manager, {
@@ -47,6 +51,7 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
       purpose,
       tokenHash: hashOf(plaintext),
       expiresAt: new Date(Date.now() + ttlMs),
+      email,
     });
     return plaintext;
   }

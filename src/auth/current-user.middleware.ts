@@ -9,6 +9,7 @@ import type { Team } from '../teams/team.entity.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { credentialStamp } from './credential-stamp.js';
+import { noteActivity } from './session-activity.js';
 
 /** What the header's team menu shows: the current team, the others to switch to, and the way back. */
 function teamSwitcher(user: User, memberships: { team: Team }[], req: Request): object {
@@ -52,6 +53,7 @@ export class CurrentUserMiddleware implements NestMiddleware {
         : [null, undefined];
       if (user && stamp === credentialStamp(user.passwordHash)) {
         req.currentUser = user;
+        noteActivity(req);
         res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
         if (memberships) res.locals.teamSwitcher = teamSwitcher(user, memberships, req);
       } else if (userId !== undefined) {

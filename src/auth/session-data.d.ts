@@ -17,6 +17,8 @@ declare module 'express-session' {
     twoFactorSetup?: { secret: string; startedAt: number };
     /** The account's credential stamp at sign-in; the session ends when it no longer matches. */
     credentialStamp?: string;
+    /** The browser and address last seen on this session, and when (epoch ms), for its list. */
+    activity?: { userAgent: string; ip: string; at: number };
     csrfToken?: string;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;

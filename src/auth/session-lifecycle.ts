@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { User } from '../users/user.entity.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { credentialStamp } from './credential-stamp.js';
+import { noteActivity } from './session-activity.js';
 import { SESSION_COOKIE } from './session.middleware.js';
 
 function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> {
@@ -25,6 +26,7 @@ export class SessionLifecycle {
     // Signing in is typing the password: sensitive actions need no second ask.
     req.session.passwordConfirmedAt = req.session.signedInAt;
     req.session.credentialStamp = credentialStamp(user.passwordHash);
+    noteActivity(req);
     await promisify((done) => req.session.save(done));
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }

@@ -32,6 +32,17 @@ export class Session {
   @Column({ name: 'expires_at', type: 'datetime', precision: 6 })
   expiresAt!: Date;
 
+  /** The browser's User-Agent, as it last sent it (cut to 255 characters). */
+  @Column({ name: 'user_agent', type: 'varchar', length: 255, nullable: true })
+  userAgent!: string | null;
+
+  @Column({ name: 'ip', type: 'varchar', length: 45, nullable: true })
+  ip!: string | null;
+
+  /** Written at most once a minute per session, not on every page. */
+  @Column({ name: 'last_active_at', type: 'datetime', precision: 6, nullable: true })
+  lastActiveAt!: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
   createdAt!: Date;
 }

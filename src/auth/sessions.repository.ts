@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, LessThan, MoreThan } from 'typeorm';
+import { DataSource, EntityManager, LessThan, MoreThan, Not } from 'typeorm';
 import { Session } from './session.entity.js';
 
 @Injectable()
@@ -29,6 +29,31 @@ export class SessionsRepository {
 
   async delete(manager: EntityManager, id: string): Promise<void> {
     await manager.getRepository(Session).delete({ id });
+  }
+
+  /** The account's signed-in sessions that have not expired, the most recently active first. */
+  findLiveForUser(userId: number, now: Date, manager?: EntityManager): Promise<Session[]> {
+    return (manager ?? this.dataSource.manager).getRepository(Session).find({
+      select: { id: true, userAgent: true, ip: true, lastActiveAt: true, createdAt: true },
+      where: { userId, expiresAt: MoreThan(now) },
+      order: { lastActiveAt: 'DESC', createdAt: 'DESC' },
+    });
+  }
+
+  /** Signs the account out everywhere but in the session `keepId`. */
+  async deleteOthersForUser(
+    manager: EntityManager,
+    userId: number,
+    keepId: string,
+  ): Promise<number> {
+    const result = await manager.getRepository(Session).delete({ userId, id: Not(keepId) });
+    return result.affected ?? 0;
+  }
+
+  /** Ends one session of the account; false when it has no such session. */
+  async deleteForOwner(manager: EntityManager, userId: number, id: string): Promise<boolean> {
+    const result = await manager.getRepository(Session).delete({ userId, id });
+    return (result.affected ?? 0) > 0;
   }
 
   /** Signs the account out everywhere. */

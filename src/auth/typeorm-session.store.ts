@@ -39,6 +39,9 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
       userId: data.userId ?? null,
       data: JSON.stringify(data),
       expiresAt: expiryOf(data),
+      userAgent: data.activity?.userAgent || null,
+      ip: data.activity?.ip || null,
+      lastActiveAt: data.activity ? new Date(data.activity.at) : null,
     };
     this.transactions.run((m) => this.sessions.save(m, row)).then(() => callback?.(), callback);
   }

@@ -5,6 +5,7 @@ import { MailOutbox1764460800000 } from './1764460800000-mail-outbox.js';
 import { EmailVerification1764547200000 } from './1764547200000-email-verification.js';
 import { TeamInvitations1764633600000 } from './1764633600000-team-invitations.js';
 import { TokenLifecycle1764720000000 } from './1764720000000-token-lifecycle.js';
+import { AccountSettings1764806400000 } from './1764806400000-account-settings.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   EmailVerification1764547200000,
   TeamInvitations1764633600000,
   TokenLifecycle1764720000000,
+  AccountSettings1764806400000,
 ];

@@ -1,0 +1,20 @@
+import type { Request } from 'express';
+
+/** How often a session's browser, address and last activity are written, at most. */
+export const ACTIVITY_EVERY_MS = 60_000;
+const USER_AGENT_MAX = 255;
+
+/**
+ * Notes in the session which browser and address use it and when, for the list of signed-in
+ * sessions. The session is changed (and so written) only when a minute has passed or the
+ * browser or address differ: a page view costs no write of its own.
+ */
+export function noteActivity(req: Request, now = Date.now()): void {
+  const userAgent = (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX);
+  const ip = req.ip ?? '';
+  const last = req.session.activity;
+  if (last && now - last.at < ACTIVITY_EVERY_MS && last.userAgent === userAgent && last.ip === ip) {
+    return;
+  }
+  req.session.activity = { userAgent, ip, at: now };
+}
