@@ -190,8 +190,12 @@ describe('with EMAIL_VERIFICATION=off', () => {
       abilities: 'user:read',
     });
     expect(created.text).toMatch(/value="tsr_[0-9A-Za-z]{36}"/);
+    // The only mail is the notice of the new token: no confirmation.
+    await t.mail.waitFor({ to: email, subject: 'A new API token was created' });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(t.mail.find({ to: email })).toEqual([]);
+    expect(t.mail.find({ to: email }).map((m) => m.subject)).toEqual([
+      'A new API token was created',
+    ]);
     const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
     expect(user.emailVerifiedAt).toBeNull();
   });

@@ -4,9 +4,10 @@ export class EmailNotVerifiedError extends DomainError {
   readonly code = 'email_not_verified';
   readonly status = 403;
   override readonly nextStep = { href: '/settings/api-tokens', label: 'Back to API tokens' };
-  constructor() {
+  /** `before`: what needs the confirmed address ("creating API tokens"). */
+  constructor(before = 'creating API tokens') {
     super(
-      'Confirm your email address before creating API tokens: follow the link we mailed you, or ask for a new one on the API tokens page.',
+      `Confirm your email address before ${before}: follow the link we mailed you, or ask for a new one on the API tokens page.`,
     );
   }
 }

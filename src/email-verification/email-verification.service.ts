@@ -98,12 +98,15 @@ export class EmailVerificationService implements OnModuleInit {
     if (outcome) throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
   }
 
-  /** Refuses what needs a confirmed address when the person has not confirmed theirs. */
-  async assertConfirmed(person: Person): Promise<void> {
+  /**
+   * Refuses what needs a confirmed address when the person has not confirmed theirs; `before`
+   * names it in the message.
+   */
+  async assertConfirmed(person: Person, before?: string): Promise<void> {
     if (!this.required) return;
     const user = await this.users.findById(person.userId);
     if (!user) throw new UserNotFoundError();
-    if (this.isPending(user)) throw new EmailNotVerifiedError();
+    if (this.isPending(user)) throw new EmailNotVerifiedError(before);
   }
 
   /** Made when sent: nothing when the address was confirmed (or changed) meanwhile. */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
+import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 import { TokenDetailsService } from './token-details.service.js';
 import { TokenSettingsController } from './token-settings.controller.js';
@@ -10,7 +11,7 @@ import { TokensRepository } from './tokens.repository.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
-  imports: [EmailVerificationModule],
+  imports: [EmailVerificationModule, SecurityNoticesModule],
   controllers: [TokensController, TokenSettingsController],
   providers: [
     TokensRepository,

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { Transactions } from '../database/transactions.js';
+import { SecurityNotices } from '../security-notices/security-notices.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { CONFIG } from '../config/config.module.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
@@ -43,6 +44,7 @@ describe('TokensService.authenticate', () => {
         { provide: Transactions, useValue: {} },
         { provide: EmailVerificationService, useValue: {} },
         { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: null } } },
+        { provide: SecurityNotices, useValue: {} },
       ],
     }).compile();
     service = moduleRef.get(TokensService);

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { SecurityNotices } from '../security-notices/security-notices.js';
 import { ABILITIES, type Ability } from '../common/auth/abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
@@ -66,6 +67,7 @@ export class TokensService {
     private readonly lastUsed: LastUsedRecorder,
     private readonly verification: EmailVerificationService,
     private readonly usage: TokenUsageRecorder,
+    private readonly notices: SecurityNotices,
     @Inject(CONFIG) config: Config,
   ) {
     this.maxLifetimeDays = config.tokens.maxLifetimeDays;
@@ -76,7 +78,10 @@ export class TokensService {
     return expiryOptions(this.maxLifetimeDays);
   }
 
-  /** Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required). */
+  /**
+   * Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required). The
+   * owner is told by mail, in the same transaction.
+   */
   async create(userId: number, input: CreateTokenDto): Promise<CreatedToken> {
     await this.verification.assertConfirmed({ userId });
     const expiresAt = resolveExpiry(input, this.maxLifetimeDays);
@@ -90,7 +95,11 @@ export class TokensService {
       abilities,
       expiresAt,
     };
-    const saved = await this.transactions.run((m) => this.tokens.insert(m, row));
+    const saved = await this.transactions.run(async (m) => {
+      const inserted = await this.tokens.insert(m, row);
+      await this.notices.send(m, userId, 'token-created', { detail: input.name });
+      return inserted;
+    });
     return { token: toTokenView(saved), plaintext: generated.plaintext };
   }
 

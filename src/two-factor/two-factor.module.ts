@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
+import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecretCipher } from './secret-cipher.js';
 import { TotpCodes } from './totp.js';
@@ -9,7 +11,7 @@ import { TwoFactorService } from './two-factor.service.js';
 
 /** Two-factor sign-in: the authenticator and recovery codes, and their settings pages. */
 @Module({
-  imports: [RateLimitModule],
+  imports: [RateLimitModule, EmailVerificationModule, SecurityNoticesModule],
   controllers: [TwoFactorSettingsController],
   providers: [TwoFactorRepository, TwoFactorService, TotpCodes, SecretCipher, TwoFactorLimiter],
   exports: [TwoFactorService],

@@ -4,6 +4,8 @@ import { Secret, TOTP } from 'otpauth';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { SecurityNotices } from '../security-notices/security-notices.js';
 import { hashRecoveryCode } from './recovery-codes.js';
 import { SecretCipher } from './secret-cipher.js';
 import { TotpCodes } from './totp.js';
@@ -65,6 +67,8 @@ describe('TwoFactorService.verifySignIn', () => {
           useValue: { findCredential, advanceStep, consumeRecoveryCode, countUnusedRecoveryCodes },
         },
         { provide: TwoFactorLimiter, useValue: { assertAllowed, recordFailure } },
+        { provide: EmailVerificationService, useValue: {} },
+        { provide: SecurityNotices, useValue: {} },
         {
           provide: Transactions,
           useValue: {

@@ -3,6 +3,8 @@ import type { Person } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { SecurityNotices } from '../security-notices/security-notices.js';
 import {
   hashRecoveryCode,
   newRecoveryCode,
@@ -56,6 +58,8 @@ const credentialContext = (userId: number) => `two-factor:${userId}`;
  * Two-factor sign-in with an authenticator app (TOTP) and single-use recovery codes: setting it
  * up, checking a second factor at sign-in, new recovery codes, turning it off.
  */
+const TURNING_ON = 'turning on two-factor sign-in';
+
 @Injectable()
 export class TwoFactorService {
   private readonly logger = new Logger('TwoFactor');
@@ -66,6 +70,8 @@ export class TwoFactorService {
     private readonly totp: TotpCodes,
     private readonly cipher: SecretCipher,
     private readonly limiter: TwoFactorLimiter,
+    private readonly verification: EmailVerificationService,
+    private readonly notices: SecurityNotices,
   ) {}
 
   async status(person: Person): Promise<TwoFactorStatus> {
@@ -85,9 +91,12 @@ export class TwoFactorService {
 
   /**
    * A new secret for the person to scan, sealed (encrypted) for keeping in their session until
-   * a code from it confirms it; nothing is stored in the database yet.
+   * a code from it confirms it; nothing is stored in the database yet. Refused while the
+   * address is unconfirmed (with EMAIL_VERIFICATION=required): someone who signed up with
+   * another person's address could otherwise lock its owner out of a reset.
    */
   async beginSetup(person: Person): Promise<string> {
+    await this.verification.assertConfirmed(person, TURNING_ON);
     if (await this.isEnabled(person)) throw new TwoFactorAlreadyEnabledError();
     return this.cipher.encrypt(this.totp.newSecret(), setupContext(person.userId));
   }
@@ -107,6 +116,7 @@ export class TwoFactorService {
    * recovery codes: the only time they exist outside their hashes.
    */
   async confirm(person: Person, sealed: string, code: string, now = Date.now()): Promise<string[]> {
+    await this.verification.assertConfirmed(person, TURNING_ON);
     const secret = this.openSetup(person, sealed);
     const check = this.totp.check(secret, code, null, now);
     if (!check.ok) throw new ValidationError({ code: MESSAGES[check.reason] });
@@ -122,6 +132,7 @@ export class TwoFactorService {
           lastUsedStep: check.step,
         });
         await this.repository.replaceRecoveryCodes(m, person.userId, codes.map(hashOf));
+        await this.notices.send(m, person.userId, 'two-factor-enabled');
       });
     } catch (error) {
       // Two confirmations at once: the primary key lets one in.
@@ -144,8 +155,11 @@ export class TwoFactorService {
   }
 
   async disable(person: Person): Promise<void> {
-    const removed = await this.transactions.run((m) => this.repository.deleteAll(m, person.userId));
-    if (!removed) throw new TwoFactorNotEnabledError();
+    await this.transactions.run(async (m) => {
+      if (!(await this.repository.deleteAll(m, person.userId)))
+        throw new TwoFactorNotEnabledError();
+      await this.notices.send(m, person.userId, 'two-factor-disabled');
+    });
   }
 
   /**

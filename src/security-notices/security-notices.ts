@@ -1,0 +1,81 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import { UsersRepository } from '../users/users.repository.js';
+
+export const SECURITY_NOTICE_MAIL = 'security-notice';
+
+/** Each notice: its subject, and the template (views/mail/<name>) that says what happened. */
+const NOTICES = {
+  'email-changed': 'The email address of your Tessera account was changed',
+  'two-factor-enabled': 'Two-factor sign-in was turned on',
+  'two-factor-disabled': 'Two-factor sign-in was turned off',
+  'token-created': 'A new API token was created',
+} as const;
+
+export type SecurityNoticeKind = keyof typeof NOTICES;
+
+/**
+ * Tells a person by mail about a change to how their account is reached, in the transaction
+ * that makes it, so that someone else making it cannot go unnoticed.
+ */
+@Injectable()
+export class SecurityNotices implements OnModuleInit {
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly users: UsersRepository,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onModuleInit(): void {
+    this.composers.register(SECURITY_NOTICE_MAIL, (m, request) => this.compose(m, request));
+  }
+
+  /**
+   * `to`: the account's address unless said otherwise (the old one, for an address change).
+   * `detail`: what the template names (a token's name), never a secret.
+   */
+  async send(
+    manager: EntityManager,
+    userId: number,
+    notice: SecurityNoticeKind,
+    options: { to?: string; detail?: string } = {},
+  ): Promise<void> {
+    const to = options.to ?? (await this.users.findById(userId, manager))?.email;
+    if (!to) return;
+    await this.outbox.enqueue(manager, {
+      kind: SECURITY_NOTICE_MAIL,
+      to,
+      params: { userId, notice, detail: options.detail ?? '' },
+    });
+  }
+
+  /** Nothing to send once the account is gone. */
+  private async compose(
+    manager: EntityManager,
+    request: { to: string; params: Record<string, unknown> },
+  ): Promise<MailMessage | null> {
+    const notice = request.params.notice as SecurityNoticeKind;
+    const user = await this.users.findById(Number(request.params.userId), manager);
+    if (!user || !(notice in NOTICES)) return null;
+    const base = this.config.app.publicUrl;
+    return {
+      to: request.to,
+      subject: NOTICES[notice],
+      ...this.templates.render(notice, {
+        name: user.name,
+        detail: String(request.params.detail ?? ''),
+        securityUrl: `${base}/settings/security`,
+        tokensUrl: `${base}/settings/api-tokens`,
+        resetUrl: `${base}/forgot-password`,
+      }),
+    };
+  }
+}
