@@ -398,6 +398,44 @@ describe('hostile requests', () => {
       status: 404,
     },
     {
+      name: 'an account deletion without its CSRF token',
+      send: () =>
+        web.agent
+          .post('/settings/account/delete')
+          .type('form')
+          .send({ password: 'correct horse battery' }),
+      status: 403,
+    },
+    {
+      name: 'an account deletion with the password as a list',
+      send: () =>
+        form('/settings/account/delete', {
+          password: ['correct horse battery', 'correct horse battery'],
+        }),
+      status: 303,
+    },
+    {
+      name: 'a session revocation naming a session that is not there',
+      send: () => form('/settings/sessions/..%2F..%2Fdashboard/revoke', {}),
+      status: 404,
+    },
+    {
+      name: 'a password change with a current password of 90 KB',
+      send: () =>
+        form('/settings/password', {
+          current_password: 'x'.repeat(90 * 1024),
+          password: 'a new password',
+          password_confirmation: 'a new password',
+        }),
+      status: 303,
+    },
+    {
+      name: 'a profile change with the e-mail as a list',
+      send: () =>
+        form('/settings/profile', { name: 'Hostile Tester', email: [me.email, 'x@example.com'] }),
+      status: 303,
+    },
+    {
       name: 'a repeated password confirmation at sign-up',
       send: () =>
         new WebClient(t.server, t.mail).submit('/register', '/register', {
@@ -720,6 +758,8 @@ describe('hostile requests', () => {
           .set('Authorization', `Bearer ${plaintext}`);
         expect(apiTeam.body.data.name).toBe(text);
 
+        const profilePage = await client.get('/settings/profile');
+        expect(profilePage.text).not.toContain('<script>alert(1)</script>');
         const dashboard = await client.get('/dashboard');
         expect(dashboard.text).not.toContain('<script>alert(1)</script>');
         expect(visibleText(dashboard.text)).not.toContain('Welcome, 49');

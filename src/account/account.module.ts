@@ -1,15 +1,47 @@
 import { Module } from '@nestjs/common';
+import { AccountTokensModule } from '../account-tokens/account-tokens.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { AccountDeletionRepository } from './account-deletion.repository.js';
+import { AccountDeletionService } from './account-deletion.service.js';
+import { BrowserSessionsService } from './browser-sessions.service.js';
 import { ConfirmPasswordController } from './confirm-password.controller.js';
+import { PasswordChangeService } from './password-change.service.js';
+import { PasswordController } from './password.controller.js';
+import { ProfileController } from './profile.controller.js';
+import { ProfileService } from './profile.service.js';
 import { SecurityController } from './security.controller.js';
+import { SessionsController } from './sessions.controller.js';
 
 /**
- * The signed-in person's own account: its security page, and confirming their password for
- * sensitive actions.
+ * The signed-in person's own account: profile and address, password, signed-in sessions,
+ * deleting the account, the security page, and confirming their password for sensitive actions.
  */
 @Module({
-  imports: [AuthModule, TwoFactorModule],
-  controllers: [ConfirmPasswordController, SecurityController],
+  imports: [
+    AuthModule,
+    UsersModule,
+    AccountTokensModule,
+    RateLimitModule,
+    SecurityNoticesModule,
+    TwoFactorModule,
+  ],
+  controllers: [
+    ConfirmPasswordController,
+    SecurityController,
+    PasswordController,
+    SessionsController,
+    ProfileController,
+  ],
+  providers: [
+    PasswordChangeService,
+    BrowserSessionsService,
+    AccountDeletionService,
+    AccountDeletionRepository,
+    ProfileService,
+  ],
 })
 export class AccountModule {}

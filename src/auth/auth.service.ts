@@ -35,14 +35,20 @@ export class AuthService implements OnModuleInit {
 
   /**
    * The signed-in person types their password again (sudo mode): checked and limited as a
-   * sign-in is, so a stolen session cannot guess it.
+   * sign-in is, so a stolen session cannot guess it. `field`: the form field a wrong password
+   * is reported on.
    */
-  async confirmPassword(user: User, password: string, clientIp: string | undefined): Promise<void> {
+  async confirmPassword(
+    user: User,
+    password: string,
+    clientIp: string | undefined,
+    field = 'password',
+  ): Promise<void> {
     try {
       await this.signIn(user.email, password, clientIp);
     } catch (error) {
       if (!(error instanceof InvalidCredentialsError)) throw error;
-      throw new ValidationError({ password: 'That is not your password.' });
+      throw new ValidationError({ [field]: 'That is not your password.' });
     }
   }
 }

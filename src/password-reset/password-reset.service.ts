@@ -131,6 +131,8 @@ export class PasswordResetService implements OnModuleInit {
       subject: 'Your Tessera password was changed',
       ...this.templates.render('password-changed', {
         name: user.name,
+        // Changed on the settings page: the session it was changed in stays signed in.
+        everywhere: request.params.keptSession !== 1,
         resetUrl: `${this.config.app.publicUrl}/forgot-password`,
       }),
     };

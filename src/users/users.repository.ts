@@ -38,6 +38,23 @@ export class UsersRepository {
     );
   }
 
+  async setName(manager: EntityManager, userId: number, name: string): Promise<void> {
+    await this.repo(manager).update({ id: userId }, { name });
+  }
+
+  /** A new address, confirmed by the link that set it. */
+  async setConfirmedEmail(
+    manager: EntityManager,
+    userId: number,
+    email: string,
+    at: Date,
+  ): Promise<void> {
+    await this.repo(manager).update(
+      { id: userId },
+      { email: normalizeEmail(email), emailVerifiedAt: at },
+    );
+  }
+
   async setPasswordHash(
     manager: EntityManager,
     userId: number,

@@ -6,10 +6,19 @@ describe('loggablePath', () => {
     expect(loggablePath('/verify-email/AbC-123_x')).toBe('/verify-email/[redacted]');
     expect(loggablePath('/reset-password/AbC-123_x')).toBe('/reset-password/[redacted]');
     expect(loggablePath('/Reset-Password/AbC/extra')).toBe('/Reset-Password/[redacted]/extra');
+    expect(loggablePath('/settings/profile/email/AbC-123_x')).toBe(
+      '/settings/profile/email/[redacted]',
+    );
   });
 
   it('should leave every other path as it is', () => {
-    for (const path of ['/verify-email/resend', '/reset-password', '/login', '/teams/12']) {
+    for (const path of [
+      '/verify-email/resend',
+      '/reset-password',
+      '/login',
+      '/teams/12',
+      '/settings/profile',
+    ]) {
       expect(loggablePath(path)).toBe(path);
     }
   });

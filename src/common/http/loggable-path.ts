@@ -1,6 +1,6 @@
 /** Pages whose address carries a secret: the token of a link sent by mail (an invitation's too). */
 const SECRET_IN_PATH =
-  /^(\/(?:verify-email|reset-password|invitations)\/)(?!resend(?:\/|$)|pending\/)[^/]+/i;
+  /^(\/(?:verify-email|reset-password|invitations|settings\/profile\/email)\/)(?!resend(?:\/|$)|pending\/)[^/]+/i;
 
 /**
  * The path as a log line may show it: the token of an e-mail link (`/reset-password/<token>`)

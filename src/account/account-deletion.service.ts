@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { AuthService } from '../auth/auth.service.js';
+import { Transactions } from '../database/transactions.js';
+import type { User } from '../users/user.entity.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { OwnsSharedTeamsError } from './account.errors.js';
+import { AccountDeletionRepository } from './account-deletion.repository.js';
+
+/** A person deleting their own account, and everything that is only theirs. */
+@Injectable()
+export class AccountDeletionService {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly users: UsersRepository,
+    private readonly deletion: AccountDeletionRepository,
+    private readonly transactions: Transactions,
+  ) {}
+
+  /**
+   * Always asks for the password (limited as a sign-in is). Refused while the person owns a
+   * team with other members; otherwise, in one transaction, every API token is revoked, every
+   * session ends, their memberships go, their own teams are deleted and then the account.
+   * A failure part-way rolls all of it back.
+   */
+  async delete(user: User, password: string, clientIp: string | undefined): Promise<void> {
+    await this.auth.confirmPassword(user, password, clientIp);
+    await this.transactions.run(async (m) => {
+      // The user's row lock first: a team created or joined meanwhile waits for the decision.
+      await this.users.lockForUpdate(m, user.id);
+      const shared = await this.deletion.findOwnedSharedTeams(m, user.id);
+      if (shared.length > 0) throw new OwnsSharedTeamsError(shared.map((t) => t.name));
+      await this.deletion.revokeTokens(m, user.id, new Date());
+      await this.deletion.deleteSessions(m, user.id);
+      await this.deletion.deleteMemberships(m, user.id);
+      await this.deletion.deleteOwnedTeams(m, user.id);
+      await this.deletion.deleteUser(m, user.id);
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import { AuthService } from '../auth/auth.service.js';
+import { SessionsRepository } from '../auth/sessions.repository.js';
+import type { Person } from '../common/actor.js';
+import { NotFoundError } from '../common/errors/domain.error.js';
+import { Transactions } from '../database/transactions.js';
+import type { User } from '../users/user.entity.js';
+import { sessionHandle, toSessionView, type SessionView } from './session.view.js';
+
+/** The browsers signed in to a person's account, and signing them out. */
+@Injectable()
+export class BrowserSessionsService {
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly auth: AuthService,
+    private readonly transactions: Transactions,
+  ) {}
+
+  /** The account's live sessions, `currentId` (this browser's) marked. */
+  async list(person: Person, currentId: string): Promise<SessionView[]> {
+    const rows = await this.sessions.findLiveForUser(person.userId, new Date());
+    return rows.map((row) => toSessionView(row, currentId));
+  }
+
+  /**
+   * Signs out the account's session named by `handle`; 404 for one that is not the account's,
+   * and for this browser's own (signing out is how that one ends).
+   */
+  async revoke(person: Person, handle: string, currentId: string): Promise<void> {
+    await this.transactions.run(async (m) => {
+      const rows = await this.sessions.findLiveForUser(person.userId, new Date(), m);
+      const row = rows.find((r) => sessionHandle(r.id) === handle && r.id !== currentId);
+      if (!row || !(await this.sessions.deleteForOwner(m, person.userId, row.id))) {
+        throw new NotFoundError('session');
+      }
+    });
+  }
+
+  /** Signs the account out everywhere but here, once the password is typed again. */
+  async revokeOthers(
+    user: User,
+    password: string,
+    clientIp: string | undefined,
+    currentId: string,
+  ): Promise<number> {
+    await this.auth.confirmPassword(user, password, clientIp);
+    return this.transactions.run((m) => this.sessions.deleteOthersForUser(m, user.id, currentId));
+  }
+}

@@ -1,0 +1,43 @@
+import { IsEmail, IsNotEmpty, IsString, Length, MaxLength } from 'class-validator';
+import { NormalizedEmail, SameAs } from '../../auth/dto/auth.forms.js';
+import { Trim, VisibleText } from '../../common/validation/transforms.js';
+import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
+
+export class ChangePasswordForm {
+  @MaxLength(PASSWORD_MAX, { message: 'That is not your password.' })
+  @IsNotEmpty({ message: 'Enter your current password.' })
+  @IsString({ message: 'Enter your current password.' })
+  current_password!: string;
+
+  @Length(PASSWORD_MIN, PASSWORD_MAX, {
+    message: `Password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`,
+  })
+  @IsString({ message: 'Choose a new password.' })
+  password!: string;
+
+  @SameAs('password', 'The passwords do not match.')
+  @IsString({ message: 'Confirm the new password.' })
+  password_confirmation!: string;
+}
+
+/** The password, asked again for signing out elsewhere and for deleting the account. */
+export class PasswordForm {
+  @MaxLength(PASSWORD_MAX, { message: 'That is not your password.' })
+  @IsNotEmpty({ message: 'Enter your password.' })
+  @IsString({ message: 'Enter your password.' })
+  password!: string;
+}
+
+export class ProfileForm {
+  @Trim()
+  @VisibleText('Name')
+  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @IsString({ message: 'Name must be text.' })
+  name!: string;
+
+  @NormalizedEmail()
+  @IsEmail({}, { message: 'Enter a valid email address.' })
+  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @IsString({ message: 'Email must be text.' })
+  email!: string;
+}

@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { AuthService } from '../auth/auth.service.js';
+import { credentialStamp } from '../auth/credential-stamp.js';
+import { PasswordHasher } from '../auth/password-hasher.js';
+import { SessionsRepository } from '../auth/sessions.repository.js';
+import { Transactions } from '../database/transactions.js';
+import { Outbox } from '../mail/outbox.js';
+import { PASSWORD_CHANGED_MAIL } from '../password-reset/password-reset.service.js';
+import type { User } from '../users/user.entity.js';
+import { UsersRepository } from '../users/users.repository.js';
+
+/** A signed-in person changing their password, knowing the current one. */
+@Injectable()
+export class PasswordChangeService {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly passwords: PasswordHasher,
+    private readonly users: UsersRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly outbox: Outbox,
+    private readonly transactions: Transactions,
+  ) {}
+
+  /**
+   * Checks the current password (limited as a sign-in is), sets the new one, signs the account
+   * out of every session but `keepSessionId` and tells its owner by mail. Returns the new
+   * credential stamp, for the kept session: every other one no longer matches it.
+   */
+  async change(
+    user: User,
+    input: { current: string; password: string },
+    clientIp: string | undefined,
+    keepSessionId: string,
+  ): Promise<string> {
+    await this.auth.confirmPassword(user, input.current, clientIp, 'current_password');
+    const passwordHash = await this.passwords.hash(input.password);
+    await this.transactions.run(async (m) => {
+      await this.users.setPasswordHash(m, user.id, passwordHash);
+      await this.sessions.deleteOthersForUser(m, user.id, keepSessionId);
+      await this.outbox.enqueue(m, {
+        kind: PASSWORD_CHANGED_MAIL,
+        to: user.email,
+        params: { userId: user.id, keptSession: 1 },
+      });
+    });
+    return credentialStamp(passwordHash);
+  }
+}

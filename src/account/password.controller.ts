@@ -1,0 +1,46 @@
+import { Body, Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import type { User } from '../users/user.entity.js';
+import { ChangePasswordForm } from './dto/account.forms.js';
+import { PasswordChangeService } from './password-change.service.js';
+
+const PAGE = '/settings/password';
+
+/** Account Settings > Security > change password. */
+@Controller('settings/password')
+@SignedIn()
+export class PasswordController {
+  constructor(private readonly passwords: PasswordChangeService) {}
+
+  @Get()
+  @Render('account/password')
+  page(): object {
+    return { title: 'Change password' };
+  }
+
+  /** This browser stays signed in, under the new password's stamp; every other session ends. */
+  @Post()
+  @FormPage(PAGE)
+  @Redirect('/settings/security', 303)
+  async change(
+    @SignedInUser() user: User,
+    @Body() form: ChangePasswordForm,
+    @Req() req: Request,
+  ): Promise<void> {
+    const stamp = await this.passwords.change(
+      user,
+      { current: form.current_password, password: form.password },
+      req.ip,
+      req.sessionID,
+    );
+    req.session.credentialStamp = stamp;
+    req.session.passwordConfirmedAt = Date.now();
+    flash(req.session, {
+      notice: 'Your password has been changed. Every other session of your account was signed out.',
+    });
+  }
+}

@@ -1,0 +1,72 @@
+import { Body, Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { SessionLifecycle } from '../auth/session-lifecycle.js';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { flash } from '../common/web/flash.js';
+import { FormPage } from '../common/web/form-page.js';
+import { RequireRecentPassword } from '../common/web/recent-password.js';
+import type { User } from '../users/user.entity.js';
+import { AccountDeletionService } from './account-deletion.service.js';
+import { PasswordForm, ProfileForm } from './dto/account.forms.js';
+import { CHANGE_EMAIL_LINK_HOURS, ProfileService } from './profile.service.js';
+
+const PAGE = '/settings/profile';
+const EMAIL_ASKED = `To change your address, follow the link we are mailing to the new one, while signed in. It works for ${CHANGE_EMAIL_LINK_HOURS} hours; until then your address stays as it is.`;
+
+/** Account Settings > Profile: name, email address, and deleting the account. */
+@Controller()
+@SignedIn()
+export class ProfileController {
+  constructor(
+    private readonly profile: ProfileService,
+    private readonly deletion: AccountDeletionService,
+    private readonly sessions: SessionLifecycle,
+  ) {}
+
+  @Get('settings/profile')
+  @Render('account/profile')
+  page(@SignedInUser() user: User): object {
+    return { title: 'Profile', profile: { name: user.name, email: user.email } };
+  }
+
+  /** Sudo mode: changing the address that password resets go to needs the password typed lately. */
+  @Post('settings/profile')
+  @FormPage(PAGE)
+  @RequireRecentPassword()
+  @Redirect(PAGE, 303)
+  async update(
+    @SignedInUser() user: User,
+    @Body() form: ProfileForm,
+    @Req() req: Request,
+  ): Promise<void> {
+    const emailAsked = await this.profile.update(user, form);
+    flash(req.session, { notice: emailAsked ? EMAIL_ASKED : 'Your profile has been saved.' });
+  }
+
+  @Get('settings/profile/email/:token')
+  @Redirect(PAGE, 303)
+  async confirmEmail(
+    @SignedInUser() user: User,
+    @Param('token') token: string,
+    @Req() req: Request,
+  ): Promise<void> {
+    await this.profile.confirmEmail({ userId: user.id }, token);
+    flash(req.session, { notice: 'Your new email address is confirmed and in use.' });
+  }
+
+  /** The password is asked even in sudo mode. Afterwards nobody is signed in. */
+  @Post('settings/account/delete')
+  @FormPage(PAGE)
+  @Redirect('/login', 303)
+  async delete(
+    @SignedInUser() user: User,
+    @Body() form: PasswordForm,
+    @Req() req: Request,
+  ): Promise<void> {
+    await this.deletion.delete(user, form.password, req.ip);
+    // The session's row is gone with the account: the goodbye goes in a new, empty one.
+    await this.sessions.restart(req);
+    flash(req.session, { notice: 'Your account has been deleted. Goodbye.' });
+  }
+}

@@ -1,0 +1,115 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
+import { AccountTokens } from '../account-tokens/account-tokens.service.js';
+import type { Person } from '../common/actor.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { isUniqueViolation } from '../database/database-errors.js';
+import { Transactions } from '../database/transactions.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import { AddressLimiter } from '../rate-limit/address-limiter.js';
+import { SecurityNotices } from '../security-notices/security-notices.js';
+import type { User } from '../users/user.entity.js';
+import { EmailTakenError, UserNotFoundError } from '../users/users.errors.js';
+import { UsersRepository } from '../users/users.repository.js';
+
+export const CHANGE_EMAIL_MAIL = 'change-email';
+export const CHANGE_EMAIL_LINK_HOURS = 24;
+const ASK_AGAIN = { href: '/settings/profile', label: 'Back to your profile' };
+
+/**
+ * The person's name and address. A new address takes effect only when the link mailed to it is
+ * followed by the account it was asked for; the old address is then told.
+ */
+@Injectable()
+export class ProfileService implements OnModuleInit {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly tokens: AccountTokens,
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly notices: SecurityNotices,
+    private readonly limiter: AddressLimiter,
+    private readonly transactions: Transactions,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onModuleInit(): void {
+    this.composers.register(CHANGE_EMAIL_MAIL, (m, request) => this.compose(m, request));
+  }
+
+  /**
+   * Renames at once; a different `email` (validated, normalised) is only asked for: a link goes
+   * to it. Whether another account has that address shows nowhere: the answer is the same, and
+   * the composer sends nothing then. Returns whether a change of address was asked for.
+   */
+  async update(user: User, input: { name: string; email: string }): Promise<boolean> {
+    const newEmail = input.email !== user.email;
+    const mail = newEmail && (await this.limiter.allow(CHANGE_EMAIL_MAIL, input.email));
+    await this.transactions.run(async (m) => {
+      if (input.name !== user.name) await this.users.setName(m, user.id, input.name);
+      if (mail) {
+        await this.outbox.enqueue(m, {
+          kind: CHANGE_EMAIL_MAIL,
+          to: input.email,
+          params: { userId: user.id },
+        });
+      }
+    });
+    return newEmail;
+  }
+
+  /**
+   * Follows the link mailed to a new address: only the account that asked for it can, once,
+   * and it sets the address the link was sent to, confirmed.
+   */
+  async confirmEmail(person: Person, token: string): Promise<void> {
+    try {
+      await this.transactions.run(async (m) => {
+        const checked = await this.tokens.check(token, 'change_email', m);
+        // Another account's link says nothing about it: as if it did not exist.
+        if (checked.token && checked.token.userId !== person.userId) {
+          throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
+        }
+        const used = await this.tokens.use(m, token, 'change_email');
+        if (!used.ok) throw new AccountLinkError(used.problem, 'email change', ASK_AGAIN);
+        const user = await this.users.findById(person.userId, m);
+        const email = used.token.email;
+        if (!user || !email) throw new UserNotFoundError();
+        if (email === user.email) return;
+        if (await this.users.findByEmail(email, m)) throw new EmailTakenError();
+        await this.users.setConfirmedEmail(m, user.id, email, new Date());
+        await this.notices.send(m, user.id, 'email-changed', { to: user.email });
+      });
+    } catch (error) {
+      // Another account took the address after the link was sent.
+      if (isUniqueViolation(error, 'email')) throw new EmailTakenError();
+      throw error;
+    }
+  }
+
+  /** Nothing to send when the account is gone or another account has the address by now. */
+  private async compose(
+    m: EntityManager,
+    request: { to: string; params: Record<string, unknown> },
+  ): Promise<MailMessage | null> {
+    const user = await this.users.findById(Number(request.params.userId), m);
+    if (!user || (await this.users.findByEmail(request.to, m))) return null;
+    const ttl = CHANGE_EMAIL_LINK_HOURS * 3_600_000;
+    const token = await this.tokens.issue(m, user.id, 'change_email', ttl, request.to);
+    return {
+      to: request.to,
+      subject: 'Confirm your new email address',
+      ...this.templates.render('change-email', {
+        name: user.name,
+        link: `${this.config.app.publicUrl}/settings/profile/email/${token}`,
+        hours: CHANGE_EMAIL_LINK_HOURS,
+      }),
+    };
+  }
+}

@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import { UAParser } from 'ua-parser-js';
+import type { Session } from '../auth/session.entity.js';
+
+/** A signed-in session as its list shows it: never its id, which would sign anyone in. */
+export interface SessionView {
+  /** An opaque name for the session in forms: a digest of its id. */
+  handle: string;
+  browser: string;
+  os: string;
+  ip: string;
+  lastActiveAt: Date;
+  current: boolean;
+}
+
+/** The name a session goes by in the page and its forms. */
+export function sessionHandle(sessionId: string): string {
+  return createHash('sha256').update(`tessera-session-handle:${sessionId}`).digest('base64url');
+}
+
+function named(part: { name?: string; version?: string }, fallback: string): string {
+  if (!part.name) return fallback;
+  const major = part.version?.split('.')[0];
+  return major ? `${part.name} ${major}` : part.name;
+}
+
+export function toSessionView(row: Session, currentId: string): SessionView {
+  const parsed = new UAParser(row.userAgent ?? '').getResult();
+  return {
+    handle: sessionHandle(row.id),
+    browser: named(parsed.browser, 'Unknown browser'),
+    os: named(parsed.os, 'unknown system'),
+    ip: row.ip ?? 'unknown address',
+    lastActiveAt: row.lastActiveAt ?? row.createdAt,
+    current: row.id === currentId,
+  };
+}

@@ -1,0 +1,446 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Secret, TOTP } from 'otpauth';
+import request from 'supertest';
+import { AccountToken } from '../src/account-tokens/account-token.entity.js';
+import { Session } from '../src/auth/session.entity.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { Team } from '../src/teams/team.entity.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { sessionIdOf, visibleText } from './support/html.js';
+import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
+
+const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+const SAFARI_IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+const NEW_PASSWORD = 'a brand new password';
+
+describe('account settings', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // Sign-in limits as in production: the current password is checked under them.
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const textOf = async (client: WebClient, page: string) =>
+    visibleText((await client.get(page)).text);
+  const sessionsOf = (userId: number) => t.dataSource.getRepository(Session).findBy({ userId });
+  const cookieOf = (res: request.Response, client: WebClient) => client.sessionCookie(res)!;
+
+  /** The same person signed in from another browser, with its own user agent. */
+  async function anotherBrowser(person: SignedInPerson, userAgent = SAFARI_IPHONE) {
+    const client = new WebClient(t.server, t.mail);
+    client.agent.set('User-Agent', userAgent);
+    const res = await client.login(person.email, PASSWORD);
+    expect(`${res.status} ${res.headers.location}`).toBe('303 /dashboard');
+    return { client, sid: sessionIdOf(cookieOf(res, client)) };
+  }
+
+  const signedIn = async (client: WebClient) => (await client.get('/dashboard')).status === 200;
+
+  describe('the menu', () => {
+    it('should offer the Account Settings pages in the header of every signed-in page, beside the team switcher', async () => {
+      const person = await signedInPerson(t);
+      for (const page of ['/dashboard', '/teams', '/settings/profile', '/settings/sessions']) {
+        const html = (await person.client.get(page)).text;
+        const menu = /<details class="header-menu account-menu">([\s\S]*?)<\/details>/.exec(html);
+        expect(menu).not.toBeNull();
+        expect([...menu![1].matchAll(/href="([^"]+)"/g)].map((m) => m[1])).toEqual([
+          '/settings/profile',
+          '/settings/security',
+          '/settings/sessions',
+          '/settings/api-tokens',
+        ]);
+        expect(html).toContain('class="team-switcher"');
+        expect(html).toContain('action="/logout"');
+      }
+    });
+  });
+
+  describe('changing the password', () => {
+    it('should refuse a wrong current password on the form, keeping nothing typed', async () => {
+      const person = await signedInPerson(t);
+      const res = await person.client.submit('/settings/password', '/settings/password', {
+        current_password: 'not my password',
+        password: NEW_PASSWORD,
+        password_confirmation: NEW_PASSWORD,
+      });
+      expect(`${res.status} ${res.headers.location}`).toBe('303 /settings/password');
+      const page = (await person.client.get('/settings/password')).text;
+      expect(visibleText(page)).toContain('That is not your password.');
+      expect(page).not.toContain('not my password');
+      expect(page).not.toContain(NEW_PASSWORD);
+      const user = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
+      expect(user.passwordHash).toBe(person.user.passwordHash);
+    });
+
+    it('should say which new-password field is wrong', async () => {
+      const person = await signedInPerson(t);
+      await person.client.submit('/settings/password', '/settings/password', {
+        current_password: PASSWORD,
+        password: 'short',
+        password_confirmation: 'different',
+      });
+      const text = await textOf(person.client, '/settings/password');
+      expect(text).toContain('Password must be 8 to 1024 characters.');
+      expect(text).toContain('The passwords do not match.');
+    });
+
+    it('should keep this session, sign out every other one, and send the notice', async () => {
+      const person = await signedInPerson(t);
+      const other = await anotherBrowser(person);
+      const res = await person.client.submit('/settings/password', '/settings/password', {
+        current_password: PASSWORD,
+        password: NEW_PASSWORD,
+        password_confirmation: NEW_PASSWORD,
+      });
+      expect(`${res.status} ${res.headers.location}`).toBe('303 /settings/security');
+      expect(await textOf(person.client, '/settings/security')).toContain(
+        'Your password has been changed. Every other session of your account was signed out.',
+      );
+      expect(await signedIn(person.client)).toBe(true);
+      expect(await signedIn(other.client)).toBe(false);
+      const rows = await sessionsOf(person.user.id);
+      expect(rows).toHaveLength(1);
+      expect(rows[0].id).not.toBe(other.sid);
+
+      const mail = await t.mail.waitFor({
+        to: person.email,
+        subject: 'Your Tessera password was changed',
+      });
+      expect(mail.text).toContain('every other session of the account was signed out');
+
+      const fresh = new WebClient(t.server, t.mail);
+      expect((await fresh.login(person.email, PASSWORD)).headers.location).toBe('/login');
+      expect((await fresh.login(person.email, NEW_PASSWORD)).headers.location).toBe('/dashboard');
+    });
+  });
+
+  describe('browser sessions', () => {
+    it("should list each of the account's sessions with its browser, system, address and last activity, never its id", async () => {
+      const person = await signedInPerson(t);
+      const phone = await anotherBrowser(person, SAFARI_IPHONE);
+      const laptop = await anotherBrowser(person, FIREFOX_LINUX);
+      const page = await laptop.client.get('/settings/sessions');
+      const text = visibleText(page.text);
+      expect(text).toContain('Mobile Safari 17 on iOS 17');
+      expect(text).toMatch(/Firefox 128 on Linux This device 127\.0\.0\.1 · last active \d{4}-/);
+      expect(page.text.match(/data-session="/g)).toHaveLength(3);
+      for (const row of await sessionsOf(person.user.id)) {
+        expect(page.text).not.toContain(row.id);
+        expect(row.ip).toBe('127.0.0.1');
+        expect(row.lastActiveAt).toBeInstanceOf(Date);
+      }
+      expect(page.text).not.toContain(phone.sid);
+      // This device has no revoke button: signing out is how it ends.
+      expect(page.text.match(/\/revoke"/g)).toHaveLength(2);
+    });
+
+    it('should write the activity at most once a minute, not on every page', async () => {
+      const person = await signedInPerson(t);
+      await person.client.get('/dashboard');
+      const [before] = await sessionsOf(person.user.id);
+      t.queries.clear();
+      for (let i = 0; i < 3; i++) await person.client.get('/dashboard');
+      // Only the store's conditional expiry touch (itself written at most once a minute) runs.
+      const writes = t.queries.queries.filter(
+        (q) =>
+          /^(INSERT|UPDATE)[\s\S]*sessions/i.test(q.trimStart()) &&
+          !/^UPDATE [`"]?sessions[`"]? SET [`"]?expires_at[`"]? = \S+ WHERE/i.test(q.trimStart()),
+      );
+      expect(writes).toEqual([]);
+      const [unchanged] = await sessionsOf(person.user.id);
+      expect(unchanged.lastActiveAt).toEqual(before.lastActiveAt);
+
+      // A minute later (the session's note aged by hand), the next page writes it once.
+      const [row] = await sessionsOf(person.user.id);
+      const data = JSON.parse(row.data) as { activity: { at: number } };
+      data.activity.at -= 61_000;
+      await t.dataSource
+        .getRepository(Session)
+        .update({ id: row.id }, { data: JSON.stringify(data), lastActiveAt: new Date(0) });
+      await person.client.get('/dashboard');
+      await person.client.get('/dashboard');
+      const [after] = await sessionsOf(person.user.id);
+      expect(after.lastActiveAt!.getTime()).toBeGreaterThan(Date.now() - 10_000);
+    });
+
+    it("should sign out one other session by its handle, and answer 404 for another person's", async () => {
+      const person = await signedInPerson(t);
+      const phone = await anotherBrowser(person);
+      const stranger = await signedInPerson(t);
+      const strangerHandle = /data-session="([^"]+)"/.exec(
+        (await stranger.client.get('/settings/sessions')).text,
+      )![1];
+
+      const page = (await person.client.get('/settings/sessions')).text;
+      const handles = [...page.matchAll(/action="\/settings\/sessions\/([^/]+)\/revoke"/g)];
+      expect(handles).toHaveLength(1);
+
+      const foreign = await person.client.submit(
+        '/settings/sessions',
+        `/settings/sessions/${strangerHandle}/revoke`,
+      );
+      expect(foreign.status).toBe(404);
+      const rawId = await person.client.submit(
+        '/settings/sessions',
+        `/settings/sessions/${phone.sid}/revoke`,
+      );
+      expect(rawId.status).toBe(404);
+      expect(await signedIn(stranger.client)).toBe(true);
+      expect(await signedIn(phone.client)).toBe(true);
+
+      const res = await person.client.submit(
+        '/settings/sessions',
+        `/settings/sessions/${handles[0][1]}/revoke`,
+      );
+      expect(`${res.status} ${res.headers.location}`).toBe('303 /settings/sessions');
+      expect(await signedIn(phone.client)).toBe(false);
+      expect(await signedIn(person.client)).toBe(true);
+      expect(await sessionsOf(person.user.id)).toHaveLength(1);
+    });
+
+    it('should sign out every other session once the password is typed', async () => {
+      const person = await signedInPerson(t);
+      const phone = await anotherBrowser(person);
+      const laptop = await anotherBrowser(person, FIREFOX_LINUX);
+      const wrong = await person.client.submit(
+        '/settings/sessions',
+        '/settings/sessions/revoke-others',
+        { password: 'not my password' },
+      );
+      expect(wrong.headers.location).toBe('/settings/sessions');
+      expect(await textOf(person.client, '/settings/sessions')).toContain(
+        'That is not your password.',
+      );
+      expect(await sessionsOf(person.user.id)).toHaveLength(3);
+
+      await person.client.submit('/settings/sessions', '/settings/sessions/revoke-others', {
+        password: PASSWORD,
+      });
+      expect(await textOf(person.client, '/settings/sessions')).toContain(
+        '2 other sessions have been signed out.',
+      );
+      expect(await signedIn(phone.client)).toBe(false);
+      expect(await signedIn(laptop.client)).toBe(false);
+      expect(await signedIn(person.client)).toBe(true);
+      expect(await sessionsOf(person.user.id)).toHaveLength(1);
+    });
+  });
+
+  describe('deleting the account', () => {
+    it('should refuse while the person owns a team with other members, and change nothing', async () => {
+      const person = await signedInPerson(t);
+      const team = await createTeam(t.app, person.user, 'Shared Crew');
+      const colleague = await createUser(t.app, { name: 'Colleague' });
+      await addMember(t.app, team.id, colleague);
+
+      const res = await person.client.submit('/settings/profile', '/settings/account/delete', {
+        password: PASSWORD,
+      });
+      expect(res.headers.location).toBe('/settings/profile');
+      expect(await textOf(person.client, '/settings/profile')).toContain(
+        'You own the team Shared Crew, which has other members. Transfer it to another member or delete it first, then delete your account.',
+      );
+      expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
+      expect(await t.dataSource.getRepository(Team).countBy({ ownerId: person.user.id })).toBe(2);
+      expect(await signedIn(person.client)).toBe(true);
+    });
+
+    it('should always ask for the password, even just after typing it', async () => {
+      const person = await signedInPerson(t);
+      const res = await person.client.submit('/settings/profile', '/settings/account/delete', {
+        password: 'not my password',
+      });
+      expect(res.headers.location).toBe('/settings/profile');
+      expect(await textOf(person.client, '/settings/profile')).toContain(
+        'That is not your password.',
+      );
+      expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
+    });
+
+    it('should revoke every token, end every session, remove every membership and the personal team, then say goodbye', async () => {
+      const person = await signedInPerson(t);
+      const phone = await anotherBrowser(person);
+      const { plaintext } = await createToken(t.app, person.user);
+      const owner = await createUser(t.app, { name: 'Team Owner' });
+      const theirs = await createTeam(t.app, owner, 'Their Team');
+      await addMember(t.app, theirs.id, person.user);
+      const solo = await createTeam(t.app, person.user, 'Solo Project');
+      const personalTeamId = person.user.currentTeamId!;
+
+      const res = await person.client.submit('/settings/profile', '/settings/account/delete', {
+        password: PASSWORD,
+      });
+      expect(`${res.status} ${res.headers.location}`).toBe('303 /login');
+      expect(await textOf(person.client, '/login')).toContain(
+        'Your account has been deleted. Goodbye.',
+      );
+      expect(await signedIn(person.client)).toBe(false);
+      expect(await signedIn(phone.client)).toBe(false);
+
+      const userId = person.user.id;
+      expect(await t.dataSource.getRepository(User).countBy({ id: userId })).toBe(0);
+      expect(await sessionsOf(userId)).toEqual([]);
+      expect(await t.dataSource.getRepository(PersonalAccessToken).countBy({ userId })).toBe(0);
+      expect(await t.dataSource.getRepository(TeamMember).countBy({ userId })).toBe(0);
+      const teams = t.dataSource.getRepository(Team);
+      expect(await teams.countBy({ id: personalTeamId })).toBe(0);
+      expect(await teams.countBy({ id: solo.id })).toBe(0);
+      expect(await teams.countBy({ id: theirs.id })).toBe(1);
+      const api = await request(t.server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${plaintext}`);
+      expect(api.status).toBe(401);
+      expect((await new WebClient(t.server).login(person.email, PASSWORD)).headers.location).toBe(
+        '/login',
+      );
+    });
+  });
+
+  describe('the profile', () => {
+    it('should rename at once, and refuse a bad name with the typed values kept', async () => {
+      const person = await signedInPerson(t, { name: 'Old Name' });
+      const bad = await person.client.submit('/settings/profile', '/settings/profile', {
+        name: '',
+        email: 'not an address',
+      });
+      expect(bad.headers.location).toBe('/settings/profile');
+      const page = (await person.client.get('/settings/profile')).text;
+      expect(visibleText(page)).toContain('Name must be 1 to 100 characters.');
+      expect(visibleText(page)).toContain('Enter a valid email address.');
+      expect(page).toContain('value="not an address"');
+
+      await person.client.submit('/settings/profile', '/settings/profile', {
+        name: 'New Name',
+        email: person.email,
+      });
+      expect(await textOf(person.client, '/settings/profile')).toContain(
+        'Your profile has been saved.',
+      );
+      const user = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
+      expect(user.name).toBe('New Name');
+    });
+
+    it('should change the address only when the link mailed to it is followed, and tell the old one', async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('moved');
+      const res = await person.client.submit('/settings/profile', '/settings/profile', {
+        name: 'Moving Person',
+        email: newEmail.toUpperCase(),
+      });
+      expect(res.headers.location).toBe('/settings/profile');
+      expect(await textOf(person.client, '/settings/profile')).toContain(
+        'follow the link we are mailing to the new one',
+      );
+      const users = t.dataSource.getRepository(User);
+      expect((await users.findOneByOrFail({ id: person.user.id })).email).toBe(person.email);
+
+      const mail = await t.mail.waitFor({
+        to: newEmail,
+        subject: 'Confirm your new email address',
+      });
+      const link = TestSmtpServer.linkPath(mail, '/settings/profile/email/');
+      const token = await t.dataSource
+        .getRepository(AccountToken)
+        .findOneByOrFail({ userId: person.user.id, purpose: 'change_email' });
+      expect(token.email).toBe(newEmail);
+      expect(link).not.toContain(token.tokenHash);
+
+      // Someone else signed in cannot use it.
+      const stranger = await signedInPerson(t);
+      expect((await stranger.client.get(link)).status).toBe(404);
+
+      const followed = await person.client.get(link);
+      expect(`${followed.status} ${followed.headers.location}`).toBe('303 /settings/profile');
+      const user = await users.findOneByOrFail({ id: person.user.id });
+      expect(user.email).toBe(newEmail);
+      expect(user.emailVerifiedAt).toBeInstanceOf(Date);
+      expect((await person.client.get(link)).status).toBe(410);
+
+      const notice = await t.mail.waitFor({
+        to: person.email,
+        subject: 'The email address of your Tessera account was changed',
+      });
+      expect(notice.text).toContain('no longer comes to this address');
+      const fresh = new WebClient(t.server, t.mail);
+      expect((await fresh.login(newEmail, PASSWORD)).headers.location).toBe('/dashboard');
+    });
+
+    it('should ask for the password again before changing the address after 15 minutes', async () => {
+      const person = await signedInPerson(t);
+      for (const row of await sessionsOf(person.user.id)) {
+        const data = JSON.parse(row.data) as Record<string, unknown>;
+        data.passwordConfirmedAt = Date.now() - 16 * 60_000;
+        await t.dataSource
+          .getRepository(Session)
+          .update({ id: row.id }, { data: JSON.stringify(data) });
+      }
+      const res = await person.client.submit('/settings/profile', '/settings/profile', {
+        name: 'Someone',
+        email: uniqueEmail('sudo'),
+      });
+      expect(res.headers.location).toBe('/confirm-password?return_to=%2Fsettings%2Fprofile');
+    });
+
+    it('should send no link for an address another account has, with the same answer', async () => {
+      const person = await signedInPerson(t);
+      const taken = await createUser(t.app, { name: 'Has It' });
+      const res = await person.client.submit('/settings/profile', '/settings/profile', {
+        name: 'Squatter',
+        email: taken.email,
+      });
+      expect(res.headers.location).toBe('/settings/profile');
+      expect(await textOf(person.client, '/settings/profile')).toContain(
+        'follow the link we are mailing to the new one',
+      );
+      await expect(
+        t.mail.waitFor({ to: taken.email, subject: 'Confirm your new email address' }, 1500),
+      ).rejects.toThrow('no mail');
+    });
+  });
+
+  describe('two-factor sign-in and security notices', () => {
+    it('should refuse to turn two-factor sign-in on before the address is confirmed', async () => {
+      const email = uniqueEmail('unconfirmed');
+      await createUser(t.app, { email, password: PASSWORD, verified: false });
+      const client = new WebClient(t.server, t.mail);
+      await client.login(email, PASSWORD);
+      const res = await client.submit('/settings/security', '/settings/two-factor');
+      expect(res.status).toBe(403);
+      expect(visibleText(res.text)).toContain(
+        'Confirm your email address before turning on two-factor sign-in',
+      );
+    });
+
+    it('should mail a notice when two-factor sign-in is turned on and off, and when a token is created', async () => {
+      const person = await signedInPerson(t);
+      const setup = await person.client.submit('/settings/security', '/settings/two-factor');
+      const secret = /id="totp-secret"[^>]*>\s*([A-Z2-7]+)\s*</.exec(setup.text)![1];
+      const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+      await person.client.submit('/settings/two-factor', '/settings/two-factor/confirm', { code });
+      await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned on' });
+      await person.client.submit('/settings/security', '/settings/two-factor/disable');
+      await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned off' });
+
+      await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+        name: 'Deploy bot',
+        abilities: ['user:read'],
+      });
+      const mail = await t.mail.waitFor({
+        to: person.email,
+        subject: 'A new API token was created',
+      });
+      expect(mail.text).toContain('A new API token named "Deploy bot" was created');
+      expect(mail.raw).not.toMatch(/tsr_[0-9A-Za-z]{36}/);
+    });
+  });
+});
