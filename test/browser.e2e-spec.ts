@@ -179,6 +179,16 @@ describe('in a real browser', () => {
     await check('API tokens, a new token shown');
     await page.reload();
     await check('API tokens, listed');
+    for (const [name, path] of [
+      ['profile', '/settings/profile'],
+      ['change password', '/settings/password'],
+      ['sessions', '/settings/sessions'],
+    ]) {
+      await page.goto(path);
+      await check(name);
+    }
+    await page.locator('.account-menu summary').click();
+    await check('Account Settings menu, open');
 
     await page.goto('/teams');
     await check('teams');
@@ -259,6 +269,41 @@ describe('in a real browser', () => {
     await page.waitForFunction((e) => e!.scrollLeft > 0, await examples.elementHandle());
   }, 60_000);
 
+  /** Opens the header's Account Settings menu (a disclosure). */
+  async function openAccountMenu(page: Page): Promise<void> {
+    await page.locator('.account-menu summary').click();
+  }
+
+  it('should reach every Account Settings page by keyboard from the header menu on a 390 px wide screen', async () => {
+    const page = await newPage({ width: 390, height: 844 });
+    await register(page, 'Grace Hopper', uniqueEmail('narrow'));
+    // The header fits: nothing scrolls sideways.
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    for (const [name, path] of [
+      ['Profile', '/settings/profile'],
+      ['Security', '/settings/security'],
+      ['Sessions', '/settings/sessions'],
+      ['API Tokens', '/settings/api-tokens'],
+    ]) {
+      await page.locator('.account-menu summary').focus();
+      await page.keyboard.press('Enter');
+      const link = page.getByRole('navigation', { name: 'Account Settings' }).getByRole('link', {
+        name,
+      });
+      const box = (await link.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(390);
+      await link.focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`**${path}`);
+    }
+    await page.goto('/settings/sessions');
+    await expect(page.getByText('This device').isVisible()).resolves.toBe(true);
+  });
+
   it('should take a person from sign-up to a working token, and revoke it', async () => {
     const page = await newPage();
     await page.goto('/');
@@ -273,6 +318,7 @@ describe('in a real browser', () => {
     ).resolves.toBe(true);
     await page.screenshot({ path: join(shots, 'dashboard.png') });
 
+    await openAccountMenu(page);
     await page.getByRole('link', { name: 'API Tokens' }).first().click();
     await page.waitForURL('**/settings/api-tokens');
     await page.getByLabel('Name').fill('My laptop');
@@ -486,6 +532,7 @@ describe('in a real browser', () => {
     await register(page, 'Katherine Johnson', email);
     const axe: string[] = [];
     const check = async (name: string) => axe.push(...(await accessibilityProblems(page, name)));
+    await openAccountMenu(page);
     await page.getByRole('link', { name: 'Security' }).click();
     await page.waitForURL('**/settings/security');
     await check('security, two-factor off');
