@@ -189,7 +189,10 @@ describe('API v1', () => {
               ? 'Bearer realm="tessera"'
               : 'Bearer realm="tessera", error="invalid_token"',
           );
-          if (c.refusedWithoutQuery) expect(t.queries.queries).toEqual([]);
+          // No lookup of the token (mail and usage flushes may run in the background meanwhile).
+          if (c.refusedWithoutQuery) {
+            expect(t.queries.queries.filter((q) => /token_hash/.test(q))).toEqual([]);
+          }
         }
       });
     });

@@ -18,7 +18,9 @@ describe('unexpected failures', () => {
     const logs = new LogCapture();
     t = await createTestApp({ LOG_LEVEL: 'log' }, { logs });
     const { plaintext } = await createToken(t.app, await createUser(t.app));
-    await t.dataSource.query('DROP TABLE personal_access_tokens');
+    await t.dataSource.query(
+      'ALTER TABLE personal_access_tokens RENAME TO personal_access_tokens_gone',
+    );
 
     const res = await request(t.server)
       .get('/api/v1/user/profile')
