@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AccountModule } from './account/account.module.js';
+import { AuditModule } from './audit/audit.module.js';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
@@ -8,6 +9,7 @@ import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MailDeliveryModule } from './mail/mail-delivery.module.js';
+import { MaintenanceModule } from './maintenance/maintenance.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 
 export interface AppOptions {
@@ -26,10 +28,12 @@ export class AppModule {
         CoreModule.forRoot(config),
         DashboardModule,
         AccountModule,
+        AuditModule,
         ApiV1Module,
         HealthModule,
         MetricsModule.forRoot(config),
         MailDeliveryModule,
+        MaintenanceModule,
       ],
     };
   }

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AuditLogModule } from './audit/audit-log.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import type { Config } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -21,6 +22,7 @@ export class CoreModule {
         ConfigModule.forRoot(config),
         DatabaseModule,
         MailModule,
+        AuditLogModule,
         UsersModule,
         TeamsModule,
         TokensModule,

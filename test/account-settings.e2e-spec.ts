@@ -58,6 +58,7 @@ describe('account settings', () => {
           '/settings/security',
           '/settings/sessions',
           '/settings/api-tokens',
+          '/settings/security-log',
         ]);
         expect(html).toContain('class="team-switcher"');
         expect(html).toContain('action="/logout"');

@@ -35,6 +35,7 @@ const ROUTES: Record<string, string> = {
   'POST /teams': 'session',
   'POST /teams/switch': 'session',
   'GET /teams/:id': 'session',
+  'GET /teams/:id/audit-log': 'session',
   'POST /teams/:id/invitations': 'session',
   'POST /teams/:id/invitations/:invitationId/resend': 'session',
   'POST /teams/:id/invitations/:invitationId/revoke': 'session',
@@ -52,6 +53,7 @@ const ROUTES: Record<string, string> = {
   'GET /confirm-password': 'session',
   'POST /confirm-password': 'session',
   'GET /settings/security': 'session',
+  'GET /settings/security-log': 'session',
   'GET /settings/profile': 'session',
   'POST /settings/profile': 'session',
   // The link mailed to a new address works only for the account that asked for it.

@@ -183,6 +183,7 @@ describe('in a real browser', () => {
       ['profile', '/settings/profile'],
       ['change password', '/settings/password'],
       ['sessions', '/settings/sessions'],
+      ['security log', '/settings/security-log'],
     ]) {
       await page.goto(path);
       await check(name);
@@ -206,6 +207,10 @@ describe('in a real browser', () => {
     await page.getByRole('button', { name: 'Send invitation' }).click();
     await page.getByText(`An invitation was sent to ${invitee}.`).waitFor();
     await check('team, with a member and an invitation');
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('heading', { name: 'Audit log of Accessible Team' }).waitFor();
+    await check('team audit log');
+    await page.goBack();
     const invitation = await t.mail.waitFor({ to: invitee, subject: /^You are invited to join/ });
     await page.goto(TestSmtpServer.linkPath(invitation, '/invitations/'));
     await check('invitation, for another address');
@@ -287,11 +292,13 @@ describe('in a real browser', () => {
       ['Security', '/settings/security'],
       ['Sessions', '/settings/sessions'],
       ['API Tokens', '/settings/api-tokens'],
+      ['Security log', '/settings/security-log'],
     ]) {
       await page.locator('.account-menu summary').focus();
       await page.keyboard.press('Enter');
       const link = page.getByRole('navigation', { name: 'Account Settings' }).getByRole('link', {
         name,
+        exact: true,
       });
       const box = (await link.boundingBox())!;
       expect(box.x).toBeGreaterThanOrEqual(0);
@@ -533,7 +540,7 @@ describe('in a real browser', () => {
     const axe: string[] = [];
     const check = async (name: string) => axe.push(...(await accessibilityProblems(page, name)));
     await openAccountMenu(page);
-    await page.getByRole('link', { name: 'Security' }).click();
+    await page.getByRole('link', { name: 'Security', exact: true }).click();
     await page.waitForURL('**/settings/security');
     await check('security, two-factor off');
     await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();

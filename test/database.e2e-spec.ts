@@ -164,7 +164,8 @@ describe('database schema', () => {
       `INSERT INTO account_tokens (user_id, purpose, token_hash, expires_at, email)
        VALUES (1, 'change_email', '${'b'.repeat(64)}', '2099-01-01 00:00:00', 'new@example.com')`,
     );
-    await ds.undoLastMigration({ transaction: 'each' });
+    const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('AccountSettings1764806400000');
+    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
 
     const runner = ds.createQueryRunner();
     try {
@@ -184,6 +185,38 @@ describe('database schema', () => {
     // Dropping the columns copied no table: the rows that refer to users are all still there.
     expect(await ds.query('SELECT id FROM sessions')).toEqual([{ id: 'kept' }]);
     expect(Number((await ds.query('SELECT COUNT(*) AS n FROM account_tokens'))[0].n)).toBe(1);
+    expect(await runMigrations(ds)).toHaveLength(undo);
+  });
+
+  it("should undo the security log's migration in place, keeping the tokens and their usage", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);
+    await ds.query(
+      `INSERT INTO personal_access_tokens (user_id, name, token_hash, last_four, abilities, expiry_notices)
+       VALUES (1, 'kept', '${'c'.repeat(64)}', 'cccc', 'user:read', 2)`,
+    );
+    await ds.query(
+      `INSERT INTO personal_access_token_daily_usage (token_id, day, requests) VALUES (1, '2026-11-01', 3)`,
+    );
+    await ds.query(
+      `INSERT INTO audit_events (occurred_at, event, actor_kind, user_id) VALUES ('2026-11-01 00:00:00', 'token.created', 'user', 1)`,
+    );
+    await ds.undoLastMigration({ transaction: 'each' });
+
+    const runner = ds.createQueryRunner();
+    try {
+      const table = (await runner.getTable('personal_access_tokens'))!;
+      expect(table.columns.map((c) => c.name)).not.toContain('expiry_notices');
+      expect(table.indices.map((i) => i.name)).not.toContain('IDX_personal_access_tokens_expiry');
+    } finally {
+      await runner.release();
+    }
+    expect(await tableNames(ds)).not.toContain('audit_events');
+    // Dropping the column copied no table: the usage that refers to the token is still there.
+    expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'kept' }]);
+    const [usage] = await ds.query('SELECT requests FROM personal_access_token_daily_usage');
+    expect(Number(usage.requests)).toBe(3);
     expect(await runMigrations(ds)).toHaveLength(1);
   });
 

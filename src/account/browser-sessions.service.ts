@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { AuthService } from '../auth/auth.service.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
@@ -11,6 +12,7 @@ import { sessionHandle, toSessionView, type SessionView } from './session.view.j
 @Injectable()
 export class BrowserSessionsService {
   constructor(
+    private readonly audit: AuditLog,
     private readonly sessions: SessionsRepository,
     private readonly auth: AuthService,
     private readonly transactions: Transactions,
@@ -33,6 +35,11 @@ export class BrowserSessionsService {
       if (!row || !(await this.sessions.deleteForOwner(m, person.userId, row.id))) {
         throw new NotFoundError('session');
       }
+      this.audit.recordAfterCommit(m, {
+        event: 'account.session_revoked',
+        actor: person,
+        detail: { sessions: 1, signed_in_from: row.ip ?? 'unknown address' },
+      });
     });
   }
 
@@ -44,6 +51,16 @@ export class BrowserSessionsService {
     currentId: string,
   ): Promise<number> {
     await this.auth.confirmPassword(user, password, clientIp);
-    return this.transactions.run((m) => this.sessions.deleteOthersForUser(m, user.id, currentId));
+    return this.transactions.run(async (m) => {
+      const count = await this.sessions.deleteOthersForUser(m, user.id, currentId);
+      if (count > 0) {
+        this.audit.recordAfterCommit(m, {
+          event: 'account.session_revoked',
+          actor: { userId: user.id },
+          detail: { sessions: count },
+        });
+      }
+      return count;
+    });
   }
 }

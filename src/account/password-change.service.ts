@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { AuthService } from '../auth/auth.service.js';
 import { credentialStamp } from '../auth/credential-stamp.js';
@@ -13,6 +14,7 @@ import { UsersRepository } from '../users/users.repository.js';
 @Injectable()
 export class PasswordChangeService {
   constructor(
+    private readonly audit: AuditLog,
     private readonly auth: AuthService,
     private readonly passwords: PasswordHasher,
     private readonly users: UsersRepository,
@@ -41,6 +43,10 @@ export class PasswordChangeService {
         kind: PASSWORD_CHANGED_MAIL,
         to: user.email,
         params: { userId: user.id, keptSession: 1 },
+      });
+      this.audit.recordAfterCommit(m, {
+        event: 'account.password_changed',
+        actor: { userId: user.id },
       });
     });
     return credentialStamp(passwordHash);

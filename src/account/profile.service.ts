@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
@@ -28,6 +29,7 @@ const ASK_AGAIN = { href: '/settings/profile', label: 'Back to your profile' };
 @Injectable()
 export class ProfileService implements OnModuleInit {
   constructor(
+    private readonly audit: AuditLog,
     private readonly users: UsersRepository,
     private readonly tokens: AccountTokens,
     private readonly outbox: Outbox,
@@ -60,6 +62,13 @@ export class ProfileService implements OnModuleInit {
           params: { userId: user.id },
         });
       }
+      if (newEmail) {
+        this.audit.recordAfterCommit(m, {
+          event: 'account.email_change_requested',
+          actor: { userId: user.id },
+          detail: { to: input.email },
+        });
+      }
     });
     return newEmail;
   }
@@ -85,6 +94,11 @@ export class ProfileService implements OnModuleInit {
         if (await this.users.findByEmail(email, m)) throw new EmailTakenError();
         await this.users.setConfirmedEmail(m, user.id, email, new Date());
         await this.notices.send(m, user.id, 'email-changed', { to: user.email });
+        this.audit.recordAfterCommit(m, {
+          event: 'account.email_changed',
+          actor: { userId: user.id },
+          detail: { from: user.email, to: email },
+        });
       });
     } catch (error) {
       // Another account took the address after the link was sent.

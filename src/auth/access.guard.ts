@@ -83,6 +83,12 @@ export class AccessGuard implements CanActivate {
     try {
       principal = await this.bearer.authenticate(request);
     } catch (error) {
+      if (error instanceof AuthenticationError && error.refused) {
+        this.tokens.recordRefusal(error, {
+          ip: request.ip,
+          userAgent: request.headers['user-agent'],
+        });
+      }
       if (this.limiter.enabled && error instanceof AuthenticationError) {
         const counting = this.limiter.countFailure(request, response);
         if (counting) await counting;

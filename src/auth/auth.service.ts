@@ -1,4 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { AuditLog } from '../audit/audit-log.js';
 import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -15,19 +16,37 @@ export class AuthService implements OnModuleInit {
     private readonly users: UsersRepository,
     private readonly passwords: PasswordHasher,
     private readonly limiter: SignInLimiter,
+    private readonly audit: AuditLog,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.decoyHash = await this.passwords.hash('decoy password that matches nothing');
   }
 
-  /** `email` validated and normalised; `clientIp` is whom the failure limits count. */
-  async signIn(email: string, password: string, clientIp: string | undefined): Promise<User> {
+  /**
+   * `email` validated and normalised; `clientIp` is whom the failure limits count. A wrong
+   * password for an existing account goes in that account's security log (`reason` says
+   * whether it was a sign-in or a password typed again); unknown addresses go nowhere.
+   */
+  async signIn(
+    email: string,
+    password: string,
+    clientIp: string | undefined,
+    reason: 'password' | 'password confirmation' = 'password',
+  ): Promise<User> {
     await this.limiter.assertAllowed(email, clientIp);
     const user = await this.users.findByEmail(email);
     const valid = await this.passwords.verify(user?.passwordHash ?? this.decoyHash, password);
     if (!user || !user.passwordHash || !valid) {
       await this.limiter.recordFailure(email, clientIp);
+      if (user) {
+        this.audit.record({
+          event: 'sign-in.failed',
+          actor: reason === 'password' ? 'anonymous' : { userId: user.id },
+          userId: user.id,
+          detail: { reason: `wrong ${reason}` },
+        });
+      }
       throw new InvalidCredentialsError();
     }
     return user;
@@ -45,7 +64,7 @@ export class AuthService implements OnModuleInit {
     field = 'password',
   ): Promise<void> {
     try {
-      await this.signIn(user.email, password, clientIp);
+      await this.signIn(user.email, password, clientIp, 'password confirmation');
     } catch (error) {
       if (!(error instanceof InvalidCredentialsError)) throw error;
       throw new ValidationError({ [field]: 'That is not your password.' });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import type { User } from '../users/user.entity.js';
+import { AuditLog } from '../audit/audit-log.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { credentialStamp } from './credential-stamp.js';
 import { noteActivity } from './session-activity.js';
@@ -14,6 +15,8 @@ function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> 
 /** Signing in and out of a browser session. */
 @Injectable()
 export class SessionLifecycle {
+  constructor(private readonly audit: AuditLog) {}
+
   /**
    * A new session id at sign-in, so a session id planted before it is worth nothing after.
    * Returns where to go next: `returnTo`, the page asked for before signing in, when it is one
@@ -28,6 +31,7 @@ export class SessionLifecycle {
     req.session.credentialStamp = credentialStamp(user.passwordHash);
     noteActivity(req);
     await promisify((done) => req.session.save(done));
+    this.audit.record({ event: 'sign-in.succeeded', actor: { userId: user.id } });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
 
@@ -53,6 +57,9 @@ export class SessionLifecycle {
 
   /** Deletes the session from the store, so the cookie is dead on every instance. */
   async end(req: Request, res: Response): Promise<void> {
+    const userId = req.session.userId;
+    // Recorded while the session still exists, so the event names it.
+    if (userId !== undefined) this.audit.record({ event: 'sign-in.signed_out', actor: { userId } });
     await promisify((done) => req.session.destroy(done));
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax' });
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { DomainError } from '../common/errors/domain.error.js';
+import { DomainError, ValidationError } from '../common/errors/domain.error.js';
+import { AuditLog } from '../audit/audit-log.js';
 import { flash } from '../common/web/flash.js';
 import { signInPageFor } from '../common/web/return-to.js';
 import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
@@ -36,6 +37,7 @@ export class TwoFactorSignIn {
     private readonly sessions: SessionLifecycle,
     private readonly twoFactor: TwoFactorService,
     private readonly users: UsersRepository,
+    private readonly audit: AuditLog,
   ) {}
 
   /** After the right password: signed in, or on to the challenge. Returns where to go next. */
@@ -61,12 +63,30 @@ export class TwoFactorSignIn {
   async complete(req: Request, input: SecondFactor): Promise<string> {
     const pending = this.pendingOf(req);
     const person = { userId: pending.userId };
-    const accepted = await this.twoFactor.verifySignIn(person, pending.attempt, input);
+    let accepted;
+    try {
+      accepted = await this.twoFactor.verifySignIn(person, pending.attempt, input);
+    } catch (error) {
+      if (error instanceof ValidationError && (input.code?.trim() || input.recoveryCode?.trim())) {
+        this.audit.record({
+          event: 'sign-in.failed',
+          actor: 'anonymous',
+          userId: person.userId,
+          detail: { reason: input.recoveryCode ? 'wrong recovery code' : 'wrong two-factor code' },
+        });
+      }
+      throw error;
+    }
     const user = await this.users.findById(pending.userId);
     if (!user) throw new NoPendingSignInError();
     const next = await this.sessions.start(req, user, pending.returnTo);
     if (accepted.method === 'recovery_code') {
       const left = accepted.recoveryCodesLeft ?? 0;
+      this.audit.record({
+        event: 'sign-in.recovery_code_used',
+        actor: { userId: user.id },
+        detail: { codes_left: left },
+      });
       flash(req.session, {
         notice: `You signed in with a recovery code; it cannot be used again. ${left} left: make new ones under Security when you run low.`,
       });

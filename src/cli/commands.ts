@@ -12,6 +12,9 @@ import { TeamsService } from '../teams/teams.service.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
+import { TokenExpiryReminders } from '../tokens/token-expiry-reminders.js';
+import { AuditService } from '../audit/audit.service.js';
+import { toExportLine } from '../audit/audit.view.js';
 import { CreateUserDto } from '../users/dto/create-user.dto.js';
 import { UsersService } from '../users/users.service.js';
 
@@ -43,6 +46,20 @@ function wholeNumber(name: string, raw: string): number {
     });
   }
   return Number(raw);
+}
+
+/** A day (YYYY-MM-DD, midnight UTC) or a full ISO 8601 time. */
+function parseSince(raw: string): Date {
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(raw);
+  const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw);
+  const date = new Date(day ? `${raw}T00:00:00Z` : raw);
+  if ((!day && !time) || Number.isNaN(date.getTime())) {
+    throw new ValidationError({
+      since:
+        '--since must be a date (YYYY-MM-DD) or an ISO 8601 time with its offset (2026-11-01T08:00:00Z).',
+    });
+  }
+  return date;
 }
 
 /** The link alone on the last line, for scripts. */
@@ -165,6 +182,64 @@ export const COMMANDS: Record<string, Command> = {
       const { deleted, before } = await app.get(TokensService).pruneDead(days);
       out(
         `Deleted ${deleted} token${deleted === 1 ? '' : 's'} revoked or expired before ${before.toISOString()}`,
+      );
+    },
+  },
+
+  'tokens:remind': {
+    usage: 'tokens:remind',
+    description:
+      'Enqueues the expiry reminders that are due (a week before, and on the day) and records expiries in the security log; the server does this every 15 minutes. Each is done once, whoever runs it.',
+    options: [],
+    required: [],
+    async run(app, _v, out) {
+      const { reminded, expired } = await app.get(TokenExpiryReminders).run();
+      out(
+        `Enqueued ${reminded} reminder${reminded === 1 ? '' : 's'}; recorded ${expired} expir${expired === 1 ? 'y' : 'ies'}`,
+      );
+    },
+  },
+
+  'audit:export': {
+    usage: 'audit:export --since DATE [--user EMAIL|ID] [--team SLUG|ID]',
+    description:
+      'Writes the security log since DATE (YYYY-MM-DD, or a full ISO 8601 time) as JSON lines, oldest first: every event, or those of one account or one team.',
+    options: ['since', 'user', 'team'],
+    required: ['since'],
+    async run(app, v, out) {
+      const since = parseSince(v.since!);
+      const userId =
+        v.user === undefined
+          ? undefined
+          : /^\d+$/.test(v.user)
+            ? positiveInteger('user', v.user)
+            : (await app.get(UsersService).getByEmail(v.user)).id;
+      const teamId =
+        v.team === undefined
+          ? undefined
+          : /^\d+$/.test(v.team)
+            ? positiveInteger('team', v.team)
+            : (await app.get(TeamsService).getBySlug(OPERATOR, v.team)).id;
+      for await (const event of app.get(AuditService).export({ since, userId, teamId })) {
+        out(JSON.stringify(toExportLine(event)));
+      }
+    },
+  },
+
+  'audit:prune': {
+    usage: 'audit:prune [--older-than-days DAYS]',
+    description:
+      'Deletes security log events older than AUDIT_RETENTION_DAYS (365 unless set), or DAYS; the server also does this once a day.',
+    options: ['older-than-days'],
+    required: [],
+    async run(app, v, out) {
+      const days =
+        v['older-than-days'] === undefined
+          ? undefined
+          : wholeNumber('older-than-days', v['older-than-days']);
+      const { deleted, before } = await app.get(AuditService).prune(days);
+      out(
+        `Deleted ${deleted} event${deleted === 1 ? '' : 's'} from before ${before.toISOString()}`,
       );
     },
   },

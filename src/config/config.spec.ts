@@ -46,7 +46,7 @@ describe('loadConfig', () => {
 
 describe('token settings', () => {
   it('should set no maximum token lifetime when TOKEN_MAX_LIFETIME_DAYS is unset', () => {
-    expect(loadConfig({}).tokens).toEqual({ maxLifetimeDays: null });
+    expect(loadConfig({}).tokens).toEqual({ maxLifetimeDays: null, auditRetentionDays: 365 });
     expect(loadConfig({ TOKEN_MAX_LIFETIME_DAYS: ' ' }).tokens.maxLifetimeDays).toBeNull();
   });
 
@@ -55,6 +55,17 @@ describe('token settings', () => {
     for (const bad of ['0', '3651', '30d', '-1', '1.5']) {
       expect(() => loadConfig({ TOKEN_MAX_LIFETIME_DAYS: bad })).toThrow(
         `TOKEN_MAX_LIFETIME_DAYS=${JSON.stringify(bad)}: must be a whole number from 1 to 3650`,
+      );
+    }
+  });
+});
+
+describe('security log settings', () => {
+  it('should keep events AUDIT_RETENTION_DAYS days, from 1 to 36500, refusing anything else at boot', () => {
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '30' }).tokens.auditRetentionDays).toBe(30);
+    for (const bad of ['0', '36501', '1y', '-5']) {
+      expect(() => loadConfig({ AUDIT_RETENTION_DAYS: bad })).toThrow(
+        `AUDIT_RETENTION_DAYS=${JSON.stringify(bad)}: must be a whole number from 1 to 36500`,
       );
     }
   });

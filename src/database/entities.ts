@@ -1,3 +1,4 @@
+import { AuditEvent } from '../audit/audit-event.entity.js';
 import { AccountToken } from '../account-tokens/account-token.entity.js';
 import { Session } from '../auth/session.entity.js';
 import { TeamInvitation } from '../invitations/team-invitation.entity.js';
@@ -24,4 +25,5 @@ export const ENTITIES = [
   OutboxMessage,
   AccountToken,
   TeamInvitation,
+  AuditEvent,
 ];

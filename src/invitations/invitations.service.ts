@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes } from 'node:crypto';
@@ -51,6 +52,7 @@ export interface InvitationView {
 @Injectable()
 export class InvitationsService implements OnModuleInit, PendingInvitations {
   constructor(
+    private readonly audit: AuditLog,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly teams: TeamsService,
     private readonly users: UsersRepository,
@@ -105,6 +107,13 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
         : this.repo(m).create({ teamId: team.id, email: input.email, ...fields });
       await this.repo(m).save(invitation);
       await this.mail(m, invitation);
+      this.audit.recordAfterCommit(m, {
+        event: 'team.member_invited',
+        actor,
+        teamId: team.id,
+        target: { type: 'invitation', id: invitation.id },
+        detail: { team: team.name, email: input.email, role: input.role },
+      });
       return invitation;
     });
   }

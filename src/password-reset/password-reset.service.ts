@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
@@ -30,6 +31,7 @@ type Request = { to: string; params: Record<string, unknown> };
 @Injectable()
 export class PasswordResetService implements OnModuleInit {
   constructor(
+    private readonly audit: AuditLog,
     private readonly users: UsersRepository,
     private readonly tokens: AccountTokens,
     private readonly outbox: Outbox,
@@ -97,6 +99,11 @@ export class PasswordResetService implements OnModuleInit {
         kind: PASSWORD_CHANGED_MAIL,
         to: user.email,
         params: { userId },
+      });
+      this.audit.recordAfterCommit(m, {
+        event: 'account.password_reset',
+        actor: { userId },
+        detail: { via: 'mailed link' },
       });
     });
   }

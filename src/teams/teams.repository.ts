@@ -82,8 +82,8 @@ export class TeamsRepository {
     }
   }
 
-  findById(id: number): Promise<Team | null> {
-    return this.manager.getRepository(Team).findOneBy({ id });
+  findById(id: number, manager: EntityManager = this.manager): Promise<Team | null> {
+    return manager.getRepository(Team).findOneBy({ id });
   }
 
   /** The team the user works in now, if any. */

@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Actor, Person } from '../common/actor.js';
@@ -53,6 +54,7 @@ function mayRemove(actorRole: TeamRole, targetRole: TeamRole): boolean {
 @Injectable()
 export class TeamsService {
   constructor(
+    private readonly audit: AuditLog,
     private readonly teams: TeamsRepository,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
@@ -73,6 +75,13 @@ export class TeamsService {
       await this.users.lockForUpdate(manager, actor.userId);
       const team = await this.teams.insertWithOwner(manager, actor.userId, input.name, false);
       await this.users.setCurrentTeamIfMember(manager, actor.userId, team.id);
+      this.audit.recordAfterCommit(manager, {
+        event: 'team.created',
+        userId: actor.userId,
+        teamId: team.id,
+        target: { type: 'team', id: team.id },
+        detail: { name: team.name },
+      });
       return team;
     });
   }
@@ -134,6 +143,14 @@ export class TeamsService {
       await this.transactions.run(async (m) => {
         await this.teams.insertMember(m, team.id, user.id, input.role);
         await this.notices.send(m, user.id, 'added', team, input.role);
+        this.audit.recordAfterCommit(m, {
+          event: 'team.member_joined',
+          actor: actor === 'operator' ? 'operator' : actor,
+          userId: user.id,
+          teamId: team.id,
+          target: { type: 'user', id: user.id },
+          detail: { team: team.name, member: user.email, role: input.role, added_by: 'operator' },
+        });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw new AlreadyMemberError();
@@ -168,13 +185,35 @@ export class TeamsService {
         throw new MemberNotFoundError();
       await this.teams.resetCurrentTeam(manager, userId, team.id);
       if (!leaving) await this.notices.send(manager, userId, 'removed', team);
+      const member = await this.users.findById(userId, manager);
+      this.audit.recordAfterCommit(manager, {
+        event: leaving ? 'team.member_left' : 'team.member_removed',
+        ...(actor === 'operator' ? { actor: 'operator' as const } : {}),
+        userId,
+        teamId: team.id,
+        target: { type: 'user', id: userId },
+        detail: { team: team.name, member: member?.email ?? null },
+      });
     });
   }
 
   /** Renames the team (owner or admin); the slug follows the name. */
   async rename(actor: Person, teamId: number, input: CreateTeamDto): Promise<Team> {
     const team = await this.getManageableTeam(actor, teamId);
-    return this.transactions.run((m) => this.teams.rename(m, team, input.name));
+    const previousName = team.name;
+    return this.transactions.run(async (m) => {
+      const renamed = await this.teams.rename(m, team, input.name);
+      if (renamed.name !== previousName) {
+        this.audit.recordAfterCommit(m, {
+          event: 'team.renamed',
+          actor,
+          teamId: team.id,
+          target: { type: 'team', id: team.id },
+          detail: { name: renamed.name, previous_name: previousName },
+        });
+      }
+      return renamed;
+    });
   }
 
   /**
@@ -193,7 +232,23 @@ export class TeamsService {
     if (target.role === 'owner') throw new OwnerRoleError();
     const changed = await this.transactions.run(async (m) => {
       if (!(await this.teams.setRole(m, team.id, userId, role))) return false;
-      if (target.role !== role) await this.notices.send(m, userId, 'role', team, role);
+      if (target.role !== role) {
+        await this.notices.send(m, userId, 'role', team, role);
+        const member = await this.users.findById(userId, m);
+        this.audit.recordAfterCommit(m, {
+          event: 'team.role_changed',
+          actor,
+          userId,
+          teamId: team.id,
+          target: { type: 'user', id: userId },
+          detail: {
+            team: team.name,
+            member: member?.email ?? null,
+            role,
+            previous_role: target.role,
+          },
+        });
+      }
       return true;
     });
     if (!changed) throw new MemberNotFoundError();
@@ -217,6 +272,15 @@ export class TeamsService {
       await this.teams.setRole(m, team.id, actor.userId, 'admin');
       await this.notices.send(m, newOwnerId, 'transferred-to', team);
       await this.notices.send(m, actor.userId, 'transferred-away', team);
+      const owner = await this.users.findById(newOwnerId, m);
+      this.audit.recordAfterCommit(m, {
+        event: 'team.ownership_transferred',
+        actor,
+        userId: newOwnerId,
+        teamId: team.id,
+        target: { type: 'user', id: newOwnerId },
+        detail: { team: team.name, new_owner: owner?.email ?? null },
+      });
     });
     return (await this.users.findById(newOwnerId))!;
   }
@@ -238,6 +302,13 @@ export class TeamsService {
       const locked = await this.teams.lockForUpdate(m, team.id);
       if (locked?.ownerId !== actor.userId) throw new OwnerOnlyError('delete the team');
       await this.teams.deleteTeam(m, team.id);
+      this.audit.recordAfterCommit(m, {
+        event: 'team.deleted',
+        actor,
+        teamId: team.id,
+        target: { type: 'team', id: team.id },
+        detail: { name: team.name },
+      });
     });
     return team;
   }
@@ -264,6 +335,17 @@ export class TeamsService {
     await this.users.lockForUpdate(manager, userId);
     if (!(await this.teams.findForMember(teamId, userId, manager))) {
       await this.teams.insertMember(manager, teamId, userId, role);
+      const [team, user] = await Promise.all([
+        this.teams.findById(teamId, manager),
+        this.users.findById(userId, manager),
+      ]);
+      this.audit.recordAfterCommit(manager, {
+        event: 'team.member_joined',
+        actor: { userId },
+        teamId,
+        target: { type: 'user', id: userId },
+        detail: { team: team?.name ?? null, member: user?.email ?? null, role, via: 'invitation' },
+      });
     }
     await this.users.setCurrentTeamIfMember(manager, userId, teamId);
   }

@@ -12,6 +12,7 @@ import { User } from '../users/user.entity.js';
 import type { Ability } from '../common/auth/abilities.js';
 
 @Entity({ name: 'personal_access_tokens' })
+@Index('IDX_personal_access_tokens_expiry', ['expiryNotices', 'expiresAt'])
 export class PersonalAccessToken {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;
@@ -58,6 +59,13 @@ export class PersonalAccessToken {
 
   @Column({ name: 'expires_at', type: 'datetime', precision: 6, nullable: true })
   expiresAt!: Date | null;
+
+  /**
+   * How far the owner has been told of the expiry: 0 nothing yet, 1 the reminder a week before,
+   * 2 the one on the day, 3 the expiry recorded in the security log. Back to 0 on regeneration.
+   */
+  @Column({ name: 'expiry_notices', type: 'integer', default: 0 })
+  expiryNotices!: number;
 
   @Column({ name: 'last_used_at', type: 'datetime', precision: 6, nullable: true })
   lastUsedAt!: Date | null;

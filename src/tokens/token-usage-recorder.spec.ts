@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
 import { Transactions } from '../database/transactions.js';
+import { AuditLog } from '../audit/audit-log.js';
 import {
   MAX_ADDRESSES_PER_TOKEN,
   MAX_TRACKED_TOKENS,
@@ -22,8 +23,11 @@ describe('TokenUsageRecorder', () => {
     trimDays: jest.fn<TokenUsageRepository['trimDays']>(),
     addPreviousValueUses: jest.fn<TokenUsageRepository['addPreviousValueUses']>(),
   };
+  const findAddressKeys = jest.fn<TokenUsageRepository['findAddressKeys']>();
+  const audit = { record: jest.fn<AuditLog['record']>(), flush: jest.fn<AuditLog['flush']>() };
   const use = (overrides: Partial<TokenUse> = {}): TokenUse => ({
     tokenId: 1,
+    userId: 7,
     at: NOON,
     ip: '203.0.113.7',
     userAgent: 'curl/8.5.0',
@@ -32,10 +36,14 @@ describe('TokenUsageRecorder', () => {
 
   beforeEach(async () => {
     for (const fn of Object.values(repo)) fn.mockReset().mockResolvedValue(undefined);
+    findAddressKeys.mockReset().mockResolvedValue(new Set());
+    audit.record.mockReset();
+    audit.flush.mockReset().mockResolvedValue(undefined);
     const moduleRef = await Test.createTestingModule({
       providers: [
         TokenUsageRecorder,
-        { provide: TokenUsageRepository, useValue: repo },
+        { provide: TokenUsageRepository, useValue: { ...repo, findAddressKeys } },
+        { provide: AuditLog, useValue: audit },
         {
           provide: Transactions,
           useValue: { run: (work: (m: EntityManager) => Promise<unknown>) => work({} as never) },
@@ -158,5 +166,67 @@ describe('TokenUsageRecorder', () => {
     recorder.record(use());
     await recorder.onApplicationShutdown();
     expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
+  });
+
+  it("should log a token's first use from an address it has not been used from, once its usage is written", async () => {
+    findAddressKeys.mockResolvedValue(new Set(['1 203.0.113.7']));
+    recorder.record(use());
+    recorder.record(use({ ip: '198.51.100.4', at: NOON + 1 }));
+    recorder.record(use({ ip: '198.51.100.4', at: NOON + 2 }));
+    await recorder.flush();
+    expect(audit.record).toHaveBeenCalledTimes(1);
+    expect(audit.record).toHaveBeenCalledWith(
+      expect.objectContaining({
+        event: 'token.new_ip',
+        actor: { userId: 7, tokenId: 1 },
+        userId: 7,
+        ip: '198.51.100.4',
+        at: new Date(NOON + 2),
+      }),
+    );
+  });
+
+  it('should log no new address when the usage could not be written', async () => {
+    repo.saveAddresses.mockRejectedValueOnce(new Error('database gone'));
+    recorder.record(use());
+    await recorder.flush();
+    expect(audit.record).not.toHaveBeenCalled();
+  });
+
+  it('should keep one refusal per token a minute for the log, handed over at the next flush', async () => {
+    const refusal = {
+      tokenId: 3,
+      userId: 7,
+      reason: 'token_revoked',
+      ip: '203.0.113.9',
+      userAgent: 'curl/8',
+    };
+    recorder.recordRefusal({ ...refusal, at: NOON });
+    recorder.recordRefusal({ ...refusal, at: NOON + 59_999 });
+    recorder.recordRefusal({ ...refusal, tokenId: 4, at: NOON + 10 });
+    expect(audit.record).not.toHaveBeenCalled();
+    await recorder.flush();
+    expect(audit.record.mock.calls.map(([e]) => [e.event, e.tokenId ?? e.target?.id])).toEqual([
+      ['token.refused', 3],
+      ['token.refused', 4],
+    ]);
+    recorder.recordRefusal({ ...refusal, at: NOON + 60_000 });
+    await recorder.flush();
+    expect(audit.record).toHaveBeenCalledTimes(3);
+  });
+
+  it('should keep refusals of at most MAX_TRACKED_TOKENS tokens a minute, whatever clients send', async () => {
+    for (let id = 1; id <= MAX_TRACKED_TOKENS + 50; id++) {
+      recorder.recordRefusal({
+        tokenId: id,
+        userId: 1,
+        reason: 'token_expired',
+        at: NOON,
+        ip: undefined,
+        userAgent: undefined,
+      });
+    }
+    await recorder.flush();
+    expect(audit.record).toHaveBeenCalledTimes(MAX_TRACKED_TOKENS);
   });
 });

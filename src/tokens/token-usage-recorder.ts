@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { isIP } from 'node:net';
+import { AuditLog, type AuditEntry } from '../audit/audit-log.js';
 import { Transactions } from '../database/transactions.js';
 import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
 
@@ -17,6 +18,8 @@ const DAY_MS = 86_400_000;
 /** One authenticated API request, as the recorder needs it. */
 export interface TokenUse {
   tokenId: number;
+  /** The token's owner, whose security log its first use from an address goes in. */
+  userId: number;
   at: number;
   ip: string | undefined;
   userAgent: string | undefined;
@@ -29,7 +32,21 @@ interface AddressSeen {
   userAgent: string | null;
 }
 
+/** A known token refused (revoked, replaced or expired). */
+export interface TokenRefusal {
+  tokenId: number;
+  userId: number;
+  reason: string;
+  at: number;
+  ip: string | undefined;
+  userAgent: string | undefined;
+}
+
+/** One refusal event per token in this time, on each instance. */
+export const REFUSAL_EVENT_INTERVAL_MS = 60_000;
+
 interface PendingUsage {
+  userId: number;
   days: Map<string, number>;
   addresses: Map<string, AddressSeen>;
   previous?: { validUntil: Date; requests: number; lastAt: number };
@@ -47,6 +64,9 @@ interface PendingUsage {
 export class TokenUsageRecorder implements OnApplicationShutdown {
   private readonly logger = new Logger(TokenUsageRecorder.name);
   private pending = new Map<number, PendingUsage>();
+  /** Refusals to record, one per token, and when each token's last one was recorded. */
+  private refusals: TokenRefusal[] = [];
+  private readonly refusalRecordedAt = new Map<number, number>();
   private missed = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -55,7 +75,26 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
   constructor(
     private readonly usage: TokenUsageRepository,
     private readonly transactions: Transactions,
+    private readonly audit: AuditLog,
   ) {}
+
+  /**
+   * Keeps a refusal for the security log unless one of the token's was kept in the last
+   * minute; past MAX_TRACKED_TOKENS tokens refused in a minute, further ones are not kept.
+   */
+  recordRefusal(refusal: TokenRefusal): void {
+    const last = this.refusalRecordedAt.get(refusal.tokenId);
+    if (last !== undefined && refusal.at - last < REFUSAL_EVENT_INTERVAL_MS) return;
+    if (last === undefined && this.refusalRecordedAt.size >= MAX_TRACKED_TOKENS) {
+      for (const [id, at] of this.refusalRecordedAt) {
+        if (refusal.at - at >= REFUSAL_EVENT_INTERVAL_MS) this.refusalRecordedAt.delete(id);
+      }
+      if (this.refusalRecordedAt.size >= MAX_TRACKED_TOKENS) return;
+    }
+    this.refusalRecordedAt.set(refusal.tokenId, refusal.at);
+    this.refusals.push({ ...refusal, userAgent: refusal.userAgent?.slice(0, USER_AGENT_MAX) });
+    this.timer ??= setInterval(() => void this.flush(), USAGE_FLUSH_MS).unref();
+  }
 
   record(use: TokenUse): void {
     let entry = this.pending.get(use.tokenId);
@@ -64,7 +103,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
         this.missed++;
         return;
       }
-      entry = { days: new Map(), addresses: new Map() };
+      entry = { userId: use.userId, days: new Map(), addresses: new Map() };
       this.pending.set(use.tokenId, entry);
       this.timer ??= setInterval(() => void this.flush(), USAGE_FLUSH_MS).unref();
     }
@@ -90,6 +129,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
    */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
+    this.recordRefusals();
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
@@ -101,6 +141,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
+    await this.audit.flush();
   }
 
   private async write(batch: Map<number, PendingUsage>): Promise<void> {
@@ -124,10 +165,13 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
       })),
     );
     const oldestKept = utcDay(Date.now() - (USAGE_DAYS_KEPT - 1) * DAY_MS);
+    let newAddresses: AddressUse[] = [];
     try {
       await this.transactions.run(async (m) => {
         await this.usage.addDailyRequests(m, days);
         if (addresses.length > 0) {
+          const known = await this.usage.findAddressKeys(m, tokenIds);
+          newAddresses = addresses.filter((a) => !known.has(`${a.tokenId} ${a.ip}`));
           await this.usage.saveAddresses(m, addresses);
           await this.usage.trimAddresses(m, tokenIds, MAX_ADDRESSES_PER_TOKEN);
         }
@@ -146,6 +190,40 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     } catch (error) {
       this.logger.warn(`Could not write the usage of ${batch.size} tokens: ${String(error)}`);
       this.gatherAgain(batch);
+      return;
+    }
+    // The first use from an address not among the token's recent ones, once the usage that
+    // shows it is written.
+    for (const a of newAddresses) {
+      const userId = batch.get(a.tokenId)!.userId;
+      this.audit.record({
+        event: 'token.new_ip',
+        actor: { userId, tokenId: a.tokenId },
+        userId,
+        target: { type: 'token', id: a.tokenId },
+        at: a.lastUsedAt,
+        ip: a.ip,
+        userAgent: a.userAgent,
+      });
+    }
+  }
+
+  /** Hands the refusals gathered since the last flush to the security log. */
+  private recordRefusals(): void {
+    const refusals = this.refusals;
+    this.refusals = [];
+    for (const r of refusals) {
+      const entry: AuditEntry = {
+        event: 'token.refused',
+        actor: { userId: r.userId, tokenId: r.tokenId },
+        userId: r.userId,
+        target: { type: 'token', id: r.tokenId },
+        detail: { reason: r.reason },
+        at: new Date(r.at),
+        ip: r.ip ?? null,
+        userAgent: r.userAgent ?? null,
+      };
+      this.audit.record(entry);
     }
   }
 

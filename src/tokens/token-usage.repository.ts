@@ -91,6 +91,20 @@ export class TokenUsageRepository {
     }
   }
 
+  /** The tokens' recorded addresses, as `"<token id> <ip>"`. */
+  async findAddressKeys(manager: EntityManager, tokenIds: number[]): Promise<Set<string>> {
+    const keys = new Set<string>();
+    for (const ids of chunks(tokenIds)) {
+      const rows: { token_id: number | string; ip: string }[] = await manager.query(
+        `SELECT token_id, ip FROM personal_access_token_addresses
+          WHERE token_id IN (${marks(ids.length, '?')})`,
+        ids,
+      );
+      for (const r of rows) keys.add(`${Number(r.token_id)} ${r.ip}`);
+    }
+    return keys;
+  }
+
   /** Keeps each token's `keep` most recently used addresses and deletes the others. */
   async trimAddresses(manager: EntityManager, tokenIds: number[], keep: number): Promise<void> {
     for (const ids of chunks(tokenIds)) {

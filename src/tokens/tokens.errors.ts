@@ -18,6 +18,12 @@ export const REPLACED_VALUE_MESSAGE =
 export const BEARER_REALM = 'tessera';
 const REALM = `Bearer realm="${BEARER_REALM}"`;
 
+/** A known token refused (revoked, replaced or expired): which one, for its security log. */
+export interface RefusedToken {
+  tokenId: number;
+  userId: number;
+}
+
 /** The request could not be authenticated; `code` says why. */
 export class AuthenticationError extends DomainError {
   readonly status = 401;
@@ -25,6 +31,8 @@ export class AuthenticationError extends DomainError {
   constructor(
     readonly code: AuthFailureCode,
     message = MESSAGES[code],
+    /** Set when the token is known: never sent to the client. */
+    readonly refused?: RefusedToken,
   ) {
     super(message);
     // RFC 6750: no error attribute when no credentials were sent at all.

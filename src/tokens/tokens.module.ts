@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
+import { UsersModule } from '../users/users.module.js';
 import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 import { TokenDetailsService } from './token-details.service.js';
+import { TokenExpiryReminders } from './token-expiry-reminders.js';
 import { TokenSettingsController } from './token-settings.controller.js';
 import { TokenUsageRecorder } from './token-usage-recorder.js';
 import { TokenUsageRepository } from './token-usage.repository.js';
@@ -11,7 +13,7 @@ import { TokensRepository } from './tokens.repository.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
-  imports: [EmailVerificationModule, SecurityNoticesModule],
+  imports: [EmailVerificationModule, SecurityNoticesModule, UsersModule],
   controllers: [TokensController, TokenSettingsController],
   providers: [
     TokensRepository,
@@ -20,7 +22,8 @@ import { TokensService } from './tokens.service.js';
     TokenDetailsService,
     LastUsedRecorder,
     TokenUsageRecorder,
+    TokenExpiryReminders,
   ],
-  exports: [TokensService],
+  exports: [TokensService, TokenExpiryReminders],
 })
 export class TokensModule {}

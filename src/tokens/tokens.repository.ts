@@ -23,6 +23,16 @@ export interface NewValue {
   regeneratedAt: Date;
 }
 
+/** A token whose owner is due to be told of its expiry. */
+export interface ExpiryDue {
+  id: number;
+  userId: number;
+  name: string;
+  expiresAt: Date;
+  /** When its current lifetime began: created, or last regenerated. */
+  startedAt: Date;
+}
+
 /** A token with the user it acts for and that user's current team, as one query loads them. */
 export interface TokenWithOwner {
   tokenId: number;
@@ -154,6 +164,8 @@ export class TokensRepository {
         previousTokenHash: replacedHash,
         previousRequests: 0,
         previousLastUsedAt: null,
+        // A new lifetime: its reminders are still to come.
+        expiryNotices: 0,
       },
     );
     return result.affected === 1;
@@ -199,6 +211,57 @@ export class TokensRepository {
       .where('id = :id', { id })
       .andWhere('(last_used_at IS NULL OR last_used_at < :staleBefore)', { staleBefore })
       .execute();
+  }
+
+  findById(id: number, manager?: EntityManager): Promise<PersonalAccessToken | null> {
+    return (manager?.getRepository(PersonalAccessToken) ?? this.tokens).findOneBy({ id });
+  }
+
+  /**
+   * Up to `limit` unrevoked tokens expiring by `until` whose owner has not been told up to
+   * step `notice` (see TokenExpiryReminders): a range of the (expiry_notices, expires_at) index.
+   */
+  async findExpiryDue(notice: number, until: Date, limit: number): Promise<ExpiryDue[]> {
+    const steps = Array.from({ length: notice }, (_, i) => i);
+    const rows = await this.tokens
+      .createQueryBuilder('t')
+      .select(['t.id', 't.userId', 't.name', 't.expiresAt', 't.createdAt', 't.regeneratedAt'])
+      .where('t.expiry_notices IN (:...steps)', { steps })
+      .andWhere('t.expires_at <= :until', { until })
+      .andWhere('t.revoked_at IS NULL')
+      .orderBy('t.id')
+      .limit(limit)
+      .getMany();
+    return rows.map((t) => ({
+      id: t.id,
+      userId: t.userId,
+      name: t.name,
+      expiresAt: t.expiresAt!,
+      startedAt: t.regeneratedAt ?? t.createdAt,
+    }));
+  }
+
+  /**
+   * Moves the token to step `notice` if it is not there yet and still expires by `until`,
+   * unrevoked; true only for the one caller whose UPDATE changed the row.
+   */
+  async claimExpiryNotice(
+    manager: EntityManager,
+    id: number,
+    notice: number,
+    until: Date,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(PersonalAccessToken)
+      .createQueryBuilder()
+      .update()
+      .set({ expiryNotices: notice })
+      .where('id = :id', { id })
+      .andWhere('expiry_notices < :notice', { notice })
+      .andWhere('expires_at <= :until', { until })
+      .andWhere('revoked_at IS NULL')
+      .execute();
+    return result.affected === 1;
   }
 
   /** Up to `limit` ids of tokens revoked, or expired, before `before`. */

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { Transactions } from '../database/transactions.js';
+import { AuditLog } from '../audit/audit-log.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { CONFIG } from '../config/config.module.js';
@@ -45,6 +46,7 @@ describe('TokensService.authenticate', () => {
         { provide: EmailVerificationService, useValue: {} },
         { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: null } } },
         { provide: SecurityNotices, useValue: {} },
+        { provide: AuditLog, useValue: {} },
       ],
     }).compile();
     service = moduleRef.get(TokensService);

@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -62,6 +63,7 @@ export class TokensService {
   private readonly maxLifetimeDays: number | null;
 
   constructor(
+    private readonly audit: AuditLog,
     private readonly tokens: TokensRepository,
     private readonly transactions: Transactions,
     private readonly lastUsed: LastUsedRecorder,
@@ -98,6 +100,17 @@ export class TokensService {
     const saved = await this.transactions.run(async (m) => {
       const inserted = await this.tokens.insert(m, row);
       await this.notices.send(m, userId, 'token-created', { detail: input.name });
+      this.audit.recordAfterCommit(m, {
+        event: 'token.created',
+        userId,
+        tokenId: inserted.id,
+        target: { type: 'token', id: inserted.id },
+        detail: {
+          name: input.name,
+          abilities: abilities.join(' '),
+          expires_at: expiresAt ? expiresAt.toISOString() : null,
+        },
+      });
       return inserted;
     });
     return { token: toTokenView(saved), plaintext: generated.plaintext };
@@ -135,6 +148,17 @@ export class TokensService {
       if (!token) throw new TokenNotFoundError();
       if (token.revokedAt) throw new TokenRevokedError();
       await this.tokens.updateDetails(m, userId, tokenId, { name: details.name, abilities });
+      this.audit.recordAfterCommit(m, {
+        event: 'token.updated',
+        userId,
+        tokenId,
+        target: { type: 'token', id: tokenId },
+        detail: {
+          name: details.name,
+          ...(details.name !== token.name ? { previous_name: token.name } : {}),
+          abilities: abilities.join(' '),
+        },
+      });
       return toTokenView({ ...token, name: details.name, abilities });
     });
   }
@@ -161,6 +185,13 @@ export class TokensService {
       };
       const replaced = await this.tokens.replaceValue(m, userId, tokenId, token.tokenHash, next);
       if (!replaced) throw new TokenChangedError();
+      this.audit.recordAfterCommit(m, {
+        event: 'token.regenerated',
+        userId,
+        tokenId,
+        target: { type: 'token', id: tokenId },
+        detail: { name: token.name, grace_minutes: graceMinutes },
+      });
       const view = toTokenView({ ...token, ...next, previousTokenHash: token.tokenHash });
       return { token: view, plaintext: generated.plaintext };
     });
@@ -176,7 +207,16 @@ export class TokensService {
     const alreadyRevoked = token.revokedAt !== null;
     if (!alreadyRevoked) {
       const at = (token.revokedAt = new Date());
-      await this.transactions.run((m) => this.tokens.revokeForOwner(m, userId, tokenId, at));
+      await this.transactions.run(async (m) => {
+        await this.tokens.revokeForOwner(m, userId, tokenId, at);
+        this.audit.recordAfterCommit(m, {
+          event: 'token.revoked',
+          userId,
+          tokenId,
+          target: { type: 'token', id: tokenId },
+          detail: { name: token.name },
+        });
+      });
     }
     return { token: toTokenView(token), alreadyRevoked };
   }
@@ -221,13 +261,14 @@ export class TokensService {
     if (!isWellFormedToken(presented)) throw new AuthenticationError('invalid_token');
     const principal = await this.tokens.findWithOwnerByHash(hashToken(presented));
     if (!principal) throw new AuthenticationError('invalid_token');
-    if (principal.revokedAt) throw new AuthenticationError('token_revoked');
+    const refused = { tokenId: principal.tokenId, userId: principal.user.id };
+    if (principal.revokedAt) throw new AuthenticationError('token_revoked', undefined, refused);
     const now = Date.now();
     if (principal.previousValue && !(principal.previousValidUntil!.getTime() > now)) {
-      throw new AuthenticationError('token_revoked', REPLACED_VALUE_MESSAGE);
+      throw new AuthenticationError('token_revoked', REPLACED_VALUE_MESSAGE, refused);
     }
     if (principal.expiresAt && principal.expiresAt.getTime() <= now) {
-      throw new AuthenticationError('token_expired');
+      throw new AuthenticationError('token_expired', undefined, refused);
     }
     this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
     return principal;
@@ -237,11 +278,21 @@ export class TokensService {
   recordUse(principal: TokenPrincipal, client: ClientInfo, at = Date.now()): void {
     this.usage.record({
       tokenId: principal.tokenId,
+      userId: principal.user.id,
       at,
       ip: client.ip,
       userAgent: client.userAgent,
       previousValidUntil: principal.previousValue ? principal.previousValidUntil! : undefined,
     });
+  }
+
+  /**
+   * Counts a known token's refusal for its security log: at most one event per token a minute,
+   * written with the usage.
+   */
+  recordRefusal(error: AuthenticationError, client: ClientInfo, at = Date.now()): void {
+    if (!error.refused) return;
+    this.usage.recordRefusal({ ...error.refused, reason: error.code, at, ...client });
   }
 
   assertAbility(principal: TokenPrincipal, ability: Ability): void {

@@ -14,6 +14,7 @@ import { TooManyTwoFactorAttemptsError } from './two-factor.errors.js';
 import type { TwoFactorCredential } from './two-factor-credential.entity.js';
 import { TwoFactorRepository } from './two-factor.repository.js';
 import { TwoFactorService } from './two-factor.service.js';
+import { AuditLog } from '../audit/audit-log.js';
 
 const person = { userId: 7 };
 const now = Date.UTC(2026, 0, 5, 12, 0, 15);
@@ -67,6 +68,10 @@ describe('TwoFactorService.verifySignIn', () => {
           useValue: { findCredential, advanceStep, consumeRecoveryCode, countUnusedRecoveryCodes },
         },
         { provide: TwoFactorLimiter, useValue: { assertAllowed, recordFailure } },
+        {
+          provide: AuditLog,
+          useValue: { record: () => undefined, recordAfterCommit: () => undefined },
+        },
         { provide: EmailVerificationService, useValue: {} },
         { provide: SecurityNotices, useValue: {} },
         {

@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/audit-log.js';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Person } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
@@ -65,6 +66,7 @@ export class TwoFactorService {
   private readonly logger = new Logger('TwoFactor');
 
   constructor(
+    private readonly audit: AuditLog,
     private readonly repository: TwoFactorRepository,
     private readonly transactions: Transactions,
     private readonly totp: TotpCodes,
@@ -133,6 +135,7 @@ export class TwoFactorService {
         });
         await this.repository.replaceRecoveryCodes(m, person.userId, codes.map(hashOf));
         await this.notices.send(m, person.userId, 'two-factor-enabled');
+        this.audit.recordAfterCommit(m, { event: 'account.two_factor_enabled', actor: person });
       });
     } catch (error) {
       // Two confirmations at once: the primary key lets one in.
@@ -150,6 +153,10 @@ export class TwoFactorService {
         throw new TwoFactorNotEnabledError();
       }
       await this.repository.replaceRecoveryCodes(m, person.userId, codes.map(hashOf));
+      this.audit.recordAfterCommit(m, {
+        event: 'account.recovery_codes_regenerated',
+        actor: person,
+      });
     });
     return codes;
   }
@@ -159,6 +166,7 @@ export class TwoFactorService {
       if (!(await this.repository.deleteAll(m, person.userId)))
         throw new TwoFactorNotEnabledError();
       await this.notices.send(m, person.userId, 'two-factor-disabled');
+      this.audit.recordAfterCommit(m, { event: 'account.two_factor_disabled', actor: person });
     });
   }
 

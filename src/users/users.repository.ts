@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { normalizeEmail } from './email.js';
 import { User } from './user.entity.js';
 
@@ -14,6 +14,15 @@ export class UsersRepository {
 
   findById(id: number, manager?: EntityManager): Promise<User | null> {
     return this.repo(manager).findOneBy({ id });
+  }
+
+  /** The names and addresses of the accounts among `ids` that still exist. */
+  findNames(ids: number[]): Promise<Pick<User, 'id' | 'name' | 'email'>[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.repo().find({
+      select: { id: true, name: true, email: true },
+      where: { id: In(ids) },
+    });
   }
 
   findByEmail(email: string, manager?: EntityManager): Promise<User | null> {

@@ -6,6 +6,7 @@ import { EmailVerification1764547200000 } from './1764547200000-email-verificati
 import { TeamInvitations1764633600000 } from './1764633600000-team-invitations.js';
 import { TokenLifecycle1764720000000 } from './1764720000000-token-lifecycle.js';
 import { AccountSettings1764806400000 } from './1764806400000-account-settings.js';
+import { AuditLog1764892800000 } from './1764892800000-audit-log.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   TeamInvitations1764633600000,
   TokenLifecycle1764720000000,
   AccountSettings1764806400000,
+  AuditLog1764892800000,
 ];

@@ -1,0 +1,104 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Brackets, DataSource, EntityManager, LessThan, type Repository } from 'typeorm';
+import { AuditEvent } from './audit-event.entity.js';
+import type { AuditKind } from './audit-events.js';
+
+/** Rows per INSERT statement, so a large batch stays within the databases' limits. */
+const CHUNK = 500;
+
+export interface AuditPageQuery {
+  kind?: AuditKind;
+  /** Only events older than this one (the next page). */
+  beforeId?: number;
+  limit: number;
+}
+
+export interface AuditExportQuery {
+  since: Date;
+  userId?: number;
+  teamId?: number;
+  afterId: number;
+  limit: number;
+}
+
+@Injectable()
+export class AuditEventsRepository {
+  private readonly events: Repository<AuditEvent>;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.events = dataSource.getRepository(AuditEvent);
+  }
+
+  async insert(manager: EntityManager, rows: Omit<AuditEvent, 'id'>[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      await manager.getRepository(AuditEvent).insert(rows.slice(i, i + CHUNK));
+    }
+  }
+
+  /** A person's events: about their account, or done by them. Newest first. */
+  findForUser(userId: number, query: AuditPageQuery): Promise<AuditEvent[]> {
+    const q = this.events
+      .createQueryBuilder('e')
+      .where(
+        new Brackets((w) =>
+          w
+            .where('e.user_id = :userId', { userId })
+            .orWhere('e.actor_user_id = :userId', { userId }),
+        ),
+      );
+    return this.page(q, query);
+  }
+
+  /** A team's events, newest first. */
+  findForTeam(teamId: number, query: AuditPageQuery): Promise<AuditEvent[]> {
+    return this.page(
+      this.events.createQueryBuilder('e').where('e.team_id = :teamId', { teamId }),
+      query,
+    );
+  }
+
+  /** Events since a time, oldest first, after `afterId`: the export's batches. */
+  findSince(query: AuditExportQuery): Promise<AuditEvent[]> {
+    const q = this.events
+      .createQueryBuilder('e')
+      .where('e.occurred_at >= :since', { since: query.since })
+      .andWhere('e.id > :afterId', { afterId: query.afterId });
+    if (query.userId !== undefined) {
+      q.andWhere(
+        new Brackets((w) =>
+          w
+            .where('e.user_id = :userId', { userId: query.userId })
+            .orWhere('e.actor_user_id = :userId', { userId: query.userId }),
+        ),
+      );
+    }
+    if (query.teamId !== undefined) q.andWhere('e.team_id = :teamId', { teamId: query.teamId });
+    return q.orderBy('e.id', 'ASC').limit(query.limit).getMany();
+  }
+
+  /** Up to `limit` ids of events older than `before`. */
+  async findIdsBefore(before: Date, limit: number): Promise<number[]> {
+    const rows = await this.events.find({
+      select: { id: true },
+      where: { occurredAt: LessThan(before) },
+      order: { id: 'ASC' },
+      take: limit,
+    });
+    return rows.map((r) => Number(r.id));
+  }
+
+  async deleteByIds(manager: EntityManager, ids: number[]): Promise<number> {
+    const result = await manager.getRepository(AuditEvent).delete(ids);
+    return result.affected ?? ids.length;
+  }
+
+  private page(
+    q: ReturnType<Repository<AuditEvent>['createQueryBuilder']>,
+    query: AuditPageQuery,
+  ): Promise<AuditEvent[]> {
+    if (query.kind) q.andWhere('e.event LIKE :prefix', { prefix: `${query.kind}.%` });
+    if (query.beforeId !== undefined) q.andWhere('e.id < :beforeId', { beforeId: query.beforeId });
+    return q.orderBy('e.id', 'DESC').limit(query.limit).getMany();
+  }
+}

@@ -1,0 +1,55 @@
+/** The kinds the security log can be filtered by, in the order the filter lists them. */
+export const AUDIT_KINDS = {
+  'sign-in': 'Signing in and out',
+  account: 'Account settings',
+  token: 'API tokens',
+  team: 'Teams',
+} as const;
+
+export type AuditKind = keyof typeof AUDIT_KINDS;
+
+/**
+ * Every event the log records: its stable name (`<kind>.<what>`, what exports and filters
+ * use; never renamed) and how a page says it.
+ */
+export const AUDIT_EVENTS = {
+  'sign-in.succeeded': 'Signed in',
+  'sign-in.failed': 'Sign-in refused',
+  'sign-in.signed_out': 'Signed out',
+  'sign-in.recovery_code_used': 'Signed in with a recovery code',
+  'account.password_changed': 'Password changed',
+  'account.password_reset': 'Password reset by a mailed link',
+  'account.email_change_requested': 'E-mail change asked for',
+  'account.email_changed': 'E-mail address changed',
+  'account.two_factor_enabled': 'Two-factor sign-in turned on',
+  'account.two_factor_disabled': 'Two-factor sign-in turned off',
+  'account.recovery_codes_regenerated': 'New recovery codes made',
+  'account.session_revoked': 'Session signed out',
+  'token.created': 'Token created',
+  'token.updated': 'Token edited',
+  'token.regenerated': 'Token regenerated',
+  'token.revoked': 'Token revoked',
+  'token.expired': 'Token expired',
+  'token.new_ip': 'Token used from a new address',
+  'token.refused': 'Token refused',
+  'team.created': 'Team created',
+  'team.renamed': 'Team renamed',
+  'team.deleted': 'Team deleted',
+  'team.member_invited': 'Member invited',
+  'team.member_joined': 'Member joined',
+  'team.member_removed': 'Member removed',
+  'team.member_left': 'Member left',
+  'team.role_changed': 'Role changed',
+  'team.ownership_transferred': 'Ownership transferred',
+} as const;
+
+export type AuditEventName = keyof typeof AUDIT_EVENTS;
+
+export function kindOf(event: string): AuditKind | undefined {
+  const kind = event.slice(0, event.indexOf('.'));
+  return kind in AUDIT_KINDS ? (kind as AuditKind) : undefined;
+}
+
+export function isAuditKind(value: unknown): value is AuditKind {
+  return typeof value === 'string' && Object.hasOwn(AUDIT_KINDS, value);
+}

@@ -1,0 +1,74 @@
+import { Controller, Get, Query, Render } from '@nestjs/common';
+import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { IdParam } from '../common/decorators/id-param.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { TeamsService } from '../teams/teams.service.js';
+import type { User } from '../users/user.entity.js';
+import { AUDIT_KINDS } from './audit-events.js';
+import { AuditService, type AuditPage } from './audit.service.js';
+import { toEventView } from './audit.view.js';
+import { AuditLogQuery } from './dto/audit-log-query.dto.js';
+
+/**
+ * The security log's pages: a person's own (Account Settings > Security log), and a team's,
+ * for its owner and admins only (to a member it is forbidden; to anyone else the team does not
+ * exist).
+ */
+@Controller()
+@SignedIn()
+export class AuditLogController {
+  constructor(
+    private readonly audit: AuditService,
+    private readonly teams: TeamsService,
+  ) {}
+
+  @Get('settings/security-log')
+  @Render('audit/log')
+  async own(@SignedInUser() user: User, @Query() query: AuditLogQuery): Promise<object> {
+    const page = await this.audit.forUser(user.id, query.kind || undefined, query.before);
+    return this.view(page, user, query, {
+      title: 'Security log',
+      path: '/settings/security-log',
+      intro:
+        'What happened to your account and what was done with it, newest first: sign-ins, changes to your settings, your API tokens and your teams.',
+    });
+  }
+
+  @Get('teams/:id/audit-log')
+  @Render('audit/log')
+  async team(
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+    @Query() query: AuditLogQuery,
+  ): Promise<object> {
+    const team = await this.teams.getManageableTeam({ userId: user.id }, id);
+    const page = await this.audit.forTeam(team.id, query.kind || undefined, query.before);
+    return this.view(page, user, query, {
+      title: `Audit log of ${team.name}`,
+      path: `/teams/${team.id}/audit-log`,
+      team,
+      intro: 'Who joined, left and changed what in this team, newest first.',
+    });
+  }
+
+  private view(page: AuditPage, user: User, query: AuditLogQuery, page_: object): object {
+    const path = (page_ as { path: string }).path;
+    const kind = query.kind || '';
+    const params = (before?: number) =>
+      [kind && `kind=${encodeURIComponent(kind)}`, before && `before=${before}`]
+        .filter(Boolean)
+        .join('&');
+    return {
+      ...page_,
+      events: page.events.map((e) => toEventView(e, page.people, user.id)),
+      kinds: Object.entries(AUDIT_KINDS).map(([value, label]) => ({
+        value,
+        label,
+        selected: value === kind,
+      })),
+      filtered: kind !== '',
+      olderUrl: page.olderThan ? `${path}?${params(page.olderThan)}` : undefined,
+      newestUrl: query.before ? `${path}${kind ? `?${params()}` : ''}` : undefined,
+    };
+  }
+}

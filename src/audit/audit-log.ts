@@ -1,0 +1,183 @@
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { isIP } from 'node:net';
+import type { EntityManager } from 'typeorm';
+import { sessionHandle } from '../account/session.view.js';
+import { Transactions } from '../database/transactions.js';
+import type { AuditEvent } from './audit-event.entity.js';
+import { currentRequest } from './audit-context.js';
+import type { AuditEventName } from './audit-events.js';
+import { AuditEventsRepository } from './audit-events.repository.js';
+
+/** Who did it: a person in their browser or by one of their tokens, the operator, or Tessera. */
+export type AuditActor = { userId: number; tokenId?: number } | 'operator' | 'system' | 'anonymous';
+
+export type AuditTarget = { type: 'token' | 'user' | 'team' | 'invitation'; id: number };
+
+export interface AuditEntry {
+  event: AuditEventName;
+  /** Who did it; by default the person signed in to the page request, else the operator. */
+  actor?: AuditActor;
+  /** Whose security log it is in: by default the acting person's. */
+  userId?: number | null;
+  /** The team whose audit log it is in. */
+  teamId?: number | null;
+  tokenId?: number | null;
+  target?: AuditTarget;
+  /** A few named facts; never a secret. Strings are cut to 200 characters. */
+  detail?: Record<string, string | number | boolean | null>;
+  at?: Date;
+  /** By default those of the page request under way. */
+  ip?: string | null;
+  userAgent?: string | null;
+}
+
+/** Events waiting to be written, at most; past it, events are counted and logged as lost. */
+export const MAX_PENDING_EVENTS = 10_000;
+const WRITE_ATTEMPTS = 3;
+const RETRY_MS = 5_000;
+const DETAIL_VALUE_MAX = 200;
+
+type Row = Omit<AuditEvent, 'id'>;
+
+/**
+ * Appends to the security log. Recording never fails, nor waits on, the action it records: the
+ * event is built at once (with the page request's address, browser and session) and written a
+ * moment later, with any others of the moment in one statement, off the caller's path. A failed
+ * write is tried again twice, then the events are logged as lost (their names and ids only).
+ * Events of the API's request path are not written here: the token usage's minute flush
+ * writes them in its own transaction (`rows()` and the repository).
+ */
+@Injectable()
+export class AuditLog implements OnApplicationShutdown {
+  private readonly logger = new Logger('Audit');
+  private pending: { row: Row; attempts: number }[] = [];
+  private lost = 0;
+  private writing: Promise<void> | undefined;
+  private scheduled: NodeJS.Immediate | NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly events: AuditEventsRepository,
+    private readonly transactions: Transactions,
+  ) {}
+
+  /** Records the event soon; never throws. */
+  record(entry: AuditEntry): void {
+    let row: Row;
+    try {
+      row = toRow(entry);
+    } catch (error) {
+      this.logger.warn(`Could not record ${entry.event}: ${String(error)}`);
+      return;
+    }
+    if (this.pending.length >= MAX_PENDING_EVENTS) {
+      this.lost++;
+      return;
+    }
+    this.pending.push({ row, attempts: 0 });
+    this.scheduled ??= setImmediate(() => void this.write());
+  }
+
+  /** Records the event once the transaction of `manager` commits; nothing if it rolls back. */
+  recordAfterCommit(manager: EntityManager, entry: AuditEntry): void {
+    this.transactions.afterCommit(manager, () => this.record(entry));
+  }
+
+  /** Writes everything recorded so far (before a page reads the log, and at shutdown). */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.pending.length > 0) await this.write();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.flush();
+    clearTimeout(this.scheduled as NodeJS.Timeout);
+    clearImmediate(this.scheduled as NodeJS.Immediate);
+  }
+
+  private async write(): Promise<void> {
+    clearTimeout(this.scheduled as NodeJS.Timeout);
+    clearImmediate(this.scheduled as NodeJS.Immediate);
+    this.scheduled = undefined;
+    while (this.writing) await this.writing;
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.writing = this.insert(batch).finally(() => (this.writing = undefined));
+    await this.writing;
+  }
+
+  private async insert(batch: { row: Row; attempts: number }[]): Promise<void> {
+    if (this.lost > 0) {
+      this.logger.error(`${this.lost} security log events were not recorded: too many waiting`);
+      this.lost = 0;
+    }
+    try {
+      await this.transactions.runStatement((m) =>
+        this.events.insert(
+          m,
+          batch.map((b) => b.row),
+        ),
+      );
+    } catch (error) {
+      const again = batch.filter((b) => ++b.attempts < WRITE_ATTEMPTS);
+      const given = batch.filter((b) => b.attempts >= WRITE_ATTEMPTS);
+      if (given.length > 0) {
+        const names = given.map((b) => `${b.row.event}(user ${b.row.userId ?? '-'})`).join(', ');
+        this.logger.error(`Gave up recording ${given.length} security log events: ${names}`);
+      }
+      this.logger.warn(`Could not write the security log: ${String(error)}`);
+      const room = MAX_PENDING_EVENTS - this.pending.length;
+      this.pending.unshift(...again.slice(0, Math.max(0, room)));
+      if (this.pending.length > 0)
+        this.scheduled ??= setTimeout(() => void this.write(), RETRY_MS).unref();
+    }
+  }
+}
+
+/** The row an entry makes, with the page request's context where the entry gives none. */
+export function toRow(entry: AuditEntry): Row {
+  const req = currentRequest();
+  const actor: AuditActor =
+    entry.actor ??
+    (req ? (req.currentUser ? { userId: req.currentUser.id } : 'anonymous') : 'operator');
+  const person = typeof actor === 'object' ? actor : undefined;
+  const signedIn = req?.session?.userId !== undefined && req.sessionID;
+  return {
+    occurredAt: entry.at ?? new Date(),
+    event: entry.event,
+    actorUserId: person?.userId ?? null,
+    actorKind: person ? (person.tokenId !== undefined ? 'token' : 'user') : (actor as string),
+    userId: entry.userId !== undefined ? entry.userId : (person?.userId ?? null),
+    teamId: entry.teamId ?? null,
+    tokenId: entry.tokenId ?? person?.tokenId ?? null,
+    sessionHandle:
+      person && person.tokenId === undefined && signedIn ? sessionHandle(req.sessionID) : null,
+    targetType: entry.target?.type ?? null,
+    targetId: entry.target?.id ?? null,
+    detail: entry.detail ? detailJson(entry.detail) : null,
+    ip: addressOf(entry.ip !== undefined ? entry.ip : req?.ip),
+    userAgent:
+      (entry.userAgent !== undefined ? entry.userAgent : req?.headers['user-agent'])?.slice(
+        0,
+        255,
+      ) ?? null,
+  };
+}
+
+function detailJson(detail: NonNullable<AuditEntry['detail']>): string {
+  const cut = Object.fromEntries(
+    Object.entries(detail).map(([k, v]) => [
+      k,
+      typeof v === 'string' ? v.slice(0, DETAIL_VALUE_MAX) : v,
+    ]),
+  );
+  const json = JSON.stringify(cut);
+  return json.length <= 1000 ? json : JSON.stringify({ truncated: true });
+}
+
+/** IPv4-mapped IPv6 addresses as IPv4; anything not an IP address, nothing. */
+export function addressOf(ip: string | null | undefined): string | null {
+  if (!ip) return null;
+  const plain = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+  return isIP(plain) ? plain : null;
+}

@@ -1,0 +1,110 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import type { User } from '../users/user.entity.js';
+import { UsersRepository } from '../users/users.repository.js';
+import type { AuditEvent } from './audit-event.entity.js';
+import type { AuditKind } from './audit-events.js';
+import { AuditEventsRepository } from './audit-events.repository.js';
+import { AuditLog } from './audit-log.js';
+
+/** Events on a page of the log. */
+export const AUDIT_PAGE_SIZE = 50;
+const EXPORT_BATCH = 1000;
+const PRUNE_BATCH = 1000;
+const DAY_MS = 86_400_000;
+
+/** One page of a log, with the event to continue from when there are older ones. */
+export interface AuditPage {
+  events: AuditEvent[];
+  /** The names of the people the events name, by id (absent: an account that is gone). */
+  people: Map<number, Pick<User, 'id' | 'name' | 'email'>>;
+  olderThan?: number;
+}
+
+/** Reading the security log: a person's own, a team's, the operator's export; and pruning it. */
+@Injectable()
+export class AuditService {
+  private readonly retentionDays: number;
+
+  constructor(
+    private readonly events: AuditEventsRepository,
+    private readonly log: AuditLog,
+    private readonly transactions: Transactions,
+    private readonly users: UsersRepository,
+    @Inject(CONFIG) config: Config,
+  ) {
+    this.retentionDays = config.tokens.auditRetentionDays;
+  }
+
+  /** The person's events (about their account, or done by them), newest first. */
+  async forUser(userId: number, kind?: AuditKind, beforeId?: number): Promise<AuditPage> {
+    await this.log.flush();
+    const rows = await this.events.findForUser(userId, {
+      kind,
+      beforeId,
+      limit: AUDIT_PAGE_SIZE + 1,
+    });
+    return this.page(rows);
+  }
+
+  /** The team's events, newest first; who may read them is the caller's to check. */
+  async forTeam(teamId: number, kind?: AuditKind, beforeId?: number): Promise<AuditPage> {
+    await this.log.flush();
+    const rows = await this.events.findForTeam(teamId, {
+      kind,
+      beforeId,
+      limit: AUDIT_PAGE_SIZE + 1,
+    });
+    return this.page(rows);
+  }
+
+  /** Every event since `since`, oldest first, in batches, for `audit:export`. */
+  async *export(query: {
+    since: Date;
+    userId?: number;
+    teamId?: number;
+  }): AsyncGenerator<AuditEvent> {
+    await this.log.flush();
+    let afterId = 0;
+    for (;;) {
+      const rows = await this.events.findSince({ ...query, afterId, limit: EXPORT_BATCH });
+      yield* rows;
+      if (rows.length < EXPORT_BATCH) return;
+      afterId = rows[rows.length - 1].id;
+    }
+  }
+
+  /**
+   * Deletes events older than `olderThanDays` (AUDIT_RETENTION_DAYS by default), in batches so
+   * no statement holds the table for long; returns how many went.
+   */
+  async prune(
+    olderThanDays = this.retentionDays,
+    now = new Date(),
+  ): Promise<{ deleted: number; before: Date }> {
+    const before = new Date(now.getTime() - olderThanDays * DAY_MS);
+    let deleted = 0;
+    for (;;) {
+      const ids = await this.events.findIdsBefore(before, PRUNE_BATCH);
+      if (ids.length === 0) return { deleted, before };
+      deleted += await this.transactions.run((m) => this.events.deleteByIds(m, ids));
+    }
+  }
+
+  private async page(rows: AuditEvent[]): Promise<AuditPage> {
+    const events = rows.slice(0, AUDIT_PAGE_SIZE);
+    const ids = new Set<number>();
+    for (const e of events) {
+      if (e.actorUserId !== null) ids.add(e.actorUserId);
+      if (e.userId !== null) ids.add(e.userId);
+    }
+    const people = await this.users.findNames([...ids]);
+    return {
+      events,
+      people: new Map(people.map((p) => [p.id, p])),
+      olderThan: rows.length > AUDIT_PAGE_SIZE ? events[events.length - 1].id : undefined,
+    };
+  }
+}

@@ -1,0 +1,139 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import { MailComposers } from '../mail/mail-composers.js';
+import type { MailMessage } from '../mail/mail-message.js';
+import { MailTemplates } from '../mail/mail-templates.js';
+import { Outbox } from '../mail/outbox.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { TokensRepository } from './tokens.repository.js';
+
+export const TOKEN_EXPIRY_MAIL = 'token-expiry';
+
+const DAY_MS = 86_400_000;
+/** Tokens handled per statement; a run goes on until none is left. */
+const BATCH = 200;
+
+/**
+ * What each step of `expiry_notices` means, in order: a reminder a week before, one on the
+ * day (within the last 24 hours), and the expiry itself, recorded in the security log. A token
+ * whose whole lifetime is shorter than a reminder's lead gets no such reminder: one made for
+ * three days is not "expiring in 3 days" the moment it is made.
+ */
+export const EXPIRY_STEPS = [
+  { notice: 1, lead: 7 * DAY_MS, mail: 'week' },
+  { notice: 2, lead: DAY_MS, mail: 'day' },
+  { notice: 3, lead: 0, mail: null },
+] as const;
+
+export interface ExpiryRun {
+  reminded: number;
+  expired: number;
+}
+
+/**
+ * Tells owners their tokens are about to expire, and records expiries in the security log,
+ * each exactly once whatever the number of instances: a step is claimed by a conditional
+ * UPDATE of the token's `expiry_notices` in the transaction that enqueues its mail, so of two
+ * instances at once only one sees its UPDATE change the row. Run by a timer in the server
+ * (TokenExpirySchedule) and by `npm run cli -- tokens:remind`.
+ */
+@Injectable()
+export class TokenExpiryReminders implements OnModuleInit {
+  constructor(
+    private readonly tokens: TokensRepository,
+    private readonly users: UsersRepository,
+    private readonly transactions: Transactions,
+    private readonly outbox: Outbox,
+    private readonly composers: MailComposers,
+    private readonly templates: MailTemplates,
+    private readonly audit: AuditLog,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onModuleInit(): void {
+    this.composers.register(TOKEN_EXPIRY_MAIL, (m, request) => this.compose(m, request));
+  }
+
+  async run(now = new Date()): Promise<ExpiryRun> {
+    const result: ExpiryRun = { reminded: 0, expired: 0 };
+    // The later steps first: a token a day from expiry gets the day's reminder, not both.
+    for (const step of [...EXPIRY_STEPS].reverse()) {
+      const until = new Date(now.getTime() + step.lead);
+      for (;;) {
+        const due = await this.tokens.findExpiryDue(step.notice, until, BATCH);
+        for (const token of due) {
+          const claimed = await this.transactions.run(async (m) => {
+            if (!(await this.tokens.claimExpiryNotice(m, token.id, step.notice, until))) {
+              return false;
+            }
+            const lifetime = token.expiresAt.getTime() - token.startedAt.getTime();
+            if (step.mail && lifetime > step.lead) {
+              const user = await this.users.findById(token.userId, m);
+              if (user) {
+                await this.outbox.enqueue(m, {
+                  kind: TOKEN_EXPIRY_MAIL,
+                  to: user.email,
+                  params: { tokenId: token.id, step: step.mail },
+                });
+                return true;
+              }
+            }
+            if (!step.mail) {
+              this.audit.recordAfterCommit(m, {
+                event: 'token.expired',
+                actor: 'system',
+                userId: token.userId,
+                tokenId: token.id,
+                target: { type: 'token', id: token.id },
+                detail: { name: token.name },
+                at: token.expiresAt,
+                ip: null,
+                userAgent: null,
+              });
+              return true;
+            }
+            return false;
+          });
+          if (claimed) result[step.mail ? 'reminded' : 'expired']++;
+        }
+        if (due.length < BATCH) break;
+      }
+    }
+    return result;
+  }
+
+  /** Made when sent: nothing once the token is revoked, regenerated past the reminder or gone. */
+  private async compose(
+    m: EntityManager,
+    request: { to: string; params: Record<string, unknown> },
+  ): Promise<MailMessage | null> {
+    const tokenId = Number(request.params.tokenId);
+    const token = await this.tokens.findById(tokenId, m);
+    if (!token || token.revokedAt || !token.expiresAt) return null;
+    const user = await this.users.findById(token.userId, m);
+    if (!user || user.email !== request.to) return null;
+    const left = token.expiresAt.getTime() - Date.now();
+    const today = request.params.step === 'day';
+    if (left <= 0 || left > (today ? DAY_MS : 7 * DAY_MS)) return null;
+    const days = Math.max(1, Math.ceil(left / DAY_MS));
+    const url = `${this.config.app.publicUrl}/settings/api-tokens/${token.id}`;
+    return {
+      to: user.email,
+      subject: today
+        ? `Your API token "${token.name}" expires within a day`
+        : `Your API token "${token.name}" expires in ${days} days`,
+      ...this.templates.render(TOKEN_EXPIRY_MAIL, {
+        name: user.name,
+        tokenName: token.name,
+        today,
+        days,
+        expiresAt: token.expiresAt.toISOString().slice(0, 16).replace('T', ' '),
+        tokenUrl: url,
+      }),
+    };
+  }
+}

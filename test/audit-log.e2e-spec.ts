@@ -1,0 +1,525 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { Session } from '../src/auth/session.entity.js';
+import { Team } from '../src/teams/team.entity.js';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { AUDIT_EVENTS, type AuditEventName } from '../src/audit/audit-events.js';
+import { runCli } from '../src/cli/run-cli.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
+import { TokenExpiryReminders } from '../src/tokens/token-expiry-reminders.js';
+import { addMember, createTeam, createToken, uniqueEmail } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { LogCapture } from './support/log-capture.js';
+import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { WebClient } from './support/web-client.js';
+
+const LOG = '/settings/security-log';
+const NEW_VALUE = /value="(tsr_[0-9A-Za-z]{36})"/;
+const DAY_MS = 86_400_000;
+
+/** The event names a log page lists, newest first. */
+const namesOn = (html: string) => [...html.matchAll(/data-event="([^"]+)"/g)].map((m) => m[1]);
+
+describe('security log and team audit log', () => {
+  let t: TestApp;
+  const logs = new LogCapture();
+
+  beforeAll(async () => {
+    // Behind a proxy on loopback, so a token can be used from several addresses.
+    t = await createTestApp(
+      { RATE_LIMIT_ENABLED: 'false', TRUST_PROXY: 'loopback', LOG_LEVEL: 'warn' },
+      { logs },
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const events = () => t.dataSource.getRepository(AuditEvent);
+  /** The person's own log, as its page lists it. */
+  const ownLog = async (person: SignedInPerson, query = '') => {
+    const res = await person.client.get(`${LOG}${query}`);
+    expect(res.status).toBe(200);
+    return { names: namesOn(res.text), text: visibleText(res.text), html: res.text };
+  };
+  const rowsOf = async (userId: number, event: AuditEventName) => {
+    await t.app.get(AuditLog).flush();
+    return events().find({ where: { userId, event }, order: { id: 'ASC' } });
+  };
+
+  it('should record signing in, a wrong password and signing out, with address and browser, in the account’s log only', async () => {
+    const person = await signedInPerson(t, { name: 'Signe Inn' });
+    const other = await signedInPerson(t);
+    const stranger = new WebClient(t.server);
+    const _csrf = await stranger.csrfFrom('/login');
+    const refused = await stranger.agent
+      .post('/login')
+      .type('form')
+      .set('User-Agent', 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0')
+      .send({ email: person.email, password: 'not the password', _csrf });
+    expect(refused.headers.location).toBe('/login');
+
+    const log = await ownLog(person);
+    expect(log.names.slice(0, 2)).toEqual(['sign-in.failed', 'sign-in.succeeded']);
+    expect(log.text).toContain('Sign-in refused');
+    expect(log.text).toContain('Someone not signed in');
+    expect(log.text).toContain('reason wrong password');
+    expect(log.text).toContain('from 127.0.0.1 · Firefox 133 on Linux');
+    expect((await ownLog(other)).names).toEqual(['sign-in.succeeded']);
+
+    const [signIn] = await rowsOf(person.user.id, 'sign-in.succeeded');
+    expect(signIn).toMatchObject({
+      actorUserId: person.user.id,
+      actorKind: 'user',
+      ip: '127.0.0.1',
+    });
+    expect(signIn.sessionHandle).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The session's id, which would sign anyone in, is nowhere in the log.
+    const sessions = await t.dataSource.getRepository(Session).findBy({ userId: person.user.id });
+    expect(sessions.length).toBeGreaterThan(0);
+    const logged = JSON.stringify(await events().find());
+    for (const session of sessions) expect(logged).not.toContain(session.id);
+
+    await person.client.submit('/dashboard', '/logout');
+    await person.client.login(person.email, PASSWORD);
+    expect((await ownLog(person)).names.slice(0, 2)).toEqual([
+      'sign-in.succeeded',
+      'sign-in.signed_out',
+    ]);
+  });
+
+  it('should record changes to the account: password, address, sessions, two-factor, a reset', async () => {
+    const person = await signedInPerson(t, { name: 'Cha Nges' });
+    const elsewhere = new WebClient(t.server, t.mail);
+    await elsewhere.login(person.email, PASSWORD);
+
+    await person.client.submit('/settings/sessions', '/settings/sessions/revoke-others', {
+      password: PASSWORD,
+    });
+    await person.client.submit('/settings/password', '/settings/password', {
+      current_password: PASSWORD,
+      password: 'a brand new passphrase',
+      password_confirmation: 'a brand new passphrase',
+    });
+    const newEmail = uniqueEmail('moved');
+    await person.client.submit('/settings/profile', '/settings/profile', {
+      name: 'Cha Nges',
+      email: newEmail,
+    });
+    const change = await t.mail.waitFor({ to: newEmail });
+    const link = TestSmtpServer.linkPath(change, '/settings/profile/email/');
+    expect((await person.client.get(link)).status).toBeLessThan(400);
+    await person.client.submit('/settings/security', '/settings/two-factor');
+    const setup = await person.client.get('/settings/two-factor');
+    expect(setup.status).toBe(200);
+
+    const { names, text } = await ownLog(person);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'account.session_revoked',
+        'account.password_changed',
+        'account.email_change_requested',
+        'account.email_changed',
+      ]),
+    );
+    expect(text).toContain(`to ${newEmail}`);
+    expect(text).toContain('sessions 1');
+
+    const forgot = new WebClient(t.server, t.mail);
+    await forgot.submit('/forgot-password', '/forgot-password', { email: newEmail });
+    const reset = await t.mail.waitFor({ to: newEmail, subject: /reset/i });
+    const resetPath = TestSmtpServer.linkPath(reset, '/reset-password/');
+    await forgot.submit(resetPath, resetPath, {
+      password: 'yet another passphrase',
+      password_confirmation: 'yet another passphrase',
+    });
+    expect(await rowsOf(person.user.id, 'account.password_reset')).toHaveLength(1);
+    // Nothing typed, and no link's secret, is kept.
+    const all = JSON.stringify(await events().findBy({ userId: person.user.id }));
+    for (const secret of ['a brand new passphrase', 'yet another passphrase', PASSWORD]) {
+      expect(all).not.toContain(secret);
+    }
+    expect(all).not.toContain(resetPath.split('/').pop());
+    expect(all).not.toContain(link.split('/').pop());
+  });
+
+  it('should record a token’s life: created, edited, regenerated, used from a new address, refused, revoked', async () => {
+    const person = await signedInPerson(t, { name: 'Toke Nowner' });
+    const created = await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+      name: 'CI deploy',
+      abilities: 'user:read',
+      expires_in_days: '30',
+    });
+    const value = NEW_VALUE.exec(created.text)![1];
+    const id = Number(/data-token-id="(\d+)"/.exec(created.text)![1]);
+    const tokenPage = `/settings/api-tokens/${id}`;
+    await person.client.submit(tokenPage, tokenPage, {
+      name: 'CI deploy 2',
+      abilities: 'user:read',
+    });
+
+    const api = (token: string, ip: string) =>
+      request(t.server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-Forwarded-For', ip)
+        .set('User-Agent', 'deploy-script/2.1');
+    expect((await api(value, '198.51.100.20')).status).toBe(200);
+    expect((await api(value, '198.51.100.20')).status).toBe(200);
+    expect((await api(value, '198.51.100.21')).status).toBe(200);
+    await t.app.get(TokenUsageRecorder).flush();
+
+    const regenerated = await person.client.submit(tokenPage, `${tokenPage}/regenerate`);
+    const newValue = NEW_VALUE.exec(regenerated.text)![1];
+    // The old value, refused again and again: one event a minute.
+    for (let i = 0; i < 5; i++) expect((await api(value, '203.0.113.5')).status).toBe(401);
+    await person.client.submit('/settings/api-tokens', `/settings/api-tokens/${id}/revoke`);
+    expect((await api(newValue, '203.0.113.5')).status).toBe(401);
+    await t.app.get(TokenUsageRecorder).flush();
+
+    const { names, text } = await ownLog(person, '?kind=token');
+    expect(names).toEqual([
+      'token.refused',
+      'token.revoked',
+      'token.regenerated',
+      'token.new_ip',
+      'token.new_ip',
+      'token.updated',
+      'token.created',
+    ]);
+    expect(text).toContain('Token used from a new address');
+    expect(text).toContain('from 198.51.100.21 · deploy-script 2.1');
+    expect(text).toContain('reason token_revoked');
+    expect(text).toContain('previous name CI deploy');
+    expect(text).toContain(`You, with API token ${id}`);
+    const rows = JSON.stringify(await events().findBy({ userId: person.user.id }));
+    expect(rows).not.toContain(value);
+    expect(rows).not.toContain(newValue);
+  });
+
+  it('should record a team’s events, show them to its owner and admins only, and each person’s own in their log', async () => {
+    const owner = await signedInPerson(t, { name: 'Olga Owner' });
+    const admin = await signedInPerson(t, { name: 'Adam Admin' });
+    const plain = await signedInPerson(t, { name: 'Mia Member' });
+    const outsider = await signedInPerson(t, { name: 'Otto Outside' });
+    const created = await owner.client.submit('/teams', '/teams', { name: 'Audit Co' });
+    expect(created.status).toBe(303);
+    const teamId = (
+      await t.dataSource
+        .getRepository(Team)
+        .findOneByOrFail({ ownerId: owner.user.id, personal: false })
+    ).id;
+    const teamPage = `/teams/${teamId}`;
+    await owner.client.submit(teamPage, teamPage, { name: 'Audit Company' });
+    await owner.client.submit(teamPage, `${teamPage}/invitations`, {
+      email: admin.email,
+      role: 'admin',
+    });
+    const invitation = await t.mail.waitFor({ to: admin.email, subject: /invited/i });
+    const link = TestSmtpServer.linkPath(invitation, '/invitations/');
+    await admin.client.submit(link, `${link}/accept`);
+    await addMember(t.app, teamId, plain.user);
+    await owner.client.submit(teamPage, `${teamPage}/members/${plain.user.id}/role`, {
+      role: 'admin',
+    });
+    await owner.client.submit(teamPage, `${teamPage}/members/${plain.user.id}/role`, {
+      role: 'member',
+    });
+    await admin.client.submit(teamPage, `${teamPage}/members/${plain.user.id}/remove`);
+
+    const auditLog = `${teamPage}/audit-log`;
+    expect((await plain.client.get(auditLog)).status).toBe(404);
+    await addMember(t.app, teamId, plain.user);
+    expect((await plain.client.get(auditLog)).status).toBe(403);
+    expect((await outsider.client.get(auditLog)).status).toBe(404);
+
+    const page = await admin.client.get(auditLog);
+    expect(page.status).toBe(200);
+    expect(namesOn(page.text)).toEqual([
+      'team.member_joined',
+      'team.member_removed',
+      'team.role_changed',
+      'team.role_changed',
+      'team.member_joined',
+      'team.member_joined',
+      'team.member_invited',
+      'team.renamed',
+      'team.created',
+    ]);
+    const text = visibleText(page.text);
+    expect(text).toContain('An operator (command line)');
+    expect(text).toContain('Olga Owner (');
+    expect(text).toContain('role admin');
+    expect(text).toContain('previous role member');
+    expect(text).toContain('via invitation');
+
+    // The member removed sees it in their own log; the outsider sees nothing of the team.
+    expect((await ownLog(plain)).names).toContain('team.member_removed');
+    expect((await ownLog(outsider)).names.filter((n) => n.startsWith('team.'))).toEqual([]);
+
+    await plain.client.submit(teamPage, `${teamPage}/leave`);
+    await owner.client.submit(teamPage, `${teamPage}/transfer`, { user_id: String(admin.user.id) });
+    await admin.client.submit(teamPage, `${teamPage}/delete`);
+    expect((await ownLog(admin)).names.slice(0, 2)).toEqual([
+      'team.deleted',
+      'team.ownership_transferred',
+    ]);
+    expect((await ownLog(plain)).names[0]).toBe('team.member_left');
+    // Once the team is gone, so is its page: the log stays in the people's own.
+    expect((await admin.client.get(auditLog)).status).toBe(404);
+  });
+
+  it('should filter by kind, page through older events, and refuse a filter it does not know', async () => {
+    const person = await signedInPerson(t);
+    const team = await createTeam(t.app, person.user, 'Many Events');
+    for (let i = 0; i < 60; i++) {
+      t.app.get(AuditLog).record({
+        event: 'team.renamed',
+        actor: { userId: person.user.id },
+        teamId: team.id,
+        detail: { name: `Name ${i}` },
+      });
+    }
+    const first = await ownLog(person);
+    expect(first.names).toHaveLength(50);
+    expect(first.text).toContain('name Name 59');
+    const older = /href="([^"]+)" rel="next"/
+      .exec(first.html)![1]
+      .replaceAll('&amp;', '&')
+      .replaceAll('&#x3D;', '=');
+    expect(older).toMatch(/^\/settings\/security-log\?before=\d+$/);
+    const second = await ownLog(person, older.slice(LOG.length));
+    // The 10 other renames, the team's creation and the sign-in.
+    expect(second.names).toHaveLength(12);
+    expect(second.text).toContain('name Name 0');
+    expect(second.html).not.toContain('rel="next"');
+
+    const signIns = await ownLog(person, '?kind=sign-in');
+    expect(signIns.names).toEqual(['sign-in.succeeded']);
+    expect(signIns.html).toMatch(/<option value="sign-in" selected>/);
+
+    for (const bad of ['?kind=everything', '?kind=token&kind=team', '?before=abc', '?before=0']) {
+      const res = await person.client.get(`${LOG}${bad}`);
+      expect(res.status).toBe(422);
+      expect(visibleText(res.text)).toMatch(/kind must be one of|before must be an event number/);
+    }
+  });
+
+  it('should keep the action when the log cannot be written, and say so in the server log', async () => {
+    const person = await signedInPerson(t);
+    await t.app.get(AuditLog).flush();
+    await t.dataSource.query('ALTER TABLE audit_events RENAME TO audit_events_gone');
+    try {
+      const created = await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+        name: 'kept anyway',
+        abilities: 'user:read',
+        expires_in_days: '30',
+      });
+      expect(created.status).toBe(200);
+      expect(NEW_VALUE.test(created.text)).toBe(true);
+      await t.app.get(AuditLog).flush();
+      expect(logs.text).toContain('Could not write the security log');
+    } finally {
+      await t.dataSource.query('ALTER TABLE audit_events_gone RENAME TO audit_events');
+    }
+    // Tried again: the event is not lost to a short outage.
+    await t.app.get(AuditLog).flush();
+    const deadline = Date.now() + 10_000;
+    while ((await rowsOf(person.user.id, 'token.created')).length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(await rowsOf(person.user.id, 'token.created')).toHaveLength(1);
+  });
+
+  it('should name every event kind it records', () => {
+    for (const name of Object.keys(AUDIT_EVENTS))
+      expect(name).toMatch(/^(sign-in|account|token|team)\.[a-z_]+$/);
+  });
+});
+
+describe('security log on the command line', () => {
+  let t: TestApp;
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    // A database file, so the commands (another connection) see what the app wrote.
+    db = await createTestDatabase({ file: true });
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' }, { database: db });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.drop();
+  });
+
+  const events = () => t.dataSource.getRepository(AuditEvent);
+
+  const cli = async (...args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(args, {
+      env: { NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: t.database.url },
+      out: (line) => out.push(line),
+      err: (line) => err.push(line),
+    });
+    return { code, out, err };
+  };
+
+  it('should export events as JSON lines, for one account or one team, and prune those past retention', async () => {
+    const person = await signedInPerson(t, { email: uniqueEmail('export') });
+    const team = await createTeam(t.app, person.user, 'Exported');
+    await createToken(t.app, person.user, { name: 'exported token' });
+    await t.app.get(AuditLog).flush();
+
+    const mine = await cli('audit:export', '--since', '2020-01-01', '--user', person.email);
+    expect(mine.err).toEqual([]);
+    expect(mine.code).toBe(0);
+    const lines = mine.out.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.event)).toEqual([
+      'sign-in.succeeded',
+      'team.created',
+      'token.created',
+    ]);
+    expect(lines[2]).toMatchObject({
+      actor: { kind: 'operator', user_id: null },
+      user_id: person.user.id,
+      target: { type: 'token' },
+      detail: { name: 'exported token', abilities: 'user:read team:read' },
+    });
+    expect(lines[0].occurred_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+
+    const teamLines = await cli(
+      'audit:export',
+      '--since',
+      '2020-01-01T00:00:00Z',
+      '--team',
+      team.slug,
+    );
+    expect(teamLines.out.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual([
+      'team.created',
+    ]);
+    const none = await cli(
+      'audit:export',
+      '--since',
+      '2099-01-01',
+      '--user',
+      String(person.user.id),
+    );
+    expect(none.out).toEqual([]);
+    const bad = await cli('audit:export', '--since', 'yesterday');
+    expect(bad.code).not.toBe(0);
+    expect(bad.err.join('\n')).toContain('--since must be a date (YYYY-MM-DD)');
+
+    const old = events().create({
+      occurredAt: new Date(Date.now() - 400 * DAY_MS),
+      event: 'sign-in.succeeded',
+      actorKind: 'user',
+      actorUserId: person.user.id,
+      userId: person.user.id,
+    });
+    await events().save(old);
+    const pruned = await cli('audit:prune');
+    expect(pruned.code).toBe(0);
+    expect(pruned.out.join('\n')).toMatch(/^Deleted [1-9]\d* events? from before /);
+    expect(await events().findOneBy({ id: old.id })).toBeNull();
+    expect(await events().countBy({ userId: person.user.id, event: 'token.created' })).toBe(1);
+  });
+});
+
+describe('token expiry reminders', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const tokens = () => t.dataSource.getRepository(PersonalAccessToken);
+  /** Moves the token's lifetime back in time, so it ends `leftMs` from now. */
+  const endIn = async (id: number, leftMs: number, lifetimeDays = 30) => {
+    const expiresAt = new Date(Date.now() + leftMs);
+    const startedAt = new Date(expiresAt.getTime() - lifetimeDays * DAY_MS);
+    const { regeneratedAt } = await tokens().findOneByOrFail({ id });
+    await tokens().update(
+      { id },
+      { expiresAt, createdAt: startedAt, ...(regeneratedAt ? { regeneratedAt: startedAt } : {}) },
+    );
+  };
+  const remindersTo = (email: string) => t.mail.find({ to: email, subject: /expires/ });
+  const run = () => t.app.get(TokenExpiryReminders).run();
+  const settle = async () => {
+    await t.app.get(AuditLog).flush();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  };
+
+  it('should mail a reminder a week before and one on the day, each once, linking to the token’s page', async () => {
+    const person = await signedInPerson(t, { name: 'Remi Nder' });
+    const { token } = await createToken(t.app, person.user, { name: 'nightly', expiresInDays: 30 });
+    expect((await run()).reminded).toBe(0);
+
+    await endIn(token.id, 6 * DAY_MS + 3_600_000);
+    const [first, again] = await Promise.all([run(), run()]);
+    expect(first.reminded + again.reminded).toBe(1);
+    const week = await t.mail.waitFor({ to: person.email, subject: /expires in 7 days/ });
+    expect(week.subject).toBe('Your API token "nightly" expires in 7 days');
+    expect(week.links).toContain(`${t.config.app.publicUrl}/settings/api-tokens/${token.id}`);
+    expect(week.text).toContain('regenerate it');
+    expect((await run()).reminded).toBe(0);
+
+    await endIn(token.id, 5 * 3_600_000);
+    expect((await run()).reminded).toBe(1);
+    const today = await t.mail.waitFor({ to: person.email, subject: /within a day/ });
+    expect(today.subject).toBe('Your API token "nightly" expires within a day');
+    expect((await run()).reminded).toBe(0);
+    await settle();
+    expect(remindersTo(person.email)).toHaveLength(2);
+
+    // The token's page, where the link leads, offers Regenerate.
+    const page = await person.client.get(`/settings/api-tokens/${token.id}`);
+    expect(visibleText(page.text)).toContain('Regenerate');
+
+    await endIn(token.id, -60_000);
+    expect((await run()).expired).toBe(1);
+    expect((await run()).expired).toBe(0);
+    await settle();
+    const log = await person.client.get('/settings/security-log?kind=token');
+    expect(namesOn(log.text)[0]).toBe('token.expired');
+    expect(visibleText(log.text)).toContain('Tessera');
+  });
+
+  it('should start over after a regeneration, and send nothing for revoked or short-lived tokens', async () => {
+    const person = await signedInPerson(t);
+    const { token } = await createToken(t.app, person.user, { name: 'rotated', expiresInDays: 30 });
+    await endIn(token.id, 3 * DAY_MS);
+    expect((await run()).reminded).toBe(1);
+    await person.client.submit(
+      `/settings/api-tokens/${token.id}`,
+      `/settings/api-tokens/${token.id}/regenerate`,
+    );
+    expect((await tokens().findOneByOrFail({ id: token.id })).expiryNotices).toBe(0);
+    await endIn(token.id, 2 * DAY_MS);
+    expect((await run()).reminded).toBe(1);
+
+    const revoked = await createToken(t.app, person.user, { name: 'revoked', expiresInDays: 30 });
+    await endIn(revoked.token.id, DAY_MS / 2);
+    await person.client.submit(
+      '/settings/api-tokens',
+      `/settings/api-tokens/${revoked.token.id}/revoke`,
+    );
+    // Made for three days: no "expires in 3 days" the moment it is made.
+    const short = await createToken(t.app, person.user, { name: 'short', expiresInDays: 3 });
+    expect((await run()).reminded).toBe(0);
+    await settle();
+    expect(remindersTo(person.email).map((m) => m.subject)).toEqual([
+      'Your API token "rotated" expires in 3 days',
+      'Your API token "rotated" expires in 2 days',
+    ]);
+    expect((await tokens().findOneByOrFail({ id: short.token.id })).expiryNotices).toBe(1);
+  });
+});
