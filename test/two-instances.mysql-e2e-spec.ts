@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { uniqueEmail } from './factories/index.js';
+import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { TokenExpiryReminders } from '../src/tokens/token-expiry-reminders.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
@@ -99,5 +101,41 @@ describe('two instances', () => {
     expect(rows.map((r) => [r.status, r.attempts, r.claimedBy])).toEqual(
       recipients.map(() => ['sent', 1, null]),
     );
+  }, 40_000);
+
+  it('should send each expiry reminder once when both instances look for them at the same moment', async () => {
+    const owners = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        createUser(a.app, { name: `Expiring ${i}`, email: uniqueEmail('expiring') }),
+      ),
+    );
+    const tokens = a.dataSource.getRepository(PersonalAccessToken);
+    for (const owner of owners) {
+      const { token } = await createToken(a.app, owner, { name: 'soon', expiresInDays: 30 });
+      // Three days left of 30: the week's reminder is due.
+      const expiresAt = new Date(Date.now() + 3 * 86_400_000);
+      await tokens.update(
+        { id: token.id },
+        { expiresAt, createdAt: new Date(expiresAt.getTime() - 30 * 86_400_000) },
+      );
+    }
+    const runs = await Promise.all([
+      a.app.get(TokenExpiryReminders).run(),
+      b.app.get(TokenExpiryReminders).run(),
+      a.app.get(TokenExpiryReminders).run(),
+      b.app.get(TokenExpiryReminders).run(),
+    ]);
+    expect(runs.reduce((n, r) => n + r.reminded, 0)).toBe(owners.length);
+    const emails = owners.map((o) => o.email);
+    const deadline = Date.now() + 20_000;
+    const reminders = () =>
+      smtp.find({ subject: 'Your API token "soon" expires in 3 days' }).flatMap((m) => m.to);
+    while (reminders().length < owners.length) {
+      if (Date.now() > deadline) throw new Error('not every reminder arrived');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    b.app.get(OutboxSender).wake();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(reminders().sort()).toEqual([...emails].sort());
   }, 40_000);
 });
