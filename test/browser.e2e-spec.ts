@@ -412,6 +412,19 @@ describe('in a real browser', () => {
     const usage = page.getByRole('table', { name: /requests in the last 30 days/ });
     expect(await usage.getByRole('row').nth(1).textContent()).toMatch(/\d{4}-\d\d-\d\d\s*3/);
     await page.screenshot({ path: join(shots, 'api-token.png'), fullPage: true });
+
+    // The security log tells the story, newest first; filtered to tokens by keyboard.
+    await page.goto('/settings/security-log');
+    const events = page.locator('#events > li');
+    // The first use from 127.0.0.1 was written with the usage, after the regeneration.
+    expect(await events.first().getAttribute('data-event')).toBe('token.new_ip');
+    await page.getByLabel('Show').selectOption('token');
+    await page.getByRole('button', { name: 'Filter' }).press('Enter');
+    await page.waitForURL('**/settings/security-log?kind=token');
+    expect(
+      await events.evaluateAll((items) => items.map((li) => li.getAttribute('data-event'))),
+    ).toEqual(['token.new_ip', 'token.regenerated', 'token.created']);
+    await page.screenshot({ path: join(shots, 'security-log.png'), fullPage: true });
   }, 60_000);
 
   it('should keep every word of the token tables whole and their actions in reach at 1280 and 390 pixels', async () => {

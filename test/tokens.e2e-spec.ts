@@ -94,7 +94,9 @@ describe('personal access tokens', () => {
     await usage.flush();
     expect(t.queries.count('INSERT')).toBe(2);
     expect(t.queries.count('DELETE')).toBe(2);
-    expect(t.queries.count('SELECT') + t.queries.count('UPDATE')).toBe(0);
+    // One read of the token's recorded addresses, to find the first use from a new one.
+    expect(t.queries.count('SELECT')).toBe(1);
+    expect(t.queries.count('UPDATE')).toBe(0);
     const today = new Date().toISOString().slice(0, 10);
     expect(await t.dataSource.getRepository(TokenDailyUsage).findBy({ tokenId: token.id })).toEqual(
       [expect.objectContaining({ day: today, requests: 100 })],
