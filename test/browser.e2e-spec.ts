@@ -1,3 +1,5 @@
+// Functions passed to page.evaluate run in the browser, with its DOM.
+/// <reference lib="dom" />
 import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';

@@ -1,6 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { isIP } from 'node:net';
-import { AuditLog, type AuditEntry } from '../audit/audit-log.js';
+import { addressOf, AuditLog, type AuditEntry } from '../audit/audit-log.js';
 import { Transactions } from '../database/transactions.js';
 import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
 
@@ -109,7 +108,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     }
     const day = this.dayOf(use.at);
     entry.days.set(day, (entry.days.get(day) ?? 0) + 1);
-    const ip = clientAddress(use.ip);
+    const ip = addressOf(use.ip);
     if (ip) this.seeAddress(entry.addresses, ip, use.at, use.userAgent);
     if (use.previousValidUntil) {
       const previous = (entry.previous ??= {
@@ -280,11 +279,4 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
 /** The UTC day of a time, as YYYY-MM-DD. */
 export function utcDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
-}
-
-/** The address as stored: IPv4-mapped IPv6 addresses as IPv4; anything not an IP, nothing. */
-function clientAddress(ip: string | undefined): string | undefined {
-  if (!ip) return undefined;
-  const plain = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
-  return isIP(plain) ? plain : undefined;
 }
