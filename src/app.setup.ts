@@ -26,6 +26,8 @@ import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
 import { auditContext } from './audit/audit-context.js';
 import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
+import { ApiAuthenticator } from './auth/api-authenticator.js';
+import { bearerRoutePaths } from './auth/declared-routes.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
@@ -66,9 +68,16 @@ export function configureApp(app: INestApplication): INestApplication {
   const compress = compressResponses();
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
+  const errors = new AllExceptionsFilter();
   express.use(
     apiOrPages(
-      apiResponses(app.get(ApiRateLimiter), docs && series([compress, docs])),
+      apiResponses({
+        limiter: app.get(ApiRateLimiter),
+        authenticator: app.get(ApiAuthenticator),
+        bearerPaths: bearerRoutePaths(app),
+        errors,
+        docs: docs && series([compress, docs]),
+      }),
       series([
         compress,
         assets.handler(),
@@ -90,7 +99,7 @@ export function configureApp(app: INestApplication): INestApplication {
       exceptionFactory: (errors) => new ValidationError(toFieldErrors(errors)),
     }),
   );
-  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalFilters(errors);
   return app;
 }
 
@@ -166,26 +175,50 @@ function series(handlers: RequestHandler[]): RequestHandler {
   };
 }
 
+interface ApiBranch {
+  limiter: ApiRateLimiter;
+  authenticator: ApiAuthenticator;
+  /** GET routes with the bearer policy (`bearerRoutePaths`): authenticated here, before routing. */
+  bearerPaths: ReadonlySet<string>;
+  errors: AllExceptionsFilter;
+  /** Requests for the API's description go their own way first. */
+  docs?: RequestHandler;
+}
+
 /**
  * Every API answer: never kept by a browser or a proxy (answers are per token), and refused
- * early for a client that has used up its failed attempts. Requests for the API's description
- * (`docs`) go their own way first.
+ * early for a client that has used up its failed attempts. A request for a bearer route is
+ * authenticated here, once, before Express and Nest route it: a refused token is answered at
+ * once, without routing, a guard or a thrown error travelling through Nest (docs/PERFORMANCE.md).
  */
-function apiResponses(limiter: ApiRateLimiter, docs?: RequestHandler): RequestHandler {
+function apiResponses(branch: ApiBranch): RequestHandler {
+  const { limiter, authenticator, bearerPaths, errors, docs } = branch;
   return (req: Request, res: Response, next: NextFunction): void => {
     if (docs && isApiDocsPath(req.path)) {
       docs(req, res, next);
       return;
     }
     res.setHeader('Cache-Control', 'no-store');
-    if (!limiter.enabled) return next();
+    const bearer = (req.method === 'GET' || req.method === 'HEAD') && bearerPaths.has(req.path);
+    if (!bearer && !limiter.enabled) return next();
+    const refuse = (error: unknown): void => {
+      if (!bearer) return next(error);
+      // Not routed, but for this route: logged and counted under it.
+      req.routePattern = req.path;
+      errors.answer(error, req, res);
+    };
+    const authenticate = (): void => {
+      if (!bearer) return next();
+      authenticator.authenticate(req, res).then(() => next(), refuse);
+    };
+    if (!limiter.enabled) return authenticate();
     let checking: void | Promise<void>;
     try {
       checking = limiter.checkClient(req, res);
     } catch (refused) {
-      return next(refused);
+      return refuse(refused);
     }
-    if (checking) checking.then(() => next(), next);
-    else next();
+    if (checking) checking.then(authenticate, refuse);
+    else authenticate();
   };
 }

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
-import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import request from 'supertest';
-import { AUTH_POLICY, type AuthPolicy } from '../src/common/auth/auth-policy.decorator.js';
+import { declaredRoutes } from '../src/auth/declared-routes.js';
+import type { AuthPolicy } from '../src/common/auth/auth-policy.decorator.js';
 import { signedInPerson } from './support/people.js';
 import { assetUrl } from './support/html.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -115,27 +113,9 @@ describe('auth policy of every route', () => {
 
   /** Every route Nest serves, as "METHOD /path", with the policy its decorators declare. */
   function declaredPolicies(): Record<string, string> {
-    const reflector = new Reflector();
-    const scanner = new MetadataScanner();
-    const found: Record<string, string> = {};
-    for (const wrapper of new DiscoveryService(t.app.get(ModulesContainer)).getControllers()) {
-      const type = wrapper.metatype as (new (...args: never[]) => object) | null;
-      if (!type) continue;
-      const base = String(Reflect.getMetadata(PATH_METADATA, type) ?? '');
-      for (const name of scanner.getAllMethodNames(type.prototype)) {
-        const handler = (type.prototype as Record<string, () => unknown>)[name];
-        const path = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
-        if (path === undefined) continue;
-        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
-        const full = `/${[base, path].filter((p) => p && p !== '/').join('/')}`.replace(
-          /\/+/g,
-          '/',
-        );
-        const policy = reflector.getAllAndOverride<AuthPolicy>(AUTH_POLICY, [handler, type]);
-        found[`${method} ${full}`] = describePolicy(policy);
-      }
-    }
-    return found;
+    return Object.fromEntries(
+      declaredRoutes(t.app).map((r) => [`${r.method} ${r.path}`, describePolicy(r.policy)]),
+    );
   }
 
   it('should declare for every route exactly the policy the table gives it', () => {

@@ -8,6 +8,7 @@ import { TokensModule } from '../tokens/tokens.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessGuard } from './access.guard.js';
+import { ApiAuthenticator } from './api-authenticator.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { BearerAuthenticator } from './bearer-authenticator.js';
@@ -38,6 +39,7 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
   providers: [
     BearerStrategy,
     BearerAuthenticator,
+    ApiAuthenticator,
     PasswordHasher,
     RegistrationService,
     AuthService,
@@ -53,6 +55,7 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
   ],
   // Mounted by configureApp for page requests only (app.setup.ts).
   exports: [
+    ApiAuthenticator,
     RegistrationService,
     AuthService,
     PasswordHasher,

@@ -59,8 +59,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const request = host.switchToHttp().getRequest<Request>();
-    const response = host.switchToHttp().getResponse<Response>();
+    const http = host.switchToHttp();
+    this.answer(exception, http.getRequest<Request>(), http.getResponse<Response>());
+  }
+
+  /** The answer to a request that failed with `exception`; also called before routing. */
+  answer(exception: unknown, request: Request, response: Response): void {
     const error = this.resolve(exception, request);
     if (response.headersSent) return;
     // An error answer is about this one request: never kept, by a browser or anyone between.

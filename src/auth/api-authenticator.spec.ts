@@ -1,0 +1,66 @@
+import { describe, expect, it, jest } from '@jest/globals';
+import type { Request, Response } from 'express';
+import type { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { AuthenticationError } from '../tokens/tokens.errors.js';
+import type { TokenPrincipal, TokensService } from '../tokens/tokens.service.js';
+import { ApiAuthenticator } from './api-authenticator.js';
+import type { BearerAuthenticator } from './bearer-authenticator.js';
+
+describe('ApiAuthenticator', () => {
+  function build(outcome: TokenPrincipal | Error) {
+    const bearer = {
+      authenticate: jest.fn(() =>
+        outcome instanceof Error ? Promise.reject(outcome) : Promise.resolve(outcome),
+      ),
+    };
+    const tokens = { recordUse: jest.fn(), recordRefusal: jest.fn() };
+    const limiter = { enabled: true, countFailure: jest.fn(), countToken: jest.fn() };
+    const metrics = { authentication: jest.fn() };
+    const api = new ApiAuthenticator(
+      bearer as unknown as BearerAuthenticator,
+      tokens as unknown as TokensService,
+      limiter as unknown as ApiRateLimiter,
+      metrics as unknown as Metrics,
+    );
+    const req = { ip: '203.0.113.9', headers: { 'user-agent': 'curl/8.5.0' } } as Request;
+    const res = {} as Response;
+    return { api, tokens, limiter, metrics, req, res };
+  }
+
+  it("should put the principal on the request, count it in the token's usage and its budget", async () => {
+    const principal = { tokenId: 4 } as TokenPrincipal;
+    const { api, tokens, limiter, metrics, req, res } = build(principal);
+    await expect(api.authenticate(req, res)).resolves.toBe(principal);
+    expect(req.user).toBe(principal);
+    expect(tokens.recordUse).toHaveBeenCalledWith(principal, {
+      ip: '203.0.113.9',
+      userAgent: 'curl/8.5.0',
+    });
+    expect(limiter.countToken).toHaveBeenCalledWith(4, res);
+    expect(limiter.countFailure).not.toHaveBeenCalled();
+    // A success is counted once the route's ability is checked (the guard).
+    expect(metrics.authentication).not.toHaveBeenCalled();
+  });
+
+  it("should count a refusal against the client's failures, and keep a known token's for the log", async () => {
+    const refused = new AuthenticationError('token_revoked', undefined, { tokenId: 9, userId: 2 });
+    const { api, tokens, limiter, metrics, req, res } = build(refused);
+    await expect(api.authenticate(req, res)).rejects.toBe(refused);
+    expect(req.user).toBeUndefined();
+    expect(tokens.recordRefusal).toHaveBeenCalledWith(refused, {
+      ip: '203.0.113.9',
+      userAgent: 'curl/8.5.0',
+    });
+    expect(limiter.countFailure).toHaveBeenCalledWith(req, res);
+    expect(tokens.recordUse).not.toHaveBeenCalled();
+    expect(metrics.authentication).toHaveBeenCalledWith('token_revoked');
+  });
+
+  it('should not keep an unknown token for the log', async () => {
+    const { api, tokens, limiter, req, res } = build(new AuthenticationError('invalid_token'));
+    await expect(api.authenticate(req, res)).rejects.toBeInstanceOf(AuthenticationError);
+    expect(tokens.recordRefusal).not.toHaveBeenCalled();
+    expect(limiter.countFailure).toHaveBeenCalledTimes(1);
+  });
+});
