@@ -11,7 +11,10 @@ RUN npx nest build && npm prune --omit=dev
 
 # Run: no compilers, no dev dependencies, not root.
 FROM node:24-bookworm-slim
+# glibc returns argon2's 19 MiB blocks to the system when freed, instead of keeping them in its
+# arenas (MALLOC_MMAP_THRESHOLD_ fixed: docs/PERFORMANCE.md); the same as npm run start:prod.
 ENV NODE_ENV=production \
+    MALLOC_MMAP_THRESHOLD_=131072 \
     PORT=3000 \
     DATABASE_URL=sqlite:/app/data/tessera.sqlite
 WORKDIR /app
@@ -29,4 +32,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (no shell or npm in between), finishes the
 # requests in flight and exits 0.
-CMD ["node", "--max-old-space-size=128", "dist/src/main.js"]
+CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=8", "dist/src/main.js"]

@@ -21,7 +21,13 @@ import {
 import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
 import { authShare } from './lib/profile.mjs';
 import { renderReport } from './lib/report.mjs';
-import { PRODUCTION_NODE_ARGS, TESSERA_SCRIPT, tesseraEnv } from './lib/tessera.mjs';
+import { usePages } from './lib/pages.mjs';
+import {
+  PROBE_NODE_ARGS,
+  PRODUCTION_NODE_ARGS,
+  TESSERA_SCRIPT,
+  tesseraEnv,
+} from './lib/tessera.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
@@ -61,6 +67,22 @@ const SERVER_CPU = pin ? 0 : undefined;
 const LOAD_CPU = pin ? 1 : undefined;
 
 const undo = [];
+
+/** The load shapes besides 50 keep-alive connections (run against Tessera and the yardstick). */
+const SHAPES = { many: 'valid, 500 connections', close: 'valid, new connection each' };
+
+/** The page servers let 20 sign-ups and their sign-ins through from one address. */
+const PAGES_ENV = {
+  RATE_LIMIT_REGISTER_PER_HOUR: '1000',
+  RATE_LIMIT_SIGN_IN: '1000',
+  MAIL_DIR: join(tmpdir(), 'tessera-bench-mail'),
+};
+
+function withoutAllocatorSetting(env) {
+  const rest = { ...env };
+  delete rest.MALLOC_MMAP_THRESHOLD_;
+  return rest;
+}
 
 const usePerf = perfWorks();
 
@@ -144,6 +166,22 @@ async function main() {
       env: tesseraEnv(main.url, { RATE_LIMIT_ENABLED: 'false' }),
       key: 'tessera-no-rate-limit',
     },
+    // Servers that people used through the pages first (sign-ups hash passwords with argon2):
+    // as shipped, and with glibc's default allocator behaviour, to show what the setting buys.
+    {
+      name: 'Tessera, after use of the pages',
+      script: tessera,
+      env: tesseraEnv(main.url, PAGES_ENV),
+      key: 'tessera-pages',
+      pages: true,
+    },
+    {
+      name: 'Tessera, after use of the pages, glibc defaults',
+      script: tessera,
+      env: withoutAllocatorSetting(tesseraEnv(main.url, PAGES_ENV)),
+      key: 'tessera-pages-glibc',
+      pages: true,
+    },
     ...(scale
       ? [
           {
@@ -166,7 +204,7 @@ async function main() {
 
   const servers = [];
   for (const spec of specs) {
-    const nodeArgs = spec.script === tessera ? PRODUCTION_NODE_ARGS : [];
+    const nodeArgs = [...(spec.script === tessera ? PRODUCTION_NODE_ARGS : []), ...PROBE_NODE_ARGS];
     servers.push({
       ...spec,
       ...(await startServer({ ...spec, nodeArgs, port: port++, cpu: SERVER_CPU })),
@@ -181,12 +219,24 @@ async function main() {
         { scenario: 'revoked', tokens: [t.revoked] },
       );
     }
+    // Clients that misbehave: many connections, or a new connection for every request.
+    if (['tessera', 'yardstick'].includes(s.key) && useWrk) {
+      list.push(
+        { scenario: SHAPES.many, tokens: t.valid, connections: 500, shape: true },
+        { scenario: SHAPES.close, tokens: t.valid, close: true, shape: true },
+      );
+    }
     return list;
   };
 
+  for (const s of servers.filter((s) => s.pages)) {
+    log(`People using the pages of ${s.name}: 20 sign-ups, 1,000 tokens`);
+    await usePages(s.url);
+  }
+
   log('Warming up');
   for (const s of servers) {
-    for (const sc of scenarios(s))
+    for (const sc of scenarios(s).filter((sc) => !sc.shape))
       await load({
         url: s.url,
         tokens: sc.tokens,
@@ -202,17 +252,20 @@ async function main() {
     const order = servers.map((_, i) => servers[(i + round - 1) % servers.length]);
     for (const s of order) {
       for (const sc of scenarios(s)) {
+        await s.probe('loop');
         const before = cpuMicros(s.pid);
         const counter = usePerf ? countInstructions(s.pid) : null;
         const r = await load({
           url: s.url,
           tokens: sc.tokens,
           seconds,
-          connections,
+          connections: sc.connections ?? connections,
+          close: sc.close,
           useWrk,
           cpu: LOAD_CPU,
         });
         const cpu = cpuMicros(s.pid) - before;
+        const loop = await s.probe('loop');
         const instructions = counter ? await counter.stop() : NaN;
         runs.push({
           round,
@@ -221,15 +274,20 @@ async function main() {
           scenario: sc.scenario,
           ...r,
           cpuUsPerRequest: cpu / Math.max(1, r.requests),
+          loopMaxMs: loop?.maxMs ?? NaN,
           kInstructionsPerRequest: instructions / 1000 / Math.max(1, r.requests),
         });
         log(
-          `  round ${round} ${s.name} [${sc.scenario}]: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${(cpu / Math.max(1, r.requests)).toFixed(0)} µs CPU/req${r.errors ? `, ${r.errors} errors` : ''}`,
+          `  round ${round} ${s.name} [${sc.scenario}]: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${(cpu / Math.max(1, r.requests)).toFixed(0)} µs CPU/req, loop delay ≤ ${(loop?.maxMs ?? NaN).toFixed(1)} ms${r.errors ? `, ${r.errors} errors` : ''}`,
         );
       }
     }
   }
   const rss = Object.fromEntries(servers.map((s) => [s.key, peakRssMb(s.pid)]));
+  // At rest: what the heap holds after two full collections, once the load has stopped.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const heap = {};
+  for (const s of servers) heap[s.key] = (await s.probe('heap'))?.usedMb ?? NaN;
   for (const s of servers) await s.stop();
 
   log('Profiling the authentication share');
@@ -266,6 +324,7 @@ async function main() {
   const report = renderReport({
     runs,
     rss,
+    heap,
     share,
     rounds,
     seconds,
@@ -279,7 +338,7 @@ async function main() {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   writeFileSync(
     join(ROOT, 'bench', 'results', `${stamp}.json`),
-    JSON.stringify({ runs, rss, share }, null, 2),
+    JSON.stringify({ runs, rss, heap, share }, null, 2),
   );
   writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.md`), report);
   log(`Written to bench/results/${stamp}.md`);

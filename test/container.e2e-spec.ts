@@ -15,6 +15,7 @@ const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
   engines: { node: string };
+  scripts: Record<string, string>;
 };
 
 /** The exec-form command of CMD, or of HEALTHCHECK's CMD, in the final stage. */
@@ -76,6 +77,17 @@ describe('the container image', () => {
     expect(finalStage).not.toMatch(/g\+\+|npm install/);
     expect(finalStage).toMatch(/^COPY --from=build \/app\/node_modules/m);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
+  });
+
+  it('should run node with the node flags and allocator setting of npm run start:prod', () => {
+    const startProd = packageJson.scripts['start:prod'].split(/\s+/);
+    const flags = startProd.filter((word) => word.startsWith('--'));
+    expect(flags).toContain('--max-semi-space-size=8');
+    expect(execForm('CMD').slice(1, -1)).toEqual(flags);
+    for (const setting of startProd.filter((word) => /^[A-Z_]+=/.test(word))) {
+      expect(finalStage).toContain(setting);
+    }
+    expect(startProd).toContain('MALLOC_MMAP_THRESHOLD_=131072');
   });
 
   it('should start with node as PID 1 and stop with exit 0 on SIGTERM', async () => {

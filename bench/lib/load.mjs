@@ -21,9 +21,13 @@ const WRK_SCRIPT = `
 local tokens = {}
 for line in io.lines(os.getenv("BENCH_TOKENS")) do tokens[#tokens + 1] = line end
 local i = math.random(#tokens)
+local close = os.getenv("BENCH_CLOSE") == "1"
 request = function()
   i = i % #tokens + 1
-  return wrk.format("GET", "/api/v1/user/profile", { ["Authorization"] = "Bearer " .. tokens[i] })
+  local headers = { ["Authorization"] = "Bearer " .. tokens[i] }
+  -- A client that does not keep connections alive: wrk opens a new one for each request.
+  if close then headers["Connection"] = "close" end
+  return wrk.format("GET", "/api/v1/user/profile", headers)
 end
 done = function(summary, latency, requests)
   io.write(string.format('BENCH {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"errors":%d,"non2xx":%d}\\n',
@@ -34,7 +38,8 @@ end`;
 /**
  * @returns {Promise<{ requests: number, rps: number, p50Ms: number, p99Ms: number, errors: number, non2xx: number }>}
  */
-export async function load({ url, tokens, seconds, connections, useWrk, cpu }) {
+export async function load({ url, tokens, seconds, connections, useWrk, cpu, close = false }) {
+  if (close && !useWrk) throw new Error('a new connection per request needs wrk');
   if (useWrk) {
     const dir = tmpdir();
     const script = join(dir, 'tessera-bench.lua');
@@ -45,7 +50,7 @@ export async function load({ url, tokens, seconds, connections, useWrk, cpu }) {
     const command =
       cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(cpu), 'wrk', ...args]];
     const { stdout } = await run(command[0], command[1], {
-      env: { ...process.env, BENCH_TOKENS: tokenFile },
+      env: { ...process.env, BENCH_TOKENS: tokenFile, BENCH_CLOSE: close ? '1' : '0' },
       maxBuffer: 1 << 24,
     });
     const r = JSON.parse(/BENCH (\{.*\})/.exec(stdout)[1]);

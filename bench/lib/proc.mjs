@@ -45,7 +45,8 @@ export async function startServer({ name, script, args = [], env, port, cpu, nod
       : ['taskset', ['-c', String(cpu), process.execPath, ...nodeArgs, script, ...args]];
   const child = spawn(command[0], command[1], {
     env: { PATH: process.env.PATH, ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // The IPC channel reaches the probe (bench/lib/probe.mjs) when the server loads it.
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
@@ -64,6 +65,19 @@ export async function startServer({ name, script, args = [], env, port, cpu, nod
     name,
     pid: child.pid,
     url: `http://127.0.0.1:${port}`,
+    /** Asks the probe ('loop' or 'heap'); undefined when the server has none or is silent. */
+    probe: (question) =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => finish(undefined), 10_000);
+        const onMessage = (answer) => answer?.[question] !== undefined && finish(answer[question]);
+        const finish = (value) => {
+          clearTimeout(timer);
+          child.off('message', onMessage);
+          resolve(value);
+        };
+        child.on('message', onMessage);
+        if (!child.connected || !child.send(question)) finish(undefined);
+      }),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve(child.exitCode);

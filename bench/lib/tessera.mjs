@@ -7,12 +7,29 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 export const TESSERA_SCRIPT = join(ROOT, 'dist', 'src', 'main.js');
 
+const START_PROD = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts[
+  'start:prod'
+].split(/\s+/);
+
 /** The node flags of `npm run start:prod`. */
-export const PRODUCTION_NODE_ARGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  .scripts['start:prod'].split(/\s+/)
-  .filter((arg) => arg.startsWith('--'));
+export const PRODUCTION_NODE_ARGS = START_PROD.filter((arg) => arg.startsWith('--'));
+
+/** The environment `npm run start:prod` sets before node (the allocator's setting). */
+export const PRODUCTION_PROCESS_ENV = Object.fromEntries(
+  START_PROD.filter((word) => /^[A-Z_][A-Z0-9_]*=/.test(word)).map((word) =>
+    word.split(/=(.*)/s).slice(0, 2),
+  ),
+);
+
+/** Loaded into every benchmarked server: event-loop delay and the idle heap (probe.mjs). */
+export const PROBE_NODE_ARGS = [
+  '--expose-gc',
+  '--import',
+  new URL('./probe.mjs', import.meta.url).href,
+];
 
 export const tesseraEnv = (url, extra = {}) => ({
+  ...PRODUCTION_PROCESS_ENV,
   NODE_ENV: 'production',
   SESSION_SECRET: 'benchmark-session-secret-benchmark-session-secret',
   LOG_LEVEL: 'log',
