@@ -25,11 +25,13 @@ export class AppModule {
       module: AppModule,
       imports: [
         LoggingModule.forRoot(config, options.logDestination),
+        // First, so Express tries the API's routes before every page's (routes are matched in
+        // the order modules register them, one path test each).
+        ApiV1Module,
         CoreModule.forRoot(config),
         DashboardModule,
         AccountModule,
         AuditModule,
-        ApiV1Module,
         HealthModule,
         MetricsModule.forRoot(config),
         MailDeliveryModule,
