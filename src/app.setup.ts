@@ -205,7 +205,12 @@ function apiResponses(branch: ApiBranch): RequestHandler {
       if (!bearer) return next(error);
       // Not routed, but for this route: logged and counted under it.
       req.routePattern = req.path;
-      errors.answer(error, req, res);
+      try {
+        errors.answer(error, req, res);
+      } catch (failed) {
+        // Never a rejection nobody handles: Express's error handling takes it from here.
+        next(failed);
+      }
     };
     const authenticate = (): void => {
       if (!bearer) return next();

@@ -82,7 +82,7 @@ describe('the container image', () => {
   it('should run node with the node flags and allocator setting of npm run start:prod', () => {
     const startProd = packageJson.scripts['start:prod'].split(/\s+/);
     const flags = startProd.filter((word) => word.startsWith('--'));
-    expect(flags).toContain('--max-semi-space-size=8');
+    expect(flags).toContain('--max-semi-space-size=16');
     expect(execForm('CMD').slice(1, -1)).toEqual(flags);
     for (const setting of startProd.filter((word) => /^[A-Z_]+=/.test(word))) {
       expect(finalStage).toContain(setting);
