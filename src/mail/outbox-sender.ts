@@ -79,6 +79,11 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
       });
   }
 
+  /** Resolves once the round under way (and any it was woken for) has ended. */
+  async whenIdle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
   /** Stops taking messages; the one being sent finishes, those claimed after it are handed back. */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
