@@ -1,30 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
-import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import request from 'supertest';
+import { declaredRoutes } from '../src/auth/declared-routes.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
-
-/** Every route the controllers declare, from their decorators: `GET /teams/:id`. */
-function declaredRoutes(t: TestApp): { method: string; path: string }[] {
-  const scanner = new MetadataScanner();
-  const routes: { method: string; path: string }[] = [];
-  for (const wrapper of new DiscoveryService(t.app.get(ModulesContainer)).getControllers()) {
-    const type = wrapper.metatype as (new (...args: never[]) => object) | null;
-    if (!type) continue;
-    const prefix = String(Reflect.getMetadata(PATH_METADATA, type) ?? '');
-    for (const name of scanner.getAllMethodNames(type.prototype)) {
-      const handler = (type.prototype as Record<string, () => unknown>)[name];
-      const path = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
-      if (path === undefined) continue;
-      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
-      const full = `/${[prefix, path].filter((part) => part && part !== '/').join('/')}`;
-      routes.push({ method, path: full.replace(/\/+/g, '/') });
-    }
-  }
-  return routes;
-}
 
 describe('methods a path does not take', () => {
   let t: TestApp;
@@ -37,7 +15,7 @@ describe('methods a path does not take', () => {
   });
 
   it('should answer 405 with Allow for every route asked with a method nobody takes there', async () => {
-    const routes = declaredRoutes(t);
+    const routes = declaredRoutes(t.app);
     expect(routes.length).toBeGreaterThanOrEqual(15);
     const wrong: string[] = [];
     for (const { method, path } of routes) {

@@ -12,7 +12,7 @@ import { BearerAuthenticator } from './bearer-authenticator.js';
  * and successes per token (the rate limits), each success counted in the token's usage (in
  * memory, written later) and each refusal of a known token kept for the security log. The
  * principal goes on `req.user`. The API's branch runs it before routing for the bearer routes it
- * knows (`BearerRoutes`); the global guard runs it for any other bearer route, and only checks
+ * knows (`bearerRoutePaths`); the global guard runs it for any other bearer route, and only checks
  * the ability where it already ran.
  */
 @Injectable()
