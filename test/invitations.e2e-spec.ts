@@ -235,7 +235,9 @@ describe('team invitations', () => {
     const expired = await request(t.server).get(link);
     expect(expired.status).toBe(410);
     expect(visibleText(expired.text)).toContain('This invitation link has expired.');
-    const tampered = await request(t.server).get(`${link.slice(0, -1)}x`);
+    const tampered = await request(t.server).get(
+      `${link.slice(0, -1)}${link.endsWith('x') ? 'y' : 'x'}`,
+    );
     expect(tampered.status).toBe(404);
     expect((await request(t.server).get('/invitations/%00%27')).status).toBe(404);
   });
