@@ -212,18 +212,15 @@ function apiResponses(branch: ApiBranch): RequestHandler {
         next(failed);
       }
     };
-    const authenticate = (): void => {
-      if (!bearer) return next();
-      authenticator.authenticate(req, res).then(() => next(), refuse);
-    };
-    if (!limiter.enabled) return authenticate();
+    // Authentication counts the attempt against the client itself, before the token is looked up.
+    if (bearer) return void authenticator.authenticate(req, res).then(() => next(), refuse);
     let checking: void | Promise<void>;
     try {
       checking = limiter.checkClient(req, res);
     } catch (refused) {
       return refuse(refused);
     }
-    if (checking) checking.then(authenticate, refuse);
-    else authenticate();
+    if (checking) checking.then(() => next(), refuse);
+    else next();
   };
 }

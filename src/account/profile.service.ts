@@ -12,6 +12,7 @@ import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
 import { MailTemplates } from '../mail/mail-templates.js';
 import { Outbox } from '../mail/outbox.js';
+import { AccountLimiter } from '../rate-limit/account-limiter.js';
 import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import type { User } from '../users/user.entity.js';
@@ -37,6 +38,7 @@ export class ProfileService implements OnModuleInit {
     private readonly templates: MailTemplates,
     private readonly notices: SecurityNotices,
     private readonly limiter: AddressLimiter,
+    private readonly accountLimiter: AccountLimiter,
     private readonly transactions: Transactions,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -48,10 +50,16 @@ export class ProfileService implements OnModuleInit {
   /**
    * Renames at once; a different `email` (validated, normalised) is only asked for: a link goes
    * to it. Whether another account has that address shows nowhere: the answer is the same, and
-   * the composer sends nothing then. Returns whether a change of address was asked for.
+   * the composer sends nothing then. An account asks for a new address at most
+   * RATE_LIMIT_EMAIL_CHANGE_PER_HOUR times an hour (each mails a stranger's address, with the
+   * account's name in it); past that the whole change is refused, the name included. Returns
+   * whether a change of address was asked for.
    */
   async update(user: User, input: { name: string; email: string }): Promise<boolean> {
     const newEmail = input.email !== user.email;
+    if (newEmail) {
+      await this.accountLimiter.consume('email-change', user.id, 'asked to change your address');
+    }
     const mail = newEmail && (await this.limiter.allow(CHANGE_EMAIL_MAIL, input.email));
     await this.transactions.run(async (m) => {
       if (input.name !== user.name) await this.users.setName(m, user.id, input.name);

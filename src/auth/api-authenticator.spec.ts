@@ -15,7 +15,14 @@ describe('ApiAuthenticator', () => {
       ),
     };
     const tokens = { recordUse: jest.fn(), recordRefusal: jest.fn() };
-    const limiter = { enabled: true, countFailure: jest.fn(), countToken: jest.fn() };
+    const window = { count: 1, resetMs: 60_000 };
+    const limiter = {
+      enabled: true,
+      reserveClient: jest.fn((_req: Request, _res: Response): typeof window => window),
+      reportFailure: jest.fn(),
+      giveBack: jest.fn(),
+      admitToken: jest.fn(),
+    };
     const metrics = { authentication: jest.fn() };
     const api = new ApiAuthenticator(
       bearer as unknown as BearerAuthenticator,
@@ -25,7 +32,7 @@ describe('ApiAuthenticator', () => {
     );
     const req = { ip: '203.0.113.9', headers: { 'user-agent': 'curl/8.5.0' } } as Request;
     const res = {} as Response;
-    return { api, tokens, limiter, metrics, req, res };
+    return { api, bearer, tokens, limiter, metrics, req, res, window };
   }
 
   it("should put the principal on the request, count it in the token's usage and its budget", async () => {
@@ -37,22 +44,26 @@ describe('ApiAuthenticator', () => {
       ip: '203.0.113.9',
       userAgent: 'curl/8.5.0',
     });
-    expect(limiter.countToken).toHaveBeenCalledWith(4, res);
-    expect(limiter.countFailure).not.toHaveBeenCalled();
+    // Counted against the client before the lookup, then moved to the token's budget.
+    expect(limiter.reserveClient).toHaveBeenCalledWith(req, res);
+    expect(limiter.admitToken).toHaveBeenCalledWith(req, 4, res);
+    expect(limiter.reportFailure).not.toHaveBeenCalled();
     // A success is counted once the route's ability is checked (the guard).
     expect(metrics.authentication).not.toHaveBeenCalled();
   });
 
   it("should count a refusal against the client's failures, and keep a known token's for the log", async () => {
     const refused = new AuthenticationError('token_revoked', undefined, { tokenId: 9, userId: 2 });
-    const { api, tokens, limiter, metrics, req, res } = build(refused);
+    const { api, tokens, limiter, metrics, req, res, window } = build(refused);
     await expect(api.authenticate(req, res)).rejects.toBe(refused);
     expect(req.user).toBeUndefined();
     expect(tokens.recordRefusal).toHaveBeenCalledWith(refused, {
       ip: '203.0.113.9',
       userAgent: 'curl/8.5.0',
     });
-    expect(limiter.countFailure).toHaveBeenCalledWith(req, res);
+    expect(limiter.reportFailure).toHaveBeenCalledWith(res, window);
+    expect(limiter.admitToken).not.toHaveBeenCalled();
+    expect(limiter.giveBack).not.toHaveBeenCalled();
     expect(tokens.recordUse).not.toHaveBeenCalled();
     expect(metrics.authentication).toHaveBeenCalledWith('token_revoked');
   });
@@ -61,6 +72,25 @@ describe('ApiAuthenticator', () => {
     const { api, tokens, limiter, req, res } = build(new AuthenticationError('invalid_token'));
     await expect(api.authenticate(req, res)).rejects.toBeInstanceOf(AuthenticationError);
     expect(tokens.recordRefusal).not.toHaveBeenCalled();
-    expect(limiter.countFailure).toHaveBeenCalledTimes(1);
+    expect(limiter.reportFailure).toHaveBeenCalledTimes(1);
+  });
+
+  it('should give the attempt back when the token could not be checked', async () => {
+    const outage = new Error('database unavailable');
+    const { api, limiter, req, res } = build(outage);
+    await expect(api.authenticate(req, res)).rejects.toBe(outage);
+    expect(limiter.giveBack).toHaveBeenCalledWith(req);
+    expect(limiter.reportFailure).not.toHaveBeenCalled();
+  });
+
+  it('should look nothing up when the client has no attempts left', async () => {
+    const { api, bearer, limiter, req, res } = build({ tokenId: 4 } as TokenPrincipal);
+    const refused = new Error('rate limited');
+    limiter.reserveClient.mockImplementation(() => {
+      throw refused;
+    });
+    await expect(api.authenticate(req, res)).rejects.toBe(refused);
+    expect(bearer.authenticate).not.toHaveBeenCalled();
+    expect(limiter.admitToken).not.toHaveBeenCalled();
   });
 });

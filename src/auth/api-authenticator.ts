@@ -3,13 +3,15 @@ import type { Request, Response } from 'express';
 import { DomainError } from '../common/errors/domain.error.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
+import type { WindowCount } from '../rate-limit/rate-limit.storage.js';
 import { AuthenticationError } from '../tokens/tokens.errors.js';
 import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
 import { BearerAuthenticator } from './bearer-authenticator.js';
 
 /**
- * Authenticates an API request once: the bearer strategy, failures counted per client address
- * and successes per token (the rate limits), each success counted in the token's usage (in
+ * Authenticates an API request once: the bearer strategy, each attempt counted against the
+ * client address before the token is looked up and, once it proves good, on the token instead
+ * (the rate limits), each success counted in the token's usage (in
  * memory, written later) and each refusal of a known token kept for the security log. The
  * principal goes on `req.user`. The API's branch runs it before routing for the bearer routes it
  * knows (`bearerRoutePaths`); the global guard runs it for any other bearer route, and only checks
@@ -44,6 +46,13 @@ export class ApiAuthenticator {
   }
 
   private async run(request: Request, response: Response): Promise<TokenPrincipal> {
+    // The attempt is counted against the client IP before the token is looked up (an atomic
+    // step), and given back once the token proves good.
+    let reserved: WindowCount | undefined;
+    if (this.limiter.enabled) {
+      const reserving = this.limiter.reserveClient(request, response);
+      reserved = reserving instanceof Promise ? await reserving : reserving;
+    }
     let principal: TokenPrincipal;
     try {
       principal = await this.bearer.authenticate(request);
@@ -54,9 +63,9 @@ export class ApiAuthenticator {
           userAgent: request.headers['user-agent'],
         });
       }
-      if (this.limiter.enabled && error instanceof AuthenticationError) {
-        const counting = this.limiter.countFailure(request, response);
-        if (counting) await counting;
+      if (reserved) {
+        if (error instanceof AuthenticationError) this.limiter.reportFailure(response, reserved);
+        else await this.limiter.giveBack(request);
       }
       throw error;
     }
@@ -65,8 +74,8 @@ export class ApiAuthenticator {
       ip: request.ip,
       userAgent: request.headers['user-agent'],
     });
-    if (this.limiter.enabled) {
-      const counting = this.limiter.countToken(principal.tokenId, response);
+    if (reserved) {
+      const counting = this.limiter.admitToken(request, principal.tokenId, response);
       if (counting) await counting;
     }
     return principal;

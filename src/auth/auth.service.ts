@@ -34,11 +34,19 @@ export class AuthService implements OnModuleInit {
     clientIp: string | undefined,
     reason: 'password' | 'password confirmation' = 'password',
   ): Promise<User> {
-    await this.limiter.assertAllowed(email, clientIp);
-    const user = await this.users.findByEmail(email);
-    const valid = await this.passwords.verify(user?.passwordHash ?? this.decoyHash, password);
+    const attempt = await this.limiter.reserve(email, clientIp);
+    let user: User | null;
+    let valid: boolean;
+    try {
+      user = await this.users.findByEmail(email);
+      valid = await this.passwords.verify(user?.passwordHash ?? this.decoyHash, password);
+    } catch (error) {
+      // Not checked (the database or the hasher failed): it does not count against anyone.
+      await attempt.giveBack();
+      throw error;
+    }
     if (!user || !user.passwordHash || !valid) {
-      await this.limiter.recordFailure(email, clientIp);
+      // The attempt stays counted: that is the failure.
       if (user) {
         this.audit.record({
           event: 'sign-in.failed',
@@ -49,6 +57,7 @@ export class AuthService implements OnModuleInit {
       }
       throw new InvalidCredentialsError();
     }
+    await attempt.giveBack();
     return user;
   }
 

@@ -20,6 +20,7 @@ export class SessionMiddleware implements NestMiddleware {
       name: SESSION_COOKIE,
       secret: config.web.sessionSecret,
       store,
+      genid: (req) => store.generateId(req as Request),
       resave: false,
       saveUninitialized: false,
       rolling: true,

@@ -11,8 +11,18 @@ export class SessionsRepository {
     return this.dataSource.getRepository(Session).findOneBy({ id, expiresAt: MoreThan(now) });
   }
 
-  async save(manager: EntityManager, row: Omit<Session, 'createdAt' | 'user'>): Promise<void> {
-    await manager.getRepository(Session).upsert(row, ['id']);
+  /** A new session's row, stored by the request that made it. */
+  async insert(manager: EntityManager, row: Omit<Session, 'createdAt' | 'user'>): Promise<void> {
+    await manager.getRepository(Session).insert(row);
+  }
+
+  /**
+   * Writes a session back, only if its row still exists: a session deleted meanwhile (signed
+   * out, revoked from the Sessions page, ended by a password change) is not brought back.
+   */
+  async update(manager: EntityManager, row: Omit<Session, 'createdAt' | 'user'>): Promise<void> {
+    const { id, ...fields } = row;
+    await manager.getRepository(Session).update({ id }, fields);
   }
 
   /** Moves the expiry forward, unless it was moved less than `slackMs` ago (saves a write per page). */

@@ -1,5 +1,7 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Request } from 'express';
 import session from 'express-session';
+import { randomBytes } from 'node:crypto';
 import { Transactions } from '../database/transactions.js';
 import { SessionsRepository } from './sessions.repository.js';
 
@@ -16,6 +18,8 @@ type Callback<T = void> = (err?: unknown, value?: T) => void;
 export class TypeormSessionStore extends session.Store implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Sessions');
   private pruner?: NodeJS.Timeout;
+  /** The id each request generated and has not stored yet. */
+  private readonly created = new WeakMap<Request, string>();
 
   constructor(
     private readonly sessions: SessionsRepository,
@@ -33,7 +37,23 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
       );
   }
 
+  /**
+   * express-session's `genid`: a new session id, remembered for the request that made it. Only
+   * that request may insert the session's row; every other write is an update, so a session
+   * signed out (its row deleted) stays signed out even when a request that loaded it before
+   * writes it back afterwards, on this instance or another.
+   */
+  generateId(req: Request): string {
+    const id = randomBytes(24).toString('base64url');
+    this.created.set(req, id);
+    return id;
+  }
+
   override set(sid: string, data: session.SessionData, callback?: Callback): void {
+    // express-session hands over the request's Session, which holds its request.
+    const req = (data as { req?: Request }).req;
+    const insert = req !== undefined && this.created.get(req) === sid;
+    if (insert) this.created.delete(req);
     const row = {
       id: sid,
       userId: data.userId ?? null,
@@ -43,7 +63,9 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
       ip: data.activity?.ip || null,
       lastActiveAt: data.activity ? new Date(data.activity.at) : null,
     };
-    this.transactions.run((m) => this.sessions.save(m, row)).then(() => callback?.(), callback);
+    this.transactions
+      .run((m) => (insert ? this.sessions.insert(m, row) : this.sessions.update(m, row)))
+      .then(() => callback?.(), callback);
   }
 
   override destroy(sid: string, callback?: Callback): void {

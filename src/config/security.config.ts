@@ -21,7 +21,12 @@ export interface RateLimitConfig {
   accountMailsPerAddressPerHour: number;
   /** New confirmation links one account may ask for per hour. */
   verificationResendsPerHour: number;
-  /** Windows the in-process counters keep at most; the oldest go first past that. */
+  /** Changes of address (each mails a link to the new one) one account may ask for per hour. */
+  emailChangesPerHour: number;
+  /**
+   * Windows the in-process counters keep at most, in each of their two pools: other traffic's
+   * oldest go first past that; live security windows never do.
+   */
   memoryMaxKeys: number;
   /** Shared counters for every instance; in process when unset. */
   redisUrl: string | null;
@@ -80,6 +85,7 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
         '5',
         integer(1, 10_000_000),
       ),
+      emailChangesPerHour: r.read('RATE_LIMIT_EMAIL_CHANGE_PER_HOUR', '5', integer(1, 10_000_000)),
       memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),
       redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
       redisPrefix: r.read('RATE_LIMIT_REDIS_PREFIX', 'tessera:rl:', text),

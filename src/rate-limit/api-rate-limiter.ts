@@ -28,8 +28,9 @@ export class ApiRateLimiter {
   }
 
   /**
-   * Before authentication: refuses a client IP that is out of failures. Each check returns a
-   * promise only when the counters live in Redis; in process it is done before it returns.
+   * For a request that authenticates nothing: refuses a client IP that is out of failures. Each
+   * check returns a promise only when the counters live in Redis; in process it is done before
+   * it returns.
    */
   checkClient(req: Request, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.anonymousPerIp;
@@ -39,20 +40,45 @@ export class ApiRateLimiter {
     });
   }
 
-  /** After a failed authentication: one more failure for the client IP. */
-  countFailure(req: Request, res: Response): void | Promise<void> {
+  /**
+   * Before authentication: counts the attempt as a failure of the client IP, in one atomic step,
+   * or refuses it unchecked when the IP has no failures left. Of requests sent at the same
+   * moment, no more than the limit get their token looked up. Returns the window, for
+   * `reportFailure`; a success gives the attempt back (`admitToken`).
+   */
+  reserveClient(req: Request, res: Response): WindowCount | Promise<WindowCount> {
     const limit = this.config.security.rateLimit.anonymousPerIp;
-    return settle(this.storage.hit(this.clientKey(req), this.windowMs), (window) =>
-      this.admit(res, limit, window, window.count - 1),
-    );
+    const key = this.clientKey(req);
+    return settle(this.storage.hit(key, this.windowMs), (window) => {
+      if (window.count <= limit) return window;
+      this.report(res, limit, window);
+      return settle(this.storage.release(key), () => {
+        throw new RateLimitedError(seconds(window.resetMs));
+      });
+    });
   }
 
-  /** After a successful authentication: one more request on the token's budget. */
-  countToken(tokenId: number, res: Response): void | Promise<void> {
+  /** After a failed authentication: the reserved attempt stays counted; the answer says so. */
+  reportFailure(res: Response, window: WindowCount): void {
+    this.report(res, this.config.security.rateLimit.anonymousPerIp, window);
+  }
+
+  /** The attempt was not checked (the database failed, say): it does not count. */
+  giveBack(req: Request): void | Promise<void> {
+    return this.storage.release(this.clientKey(req));
+  }
+
+  /**
+   * After a successful authentication: the client's reserved attempt is given back, and the
+   * request counts on the token's budget instead.
+   */
+  admitToken(req: Request, tokenId: number, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.perToken;
-    return settle(this.storage.hit(`api-token:${tokenId}`, this.windowMs), (window) =>
+    const released = this.storage.release(this.clientKey(req));
+    const counted = settle(this.storage.hit(`api-token:${tokenId}`, this.windowMs), (window) =>
       this.admit(res, limit, window, window.count - 1),
     );
+    return released instanceof Promise ? Promise.all([released, counted]).then(() => {}) : counted;
   }
 
   /** Reports the window; refuses when `used` (the hits before this one) leaves no room. */
@@ -77,6 +103,6 @@ function seconds(ms: number): number {
 }
 
 /** Runs `then` on a value now, or once it arrives when it is a promise. */
-function settle<T>(value: T | Promise<T>, then: (value: T) => void): void | Promise<void> {
+function settle<T, R>(value: T | Promise<T>, then: (value: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(then) : then(value);
 }

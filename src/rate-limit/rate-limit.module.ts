@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
+import { AccountLimiter } from './account-limiter.js';
 import { AddressLimiter } from './address-limiter.js';
 import { ApiRateLimiter } from './api-rate-limiter.js';
 import {
@@ -28,7 +29,15 @@ import { SignInLimiter } from './sign-in-limiter.js';
     SignInLimiter,
     RouteLimitGuard,
     AddressLimiter,
+    AccountLimiter,
   ],
-  exports: [ApiRateLimiter, SignInLimiter, RouteLimitGuard, AddressLimiter, RateLimitStorage],
+  exports: [
+    ApiRateLimiter,
+    SignInLimiter,
+    RouteLimitGuard,
+    AddressLimiter,
+    AccountLimiter,
+    RateLimitStorage,
+  ],
 })
 export class RateLimitModule {}

@@ -10,13 +10,27 @@ export interface WindowCount {
 }
 
 /**
- * Fixed-window counters, in process or in Redis. `peek` lets the API refuse an IP that has used
- * up its failures before its next token is even looked up.
+ * Where a counter lives. `security` holds the failure counts of sign-in, two-factor codes and
+ * password confirmation: no other traffic can push them out (see MemoryRateLimitStorage).
+ * `traffic` holds everything else.
+ */
+export type CounterPool = 'security' | 'traffic';
+
+/**
+ * Fixed-window counters, in process or in Redis. `hit` counts and answers in one atomic step:
+ * of requests that arrive together, each sees its own count, so comparing that count with the
+ * limit lets exactly the allowed number through. `release` gives a hit back (a success that
+ * should not count, or a request refused without being checked). `peek` only looks.
  */
 export abstract class RateLimitStorage {
   /** In process the answer is at hand: no promise, so the request path waits for nothing. */
-  abstract hit(key: string, windowMs: number): WindowCount | Promise<WindowCount>;
-  abstract peek(key: string): WindowCount | null | Promise<WindowCount | null>;
+  abstract hit(
+    key: string,
+    windowMs: number,
+    pool?: CounterPool,
+  ): WindowCount | Promise<WindowCount>;
+  abstract release(key: string, pool?: CounterPool): void | Promise<void>;
+  abstract peek(key: string, pool?: CounterPool): WindowCount | null | Promise<WindowCount | null>;
 }
 
 /** Keys longer than this are stored as their hash, so no client decides how much a key holds. */
@@ -32,52 +46,123 @@ export function storedKey(key: string): string {
   return `${key.slice(0, KEY_MAX - 44)}#${digest}`;
 }
 
+interface Window {
+  count: number;
+  resetAt: number;
+}
+
+/** A full security pool answers as a window over every limit: the attempt is refused. */
+const NO_ROOM = Number.MAX_SAFE_INTEGER;
+/** A full security pool looks for ended windows at most this often. */
+const SWEEP_WHEN_FULL_MS = 1_000;
+
 /**
- * Counters in process, for one instance. At most `maxKeys` windows are kept: a new one past that
- * evicts the oldest window first (a Map keeps insertion order, and a window is re-inserted when
- * it starts again), so a flood of distinct keys costs a bounded amount of memory.
+ * Counters in process, for one instance, in two pools of at most `maxKeys` windows each. A
+ * window whose count falls back to zero is dropped at once.
+ * - `traffic`: a new window past the bound evicts the oldest (a Map keeps insertion order, and
+ *   a window is re-inserted when it starts again), so a flood of distinct keys costs a bounded
+ *   amount of memory and at worst forgets an old count.
+ * - `security`: a live window is never evicted, by other traffic or its own kind. Past the
+ *   bound only ended windows make room; when every window is live the new attempt is refused
+ *   (fail closed) until the oldest ends, and a warning is logged.
  */
 export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplicationShutdown {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private readonly logger = new Logger('RateLimit');
+  private readonly pools: Record<CounterPool, Map<string, Window>> = {
+    security: new Map(),
+    traffic: new Map(),
+  };
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
+  private sweptFullAt = 0;
+  private warnedFullAt = 0;
 
   constructor(private readonly maxKeys = 50_000) {
     super();
   }
 
+  /** Windows held, in both pools. */
   get size(): number {
-    return this.windows.size;
+    return this.pools.security.size + this.pools.traffic.size;
   }
 
-  hit(key: string, windowMs: number): WindowCount {
+  sizeOf(pool: CounterPool): number {
+    return this.pools[pool].size;
+  }
+
+  hit(key: string, windowMs: number, pool: CounterPool = 'traffic'): WindowCount {
     const now = Date.now();
+    const windows = this.pools[pool];
     const stored = storedKey(key);
-    let window = this.windows.get(stored);
+    let window = windows.get(stored);
     if (!window || window.resetAt <= now) {
-      if (window) this.windows.delete(stored);
-      else if (this.windows.size >= this.maxKeys) this.evictOldest();
+      if (window) windows.delete(stored);
+      else if (windows.size >= this.maxKeys && !this.makeRoom(pool, now)) {
+        return { count: NO_ROOM, resetMs: this.oldestResetMs(windows, now) };
+      }
       window = { count: 0, resetAt: now + windowMs };
-      this.windows.set(stored, window);
+      windows.set(stored, window);
     }
     window.count++;
     return { count: window.count, resetMs: window.resetAt - now };
   }
 
-  peek(key: string): WindowCount | null {
+  release(key: string, pool: CounterPool = 'traffic'): void {
+    const windows = this.pools[pool];
+    const stored = storedKey(key);
+    const window = windows.get(stored);
+    if (!window) return;
+    if (window.resetAt <= Date.now() || --window.count <= 0) windows.delete(stored);
+  }
+
+  peek(key: string, pool: CounterPool = 'traffic'): WindowCount | null {
     const now = Date.now();
-    const window = this.windows.get(storedKey(key));
+    const window = this.pools[pool].get(storedKey(key));
     return window && window.resetAt > now
       ? { count: window.count, resetMs: window.resetAt - now }
       : null;
   }
 
-  private evictOldest(): void {
-    const oldest = this.windows.keys().next();
-    if (!oldest.done) this.windows.delete(oldest.value);
+  /** Room for one more window: the traffic pool evicts its oldest; security, only ended ones. */
+  private makeRoom(pool: CounterPool, now: number): boolean {
+    const windows = this.pools[pool];
+    if (pool === 'traffic') {
+      const oldest = windows.keys().next();
+      if (!oldest.done) windows.delete(oldest.value);
+      return true;
+    }
+    // Oldest first: ended windows are usually at the front.
+    for (const [key, window] of windows) {
+      if (window.resetAt > now) break;
+      windows.delete(key);
+    }
+    if (windows.size < this.maxKeys) return true;
+    if (now - this.sweptFullAt >= SWEEP_WHEN_FULL_MS) {
+      this.sweptFullAt = now;
+      this.sweepPool(windows, now);
+      if (windows.size < this.maxKeys) return true;
+    }
+    if (now - this.warnedFullAt >= 60_000) {
+      this.warnedFullAt = now;
+      this.logger.warn(
+        `All ${this.maxKeys} security counters are live: new sign-in and two-factor attempts are refused until windows end (RATE_LIMIT_MEMORY_MAX_KEYS, or REDIS_URL)`,
+      );
+    }
+    return false;
+  }
+
+  private oldestResetMs(windows: Map<string, Window>, now: number): number {
+    let soonest = Infinity;
+    for (const window of windows.values()) soonest = Math.min(soonest, window.resetAt);
+    return Math.max(1_000, soonest - now);
   }
 
   private sweep(now = Date.now()): void {
-    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+    this.sweepPool(this.pools.security, now);
+    this.sweepPool(this.pools.traffic, now);
+  }
+
+  private sweepPool(windows: Map<string, Window>, now: number): void {
+    for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
   }
 
   onApplicationShutdown(): void {
@@ -93,7 +178,14 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {count, ttl}`;
 
-/** Counters in Redis, shared by every instance. */
+// Gives one hit back, only to a window that still runs; a window back at zero is deleted.
+const RELEASE_SCRIPT = `
+if redis.call('PTTL', KEYS[1]) <= 0 then return 0 end
+local count = redis.call('DECR', KEYS[1])
+if count <= 0 then redis.call('DEL', KEYS[1]) end
+return count`;
+
+/** Counters in Redis, shared by every instance; Redis's own memory settings bound them. */
 export class RedisRateLimitStorage extends RateLimitStorage implements OnApplicationShutdown {
   private readonly logger = new Logger('RateLimit');
 
@@ -115,12 +207,12 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
     );
   }
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
+  async hit(key: string, windowMs: number, pool: CounterPool = 'traffic'): Promise<WindowCount> {
     try {
       const [count, ttl] = (await this.redis.eval(
         HIT_SCRIPT,
         1,
-        this.prefix + storedKey(key),
+        this.keyOf(key, pool),
         windowMs,
       )) as [number, number];
       return { count, resetMs: ttl };
@@ -130,17 +222,28 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
     }
   }
 
-  async peek(key: string): Promise<WindowCount | null> {
+  async release(key: string, pool: CounterPool = 'traffic'): Promise<void> {
     try {
-      const [count, ttl] = await Promise.all([
-        this.redis.get(this.prefix + storedKey(key)),
-        this.redis.pttl(this.prefix + storedKey(key)),
-      ]);
+      await this.redis.eval(RELEASE_SCRIPT, 1, this.keyOf(key, pool));
+    } catch (error) {
+      this.logger.warn(`Rate limit not given back: ${String(error)}`);
+    }
+  }
+
+  async peek(key: string, pool: CounterPool = 'traffic'): Promise<WindowCount | null> {
+    try {
+      const stored = this.keyOf(key, pool);
+      const [count, ttl] = await Promise.all([this.redis.get(stored), this.redis.pttl(stored)]);
       return count === null || ttl < 0 ? null : { count: Number(count), resetMs: ttl };
     } catch (error) {
       this.logger.warn(`Rate limit not checked: ${String(error)}`);
       return null;
     }
+  }
+
+  /** Both pools in one keyspace: a security key is marked, so no traffic key can name it. */
+  private keyOf(key: string, pool: CounterPool): string {
+    return `${this.prefix}${pool === 'security' ? 's:' : ''}${storedKey(key)}`;
   }
 
   async onApplicationShutdown(): Promise<void> {

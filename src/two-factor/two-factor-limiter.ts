@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { RateLimitStorage, type WindowCount } from '../rate-limit/rate-limit.storage.js';
+import { RateLimitStorage } from '../rate-limit/rate-limit.storage.js';
+import { ReservedAttempt, reserveAttempt } from '../rate-limit/reserved-attempt.js';
 import { TooManyTwoFactorAttemptsError } from './two-factor.errors.js';
 
 /** Wrong codes are counted for this long. */
@@ -11,7 +12,8 @@ export const TWO_FACTOR_WINDOW_MS = 15 * 60_000;
  * Wrong second-factor codes, counted per pending sign-in and per account over 15 minutes. Past
  * RATE_LIMIT_TWO_FACTOR of either, codes are refused unchecked: a six-digit code with three
  * steps accepted is a 1-in-333,333 guess, and this keeps an attacker who has the password to a
- * handful of guesses per quarter hour, however many sign-ins they start.
+ * handful of guesses per quarter hour, however many sign-ins they start or codes they send at
+ * once. Each code is counted before it is checked and given back when it was right.
  */
 @Injectable()
 export class TwoFactorLimiter {
@@ -20,22 +22,18 @@ export class TwoFactorLimiter {
     private readonly storage: RateLimitStorage,
   ) {}
 
-  async assertAllowed(userId: number, attempt: string): Promise<void> {
+  async reserve(userId: number, attempt: string): Promise<ReservedAttempt> {
     const { enabled, twoFactorAttempts: limit } = this.config.security.rateLimit;
-    if (!enabled) return;
-    const windows = await Promise.all(this.keys(userId, attempt).map((k) => this.storage.peek(k)));
-    const over = windows.find((w): w is WindowCount => w !== null && w.count >= limit);
-    if (over) throw new TooManyTwoFactorAttemptsError(Math.max(1, Math.ceil(over.resetMs / 1000)));
-  }
-
-  async recordFailure(userId: number, attempt: string): Promise<void> {
-    if (!this.config.security.rateLimit.enabled) return;
-    await Promise.all(
-      this.keys(userId, attempt).map((k) => this.storage.hit(k, TWO_FACTOR_WINDOW_MS)),
+    if (!enabled) return ReservedAttempt.uncounted;
+    return reserveAttempt(
+      this.storage,
+      'security',
+      [`2fa-account:${userId}`, `2fa-attempt:${attempt}`].map((key) => ({
+        key,
+        windowMs: TWO_FACTOR_WINDOW_MS,
+      })),
+      (windows) => windows.find((w) => w.count > limit),
+      (seconds) => new TooManyTwoFactorAttemptsError(seconds),
     );
-  }
-
-  private keys(userId: number, attempt: string): string[] {
-    return [`2fa-account:${userId}`, `2fa-attempt:${attempt}`];
   }
 }

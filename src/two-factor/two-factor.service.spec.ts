@@ -9,6 +9,7 @@ import { SecurityNotices } from '../security-notices/security-notices.js';
 import { hashRecoveryCode } from './recovery-codes.js';
 import { SecretCipher } from './secret-cipher.js';
 import { TotpCodes } from './totp.js';
+import type { ReservedAttempt } from '../rate-limit/reserved-attempt.js';
 import { TwoFactorLimiter } from './two-factor-limiter.js';
 import { TooManyTwoFactorAttemptsError } from './two-factor.errors.js';
 import type { TwoFactorCredential } from './two-factor-credential.entity.js';
@@ -30,8 +31,8 @@ describe('TwoFactorService.verifySignIn', () => {
   const advanceStep = jest.fn<TwoFactorRepository['advanceStep']>();
   const consumeRecoveryCode = jest.fn<TwoFactorRepository['consumeRecoveryCode']>();
   const countUnusedRecoveryCodes = jest.fn<TwoFactorRepository['countUnusedRecoveryCodes']>();
-  const assertAllowed = jest.fn<TwoFactorLimiter['assertAllowed']>();
-  const recordFailure = jest.fn<TwoFactorLimiter['recordFailure']>();
+  const reserve = jest.fn<TwoFactorLimiter['reserve']>();
+  const giveBack = jest.fn<ReservedAttempt['giveBack']>();
 
   const credential = (sealed: string, lastUsedStep: number | null = null) =>
     ({
@@ -50,8 +51,8 @@ describe('TwoFactorService.verifySignIn', () => {
     ]) {
       mock.mockReset();
     }
-    assertAllowed.mockReset().mockResolvedValue();
-    recordFailure.mockReset().mockResolvedValue();
+    giveBack.mockReset().mockResolvedValue();
+    reserve.mockReset().mockResolvedValue({ giveBack } as unknown as ReservedAttempt);
     advanceStep.mockResolvedValue(true);
     const manager = {};
     const moduleRef = await Test.createTestingModule({
@@ -67,7 +68,7 @@ describe('TwoFactorService.verifySignIn', () => {
           provide: TwoFactorRepository,
           useValue: { findCredential, advanceStep, consumeRecoveryCode, countUnusedRecoveryCodes },
         },
-        { provide: TwoFactorLimiter, useValue: { assertAllowed, recordFailure } },
+        { provide: TwoFactorLimiter, useValue: { reserve } },
         {
           provide: AuditLog,
           useValue: { record: () => undefined, recordAfterCommit: () => undefined },
@@ -93,7 +94,9 @@ describe('TwoFactorService.verifySignIn', () => {
       service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }, now),
     ).resolves.toEqual({ method: 'totp' });
     expect(advanceStep).toHaveBeenCalledWith(expect.anything(), 7, step);
-    expect(recordFailure).not.toHaveBeenCalled();
+    // Counted before the check, given back once it proved right.
+    expect(reserve).toHaveBeenCalledWith(7, 'attempt');
+    expect(giveBack).toHaveBeenCalledTimes(1);
   });
 
   it('should refuse a code as used when another sign-in recorded its step first', async () => {
@@ -101,7 +104,8 @@ describe('TwoFactorService.verifySignIn', () => {
     await expect(
       service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }, now),
     ).rejects.toMatchObject({ fields: { code: expect.stringContaining('used already') } });
-    expect(recordFailure).toHaveBeenCalledWith(7, 'attempt');
+    expect(reserve).toHaveBeenCalledWith(7, 'attempt');
+    expect(giveBack).not.toHaveBeenCalled();
   });
 
   it('should count a wrong code against the sign-in and the account', async () => {
@@ -110,12 +114,13 @@ describe('TwoFactorService.verifySignIn', () => {
       code: 'validation_failed',
       fields: { code: expect.stringContaining('not right') },
     });
-    expect(recordFailure).toHaveBeenCalledWith(7, 'a1');
+    expect(reserve).toHaveBeenCalledWith(7, 'a1');
+    expect(giveBack).not.toHaveBeenCalled();
     expect(advanceStep).not.toHaveBeenCalled();
   });
 
   it('should check nothing when the limit is reached', async () => {
-    assertAllowed.mockRejectedValue(new TooManyTwoFactorAttemptsError(900));
+    reserve.mockRejectedValue(new TooManyTwoFactorAttemptsError(900));
     await expect(
       service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }, now),
     ).rejects.toBeInstanceOf(TooManyTwoFactorAttemptsError);
@@ -135,6 +140,7 @@ describe('TwoFactorService.verifySignIn', () => {
       hashRecoveryCode('0a1b2c3d4e5f6g7h'),
       new Date(now),
     );
+    expect(giveBack).toHaveBeenCalledTimes(1);
   });
 
   it('should refuse an unknown or used recovery code, and one that cannot be a code unlooked', async () => {
@@ -146,7 +152,8 @@ describe('TwoFactorService.verifySignIn', () => {
       service.verifySignIn(person, 'a1', { recoveryCode: 'DROP TABLE users' }, now),
     ).rejects.toMatchObject({ fields: { recovery_code: expect.stringContaining('not valid') } });
     expect(consumeRecoveryCode).toHaveBeenCalledTimes(1);
-    expect(recordFailure).toHaveBeenCalledTimes(2);
+    expect(reserve).toHaveBeenCalledTimes(2);
+    expect(giveBack).not.toHaveBeenCalled();
   });
 
   it('should tell the person to use a recovery code, without counting it, when the secret cannot be read', async () => {
@@ -154,13 +161,13 @@ describe('TwoFactorService.verifySignIn', () => {
     await expect(
       service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }, now),
     ).rejects.toMatchObject({ fields: { code: expect.stringContaining('Use a recovery code') } });
-    expect(recordFailure).not.toHaveBeenCalled();
+    expect(giveBack).toHaveBeenCalledTimes(1);
   });
 
   it('should ask for a code when given none, before anything is counted', async () => {
     await expect(service.verifySignIn(person, 'a1', { code: '  ' }, now)).rejects.toMatchObject({
       code: 'validation_failed',
     });
-    expect(assertAllowed).not.toHaveBeenCalled();
+    expect(reserve).not.toHaveBeenCalled();
   });
 });

@@ -187,17 +187,27 @@ export class TwoFactorService {
         code: 'Enter the 6-digit code from your authenticator app, or use a recovery code.',
       });
     }
-    await this.limiter.assertAllowed(person.userId, attempt);
-    const credential = await this.repository.findCredential(person.userId);
-    // Turned off since the password was typed: the password is all that is asked now.
-    if (!credential) return { method: 'totp' };
-    const refusal = recoveryCode
-      ? await this.useRecoveryCode(person, recoveryCode, now)
-      : await this.useTotp(person, credential.secret, credential.lastUsedStep, code!, now);
-    if (refusal) {
-      await this.limiter.recordFailure(person.userId, attempt);
-      throw new ValidationError(refusal);
+    // Counted before it is checked, so codes sent at the same moment cannot all be tried.
+    const reserved = await this.limiter.reserve(person.userId, attempt);
+    let refusal: Record<string, string> | null;
+    try {
+      const credential = await this.repository.findCredential(person.userId);
+      if (!credential) {
+        // Turned off since the password was typed: the password is all that is asked now.
+        await reserved.giveBack();
+        return { method: 'totp' };
+      }
+      refusal = recoveryCode
+        ? await this.useRecoveryCode(person, recoveryCode, now)
+        : await this.useTotp(person, credential.secret, credential.lastUsedStep, code!, now);
+    } catch (error) {
+      // Not a guess that was checked (an unreadable secret, a database failure): not counted.
+      await reserved.giveBack();
+      throw error;
     }
+    // A wrong code stays counted; a right one is given back.
+    if (refusal) throw new ValidationError(refusal);
+    await reserved.giveBack();
     if (!recoveryCode) return { method: 'totp' };
     const left = await this.repository.countUnusedRecoveryCodes(person.userId);
     return { method: 'recovery_code', recoveryCodesLeft: left };

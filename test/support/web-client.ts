@@ -15,6 +15,18 @@ export class WebClient {
     this.agent = request.agent(server);
   }
 
+  /**
+   * The same browser talking to another instance of the app: the cookies go along (a cookie names
+   * its host, not its port), as they would behind one load balancer.
+   */
+  on(server: Server): WebClient {
+    const other = new WebClient(server, this.mail);
+    (other.agent as unknown as { jar: unknown }).jar = (
+      this.agent as unknown as { jar: unknown }
+    ).jar;
+    return other;
+  }
+
   get(path: string) {
     return this.agent.get(path);
   }

@@ -1,0 +1,299 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
+import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { generateToken } from '../src/tokens/token-format.js';
+import { User } from '../src/users/user.entity.js';
+import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { burst, tally } from './support/burst.js';
+import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
+import { WebClient } from './support/web-client.js';
+
+/** Small limits, so a burst of a hundred requests is twenty times over each of them. */
+const LIMITS = {
+  TRUST_PROXY: '1',
+  RATE_LIMIT_SIGN_IN: '10',
+  RATE_LIMIT_TWO_FACTOR: '5',
+  RATE_LIMIT_REGISTER_PER_HOUR: '5',
+  RATE_LIMIT_PASSWORD_RESET_PER_HOUR: '5',
+  RATE_LIMIT_MAIL_PER_ADDRESS_PER_HOUR: '5',
+  RATE_LIMIT_VERIFY_RESEND_PER_HOUR: '5',
+  RATE_LIMIT_TEAM_INVITES_PER_HOUR: '5',
+  RATE_LIMIT_EMAIL_CHANGE_PER_HOUR: '5',
+  RATE_LIMIT_API_ANONYMOUS_PER_IP: '10',
+  RATE_LIMIT_API_PER_TOKEN: '10',
+};
+
+/** A client address of its own for each test, so that no two share a per-IP count. */
+const clientIp = () => `198.51.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+
+/** Refused unchecked (429), or let through to the check: what a burst is counted by. */
+const outcome = (res: request.Response) => (res.status === 429 ? 'refused' : 'checked');
+
+/**
+ * Every limiter, hit by a burst of identical requests sent at the same moment: the count of
+ * requests let through to the check is the limit, never more. Run against one instance
+ * (counters in process) and against two instances sharing their database and Redis, with the
+ * requests taking turns between them. A check and the record of it are one atomic step; before
+ * that, every request in flight passed the look at the count.
+ */
+describe.each([
+  ['one instance', 1],
+  ['two instances sharing Redis', 2],
+])('limits under a burst of concurrent requests: %s', (_name, instances) => {
+  let database: TestDatabase | undefined;
+  let mail: TestSmtpServer;
+  let apps: TestApp[];
+  let servers: Server[];
+  let t: TestApp;
+
+  beforeAll(async () => {
+    mail = await TestSmtpServer.start();
+    if (instances === 1) {
+      apps = [await createTestApp(LIMITS, { mail })];
+    } else {
+      database = await createTestDatabase({ file: true });
+      const env = {
+        ...LIMITS,
+        SESSION_SECRET: 'one secret shared by every instance of this deployment',
+        REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+        RATE_LIMIT_REDIS_PREFIX: `tessera-test:${randomBytes(6).toString('hex')}:`,
+      };
+      apps = [
+        await createTestApp(env, { database, mail }),
+        await createTestApp(env, { database, mail }),
+      ];
+    }
+    servers = apps.map((app) => app.server);
+    t = apps[0];
+  });
+  afterAll(async () => {
+    for (const app of apps ?? []) await app.close();
+    await database?.drop();
+    await mail?.stop();
+  });
+
+  /** A person signed in through the first instance; their browser's cookies go to every one. */
+  const person = (): Promise<SignedInPerson> => signedInPerson(t);
+
+  /** The same browser on each instance, for requests that take turns among them. */
+  const onEach = (client: WebClient) => servers.map((server) => client.on(server));
+
+  it('should check exactly RATE_LIMIT_SIGN_IN of 100 wrong passwords sent at once from one address', async () => {
+    const email = uniqueEmail('burst');
+    await createUser(t.app, { email, password: PASSWORD });
+    const client = new WebClient(t.server);
+    const csrf = await client.csrfFrom('/login');
+    const ip = clientIp();
+    const browsers = onEach(client);
+    const answers = await burst(100, servers, (i) =>
+      browsers[i % browsers.length].agent
+        .post('/login')
+        .set('X-Forwarded-For', ip)
+        .type('form')
+        .send({ _csrf: csrf, email, password: `wrong ${i}` }),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 10, refused: 90 });
+    // The right password from there is refused too: the address is out of attempts.
+    const right = await client.agent
+      .post('/login')
+      .set('X-Forwarded-For', ip)
+      .type('form')
+      .send({ _csrf: csrf, email, password: PASSWORD });
+    expect(right.status).toBe(429);
+  }, 60_000);
+
+  it('should check exactly RATE_LIMIT_SIGN_IN of 100 wrong passwords typed again in sudo mode at once', async () => {
+    const someone = await person();
+    const csrf = await someone.client.csrfFrom('/confirm-password');
+    const browsers = onEach(someone.client);
+    const ip = clientIp();
+    const answers = await burst(100, servers, (i) =>
+      browsers[i % browsers.length]
+        .post('/confirm-password', csrf, { password: `wrong ${i}` })
+        .set('X-Forwarded-For', ip),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 10, refused: 90 });
+    expect(answers.filter((a) => a.status !== 429).map((a) => a.headers.location)).toEqual(
+      Array(10).fill('/confirm-password'),
+    );
+  }, 60_000);
+
+  it('should check exactly RATE_LIMIT_TWO_FACTOR of 200 codes sent at once, so the right one sent 150th cannot get in', async () => {
+    const someone = await person();
+    const app = await turnOnTwoFactor(t, someone);
+    await atTheChallenge(someone);
+    const csrf = await someone.client.csrfFrom(CHALLENGE);
+    // The next step's code: the one that confirmed the setup cannot be used again.
+    const right = app.code(1);
+    const wrong = (i: number) => {
+      const code = String(100_000 + i);
+      return code === right ? '999999' : code;
+    };
+    const browsers = onEach(someone.client);
+    const answers = await burst(200, servers, (i) =>
+      browsers[i % browsers.length].post(CHALLENGE, csrf, { code: i === 149 ? right : wrong(i) }),
+    );
+    const counts = tally(answers, (res) =>
+      res.status === 429 ? 'refused' : res.headers.location === CHALLENGE ? 'wrong' : 'in',
+    );
+    // Five codes were checked in all; the right one was among them only if it came that early.
+    expect((counts.wrong ?? 0) + (counts.in ?? 0)).toBe(5);
+    expect(counts.refused).toBe(195);
+    expect(answers[149].status).toBe(429);
+    expect((await someone.client.get('/dashboard')).status).toBe(303);
+  }, 60_000);
+
+  it('should register exactly RATE_LIMIT_REGISTER_PER_HOUR of 30 sign-ups sent at once from one address', async () => {
+    const client = new WebClient(t.server);
+    const csrf = await client.csrfFrom('/register');
+    const ip = clientIp();
+    const browsers = onEach(client);
+    const emails = Array.from({ length: 30 }, () => uniqueEmail('signup'));
+    const answers = await burst(30, servers, (i) =>
+      browsers[i % browsers.length].agent
+        .post('/register')
+        .set('X-Forwarded-For', ip)
+        .type('form')
+        .send({
+          _csrf: csrf,
+          name: `Sign-up ${i}`,
+          email: emails[i],
+          password: PASSWORD,
+          password_confirmation: PASSWORD,
+        }),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 5, refused: 25 });
+    const users = await t.dataSource
+      .getRepository(User)
+      .countBy(emails.map((email) => ({ email })));
+    expect(users).toBe(5);
+  }, 60_000);
+
+  it('should take exactly RATE_LIMIT_PASSWORD_RESET_PER_HOUR of 30 reset requests sent at once from one address', async () => {
+    const client = new WebClient(t.server);
+    const csrf = await client.csrfFrom('/forgot-password');
+    const ip = clientIp();
+    const browsers = onEach(client);
+    const answers = await burst(30, servers, (i) =>
+      browsers[i % browsers.length].agent
+        .post('/forgot-password')
+        .set('X-Forwarded-For', ip)
+        .type('form')
+        .send({ _csrf: csrf, email: uniqueEmail('nobody') }),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 5, refused: 25 });
+  }, 60_000);
+
+  it('should mail one address exactly RATE_LIMIT_MAIL_PER_ADDRESS_PER_HOUR reset links of 30 asked for at once', async () => {
+    const email = uniqueEmail('flooded');
+    await createUser(t.app, { email });
+    const client = new WebClient(t.server);
+    const csrf = await client.csrfFrom('/forgot-password');
+    const browsers = onEach(client);
+    // From as many addresses as requests: only the limit per mailbox is at work.
+    const answers = await burst(30, servers, (i) =>
+      browsers[i % browsers.length].agent
+        .post('/forgot-password')
+        .set('X-Forwarded-For', `203.0.113.${i + 1}`)
+        .type('form')
+        .send({ _csrf: csrf, email }),
+    );
+    // The answer is the same past the limit: it must not tell whether the address has an account.
+    expect(answers.map((a) => a.status)).toEqual(Array(30).fill(303));
+    const queued = await t.dataSource.getRepository(OutboxMessage).countBy({ recipient: email });
+    expect(queued).toBe(5);
+  }, 60_000);
+
+  it('should send exactly RATE_LIMIT_VERIFY_RESEND_PER_HOUR of 30 new confirmation links asked for at once', async () => {
+    const email = uniqueEmail('unconfirmed');
+    const user = await createUser(t.app, { email, password: PASSWORD, verified: false });
+    const client = new WebClient(t.server);
+    await client.login(email);
+    const csrf = await client.csrfFrom('/settings/api-tokens');
+    const browsers = onEach(client);
+    const answers = await burst(30, servers, (i) =>
+      browsers[i % browsers.length].post('/verify-email/resend', csrf),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 5, refused: 25 });
+    const queued = await t.dataSource
+      .getRepository(OutboxMessage)
+      .countBy({ recipient: email, kind: 'verify-email' });
+    expect(queued).toBe(5);
+    expect(user.id).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('should send exactly RATE_LIMIT_TEAM_INVITES_PER_HOUR of 30 invitations sent at once', async () => {
+    const owner = await person();
+    const team = await createTeam(t.app, owner.user, 'Burst');
+    const csrf = await owner.client.csrfFrom(`/teams/${team.id}`);
+    const browsers = onEach(owner.client);
+    const answers = await burst(30, servers, (i) =>
+      browsers[i % browsers.length].post(`/teams/${team.id}/invitations`, csrf, {
+        email: uniqueEmail(`invitee${i}`),
+        role: 'member',
+      }),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 5, refused: 25 });
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(5);
+  }, 60_000);
+
+  it('should mail exactly RATE_LIMIT_EMAIL_CHANGE_PER_HOUR of 30 address changes asked for at once', async () => {
+    const someone = await person();
+    const csrf = await someone.client.csrfFrom('/settings/profile');
+    const browsers = onEach(someone.client);
+    const targets = Array.from({ length: 30 }, () => uniqueEmail('stranger'));
+    const answers = await burst(30, servers, (i) =>
+      browsers[i % browsers.length].post('/settings/profile', csrf, {
+        name: 'Spam Relay',
+        email: targets[i],
+      }),
+    );
+    const counts = tally(answers, outcome);
+    expect(counts).toEqual({ checked: 5, refused: 25 });
+    const refused = answers.find((a) => a.status === 429)!;
+    expect(refused.text).toContain('You have asked to change your address too often.');
+    const mailed = await t.dataSource
+      .getRepository(OutboxMessage)
+      .countBy(targets.map((recipient) => ({ recipient, kind: 'change-email' })));
+    expect(mailed).toBe(5);
+  }, 60_000);
+
+  it('should look up exactly RATE_LIMIT_API_ANONYMOUS_PER_IP of 100 unknown tokens sent at once, and refuse a valid one among them', async () => {
+    const owner = await createUser(t.app);
+    const { plaintext } = await createToken(t.app, owner);
+    const ip = clientIp();
+    for (const app of apps) app.queries.clear();
+    const answers = await burst(100, servers, (i, server) =>
+      request(server)
+        .get('/api/v1/user/profile')
+        .set('X-Forwarded-For', ip)
+        // Well formed, so each one that is let through costs a lookup.
+        .set('Authorization', `Bearer ${i === 60 ? plaintext : generateToken().plaintext}`),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 10, refused: 90 });
+    expect(answers[60].status).toBe(429);
+    const lookups = apps
+      .flatMap((app) => app.queries.queries)
+      .filter((q) => q.includes('token_hash')).length;
+    expect(lookups).toBe(10);
+  }, 60_000);
+
+  it('should answer exactly RATE_LIMIT_API_PER_TOKEN of 50 requests of one token sent at once', async () => {
+    const owner = await createUser(t.app);
+    const { plaintext } = await createToken(t.app, owner);
+    const answers = await burst(50, servers, (_i, server) =>
+      request(server)
+        .get('/api/v1/team')
+        .set('X-Forwarded-For', clientIp())
+        .set('Authorization', `Bearer ${plaintext}`),
+    );
+    expect(tally(answers, (res) => String(res.status))).toEqual({ '200': 10, '429': 40 });
+  }, 60_000);
+});

@@ -1,0 +1,44 @@
+import { Secret, TOTP } from 'otpauth';
+import { TwoFactorService } from '../../src/two-factor/two-factor.service.js';
+import type { SignedInPerson } from './people.js';
+import type { TestApp } from './test-app.js';
+
+export const CHALLENGE = '/two-factor-challenge';
+
+export interface TwoFactorSecret {
+  secret: string;
+  /** The app's code `steps` 30-second steps from now (0: the code it shows now). */
+  code(steps?: number): string;
+}
+
+/**
+ * Turns two-factor sign-in on for the person through the service, as the setup pages do, with
+ * the code of the current step (which therefore cannot sign in: use `code(1)` for that).
+ */
+export async function turnOnTwoFactor(
+  t: Pick<TestApp, 'app'>,
+  person: SignedInPerson,
+): Promise<TwoFactorSecret> {
+  const twoFactor = t.app.get(TwoFactorService);
+  const who = { userId: person.user.id };
+  const sealed = await twoFactor.beginSetup(who);
+  const { secret } = twoFactor.describeSetup(who, sealed, person.email);
+  const code = (steps = 0) =>
+    TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: Date.now() + steps * 30_000 });
+  await twoFactor.confirm(who, sealed, code());
+  return { secret, code };
+}
+
+/** Signs the person out and types their password again: half signed in, at the challenge. */
+export async function atTheChallenge(person: SignedInPerson): Promise<void> {
+  if ((await person.client.get('/dashboard')).status === 200) {
+    await person.client.submit('/dashboard', '/logout');
+  }
+  const res = await person.client.submit('/login', '/login', {
+    email: person.email,
+    password: person.password,
+  });
+  if (res.headers.location !== CHALLENGE) {
+    throw new Error(`the password did not lead to the challenge: ${res.status}`);
+  }
+}
