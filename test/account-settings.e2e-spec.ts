@@ -360,7 +360,12 @@ describe('account settings', () => {
       const stranger = await signedInPerson(t);
       expect((await stranger.client.get(link)).status).toBe(404);
 
-      const followed = await person.client.get(link);
+      // Opening it asks first; the button changes the address.
+      const opened = await person.client.get(link);
+      expect(opened.status).toBe(200);
+      expect(visibleText(opened.text)).toContain(`Use ${newEmail} as the address of your account`);
+      expect((await users.findOneByOrFail({ id: person.user.id })).email).toBe(person.email);
+      const followed = await person.client.submit(link, link);
       expect(`${followed.status} ${followed.headers.location}`).toBe('303 /settings/profile');
       const user = await users.findOneByOrFail({ id: person.user.id });
       expect(user.email).toBe(newEmail);

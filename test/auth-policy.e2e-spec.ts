@@ -28,6 +28,7 @@ const ROUTES: Record<string, string> = {
   'GET /reset-password/:token': 'public',
   'POST /reset-password/:token': 'public',
   'GET /verify-email/:token': 'public',
+  'POST /verify-email/:token': 'session',
   'POST /verify-email/resend': 'session',
   'GET /teams': 'session',
   'POST /teams': 'session',
@@ -56,6 +57,7 @@ const ROUTES: Record<string, string> = {
   'POST /settings/profile': 'session',
   // The link mailed to a new address works only for the account that asked for it.
   'GET /settings/profile/email/:token': 'session',
+  'POST /settings/profile/email/:token': 'session',
   'POST /settings/account/delete': 'session',
   'GET /settings/password': 'session',
   'POST /settings/password': 'session',

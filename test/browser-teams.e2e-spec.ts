@@ -110,7 +110,12 @@ describe('teams in a real browser', () => {
       subject: 'Confirm your email address',
     });
     await newcomer.goto(TestSmtpServer.linkPath(confirm, '/verify-email/'));
-    await signIn(newcomer, inviteeEmail);
+    await newcomer.getByRole('link', { name: 'Sign in to confirm' }).click();
+    await newcomer.getByLabel('Email').fill(inviteeEmail);
+    await newcomer.getByLabel('Password').fill(PASSWORD);
+    await newcomer.getByRole('button', { name: 'Sign in' }).click();
+    await newcomer.getByRole('button', { name: 'Confirm my address' }).click();
+    await newcomer.waitForURL('**/settings/api-tokens');
     expect(await newcomer.locator('.team-switcher summary').textContent()).toContain('Lighthouse');
     const newcomerUser = await t.dataSource.query('SELECT id FROM users WHERE email = ?', [
       inviteeEmail,

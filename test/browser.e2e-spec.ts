@@ -77,7 +77,10 @@ describe('in a real browser', () => {
     return { status: res.status, body: await res.json() };
   }
 
-  /** Signs up, follows the link in the confirmation mail, and signs in. */
+  /**
+   * Signs up, opens the link in the confirmation mail, signs in from there and confirms with the
+   * page's button, then goes to the dashboard.
+   */
   async function register(page: Page, name: string, email: string): Promise<void> {
     await page.goto('/register');
     await page.getByLabel('Name').fill(name);
@@ -88,12 +91,13 @@ describe('in a real browser', () => {
     await page.waitForURL('**/register/check-email');
     const mail = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
     await page.goto(TestSmtpServer.linkPath(mail, '/verify-email/'));
-    await page.getByRole('heading', { name: 'Your email address is confirmed' }).waitFor();
-    await page.getByRole('link', { name: 'Sign in' }).last().click();
+    await page.getByRole('link', { name: 'Sign in to confirm' }).click();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/dashboard');
+    await page.getByRole('button', { name: 'Confirm my address' }).click();
+    await page.waitForURL('**/settings/api-tokens');
+    await page.goto('/dashboard');
   }
 
   /**
@@ -155,9 +159,22 @@ describe('in a real browser', () => {
     await page.waitForURL('**/register/check-email');
     await check('check your email');
     const confirmation = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
-    await page.goto(TestSmtpServer.linkPath(confirmation, '/verify-email/'));
+    const confirmationLink = TestSmtpServer.linkPath(confirmation, '/verify-email/');
+    await page.goto(confirmationLink);
+    await check('confirm your email address, signed out');
+    await page.getByRole('link', { name: 'Sign in to confirm' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Confirm my address' }).waitFor();
+    await check('confirm your email address');
+    await page.getByRole('button', { name: 'Confirm my address' }).click();
+    await page.waitForURL('**/settings/api-tokens');
+    await page.goto(confirmationLink);
     await page.getByRole('heading', { name: 'Your email address is confirmed' }).waitFor();
     await check('email address confirmed');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login');
     await page.goto('/forgot-password');
     await check('forgot password');
     await page.getByLabel('Email').fill(email);

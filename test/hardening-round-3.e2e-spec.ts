@@ -3,9 +3,13 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
+import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { addMember, createTeam, uniqueEmail } from './factories/index.js';
 import { burst } from './support/burst.js';
-import { sessionIdOf } from './support/html.js';
-import { signedInPerson } from './support/people.js';
+import { sessionIdOf, visibleText } from './support/html.js';
+import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -110,5 +114,217 @@ describe('hardening, third round', () => {
       expect(refused.status).toBe(429);
       expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
     }, 60_000);
+  });
+
+  describe('4, 5, 6. mailed links, admins and invitations', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    const users = () => t.dataSource.getRepository(User);
+    const roles = async (teamId: number) =>
+      Object.fromEntries(
+        (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
+          m.userId,
+          m.role,
+        ]),
+      );
+    const invite = (by: SignedInPerson, teamId: number, email: string, role = 'member') =>
+      by.client.submit(`/teams/${teamId}`, `/teams/${teamId}/invitations`, { email, role });
+
+    it('should confirm an address only by a POST from the signed-in account the link was sent for', async () => {
+      const email = uniqueEmail('confirming');
+      const owner = new WebClient(t.server, t.mail);
+      await owner.register('Real Owner', email, PASSWORD, { confirm: false });
+      const mail = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+      const link = TestSmtpServer.linkPath(mail, '/verify-email/');
+      const confirmed = async () => (await users().findOneByOrFail({ email })).emailVerifiedAt;
+
+      // A mail scanner opens it, with no cookies: a page that asks for a sign-in, nothing more.
+      const scanned = await request(t.server).get(link);
+      expect(scanned.status).toBe(200);
+      expect(visibleText(scanned.text)).toContain('Sign in to confirm');
+      expect((await request(t.server).head(link)).status).toBe(200);
+      expect((await request(t.server).post(link)).status).toBe(403);
+      // Another account, signed in, hears it does not exist, and cannot post it either.
+      const other = await signedInPerson(t);
+      expect((await other.client.get(link)).status).toBe(404);
+      const csrf = await other.client.csrfFrom('/dashboard');
+      expect((await other.client.post(link, csrf)).status).toBe(404);
+      expect(await confirmed()).toBeNull();
+
+      await owner.confirmEmail(email);
+      expect(await confirmed()).toBeInstanceOf(Date);
+    });
+
+    it('should not let someone who registered an invited address join when a scanner opens its confirmation link', async () => {
+      const owner = await signedInPerson(t, { name: 'Team Owner' });
+      const team = await createTeam(t.app, owner.user, 'Squatted');
+      const victim = uniqueEmail('invited');
+      expect((await invite(owner, team.id, victim, 'admin')).status).toBe(303);
+      // The attacker signs up with the invited address first and signs in.
+      const attacker = new WebClient(t.server, t.mail);
+      await attacker.register('Not The Invitee', victim, PASSWORD, { confirm: false });
+      const mail = await t.mail.waitFor({ to: victim, subject: 'Confirm your email address' });
+      // The victim's mail scanner opens every link in the mail.
+      for (const link of mail.links) await request(t.server).get(new URL(link).pathname);
+      expect((await users().findOneByOrFail({ email: victim })).emailVerifiedAt).toBeNull();
+
+      const invitation = await t.dataSource
+        .getRepository(TeamInvitation)
+        .findOneByOrFail({ teamId: team.id });
+      const csrf = await attacker.csrfFrom('/dashboard');
+      const accepted = await attacker.post(`/invitations/pending/${invitation.id}/accept`, csrf);
+      expect(accepted.status).toBe(403);
+      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner' });
+    });
+
+    it("should change an address only by a POST from the link's page, whoever opens the link first", async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('moving');
+      await person.client.submit('/settings/profile', '/settings/profile', {
+        name: person.user.name,
+        email: newEmail,
+      });
+      const mail = await t.mail.waitFor({
+        to: newEmail,
+        subject: 'Confirm your new email address',
+      });
+      const link = TestSmtpServer.linkPath(mail, '/settings/profile/email/');
+      expect(mail.text).not.toContain(person.user.name);
+      expect((await request(t.server).get(link)).headers.location).toMatch(/^\/login/);
+      expect((await person.client.get(link)).status).toBe(200);
+      expect((await users().findOneByOrFail({ id: person.user.id })).email).toBe(person.email);
+      expect((await person.client.submit(link, link)).headers.location).toBe('/settings/profile');
+      expect((await users().findOneByOrFail({ id: person.user.id })).email).toBe(newEmail);
+    });
+
+    /** An owner, two admins and a member of a new team, each signed in. */
+    async function staffedTeam() {
+      const [owner, adminA, adminB, member] = await Promise.all(
+        ['Owner', 'Admin A', 'Admin B', 'Member'].map((name) => signedInPerson(t, { name })),
+      );
+      const team = await createTeam(t.app, owner.user, `Staffed ${randomBytes(3).toString('hex')}`);
+      await addMember(t.app, team.id, adminA.user, 'admin');
+      await addMember(t.app, team.id, adminB.user, 'admin');
+      await addMember(t.app, team.id, member.user, 'member');
+      return { team, owner, adminA, adminB, member };
+    }
+
+    it("should let only the owner change an admin's role, so an admin cannot remove another in two steps", async () => {
+      const { team, owner, adminA, adminB, member } = await staffedTeam();
+      const page = (await adminA.client.get(`/teams/${team.id}`)).text;
+      expect(page).not.toContain(`/members/${adminB.user.id}/role`);
+      expect(page).toContain(`/members/${member.user.id}/role`);
+
+      const demoted = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/role`,
+        { role: 'member' },
+      );
+      expect(demoted.status).toBe(403);
+      expect(visibleText(demoted.text)).toContain(
+        "Only the team owner can change an admin's role.",
+      );
+      const removed = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/remove`,
+      );
+      expect(removed.status).toBe(403);
+      expect((await roles(team.id))[adminB.user.id]).toBe('admin');
+
+      // An admin still makes a member an admin; the owner changes an admin's role.
+      const promoted = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${member.user.id}/role`,
+        { role: 'admin' },
+      );
+      expect(promoted.status).toBe(303);
+      const byOwner = await owner.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/role`,
+        { role: 'member' },
+      );
+      expect(byOwner.status).toBe(303);
+      expect(await roles(team.id)).toMatchObject({
+        [adminB.user.id]: 'member',
+        [member.user.id]: 'admin',
+      });
+    });
+
+    it('should let no admin demote or remove another while the owner promotes them at the same moment', async () => {
+      const { team, owner, adminA, member } = await staffedTeam();
+      const [adminCsrf, ownerCsrf] = await Promise.all([
+        adminA.client.csrfFrom(`/teams/${team.id}`),
+        owner.client.csrfFrom(`/teams/${team.id}`),
+      ]);
+      // The member is made an admin while another admin tries to remove them, 20 times at once.
+      const answers = await Promise.all([
+        owner.client.post(`/teams/${team.id}/members/${member.user.id}/role`, ownerCsrf, {
+          role: 'admin',
+        }),
+        ...Array.from({ length: 20 }, () =>
+          adminA.client.post(`/teams/${team.id}/members/${member.user.id}/remove`, adminCsrf),
+        ),
+      ]);
+      expect(answers[0].status === 303 || answers[0].status === 404).toBe(true);
+      const after = await roles(team.id);
+      // Either removed while still a member (and then the promotion found no one), or promoted
+      // first and then kept: never an admin removed by an admin.
+      if (after[member.user.id] === undefined) expect(answers[0].status).toBe(404);
+      else expect(after[member.user.id]).toBe('admin');
+      expect(answers.slice(1).filter((a) => a.status === 303).length).toBeLessThanOrEqual(1);
+    });
+
+    it("should not let an invitation outlive its sender's right to invite", async () => {
+      const { team, owner, adminA, adminB } = await staffedTeam();
+      const [first, second, third] = [uniqueEmail('one'), uniqueEmail('two'), uniqueEmail('three')];
+      const invitees = await Promise.all(
+        [first, second, third].map((email) => signedInPerson(t, { email })),
+      );
+      expect((await invite(adminA, team.id, first, 'admin')).status).toBe(303);
+      expect((await invite(adminA, team.id, second, 'admin')).status).toBe(303);
+      expect((await invite(adminB, team.id, third, 'admin')).status).toBe(303);
+      const linkOf = async (email: string) =>
+        TestSmtpServer.linkPath(
+          await t.mail.waitFor({ to: email, subject: /^You are invited/ }),
+          '/invitations/',
+        );
+      const [firstLink, secondLink] = [await linkOf(first), await linkOf(second)];
+
+      // Admin A is removed from the team, admin B made a member: their invitations go with it.
+      await owner.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminA.user.id}/remove`,
+      );
+      await owner.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/role`,
+        {
+          role: 'member',
+        },
+      );
+      const listed = (await owner.client.get(`/teams/${team.id}`)).text;
+      for (const email of [first, second, third]) expect(listed).not.toContain(email);
+
+      const shown = await invitees[0].client.get(firstLink);
+      expect(shown.status).toBe(410);
+      expect(visibleText(shown.text)).toContain(
+        'This invitation link no longer works: it was withdrawn.',
+      );
+      const accepted = await invitees[1].client.submit('/dashboard', `${secondLink}/accept`);
+      expect(accepted.status).toBe(410);
+      const pending = (await invitees[2].client.get('/dashboard')).text;
+      expect(pending).not.toContain('Staffed');
+      expect(Object.keys(await roles(team.id)).map(Number)).not.toEqual(
+        expect.arrayContaining(invitees.map((i) => i.user.id)),
+      );
+      expect(Object.keys(await roles(team.id))).toHaveLength(3);
+    });
   });
 });

@@ -119,12 +119,13 @@ describe('team invitations', () => {
     expect(registered.headers.location).toBe('/register/check-email');
     expect(Object.keys(await roles(team.id))).toHaveLength(1);
 
+    const signedIn = await visitor.login(addressee);
+    expect(signedIn.headers.location).toBe('/dashboard');
+    expect(Object.keys(await roles(team.id))).toHaveLength(1);
     await visitor.confirmEmail(addressee);
     const members = await roles(team.id);
     expect(Object.values(members).sort()).toEqual(['member', 'owner']);
     expect((await invitations().findOneByOrFail({ teamId: team.id })).status).toBe('accepted');
-    const signedIn = await visitor.login(addressee);
-    expect(signedIn.headers.location).toBe('/dashboard');
     expect(visibleText((await visitor.get('/dashboard')).text)).toContain('Forwarded');
   });
 

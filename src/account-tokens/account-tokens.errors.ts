@@ -1,10 +1,11 @@
 import { DomainError, type NextStep } from '../common/errors/domain.error.js';
 
-export type LinkProblem = 'expired' | 'used' | 'unknown';
+export type LinkProblem = 'expired' | 'used' | 'unknown' | 'withdrawn';
 
 const MESSAGES: Record<LinkProblem, (what: string) => string> = {
   expired: (what) => `This ${what} link has expired.`,
   used: (what) => `This ${what} link has already been used.`,
+  withdrawn: (what) => `This ${what} link no longer works: it was withdrawn.`,
   unknown: (what) =>
     `This ${what} link is not valid. It may be incomplete, or a newer link may have replaced it.`,
 };

@@ -44,7 +44,18 @@ export class ProfileController {
     flash(req.session, { notice: emailAsked ? EMAIL_ASKED : 'Your profile has been saved.' });
   }
 
+  /** The page of the link mailed to a new address: it asks before anything changes. */
   @Get('settings/profile/email/:token')
+  @Render('account/confirm-email')
+  async confirmEmailPage(
+    @SignedInUser() user: User,
+    @Param('token') token: string,
+  ): Promise<object> {
+    const email = await this.profile.pendingEmail({ userId: user.id }, token);
+    return { title: 'Confirm your new email address', email, token };
+  }
+
+  @Post('settings/profile/email/:token')
   @Redirect(PAGE, 303)
   async confirmEmail(
     @SignedInUser() user: User,

@@ -82,8 +82,23 @@ export class ProfileService implements OnModuleInit {
   }
 
   /**
-   * Follows the link mailed to a new address: only the account that asked for it can, once,
-   * and it sets the address the link was sent to, confirmed.
+   * The address a link mailed for a change would set, for its page: only to the account that
+   * asked for it (to anyone else it does not exist), while it can still be used. Changes nothing.
+   */
+  async pendingEmail(person: Person, token: string): Promise<string> {
+    const checked = await this.tokens.check(token, 'change_email');
+    if (checked.token && checked.token.userId !== person.userId) {
+      throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
+    }
+    if (!checked.ok) throw new AccountLinkError(checked.problem, 'email change', ASK_AGAIN);
+    if (!checked.token.email) throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
+    return checked.token.email;
+  }
+
+  /**
+   * Confirms the change from the link's page (a POST: opening the link changes nothing): only
+   * the account that asked for it can, once, and it sets the address the link was sent to,
+   * confirmed.
    */
   async confirmEmail(person: Person, token: string): Promise<void> {
     try {
@@ -127,8 +142,8 @@ export class ProfileService implements OnModuleInit {
     return {
       to: request.to,
       subject: 'Confirm your new email address',
+      // No word of the account's own (its name) goes to an address that has proven nothing.
       ...this.templates.render('change-email', {
-        name: user.name,
         link: `${this.config.app.publicUrl}/settings/profile/email/${token}`,
         hours: CHANGE_EMAIL_LINK_HOURS,
       }),

@@ -1,8 +1,10 @@
-import { Controller, Get, Param, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
+import { signInPageFor } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import type { User } from '../users/user.entity.js';
 import { EmailVerificationService } from './email-verification.service.js';
@@ -12,7 +14,10 @@ const RESENT = {
   confirmed: 'Your email address is confirmed already.',
 };
 
-/** The link mailed to confirm an address, and asking for a new one. */
+/**
+ * The link mailed to confirm an address, and asking for a new one. Opening the link changes
+ * nothing: its page asks the account it was sent for, signed in, to confirm with a button.
+ */
 @Controller('verify-email')
 export class EmailVerificationController {
   constructor(private readonly verification: EmailVerificationService) {}
@@ -27,9 +32,28 @@ export class EmailVerificationController {
 
   @Get(':token')
   @Public()
-  @Render('email-verification/confirmed')
-  async confirm(@Param('token') token: string): Promise<object> {
-    await this.verification.confirm(token);
-    return { title: 'Address confirmed' };
+  @Render('email-verification/confirm')
+  async page(@Param('token') token: string, @Req() req: Request): Promise<object> {
+    const viewer = req.currentUser ? { userId: req.currentUser.id } : null;
+    const state = await this.verification.inspect(token, viewer);
+    return {
+      title: state === 'confirmed' ? 'Address confirmed' : 'Confirm your email address',
+      [state === 'sign-in' ? 'signIn' : state]: true,
+      token,
+      email: req.currentUser?.email,
+      signInUrl: signInPageFor(`/verify-email/${token}`),
+    };
+  }
+
+  @Post(':token')
+  @SignedIn()
+  @Redirect('/settings/api-tokens', 303)
+  async confirm(
+    @SignedInUser() user: User,
+    @Param('token') token: string,
+    @Session() session: SessionData,
+  ): Promise<void> {
+    await this.verification.confirm({ userId: user.id }, token);
+    flash(session, { notice: 'Your email address is confirmed. You can create API tokens now.' });
   }
 }

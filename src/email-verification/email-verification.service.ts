@@ -78,19 +78,46 @@ export class EmailVerificationService implements OnModuleInit {
   }
 
   /**
-   * Confirms the address the link was sent to. A link used already is fine when the address is
-   * confirmed: mail scanners open links before people do.
+   * What the link's page offers, before anything changes (mail scanners open links before people
+   * do): `sign-in` for a visitor, `confirm` for the account the link was sent to, `confirmed`
+   * when it was used and the address is confirmed. Anyone else hears it does not exist.
    */
-  async confirm(token: string): Promise<void> {
+  async inspect(
+    token: string,
+    viewer: Person | null,
+  ): Promise<'sign-in' | 'confirm' | 'confirmed'> {
+    const checked = await this.tokens.check(token, 'verify_email');
+    const owner = checked.token?.userId;
+    if (owner !== undefined && viewer && viewer.userId !== owner) {
+      throw new AccountLinkError('unknown', 'confirmation', ASK_AGAIN);
+    }
+    if (!checked.ok) {
+      if (checked.problem === 'used' && owner !== undefined) {
+        const user = await this.users.findById(owner);
+        if (user?.emailVerifiedAt) return 'confirmed';
+      }
+      throw new AccountLinkError(checked.problem, 'confirmation', ASK_AGAIN);
+    }
+    return viewer ? 'confirm' : 'sign-in';
+  }
+
+  /**
+   * Confirms the address the link was sent to: only by the account it was sent for, signed in,
+   * and once (of two confirmations at once, one wins). A link used already is fine when the
+   * address is confirmed.
+   */
+  async confirm(person: Person, token: string): Promise<void> {
     const outcome = await this.transactions.run(async (m) => {
+      const checked = await this.tokens.check(token, 'verify_email', m);
+      if (checked.token && checked.token.userId !== person.userId) return 'unknown' as const;
       const used = await this.tokens.use(m, token, 'verify_email');
       if (used.ok) {
-        await this.users.markEmailVerified(m, used.token.userId, new Date());
-        for (const listener of this.listeners) await listener(m, used.token.userId);
+        await this.users.markEmailVerified(m, person.userId, new Date());
+        for (const listener of this.listeners) await listener(m, person.userId);
         return undefined;
       }
-      if (used.problem === 'used' && used.token) {
-        const user = await this.users.findById(used.token.userId, m);
+      if (used.problem === 'used') {
+        const user = await this.users.findById(person.userId, m);
         if (user?.emailVerifiedAt) return undefined;
       }
       return used.problem;

@@ -35,6 +35,11 @@ const DAY_MS = 86_400_000;
 
 const hashOf = (token: string): string => createHash('sha256').update(token).digest('hex');
 
+/** For a query on invitations (named `table`): whoever sent it is still the team's owner or an admin. */
+const senderMayInvite = (table = 'i') =>
+  `EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = ${table}.team_id
+    AND m.user_id = ${table}.invited_by_id AND m.role IN ('owner', 'admin'))`;
+
 /** What the page of an invitation's link shows. */
 export interface InvitationView {
   invitation: TeamInvitation;
@@ -141,25 +146,41 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     return invitation;
   }
 
-  /** The team's invitations still waiting for an answer, for its page. */
+  /**
+   * The team's invitations still waiting for an answer, for its page; not those whose sender has
+   * lost the right to invite (they can no longer be accepted).
+   */
   forTeam(teamId: number): Promise<TeamInvitation[]> {
-    return this.repo().find({ where: { teamId, status: 'pending' }, order: { createdAt: 'ASC' } });
+    return this.repo()
+      .createQueryBuilder('i')
+      .where('i.team_id = :teamId AND i.status = :pending', { teamId, pending: 'pending' })
+      .andWhere(senderMayInvite())
+      .orderBy('i.created_at', 'ASC')
+      .getMany();
   }
 
   /** Invitations waiting for this person, for their dashboard: only to a confirmed address. */
   async pendingFor(user: User): Promise<(TeamInvitation & { team: Team })[]> {
     if (!this.isConfirmed(user)) return [];
-    const rows = await this.repo().find({
-      where: { email: user.email, status: 'pending' },
-      relations: { team: true },
-      order: { createdAt: 'ASC' },
-    });
+    const rows = await this.repo()
+      .createQueryBuilder('i')
+      .innerJoinAndSelect('i.team', 'team')
+      .where('i.email = :email AND i.status = :pending', { email: user.email, pending: 'pending' })
+      .andWhere(senderMayInvite())
+      .orderBy('i.created_at', 'ASC')
+      .getMany();
     return rows.filter((i) => i.expiresAt > new Date()) as (TeamInvitation & { team: Team })[];
   }
 
-  /** What the link's page shows; an unknown, used or expired link says which. */
+  /** What the link's page shows; an unknown, used, expired or withdrawn link says which. */
   async view(token: string): Promise<InvitationView> {
     const invitation = await this.byToken(token);
+    const stillBacked = await this.repo()
+      .createQueryBuilder('i')
+      .where('i.id = :id', { id: invitation.id })
+      .andWhere(senderMayInvite())
+      .getExists();
+    if (!stillBacked) throw new InvitationLinkError('withdrawn');
     const [team, inviter, account] = await Promise.all([
       this.dataSource.manager.getRepository(Team).findOneByOrFail({ id: invitation.teamId }),
       invitation.invitedById ? this.users.findById(invitation.invitedById) : null,
@@ -198,17 +219,21 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     if (invitation.email !== user.email || !this.isConfirmed(user)) {
       throw new WrongInviteeError(user.email);
     }
-    return this.transactions.run(async (m) => {
-      const done = await this.repo(m).update(
-        { id: invitation.id, status: 'pending' },
-        { status: answer, tokenHash: null, respondedAt: new Date() },
-      );
-      if (!done.affected) throw new InvitationLinkError('used');
-      if (answer === 'accepted') {
-        await this.teams.join(m, user.id, invitation.teamId, invitation.role);
+    const outcome = await this.transactions.run(async (m) => {
+      if (answer === 'declined') {
+        const done = await this.repo(m).update(
+          { id: invitation.id, status: 'pending' },
+          { status: answer, tokenHash: null, respondedAt: new Date() },
+        );
+        return done.affected ? this.teamOf(m, invitation) : ('used' as const);
       }
-      return m.getRepository(Team).findOneByOrFail({ id: invitation.teamId });
+      const accepted = await this.markAccepted(m, invitation.id);
+      if (accepted !== true) return accepted;
+      await this.teams.join(m, user.id, invitation.teamId, invitation.role);
+      return this.teamOf(m, invitation);
     });
+    if (typeof outcome === 'string') throw new InvitationLinkError(outcome);
+    return outcome;
   }
 
   /** Registering from an invitation's link: the account joins once its address is confirmed. */
@@ -226,12 +251,38 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     const claimed = await this.repo(manager).findBy({ claimedById: userId, status: 'pending' });
     for (const invitation of claimed) {
       if (!user || invitation.email !== user.email || !isOpen(invitation)) continue;
-      await this.repo(manager).update(
-        { id: invitation.id },
-        { status: 'accepted', tokenHash: null, respondedAt: new Date() },
-      );
+      if ((await this.markAccepted(manager, invitation.id)) !== true) continue;
       await this.teams.join(manager, userId, invitation.teamId, invitation.role);
     }
+  }
+
+  /**
+   * Accepts a pending invitation in one conditional statement, which also asks that whoever sent
+   * it is still the team's owner or an admin: an invitation does not outlive its sender's right
+   * to invite (removed from the team, made a member, account deleted). One sent by someone who
+   * lost that right is withdrawn instead.
+   */
+  private async markAccepted(
+    manager: EntityManager,
+    id: number,
+  ): Promise<true | 'used' | 'withdrawn'> {
+    const done = await this.repo(manager)
+      .createQueryBuilder()
+      .update()
+      .set({ status: 'accepted', tokenHash: null, respondedAt: new Date() })
+      .where('id = :id AND status = :pending', { id, pending: 'pending' })
+      .andWhere(senderMayInvite('team_invitations'))
+      .execute();
+    if (done.affected) return true;
+    const withdrawn = await this.repo(manager).update(
+      { id, status: 'pending' },
+      { status: 'revoked', tokenHash: null, respondedAt: new Date() },
+    );
+    return withdrawn.affected ? 'withdrawn' : 'used';
+  }
+
+  private teamOf(manager: EntityManager, invitation: TeamInvitation): Promise<Team> {
+    return manager.getRepository(Team).findOneByOrFail({ id: invitation.teamId });
   }
 
   private async byToken(token: string): Promise<TeamInvitation> {

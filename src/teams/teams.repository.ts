@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Like } from 'typeorm';
+import { DataSource, EntityManager, In, Like } from 'typeorm';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
@@ -156,6 +156,26 @@ export class TeamsRepository {
     role: TeamRole,
   ): Promise<void> {
     await manager.getRepository(TeamMember).insert({ teamId, userId, role });
+  }
+
+  /**
+   * The roles of the members among `userIds` in the team, read with their rows locked for the
+   * rest of the transaction (MySQL/MariaDB; SQLite's transactions are serial already): a decision
+   * taken on them holds until the transaction writes it.
+   */
+  async lockRoles(
+    manager: EntityManager,
+    teamId: number,
+    userIds: number[],
+  ): Promise<Map<number, TeamRole>> {
+    const sqlite = manager.connection.options.type === 'better-sqlite3';
+    const rows = await manager.getRepository(TeamMember).find({
+      select: { userId: true, role: true },
+      where: { teamId, userId: In(userIds) },
+      order: { userId: 'ASC' },
+      ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+    });
+    return new Map(rows.map((row) => [row.userId, row.role]));
   }
 
   /** Sets a member's role; false when they are not (or no longer) a member. */

@@ -43,8 +43,12 @@ export interface TeamDetails {
   members: { user: UserProfile; role: TeamRole; removable: boolean; roleEditable: boolean }[];
 }
 
-/** Owners remove anyone but themselves; admins remove members; members remove no one. */
-function mayRemove(actorRole: TeamRole, targetRole: TeamRole): boolean {
+/**
+ * Owners remove anyone but themselves and change anyone's role but their own; admins remove
+ * members and change members' roles; members do neither. Only the owner acts on an admin, so an
+ * admin cannot remove another in two steps (a change to member, then a removal).
+ */
+function mayManage(actorRole: TeamRole, targetRole: TeamRole): boolean {
   return (
     targetRole !== 'owner' &&
     (actorRole === 'owner' || (actorRole === 'admin' && targetRole === 'member'))
@@ -128,8 +132,8 @@ export class TeamsService {
     const members = (await this.teams.findMembers(team.id)).map((m) => ({
       user: toUserProfile(m.user!),
       role: m.role,
-      removable: m.userId !== userId && mayRemove(role, m.role),
-      roleEditable: role !== 'member' && m.role !== 'owner',
+      removable: m.userId !== userId && mayManage(role, m.role),
+      roleEditable: m.userId !== userId && mayManage(role, m.role),
     }));
     return { team, role, members };
   }
@@ -171,16 +175,15 @@ export class TeamsService {
       : await this.getManageableTeam(actor, teamId);
     if (team.personal) throw new PersonalTeamError();
     if (team.ownerId === userId) throw new OwnerCannotLeaveError();
-    if (!leaving && actor !== 'operator') {
-      const [own, target] = await Promise.all([
-        this.teams.findForMember(team.id, actor.userId),
-        this.teams.findForMember(team.id, userId),
-      ]);
-      if (target && own && !mayRemove(own.role, target.role)) {
-        throw new OwnerOnlyError('remove an admin');
-      }
-    }
     await this.transactions.run(async (manager) => {
+      if (!leaving && actor !== 'operator') {
+        // Both roles read with their rows locked: the decision holds until the delete.
+        const roles = await this.teams.lockRoles(manager, team.id, [actor.userId, userId]);
+        const own = roles.get(actor.userId);
+        const target = roles.get(userId);
+        if (!own || own === 'member') throw new NotTeamManagerError();
+        if (target && !mayManage(own, target)) throw new OwnerOnlyError('remove an admin');
+      }
       if (!(await this.teams.deleteMember(manager, team.id, userId)))
         throw new MemberNotFoundError();
       await this.teams.resetCurrentTeam(manager, userId, team.id);
@@ -217,8 +220,8 @@ export class TeamsService {
   }
 
   /**
-   * Changes a member's role to member or admin. Owners change anyone's; admins change members'
-   * and admins'; the owner's own role changes only by a transfer.
+   * Changes a member's role to member or admin. The owner changes anyone's; an admin changes
+   * members' only (making one an admin, say); the owner's own role changes only by a transfer.
    */
   async changeRole(
     actor: Person,
@@ -227,31 +230,30 @@ export class TeamsService {
     role: AssignableRole,
   ): Promise<User> {
     const team = await this.getManageableTeam(actor, teamId);
-    const target = await this.teams.findForMember(team.id, userId);
-    if (!target) throw new MemberNotFoundError();
-    if (target.role === 'owner') throw new OwnerRoleError();
-    const changed = await this.transactions.run(async (m) => {
-      if (!(await this.teams.setRole(m, team.id, userId, role))) return false;
-      if (target.role !== role) {
-        await this.notices.send(m, userId, 'role', team, role);
-        const member = await this.users.findById(userId, m);
-        this.audit.recordAfterCommit(m, {
-          event: 'team.role_changed',
-          actor,
-          userId,
-          teamId: team.id,
-          target: { type: 'user', id: userId },
-          detail: {
-            team: team.name,
-            member: member?.email ?? null,
-            role,
-            previous_role: target.role,
-          },
-        });
+    await this.transactions.run(async (m) => {
+      // Both roles read with their rows locked: the decision holds until the write.
+      const roles = await this.teams.lockRoles(m, team.id, [actor.userId, userId]);
+      const own = roles.get(actor.userId);
+      const previous = roles.get(userId);
+      if (!own || own === 'member') throw new NotTeamManagerError();
+      if (!previous) throw new MemberNotFoundError();
+      if (previous === 'owner') throw new OwnerRoleError();
+      if (!mayManage(own, previous) || actor.userId === userId) {
+        throw new OwnerOnlyError("change an admin's role");
       }
-      return true;
+      if (!(await this.teams.setRole(m, team.id, userId, role))) throw new MemberNotFoundError();
+      if (previous === role) return;
+      await this.notices.send(m, userId, 'role', team, role);
+      const member = await this.users.findById(userId, m);
+      this.audit.recordAfterCommit(m, {
+        event: 'team.role_changed',
+        actor,
+        userId,
+        teamId: team.id,
+        target: { type: 'user', id: userId },
+        detail: { team: team.name, member: member?.email ?? null, role, previous_role: previous },
+      });
     });
-    if (!changed) throw new MemberNotFoundError();
     return (await this.users.findById(userId))!;
   }
 
