@@ -27,6 +27,8 @@ export default {
       ...common,
       displayName: 'e2e',
       rootDir: '.',
+      // A guard against a hang, not a measure of speed: a busy machine must not fail a test.
+      testTimeout: 120_000,
       // Specs that need a database server (cutting its connection, say) run with TEST_DATABASE_URL.
       testMatch: [
         '<rootDir>/test/**/*.e2e-spec.ts',

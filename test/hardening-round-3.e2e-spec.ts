@@ -6,7 +6,9 @@ import { Session } from '../src/auth/session.entity.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { addMember, createTeam, uniqueEmail } from './factories/index.js';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { addMember, createTeam, createToken, uniqueEmail } from './factories/index.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { burst } from './support/burst.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
@@ -22,6 +24,8 @@ import { WebClient } from './support/web-client.js';
  * instances sharing one database as well as on one. The limits under a burst of concurrent
  * requests (finding 1) have a spec of their own: limits-under-burst.e2e-spec.ts.
  */
+const users = (t: TestApp) => t.dataSource.getRepository(User);
+
 describe('hardening, third round', () => {
   describe.each([
     ['one instance', 1],
@@ -325,6 +329,153 @@ describe('hardening, third round', () => {
         expect.arrayContaining(invitees.map((i) => i.user.id)),
       );
       expect(Object.keys(await roles(team.id))).toHaveLength(3);
+    });
+  });
+
+  describe('7, 8, 9, 10. old links, half-finished sign-ins, regenerated tokens, the security log', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', TRUST_PROXY: '1' });
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    const RESET = 'Reset your Tessera password';
+    /** Asks for a reset link for the address, as a visitor would, and returns its path. */
+    async function resetLink(email: string): Promise<string> {
+      const before = t.mail.find({ to: email, subject: RESET }).length;
+      await new WebClient(t.server).submit('/forgot-password', '/forgot-password', { email });
+      for (;;) {
+        const mails = t.mail.find({ to: email, subject: RESET });
+        if (mails.length > before)
+          return TestSmtpServer.linkPath(mails.at(-1)!, '/reset-password/');
+        await t.mail.waitFor({ to: email, subject: RESET });
+      }
+    }
+
+    it('should cancel a reset link asked for before the password is changed', async () => {
+      const person = await signedInPerson(t);
+      const link = await resetLink(person.email);
+      expect((await request(t.server).get(link)).status).toBe(200);
+      const changed = await person.client.submit('/settings/password', '/settings/password', {
+        current_password: PASSWORD,
+        password: 'another good passphrase',
+        password_confirmation: 'another good passphrase',
+      });
+      expect(changed.headers.location).toBe('/settings/security');
+      const after = await request(t.server).get(link);
+      expect(after.status).toBe(404);
+      const visitor = new WebClient(t.server);
+      const used = await visitor.post(link, await visitor.csrfFrom('/forgot-password'), {
+        password: 'the attacker chose this',
+        password_confirmation: 'the attacker chose this',
+      });
+      expect(used.status).toBe(404);
+      expect(
+        (await new WebClient(t.server).login(person.email, 'another good passphrase')).headers
+          .location,
+      ).toBe('/dashboard');
+    });
+
+    it('should cancel a reset link mailed to the old address once the address is changed', async () => {
+      const person = await signedInPerson(t);
+      const link = await resetLink(person.email);
+      const newEmail = uniqueEmail('moved');
+      await person.client.submit('/settings/profile', '/settings/profile', {
+        name: person.user.name,
+        email: newEmail,
+      });
+      const change = await t.mail.waitFor({
+        to: newEmail,
+        subject: 'Confirm your new email address',
+      });
+      const changeLink = TestSmtpServer.linkPath(change, '/settings/profile/email/');
+      await person.client.submit(changeLink, changeLink);
+      expect((await users(t).findOneByOrFail({ id: person.user.id })).email).toBe(newEmail);
+      expect((await request(t.server).get(link)).status).toBe(404);
+    });
+
+    it('should end a sign-in waiting for its code when the password is reset meanwhile', async () => {
+      const person = await signedInPerson(t);
+      const app = await turnOnTwoFactor(t, person);
+      await atTheChallenge(person);
+      // The owner resets the password from another browser while the first one waits.
+      const link = await resetLink(person.email);
+      const reset = await new WebClient(t.server).submit(link, link, {
+        password: 'a new password after all',
+        password_confirmation: 'a new password after all',
+      });
+      expect(reset.headers.location).toBe('/login');
+
+      const late = await person.client.submit(CHALLENGE, CHALLENGE, { code: app.code(1) });
+      expect(late.headers.location).toBe('/login');
+      expect(visibleText((await person.client.get('/login')).text)).toContain(
+        'Your password has changed. Sign in with the new one.',
+      );
+      expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
+    });
+
+    it('should give no grace to the old value of a token regenerated after it expired', async () => {
+      const person = await signedInPerson(t);
+      const { plaintext: old, token } = await createToken(t.app, person.user, {
+        expiresInDays: 30,
+      });
+      // Made 31 days ago for 30 days: expired yesterday.
+      const createdAt = new Date(Date.now() - 31 * 86_400_000);
+      await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .update(
+          { id: token.id },
+          { createdAt, expiresAt: new Date(createdAt.getTime() + 30 * 86_400_000) },
+        );
+      const expired = await request(t.server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${old}`);
+      expect(expired.body.error.code).toBe('token_expired');
+      const page = `/settings/api-tokens/${token.id}`;
+      const res = await person.client.submit(page, `${page}/regenerate`, { grace_minutes: '60' });
+      expect(res.status).toBe(200);
+      expect(visibleText(res.text)).toContain('The old value is refused from now on.');
+      const value = /value="(tsr_[0-9A-Za-z]{36})"/.exec(res.text)![1];
+      const api = (bearer: string) =>
+        request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${bearer}`);
+      const refused = await api(old);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.code).toBe('token_revoked');
+      expect((await api(value)).status).toBe(200);
+    });
+
+    it('should show a member neither the address nor the browser of the admin who acted on them', async () => {
+      const owner = await signedInPerson(t, { name: 'Olive Owner' });
+      const admin = await signedInPerson(t, { name: 'Adam Admin' });
+      const member = await signedInPerson(t, { name: 'Mia Member' });
+      const team = await createTeam(t.app, owner.user, 'Watched');
+      await addMember(t.app, team.id, admin.user, 'admin');
+      await addMember(t.app, team.id, member.user, 'member');
+      const csrf = await admin.client.csrfFrom(`/teams/${team.id}`);
+      const removed = await admin.client
+        .post(`/teams/${team.id}/members/${member.user.id}/remove`, csrf)
+        .set('X-Forwarded-For', '203.0.113.77')
+        .set(
+          'User-Agent',
+          'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
+        );
+      expect(removed.status).toBe(303);
+      await t.app.get(AuditLog).flush();
+
+      const own = visibleText((await member.client.get('/settings/security-log')).text);
+      expect(own).toContain('Adam Admin');
+      expect(own).not.toContain('203.0.113.77');
+      expect(own).not.toContain('Firefox');
+      const teamLog = visibleText((await owner.client.get(`/teams/${team.id}/audit-log`)).text);
+      expect(teamLog).toContain('203.0.113.77');
+      expect(teamLog).toContain('Firefox');
+      // The admin's own log shows their own address, as ever.
+      expect(visibleText((await admin.client.get('/settings/security-log')).text)).toContain(
+        '203.0.113.77',
+      );
     });
   });
 });

@@ -17,6 +17,15 @@ export class AccountTokensRepository {
     await repo.insert({ ...row, usedAt: null });
   }
 
+  /** Deletes the user's unused tokens of the purpose; their links then answer "not valid". */
+  async deleteUnused(
+    manager: EntityManager,
+    userId: number,
+    purpose: AccountTokenPurpose,
+  ): Promise<void> {
+    await manager.getRepository(AccountToken).delete({ userId, purpose, usedAt: IsNull() });
+  }
+
   findByHash(
     hash: string,
     purpose: AccountTokenPurpose,

@@ -56,6 +56,14 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
     return plaintext;
   }
 
+  /**
+   * Cancels the user's unused links of the purpose, inside `manager`'s transaction: a change of
+   * password or address makes the reset links mailed before it worthless.
+   */
+  cancel(manager: EntityManager, userId: number, purpose: AccountTokenPurpose): Promise<void> {
+    return this.tokens.deleteUnused(manager, userId, purpose);
+  }
+
   /** Whether the token could be used now; a malformed one costs no query. */
   async check(
     plaintext: string,

@@ -1,5 +1,6 @@
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
+import { AccountTokens } from '../account-tokens/account-tokens.service.js';
 import { AuthService } from '../auth/auth.service.js';
 import { credentialStamp } from '../auth/credential-stamp.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
@@ -19,13 +20,15 @@ export class PasswordChangeService {
     private readonly passwords: PasswordHasher,
     private readonly users: UsersRepository,
     private readonly sessions: SessionsRepository,
+    private readonly links: AccountTokens,
     private readonly outbox: Outbox,
     private readonly transactions: Transactions,
   ) {}
 
   /**
    * Checks the current password (limited as a sign-in is), sets the new one, signs the account
-   * out of every session but `keepSessionId` and tells its owner by mail. Returns the new
+   * out of every session but `keepSessionId`, cancels the reset links mailed before (one could
+   * otherwise undo the change) and tells its owner by mail. Returns the new
    * credential stamp, for the kept session: every other one no longer matches it.
    */
   async change(
@@ -39,6 +42,7 @@ export class PasswordChangeService {
     await this.transactions.run(async (m) => {
       await this.users.setPasswordHash(m, user.id, passwordHash);
       await this.sessions.deleteOthersForUser(m, user.id, keepSessionId);
+      await this.links.cancel(m, user.id, 'reset_password');
       await this.outbox.enqueue(m, {
         kind: PASSWORD_CHANGED_MAIL,
         to: user.email,

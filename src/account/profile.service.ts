@@ -116,6 +116,8 @@ export class ProfileService implements OnModuleInit {
         if (email === user.email) return;
         if (await this.users.findByEmail(email, m)) throw new EmailTakenError();
         await this.users.setConfirmedEmail(m, user.id, email, new Date());
+        // Reset links mailed to the old address stop working: it no longer speaks for the account.
+        await this.tokens.cancel(m, user.id, 'reset_password');
         await this.notices.send(m, user.id, 'email-changed', { to: user.email });
         this.audit.recordAfterCommit(m, {
           event: 'account.email_changed',

@@ -4,6 +4,7 @@ import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { User } from '../users/user.entity.js';
+import type { AuditEvent } from './audit-event.entity.js';
 import { AUDIT_KINDS } from './audit-events.js';
 import { AuditService, type AuditPage } from './audit.service.js';
 import { toEventView } from './audit.view.js';
@@ -25,8 +26,17 @@ export class AuditLogController {
   @Get('settings/security-log')
   @Render('audit/log')
   async own(@SignedInUser() user: User, @Query() query: AuditLogQuery): Promise<object> {
-    const page = await this.audit.forUser(user.id, query.kind || undefined, query.before);
-    return this.view(page, user, query, {
+    const [page, memberships] = await Promise.all([
+      this.audit.forUser(user.id, query.kind || undefined, query.before),
+      this.teams.membershipsOf({ userId: user.id }),
+    ]);
+    // Someone else's address and client only where the viewer may read the team's own log.
+    const manages = new Set(memberships.filter((m) => m.role !== 'member').map((m) => m.team.id));
+    const showClient = (e: AuditEvent) =>
+      e.actorUserId === null ||
+      e.actorUserId === user.id ||
+      (e.teamId !== null && manages.has(e.teamId));
+    return this.view(page, user, query, showClient, {
       title: 'Security log',
       path: '/settings/security-log',
       intro:
@@ -43,7 +53,7 @@ export class AuditLogController {
   ): Promise<object> {
     const team = await this.teams.getManageableTeam({ userId: user.id }, id);
     const page = await this.audit.forTeam(team.id, query.kind || undefined, query.before);
-    return this.view(page, user, query, {
+    return this.view(page, user, query, () => true, {
       title: `Audit log of ${team.name}`,
       path: `/teams/${team.id}/audit-log`,
       team,
@@ -51,7 +61,13 @@ export class AuditLogController {
     });
   }
 
-  private view(page: AuditPage, user: User, query: AuditLogQuery, page_: object): object {
+  private view(
+    page: AuditPage,
+    user: User,
+    query: AuditLogQuery,
+    showClient: (e: AuditEvent) => boolean,
+    page_: object,
+  ): object {
     const path = (page_ as { path: string }).path;
     const kind = query.kind || '';
     const params = (before?: number) =>
@@ -60,7 +76,7 @@ export class AuditLogController {
         .join('&');
     return {
       ...page_,
-      events: page.events.map((e) => toEventView(e, page.people, user.id)),
+      events: page.events.map((e) => toEventView(e, page.people, user.id, showClient(e))),
       kinds: Object.entries(AUDIT_KINDS).map(([value, label]) => ({
         value,
         label,

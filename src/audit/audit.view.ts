@@ -38,7 +38,16 @@ export interface AuditEventView {
   client: string | null;
 }
 
-export function toEventView(e: AuditEvent, people: People, viewerId: number): AuditEventView {
+/**
+ * `showClient`: whether the viewer may see the address and client the event came from; someone
+ * else's are for the people entitled to the team's audit log only.
+ */
+export function toEventView(
+  e: AuditEvent,
+  people: People,
+  viewerId: number,
+  showClient = true,
+): AuditEventView {
   const kind = kindOf(e.event);
   const detail = parseDetail(e.detail) ?? {};
   const facts = Object.entries(detail)
@@ -54,8 +63,8 @@ export function toEventView(e: AuditEvent, people: People, viewerId: number): Au
     kind: kind ? AUDIT_KINDS[kind] : 'Other',
     by: actorOf(e, people, viewerId),
     facts,
-    ip: e.ip,
-    client: e.userAgent ? describeClient(e.userAgent) : null,
+    ip: showClient ? e.ip : null,
+    client: showClient && e.userAgent ? describeClient(e.userAgent) : null,
   };
 }
 

@@ -10,9 +10,16 @@ declare module 'express-session' {
     passwordConfirmedAt?: number;
     /**
      * A sign-in whose password was right, waiting for the second factor: nobody is signed in
-     * yet. `attempt` names it for the limit on wrong codes; `at` is when the password was typed.
+     * yet. `attempt` names it for the limit on wrong codes; `at` is when the password was typed;
+     * `credentialStamp` is the account's stamp then (a password changed since ends it).
      */
-    pendingSignIn?: { userId: number; attempt: string; at: number; returnTo?: string };
+    pendingSignIn?: {
+      userId: number;
+      attempt: string;
+      credentialStamp: string;
+      at: number;
+      returnTo?: string;
+    };
     /** A two-factor setup under way: its secret, encrypted, until a code confirms it. */
     twoFactorSetup?: { secret: string; startedAt: number };
     /** The account's credential stamp at sign-in; the session ends when it no longer matches. */

@@ -44,6 +44,7 @@ export class SessionLifecycle {
     req.session.pendingSignIn = {
       userId: user.id,
       attempt: randomBytes(16).toString('base64url'),
+      credentialStamp: credentialStamp(user.passwordHash),
       at: Date.now(),
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
     };

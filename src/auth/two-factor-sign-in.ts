@@ -7,6 +7,7 @@ import { signInPageFor } from '../common/web/return-to.js';
 import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { credentialStamp } from './credential-stamp.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 
 export const CHALLENGE_PAGE = '/two-factor-challenge';
@@ -59,10 +60,19 @@ export class TwoFactorSignIn {
     throw new NoPendingSignInError(pending.returnTo);
   }
 
-  /** Checks the second factor and signs the person in; returns where to go next. */
+  /**
+   * Checks the second factor and signs the person in; returns where to go next. A sign-in whose
+   * password has been changed (or reset) since it was typed is over: the new one is asked.
+   */
   async complete(req: Request, input: SecondFactor): Promise<string> {
     const pending = this.pendingOf(req);
     const person = { userId: pending.userId };
+    const user = await this.users.findById(pending.userId);
+    if (!user || credentialStamp(user.passwordHash) !== pending.credentialStamp) {
+      delete req.session.pendingSignIn;
+      flash(req.session, { error: 'Your password has changed. Sign in with the new one.' });
+      throw new NoPendingSignInError(pending.returnTo);
+    }
     let accepted;
     try {
       accepted = await this.twoFactor.verifySignIn(person, pending.attempt, input);
@@ -77,8 +87,6 @@ export class TwoFactorSignIn {
       }
       throw error;
     }
-    const user = await this.users.findById(pending.userId);
-    if (!user) throw new NoPendingSignInError();
     const next = await this.sessions.start(req, user, pending.returnTo);
     if (accepted.method === 'recovery_code') {
       const left = accepted.recoveryCodesLeft ?? 0;

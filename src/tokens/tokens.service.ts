@@ -176,11 +176,13 @@ export class TokensService {
       if (!token) throw new TokenNotFoundError();
       if (token.revokedAt) throw new TokenRevokedError();
       const now = Date.now();
+      // A value that no longer works (expired) gets no grace: regenerating must not revive it.
+      const grace = token.expiresAt && token.expiresAt.getTime() <= now ? 0 : graceMinutes;
       const next = {
         tokenHash: generated.hash,
         lastFour: generated.lastFour,
         expiresAt: regeneratedExpiry(token, this.maxLifetimeDays, now),
-        previousValidUntil: new Date(now + graceMinutes * MINUTE_MS),
+        previousValidUntil: new Date(now + grace * MINUTE_MS),
         regeneratedAt: new Date(now),
       };
       const replaced = await this.tokens.replaceValue(m, userId, tokenId, token.tokenHash, next);
@@ -190,7 +192,7 @@ export class TokensService {
         userId,
         tokenId,
         target: { type: 'token', id: tokenId },
-        detail: { name: token.name, grace_minutes: graceMinutes },
+        detail: { name: token.name, grace_minutes: grace },
       });
       const view = toTokenView({ ...token, ...next, previousTokenHash: token.tokenHash });
       return { token: view, plaintext: generated.plaintext };
