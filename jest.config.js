@@ -21,14 +21,14 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
+  // A guard against a hang, not a measure of speed: a busy machine must not fail a test.
+  testTimeout: 120_000,
   projects: [
     { ...common, displayName: 'unit', rootDir: 'src', testMatch: ['<rootDir>/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'e2e',
       rootDir: '.',
-      // A guard against a hang, not a measure of speed: a busy machine must not fail a test.
-      testTimeout: 120_000,
       // Specs that need a database server (cutting its connection, say) run with TEST_DATABASE_URL.
       testMatch: [
         '<rootDir>/test/**/*.e2e-spec.ts',

@@ -478,4 +478,69 @@ describe('hardening, third round', () => {
       );
     });
   });
+
+  describe('11, 12. sessions for visitors, codes, subjects', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it('should store no session for a thousand views of the sign-in page, and still refuse a forged form', async () => {
+      const sessions = t.dataSource.getRepository(Session);
+      const before = await sessions.count();
+      const views = await burst(1000, t.server, () => request(t.server).get('/login'));
+      expect(views.every((v) => v.status === 200 && v.text.includes('name="_csrf"'))).toBe(true);
+      expect(await sessions.count()).toBe(before);
+
+      const email = uniqueEmail('forged');
+      await signedInPerson(t, { email });
+      // A token from another visitor's page, without that visitor's cookie: refused.
+      const stolenToken = /name="_csrf" value="([^"]+)"/.exec(views[0].text)![1];
+      const forged = await request(t.server)
+        .post('/login')
+        .type('form')
+        .send({ _csrf: stolenToken, email, password: PASSWORD });
+      expect(forged.status).toBe(403);
+      // A visitor's own token no longer serves once signed in: it was bound to no session.
+      const visitor = new WebClient(t.server);
+      const guestToken = await visitor.csrfFrom('/login');
+      expect((await visitor.login(email)).headers.location).toBe('/dashboard');
+      expect((await visitor.post('/logout', guestToken)).status).toBe(403);
+      expect((await visitor.get('/dashboard')).status).toBe(200);
+    });
+
+    it('should answer a code a few steps off exactly as any other wrong code', async () => {
+      const person = await signedInPerson(t);
+      const app = await turnOnTwoFactor(t, person);
+      await atTheChallenge(person);
+      const answers: string[] = [];
+      for (const code of [
+        app.code(-4),
+        app.code(5),
+        app.code(1) === '000000' ? '111111' : '000000',
+      ]) {
+        await person.client.submit(CHALLENGE, CHALLENGE, { code });
+        const page = visibleText((await person.client.get(CHALLENGE)).text);
+        answers.push(/That code[^.]*\./.exec(page)![0]);
+      }
+      expect(new Set(answers)).toEqual(new Set(['That code is not right.']));
+    });
+
+    it('should encode a subject that looks like an encoded-word, so it reads as it was written', async () => {
+      const owner = await signedInPerson(t);
+      const name = '=?utf-8?q?Evil=20Corp?=';
+      const team = await createTeam(t.app, owner.user, name);
+      const invitee = uniqueEmail('subject');
+      await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/invitations`, {
+        email: invitee,
+        role: 'member',
+      });
+      const mail = await t.mail.waitFor({ to: invitee });
+      expect(mail.subject).toBe(`You are invited to join ${name} on Tessera`);
+    });
+  });
 });

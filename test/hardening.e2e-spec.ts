@@ -377,7 +377,7 @@ describe('hardening', () => {
       }
     }, 60_000);
 
-    it('should store no session for anonymous visits, and let a form’s session end within minutes', async () => {
+    it('should store no session for anonymous visits, forms included, and let a message’s session end within minutes', async () => {
       const sessions = t.dataSource.getRepository(Session);
       const anonymous = () => sessions.countBy({ userId: IsNull() });
       const before = await anonymous();
@@ -387,10 +387,20 @@ describe('hardening', () => {
         }
       }
       expect(await anonymous()).toBe(before);
+      // Nor for the forms: their CSRF token lives in a cookie, signed, not in a session.
+      for (let i = 0; i < 100; i++) {
+        for (const path of ['/login', '/register', '/forgot-password']) {
+          const page = await request(t.server).get(path);
+          expect(page.text).toContain('name="_csrf"');
+          expect(String(page.headers['set-cookie'])).not.toContain('tessera.sid=');
+        }
+      }
+      expect(await anonymous()).toBe(before);
 
+      // A message to show (a refused sign-in) is kept, in a session that ends within minutes.
       const visitor = new WebClient(t.server, t.mail);
-      const form = await visitor.get('/login');
-      const cookie = visitor.sessionCookie(form)!;
+      const refused = await visitor.login(uniqueEmail('nobody'), 'a guess');
+      const cookie = visitor.sessionCookie(refused)!;
       const row = await sessions.findOneByOrFail({ id: sessionIdOf(cookie) });
       expect(row.expiresAt.getTime()).toBeLessThanOrEqual(Date.now() + GUEST_SESSION_MS + 1000);
 

@@ -212,9 +212,10 @@ describe('sign-up, sign-in and sessions', () => {
     it('should give a new session id at sign-in', async () => {
       const email = uniqueEmail('fixation');
       await web().register('Fixation Tester', email);
+      // A visitor's session exists once it has something to keep: here, a refusal's message.
       const client = web();
-      const loginPage = await client.get('/login');
-      const before = client.sessionCookie(loginPage);
+      const refused = await client.login(email, 'not the password');
+      const before = client.sessionCookie(refused);
       const res = await client.login(email);
       expect(res.headers.location).toBe('/dashboard');
       const after = client.sessionCookie(res);
@@ -251,14 +252,23 @@ describe('sign-up, sign-in and sessions', () => {
   });
 
   describe('cookies and timeouts', () => {
-    it('should set an HttpOnly, SameSite=Lax session cookie, Secure only over HTTPS', async () => {
-      const res = await request(t.server).get('/login');
-      const cookie = ([] as string[])
-        .concat(res.headers['set-cookie'] ?? [])
-        .find((c) => c.startsWith('tessera.sid='))!;
-      expect(cookie).toMatch(/; HttpOnly/);
-      expect(cookie).toMatch(/; SameSite=Lax/);
-      expect(cookie).not.toMatch(/; Secure/);
+    it('should set HttpOnly, SameSite=Lax session and CSRF cookies, Secure only over HTTPS', async () => {
+      const cookiesOf = (res: request.Response) =>
+        ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+      const page = await request(t.server).get('/login');
+      // Viewing the sign-in page stores no session: its form's token is in a cookie alone.
+      expect(cookiesOf(page).some((c) => c.startsWith('tessera.sid='))).toBe(false);
+      const csrf = cookiesOf(page).find((c) => c.startsWith('tessera.csrf='))!;
+      const client = web();
+      const email = uniqueEmail('cookies');
+      await web().register('Cookie Flags', email);
+      const signedIn = await client.login(email);
+      const session = cookiesOf(signedIn).find((c) => c.startsWith('tessera.sid='))!;
+      for (const cookie of [csrf, session]) {
+        expect(cookie).toMatch(/; HttpOnly/);
+        expect(cookie).toMatch(/; SameSite=Lax/);
+        expect(cookie).not.toMatch(/; Secure/);
+      }
 
       const spoofed = await request(t.server).get('/login').set('X-Forwarded-Proto', 'https');
       expect(String(spoofed.headers['set-cookie'])).not.toMatch(/; Secure/);

@@ -11,7 +11,6 @@ declare global {
       formFields?: readonly string[];
       /** The route a request refused before routing was for (the log's and metrics' `route`). */
       routePattern?: string;
-      csrfToken?: (overwrite?: boolean) => string;
     }
   }
 }

@@ -26,7 +26,6 @@ declare module 'express-session' {
     credentialStamp?: string;
     /** The browser and address last seen on this session, and when (epoch ms), for its list. */
     activity?: { userAgent: string; ip: string; at: number };
-    csrfToken?: string;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;
   }

@@ -1,6 +1,7 @@
 import { EnvReader, integer, oneOf, text } from './env-reader.js';
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 /** The logs are pino's, so its names are accepted too and mean Nest's nearest level. */
@@ -15,7 +16,7 @@ const logLevel = (raw: string): LogLevel | { error: string } => {
 };
 
 export interface AppConfig {
-  nodeEnv: (typeof NODE_ENVS)[number];
+  nodeEnv: NodeEnv;
   port: number;
   host: string;
   logLevel: LogLevel;

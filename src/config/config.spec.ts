@@ -1,7 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig } from './config.js';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig as load } from './config.js';
 import { parseDatabaseUrl, redactDatabaseUrl } from './database-url.js';
+
+/** Development keeps its session secret in a file: here, one of this spec's own. */
+const scratch = mkdtempSync(join(tmpdir(), 'tessera-config-'));
+const loadConfig = (env: Record<string, string | undefined> = {}) =>
+  load({ SESSION_SECRET_FILE: join(scratch, 'session-secret'), ...env });
 
 describe('loadConfig', () => {
   it('should default to port 3000 and the embedded SQLite file when nothing is set', () => {
@@ -207,6 +215,23 @@ describe('loadConfig, proxies and secrets', () => {
       );
     });
 
+    it('should refuse in production ranges that together trust every address, and warn elsewhere', () => {
+      for (const value of [
+        '0.0.0.0/1,128.0.0.0/1',
+        '::/1, 8000::/1',
+        '0.0.0.0/1,128.0.0.0/128.0.0.0',
+      ]) {
+        const problems = problemsOf({ ...PRODUCTION, TRUST_PROXY: value });
+        expect(problems).toHaveLength(1);
+        expect(problems[0]).toMatch(
+          /^TRUST_PROXY=".*": these ranges together trust every IPv4 address/,
+        );
+      }
+      const config = loadConfig({ TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1' });
+      expect(config.warnings.join('\n')).toContain('trust every IPv4 address');
+      expect(problemsOf({ ...PRODUCTION, TRUST_PROXY: '0.0.0.0/1,128.0.0.0/2' })).toEqual([]);
+    });
+
     it('should refuse at load, in one line, what Express would fail on at start', () => {
       for (const value of ['0.0.0.0/0', '::/0', '10.0.0.300', 'example.com']) {
         const problems = problemsOf({ TRUST_PROXY: value });
@@ -218,6 +243,40 @@ describe('loadConfig, proxies and secrets', () => {
   });
 
   describe('SESSION_SECRET', () => {
+    it('should make a development secret once, keep it in a file only its owner reads, and use it again', () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'tessera-secret-')), 'data', 'session-secret');
+      expect(existsSync(file)).toBe(false);
+      const first = loadConfig({ SESSION_SECRET_FILE: file });
+      expect(first.web.sessionSecret.length).toBeGreaterThanOrEqual(32);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readFileSync(file, 'utf8').trim()).toBe(first.web.sessionSecret);
+      // A restart: the same secret, so sessions and two-factor secrets stay readable.
+      expect(loadConfig({ SESSION_SECRET_FILE: file }).web.sessionSecret).toBe(
+        first.web.sessionSecret,
+      );
+      expect(first.warnings.join('\n')).toContain(`the development secret kept in ${file}`);
+      // Set, the variable wins; tests and production never read or write the file.
+      expect(
+        loadConfig({
+          SESSION_SECRET_FILE: file,
+          SESSION_SECRET: 'x'.repeat(16) + randomBytes(16).toString('hex'),
+        }).web.sessionSecret,
+      ).not.toBe(first.web.sessionSecret);
+      const other = join(scratch, 'never-made');
+      expect(
+        loadConfig({ NODE_ENV: 'test', SESSION_SECRET_FILE: other }).web.sessionSecret,
+      ).not.toBe(loadConfig({ NODE_ENV: 'test', SESSION_SECRET_FILE: other }).web.sessionSecret);
+      expect(existsSync(other)).toBe(false);
+    });
+
+    it('should refuse a development secret file that holds no usable secret', () => {
+      const file = join(scratch, 'short-secret');
+      writeFileSync(file, 'short\n');
+      expect(() => loadConfig({ SESSION_SECRET_FILE: file })).toThrow(
+        /SESSION_SECRET_FILE: .* holds no usable secret/,
+      );
+    });
+
     it('should refuse in production a secret that is long enough but predictable, and say how to make one', () => {
       expect(() => loadConfig({ ...PRODUCTION, SESSION_SECRET: 'a'.repeat(32) })).toThrow(
         /SESSION_SECRET: too predictable .*openssl rand -base64 32/,

@@ -36,7 +36,7 @@ export function loadConfig(env: Record<string, string | undefined> = environment
   const config: Config = {
     app,
     database: readDatabaseConfig(r),
-    web: readWebConfig(r, app.nodeEnv === 'production'),
+    web: readWebConfig(r, app.nodeEnv),
     security: readSecurityConfig(r),
     observability: readObservabilityConfig(r, app),
     mail: readMailConfig(r, app),

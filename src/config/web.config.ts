@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { compile as compileTrust } from 'proxy-addr';
-import { EnvReader, integer } from './env-reader.js';
+import type { NodeEnv } from './app.config.js';
+import { EnvReader, integer, text } from './env-reader.js';
+import { trustsEveryAddress } from './trusted-ranges.js';
 
 export interface WebConfig {
   sessionSecret: string;
@@ -51,11 +55,50 @@ const trustProxy =
         error: `${(error as Error).message}: give a hop count, or addresses and subnets such as 10.0.0.0/8, loopback, uniquelocal (trusting every address is not allowed)`,
       };
     }
+    const every = trustsEveryAddress(list);
+    if (every) {
+      const why = `these ranges together trust every ${every} address, so any client could choose its own address (and escape every per-IP limit) through X-Forwarded-For`;
+      if (production) return { error: `${why}; list only the proxies in front` };
+      r.warnings.push(`TRUST_PROXY: ${why}.`);
+    }
     return list.join(',');
   };
 
-export function readWebConfig(r: EnvReader, production: boolean): WebConfig {
+/**
+ * Development's session secret: made once and kept in `file` (under data/, which git ignores),
+ * so that restarting the server neither signs everyone out nor leaves two-factor secrets
+ * unreadable. Two processes starting at once agree: the file is created only if absent.
+ */
+function developmentSecret(r: EnvReader, file: string): string | undefined {
+  try {
+    if (!existsSync(file)) {
+      mkdirSync(dirname(file), { recursive: true });
+      try {
+        writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, {
+          mode: 0o600,
+          flag: 'wx',
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
+    const secret = readFileSync(file, 'utf8').trim();
+    if (secret.length >= MIN_SECRET_LENGTH) return secret;
+    r.problems.push(
+      `SESSION_SECRET_FILE: ${file} holds no usable secret; delete it to make a new one`,
+    );
+  } catch (error) {
+    r.warnings.push(
+      `SESSION_SECRET is not set and ${file} cannot be used (${(error as Error).message}): using a random secret, so sign-ins end when the process restarts`,
+    );
+  }
+  return undefined;
+}
+
+export function readWebConfig(r: EnvReader, nodeEnv: NodeEnv): WebConfig {
+  const production = nodeEnv === 'production';
   const secret = r.env.SESSION_SECRET?.trim() ?? '';
+  const secretFile = r.read('SESSION_SECRET_FILE', 'data/session-secret', text);
   if (secret && secret.length < MIN_SECRET_LENGTH) {
     r.problems.push(
       `SESSION_SECRET: must be at least ${MIN_SECRET_LENGTH} characters; ${MAKE_SECRET}`,
@@ -66,13 +109,22 @@ export function readWebConfig(r: EnvReader, production: boolean): WebConfig {
     else r.warnings.push(weak);
   } else if (!secret && production) {
     r.problems.push(`SESSION_SECRET: required when NODE_ENV=production; ${MAKE_SECRET}`);
-  } else if (!secret) {
+  }
+  let kept: string | undefined;
+  if (!secret && nodeEnv === 'development') {
+    kept = developmentSecret(r, secretFile);
+    if (kept) {
+      r.warnings.push(
+        `SESSION_SECRET is not set: using the development secret kept in ${secretFile}; set SESSION_SECRET (the same on every instance) for anything else`,
+      );
+    }
+  } else if (!secret && !production) {
     r.warnings.push(
       'SESSION_SECRET is not set: using a random one, so sign-ins end when the process restarts, instances cannot share sessions, and two-factor secrets set up now cannot be read after a restart (recovery codes still work)',
     );
   }
   return {
-    sessionSecret: secret || randomBytes(32).toString('base64url'),
+    sessionSecret: secret || kept || randomBytes(32).toString('base64url'),
     sessionIdleMinutes: r.read('SESSION_IDLE_TIMEOUT_MINUTES', '120', integer(1, 525_600)),
     sessionAbsoluteHours: r.read('SESSION_ABSOLUTE_TIMEOUT_HOURS', '24', integer(1, 8_760)),
     trustProxy: r.read('TRUST_PROXY', 'false', trustProxy(r, production)),

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { createTransport, type Transporter } from 'nodemailer';
+import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +11,18 @@ import type { MailMessage } from './mail-message.js';
 export abstract class MailTransport {
   abstract send(message: MailMessage): Promise<void>;
   close(): void {}
+}
+
+/**
+ * The message as handed to nodemailer. A subject carries people's words (a team's or a token's
+ * name); one that looks like an encoded-word (`=?utf-8?q?…?=`) would go out as plain ASCII and
+ * be decoded by the reader's mail program into something else: such a subject is encoded
+ * itself, so it reads exactly as written.
+ */
+export function asSent(message: MailMessage): MailMessage {
+  return message.subject.includes('=?')
+    ? { ...message, subject: encodeWord(message.subject, 'Q', 52) }
+    : message;
 }
 
 /** Options no message of ours needs and that would let content read files or fetch URLs. */
@@ -34,7 +47,7 @@ export class SmtpMailTransport extends MailTransport {
   }
 
   async send(message: MailMessage): Promise<void> {
-    await this.transporter.sendMail(message);
+    await this.transporter.sendMail(asSent(message));
   }
 
   override close(): void {
@@ -68,7 +81,7 @@ export class FileMailTransport extends MailTransport {
   }
 
   async send(message: MailMessage): Promise<void> {
-    const info = await this.transporter.sendMail({ ...message, from: this.from });
+    const info = await this.transporter.sendMail({ ...asSent(message), from: this.from });
     await mkdir(this.dir, { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const file = join(this.dir, `${stamp}-${randomBytes(4).toString('hex')}.eml`);

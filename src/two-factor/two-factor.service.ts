@@ -42,9 +42,8 @@ export interface SecondFactorAccepted {
 
 const MESSAGES: Record<Exclude<TotpCheck, { ok: true }>['reason'], string> = {
   malformed: 'Enter the 6-digit code from your authenticator app.',
-  wrong: 'That code is not right. Check the app and type the code it shows now.',
-  expired:
-    'That code has expired (or the clock of the device is off). Type the code the app shows now.',
+  wrong:
+    'That code is not right. Type the code the app shows now; if codes keep failing, check that the clock of the device is set automatically.',
   reused: 'That code has been used already. Wait for the next one in your app.',
 };
 const BAD_RECOVERY_CODE = 'That recovery code is not valid, or it has been used.';
