@@ -100,5 +100,5 @@ describe('Authorization header property', () => {
       }),
       { numRuns: 400 },
     );
-  }, 120_000);
+  });
 });

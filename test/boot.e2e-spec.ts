@@ -21,5 +21,5 @@ describe('boot-time configuration', () => {
     expect(r.stderr).not.toContain('hunter2');
     expect(r.stderr).not.toMatch(/\s+at /);
     expect(r.stdout).not.toContain('Listening');
-  }, 30_000);
+  });
 });

@@ -21,7 +21,7 @@ describe('teams in a real browser', () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
     base = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
     browser = await launchBrowser();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -149,5 +149,5 @@ describe('teams in a real browser', () => {
     await newcomer.waitForURL('**/teams');
     expect(await newcomer.textContent('main')).toContain('Team "Beacon" was deleted.');
     expect((await apiTeam(newcomerToken)).name).toBe("Nina's Team");
-  }, 90_000);
+  });
 });

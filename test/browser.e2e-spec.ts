@@ -47,7 +47,7 @@ describe('in a real browser', () => {
     base = `http://127.0.0.1:${port}`;
     t = await createTestApp({ PORT: String(port), APP_URL: base });
     browser = await launchBrowser();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -250,7 +250,7 @@ describe('in a real browser', () => {
 
     problems.push(...(await serverErrorPageProblems()));
     expect(problems).toEqual([]);
-  }, 120_000);
+  });
 
   /** The 500 page, from an app of its own whose database has lost a table. */
   async function serverErrorPageProblems(): Promise<string[]> {
@@ -291,7 +291,7 @@ describe('in a real browser', () => {
     await page.keyboard.press('ArrowRight');
     // Scrolling by keyboard may be animated: wait for it to move.
     await page.waitForFunction((e) => e!.scrollLeft > 0, await examples.elementHandle());
-  }, 60_000);
+  });
 
   /** Opens the header's Account Settings menu (a disclosure). */
   async function openAccountMenu(page: Page): Promise<void> {
@@ -379,7 +379,7 @@ describe('in a real browser', () => {
     const refused = await api('/api/v1/user/profile', token);
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('token_revoked');
-  }, 60_000);
+  });
 
   it("should regenerate a token from its page, show the new value once, and read the token's usage", async () => {
     const page = await newPage();
@@ -444,7 +444,7 @@ describe('in a real browser', () => {
       await events.evaluateAll((items) => items.map((li) => li.getAttribute('data-event'))),
     ).toEqual(['token.new_ip', 'token.regenerated', 'token.created']);
     await page.screenshot({ path: join(shots, 'security-log.png'), fullPage: true });
-  }, 60_000);
+  });
 
   it('should keep every word of the token tables whole and their actions in reach at 1280 and 390 pixels', async () => {
     const user = await createUser(t.app, {
@@ -486,7 +486,7 @@ describe('in a real browser', () => {
       await page.screenshot({ path: join(shots, `api-tokens-${width}.png`), fullPage: true });
       await page.context().close();
     }
-  }, 60_000);
+  });
 
   it('should keep a token when the person cancels the revocation', async () => {
     const page = await newPage();
@@ -502,7 +502,7 @@ describe('in a real browser', () => {
       .getByRole('button', { name: 'Revoke' })
       .click();
     expect((await api('/api/v1/user/profile', token)).status).toBe(200);
-  }, 60_000);
+  });
 
   it('should let a person who forgot their password choose a new one from the mailed link', async () => {
     const email = uniqueEmail('forgot');
@@ -525,7 +525,7 @@ describe('in a real browser', () => {
     await page.getByLabel('Password').fill('a new password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
-  }, 60_000);
+  });
 
   it('should switch the team the API answers with when the person switches teams', async () => {
     const page = await newPage();
@@ -559,7 +559,7 @@ describe('in a real browser', () => {
     await page.getByRole('link', { name: 'Compiler Team' }).click();
     await page.screenshot({ path: join(shots, 'team.png'), fullPage: true });
     expect(await page.getByRole('heading', { name: 'Compiler Team' }).isVisible()).toBe(true);
-  }, 60_000);
+  });
 
   it('should turn on two-factor sign-in from a scanned secret, then ask for a code at sign-in', async () => {
     const page = await newPage();
@@ -622,7 +622,7 @@ describe('in a real browser', () => {
     await check('password confirmation');
     expect(problems).toEqual([]);
     expect(axe).toEqual([]);
-  }, 90_000);
+  });
 
   it('should show what is wrong next to the field and keep what was typed', async () => {
     const page = await newPage();
@@ -637,7 +637,7 @@ describe('in a real browser', () => {
     expect(await page.getByLabel('Email').inputValue()).toBe('alan@');
     expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
     expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
-  }, 60_000);
+  });
 
   it('should let a developer try the API from the docs page, with nothing loaded from elsewhere', async () => {
     const user = await createUser(t.app, { name: 'Grace Hopper', email: uniqueEmail('docs') });
@@ -672,5 +672,5 @@ describe('in a real browser', () => {
     expect(problems).toEqual([]);
     axe.push(...(await accessibilityProblems(page, 'API docs, an answer shown', SWAGGER_UI_OWN)));
     expect(axe).toEqual([]);
-  }, 60_000);
+  });
 });

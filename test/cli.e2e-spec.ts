@@ -43,7 +43,7 @@ describe('operator command line', () => {
     dataSource = await new DataSource(
       buildDataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
     ).initialize();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await dataSource?.destroy();
@@ -74,7 +74,7 @@ describe('operator command line', () => {
       [team.id, id],
     );
     expect(members).toEqual([{ role: 'owner' }]);
-  }, 30_000);
+  });
 
   it('should make accounts whose address counts as confirmed, and print a link to set a missing password', async () => {
     const r = await cli(
@@ -113,7 +113,7 @@ describe('operator command line', () => {
     expect((await cli('user:password-link', '--email', 'nobody@example.com')).stderr).toMatch(
       /No such user/,
     );
-  }, 30_000);
+  });
 
   it('should show a command its own help with --help or -h, and run nothing', async () => {
     for (const flag of ['--help', '-h']) {
@@ -157,7 +157,7 @@ describe('operator command line', () => {
     expect(rows[0].expires_at).not.toBeNull();
     const dump = JSON.stringify(await dataSource.query('SELECT * FROM personal_access_tokens'));
     expect(dump).not.toContain(token.slice(4));
-  }, 30_000);
+  });
 
   it('should revoke a token by name and by id', async () => {
     await cli('token:create', '--email', 'ada@example.com', '--name', 'ci');
@@ -180,7 +180,7 @@ describe('operator command line', () => {
       [script.id],
     );
     expect(after.revoked_at).not.toBeNull();
-  }, 30_000);
+  });
 
   it('should create teams with unique slugs, add members and switch the current team', async () => {
     const first = await cli(
@@ -223,7 +223,7 @@ describe('operator command line', () => {
       "SELECT t.slug FROM users u JOIN teams t ON t.id = u.current_team_id WHERE u.email = 'charles@example.com'",
     );
     expect(charles.slug).toBe('analytical-engines');
-  }, 60_000);
+  });
 
   it.each([
     ['an unknown command', ['frobnicate'], /Unknown command "frobnicate"/],
@@ -316,7 +316,7 @@ describe('operator command line', () => {
     const slugs = results.map((r) => r.stdout.trim().split(' ')[1]);
     expect(new Set(slugs).size).toBe(6);
     expect(slugs).toContain('parallel');
-  }, 60_000);
+  });
 
   it('should say when a token was already revoked', async () => {
     await cli('token:create', '--email', 'ada@example.com', '--name', 'twice');
@@ -329,7 +329,7 @@ describe('operator command line', () => {
     const again = await cli('token:revoke', '--email', 'ada@example.com', '--id', String(row.id));
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^Already revoked: token \d+ "twice"/);
-  }, 30_000);
+  });
 
   it('should refuse to switch to a team the user does not belong to', async () => {
     await cli('user:create', '--name', 'Outsider', '--email', 'outsider@example.com');
@@ -349,13 +349,13 @@ describe('operator command line', () => {
       "SELECT current_team_id FROM users WHERE email = 'outsider@example.com'",
     );
     expect(after.current_team_id).toBe(before.current_team_id);
-  }, 30_000);
+  });
 
   it('should refuse members in a personal team', async () => {
     const r = await cli('team:add-member', '--team', 'adas-team', '--email', 'charles@example.com');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/personal team/);
-  }, 30_000);
+  });
 
   it('should prune tokens revoked or expired more than N days ago, in batches, and say how many', async () => {
     const tokens = dataSource.getRepository(PersonalAccessToken);
@@ -416,7 +416,7 @@ describe('operator command line', () => {
     expect((await cli('tokens:prune', '--older-than-days', '30')).stdout).toMatch(
       /^Deleted 0 tokens/,
     );
-  }, 60_000);
+  });
 
   it('should apply and revert migrations, saying which, and name a bad database in one line', async () => {
     expect(await cli('db:migrate')).toEqual({
@@ -439,7 +439,7 @@ describe('operator command line', () => {
     expect(unreachable).toBe(1);
     const malformed = await cli('db:migrate', '--all');
     expect(malformed.stderr).toMatch(/^error: Unknown option '--all'/);
-  }, 30_000);
+  });
 
   it('should run as its own process: npm run migration:run says what it applied, with no SQL', async () => {
     const fresh = await createTestDatabase({ file: true });
@@ -462,5 +462,5 @@ describe('operator command line', () => {
     } finally {
       await fresh.drop();
     }
-  }, 30_000);
+  });
 });

@@ -111,5 +111,5 @@ describe('the container image', () => {
       expect(await server.stop()).toBe(0);
     }
     expect(await run(healthcheck, { PORT: port })).toBe(1);
-  }, 60_000);
+  });
 });

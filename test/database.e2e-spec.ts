@@ -250,7 +250,7 @@ describe('database schema', () => {
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
-  }, 90_000);
+  });
 });
 
 describe('text comparison', () => {

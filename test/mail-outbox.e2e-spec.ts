@@ -136,7 +136,7 @@ describe('mail outbox', () => {
       (await t.dataSource.query('SELECT email_verified_at FROM users WHERE email = ?', [email]))[0]
         .email_verified_at,
     ).not.toBeNull();
-  }, 30_000);
+  });
 
   it('should mark a message failed after its last try, count it and say so in the log', async () => {
     const failedBefore = await metric('failed');
@@ -157,7 +157,7 @@ describe('mail outbox', () => {
     } finally {
       t.mail.accept();
     }
-  }, 30_000);
+  });
 
   it('should let the message being sent finish at shutdown and hand back the rest, untried', async () => {
     const db = await createTestDatabase({ file: true });
@@ -217,7 +217,7 @@ describe('mail outbox', () => {
       await smtp.stop();
       await db.drop();
     }
-  }, 30_000);
+  });
 });
 
 describe('mail without an SMTP server', () => {
@@ -281,5 +281,5 @@ describe('mail without an SMTP server', () => {
       rmSync(dir, { recursive: true, force: true });
       rmSync(prodDir, { recursive: true, force: true });
     }
-  }, 30_000);
+  });
 });

@@ -57,7 +57,7 @@ describe('graceful shutdown', () => {
     expect(await Promise.all(inFlight.map((r) => r.status))).toEqual([403, 403, 403, 403, 403]);
     expect(await exited).toBe(0);
     expect(server.output()).toMatch(/SIGTERM received/);
-  }, 60_000);
+  });
 
   it('should stop at once on SIGTERM while still starting, before it listens', async () => {
     // A "database" that takes connections and never answers: the server is starting for as long
@@ -88,5 +88,5 @@ describe('graceful shutdown', () => {
       for (const socket of sockets) socket.destroy();
       silent.close();
     }
-  }, 30_000);
+  });
 });

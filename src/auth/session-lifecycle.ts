@@ -7,6 +7,8 @@ import { isReturnPage } from '../common/web/return-to.js';
 import { credentialStamp } from './credential-stamp.js';
 import { noteActivity } from './session-activity.js';
 import { SESSION_COOKIE } from './session.middleware.js';
+import { SessionsRepository } from './sessions.repository.js';
+import { Transactions } from '../database/transactions.js';
 
 function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => run((err) => (err ? reject(err) : resolve())));
@@ -15,7 +17,11 @@ function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> 
 /** Signing in and out of a browser session. */
 @Injectable()
 export class SessionLifecycle {
-  constructor(private readonly audit: AuditLog) {}
+  constructor(
+    private readonly audit: AuditLog,
+    private readonly sessions: SessionsRepository,
+    private readonly transactions: Transactions,
+  ) {}
 
   /**
    * A new session id at sign-in, so a session id planted before it is worth nothing after.
@@ -56,11 +62,17 @@ export class SessionLifecycle {
     await promisify((done) => req.session.regenerate(done));
   }
 
-  /** Deletes the session from the store, so the cookie is dead on every instance. */
+  /**
+   * Deletes the session from the store, so the cookie is dead on every instance. Of several
+   * sign-outs of one session at once, the one that deleted it records it.
+   */
   async end(req: Request, res: Response): Promise<void> {
     const userId = req.session.userId;
-    // Recorded while the session still exists, so the event names it.
-    if (userId !== undefined) this.audit.record({ event: 'sign-in.signed_out', actor: { userId } });
+    const ended = await this.transactions.run((m) => this.sessions.delete(m, req.sessionID));
+    // Recorded with this request's session, so the event names it.
+    if (ended && userId !== undefined) {
+      this.audit.record({ event: 'sign-in.signed_out', actor: { userId } });
+    }
     await promisify((done) => req.session.destroy(done));
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax' });
   }

@@ -37,8 +37,10 @@ export class SessionsRepository {
       .update({ id, expiresAt: LessThan(new Date(expiresAt.getTime() - slackMs)) }, { expiresAt });
   }
 
-  async delete(manager: EntityManager, id: string): Promise<void> {
-    await manager.getRepository(Session).delete({ id });
+  /** Deletes the session; false when it was gone already (signed out by a request before). */
+  async delete(manager: EntityManager, id: string): Promise<boolean> {
+    const result = await manager.getRepository(Session).delete({ id });
+    return (result.affected ?? 0) > 0;
   }
 
   /** The account's signed-in sessions that have not expired, the most recently active first. */

@@ -116,13 +116,13 @@ export class EmailVerificationService implements OnModuleInit {
         for (const listener of this.listeners) await listener(m, person.userId);
         return undefined;
       }
-      if (used.problem === 'used') {
-        const user = await this.users.findById(person.userId, m);
-        if (user?.emailVerifiedAt) return undefined;
-      }
       return used.problem;
     });
-    if (outcome) throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
+    if (!outcome) return;
+    // Used by a confirmation a moment ago (another tab, say): read outside that transaction, whose
+    // snapshot on MySQL may predate the other's commit.
+    if (outcome === 'used' && (await this.users.findById(person.userId))?.emailVerifiedAt) return;
+    throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
   }
 
   /**

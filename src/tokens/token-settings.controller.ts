@@ -61,7 +61,8 @@ export class TokenSettingsController {
     @IdParam() id: number,
     @Body() form: RegenerateTokenForm,
   ): Promise<object> {
-    const { plaintext } = await this.tokens.regenerate(user.id, id, form.grace_minutes);
+    const version = form.version === undefined ? undefined : Number(form.version);
+    const { plaintext } = await this.tokens.regenerate(user.id, id, form.grace_minutes, version);
     return this.page(user, id, plaintext);
   }
 

@@ -21,6 +21,15 @@ export interface TokenView {
   status: TokenStatus;
   /** When it stopped working: revoked, or expired; null while active. */
   endedAt: Date | null;
+  /** Which value this is (when it was made), so a form can ask to replace this value only. */
+  version: number;
+}
+
+/** The token's value's version: when it was made, by creation or the last regeneration. */
+export function valueVersionOf(
+  token: Pick<PersonalAccessToken, 'createdAt' | 'regeneratedAt'>,
+): number {
+  return (token.regeneratedAt ?? token.createdAt).getTime();
 }
 
 export function toTokenView(token: PersonalAccessToken, now = new Date()): TokenView {
@@ -39,6 +48,7 @@ export function toTokenView(token: PersonalAccessToken, now = new Date()): Token
     expired,
     status,
     endedAt: token.revokedAt ?? (expired ? token.expiresAt : null),
+    version: valueVersionOf(token),
   };
 }
 

@@ -16,7 +16,7 @@ import {
 } from './token-expiry.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
 import { TokenUsageRecorder } from './token-usage-recorder.js';
-import { toTokenView, type TokenView } from './token.view.js';
+import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
   AmbiguousTokenNameError,
   AuthenticationError,
@@ -169,12 +169,19 @@ export class TokensService {
    * default: refused from the next request), then is refused as revoked. A value replaced
    * earlier stops working at once: there are never more than two.
    */
-  async regenerate(userId: number, tokenId: number, graceMinutes = 0): Promise<CreatedToken> {
+  async regenerate(
+    userId: number,
+    tokenId: number,
+    graceMinutes = 0,
+    version?: number,
+  ): Promise<CreatedToken> {
     const generated = generateToken();
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();
       if (token.revokedAt) throw new TokenRevokedError();
+      // Asked for another value than the token has now: it was regenerated meanwhile.
+      if (version !== undefined && version !== valueVersionOf(token)) throw new TokenChangedError();
       const now = Date.now();
       // A value that no longer works (expired) gets no grace: regenerating must not revive it.
       const grace = token.expiresAt && token.expiresAt.getTime() <= now ? 0 : graceMinutes;

@@ -7,6 +7,7 @@ export const CHALLENGE = '/two-factor-challenge';
 
 export interface TwoFactorSecret {
   secret: string;
+  recoveryCodes: string[];
   /** The app's code `steps` 30-second steps from now (0: the code it shows now). */
   code(steps?: number): string;
 }
@@ -25,8 +26,8 @@ export async function turnOnTwoFactor(
   const { secret } = twoFactor.describeSetup(who, sealed, person.email);
   const code = (steps = 0) =>
     TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: Date.now() + steps * 30_000 });
-  await twoFactor.confirm(who, sealed, code());
-  return { secret, code };
+  const recoveryCodes = await twoFactor.confirm(who, sealed, code());
+  return { secret, recoveryCodes, code };
 }
 
 /** Signs the person out and types their password again: half signed in, at the challenge. */

@@ -1,4 +1,15 @@
-import { ArrayNotEmpty, IsArray, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
+import {
+  ArrayNotEmpty,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+} from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
 import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
 import { TOKEN_NAME_MAX } from './create-token.dto.js';
@@ -29,4 +40,12 @@ export class RegenerateTokenForm {
   @Min(0, { message: 'The grace period cannot be negative.' })
   @IsInt({ message: 'Give the grace period as a whole number of minutes.' })
   grace_minutes: number = 0;
+
+  /**
+   * The value the page showed (its version): the form replaces that value only, so the same
+   * form sent twice regenerates once. Without it, whatever value the token has is replaced.
+   */
+  @IsOptional()
+  @Matches(/^\d{1,16}$/, { message: 'Reload the page and try again.' })
+  version?: string;
 }

@@ -1,0 +1,282 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { AuditLog } from '../src/audit/audit-log.js';
+import type { AuditEventName } from '../src/audit/audit-events.js';
+import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
+import { SECURITY_NOTICE_MAIL } from '../src/security-notices/security-notices.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { createTeam, createToken, uniqueEmail } from './factories/index.js';
+import { burst, tally } from './support/burst.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
+import { TestSmtpServer } from './support/smtp-server.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
+import { WebClient } from './support/web-client.js';
+
+const TIMES = 20;
+
+/**
+ * Every transition that may happen once (using a mailed link, a recovery code or a TOTP step,
+ * accepting an invitation, regenerating a token, signing a session out, signing out), tried by
+ * a burst of identical requests sent at the same moment: exactly one gets through and the rest
+ * are refused, nothing is done twice. Each is a conditional write whose affected-row count
+ * decides. Run against one instance, and against two sharing one database with the requests
+ * taking turns between them. Limits are off here: they have their own bursts.
+ */
+describe.each([
+  ['one instance', 1],
+  ['two instances', 2],
+])('once-only transitions under a burst of identical requests: %s', (_name, count) => {
+  let database: TestDatabase;
+  let mail: TestSmtpServer;
+  let apps: TestApp[] = [];
+  let servers: Server[];
+  let t: TestApp;
+
+  beforeAll(async () => {
+    database = await createTestDatabase({ file: true });
+    mail = await TestSmtpServer.start();
+    const env = {
+      SESSION_SECRET: 'one secret shared by every instance of this deployment',
+      RATE_LIMIT_ENABLED: 'false',
+    };
+    for (let i = 0; i < count; i++) apps.push(await createTestApp(env, { database, mail }));
+    servers = apps.map((app) => app.server);
+    t = apps[0];
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    apps = [];
+    await database.drop();
+    await mail.stop();
+  });
+
+  /** The same browser on each instance, taking turns. */
+  const onEach = (client: WebClient) => servers.map((server) => client.on(server));
+  /** How many events of the kind the security log holds for the account. */
+  const eventsOf = async (userId: number, event: AuditEventName) => {
+    for (const app of apps) await app.app.get(AuditLog).flush();
+    return t.dataSource.getRepository(AuditEvent).countBy({ userId, event });
+  };
+  const status = (res: request.Response) => String(res.status);
+
+  it('should set a new password with a reset link once, of 20 uses at once', async () => {
+    const person = await signedInPerson(t);
+    const visitor = new WebClient(t.server, mail);
+    await visitor.submit('/forgot-password', '/forgot-password', { email: person.email });
+    const link = TestSmtpServer.linkPath(
+      await mail.waitFor({ to: person.email, subject: 'Reset your Tessera password' }),
+      '/reset-password/',
+    );
+    const csrf = await visitor.csrfFrom(link);
+    const browsers = onEach(visitor);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(link, csrf, {
+        password: `new password number ${i}`,
+        password_confirmation: `new password number ${i}`,
+      }),
+    );
+    // One sets it; the others hear the link was used (or, while the hashing lanes are full,
+    // to try again shortly: 503).
+    const counts = tally(answers, status);
+    expect(counts['303']).toBe(1);
+    expect((counts['410'] ?? 0) + (counts['503'] ?? 0)).toBe(TIMES - 1);
+    const winner = answers.findIndex((a) => a.status === 303);
+    const signIn = await new WebClient(t.server).login(
+      person.email,
+      `new password number ${winner}`,
+    );
+    expect(signIn.headers.location).toBe('/dashboard');
+    expect(await eventsOf(person.user.id, 'account.password_reset')).toBe(1);
+  });
+
+  it('should change an address once, of 20 confirmations of its link at once', async () => {
+    const person = await signedInPerson(t);
+    const newEmail = uniqueEmail('moved');
+    await person.client.submit('/settings/profile', '/settings/profile', {
+      name: person.user.name,
+      email: newEmail,
+    });
+    const link = TestSmtpServer.linkPath(
+      await mail.waitFor({ to: newEmail, subject: 'Confirm your new email address' }),
+      '/settings/profile/email/',
+    );
+    const csrf = await person.client.csrfFrom(link);
+    const browsers = onEach(person.client);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(link, csrf),
+    );
+    expect(tally(answers, status)).toEqual({ '303': 1, '410': TIMES - 1 });
+    expect(await eventsOf(person.user.id, 'account.email_changed')).toBe(1);
+    const notices = await t.dataSource
+      .getRepository(OutboxMessage)
+      .countBy({ recipient: person.email, kind: SECURITY_NOTICE_MAIL });
+    expect(notices).toBe(1);
+  });
+
+  it('should let a person join a team once, of 20 confirmations of an address registered from an invitation', async () => {
+    const owner = await signedInPerson(t);
+    const team = await createTeam(t.app, owner.user, 'Joined Once');
+    const invitee = uniqueEmail('joiner');
+    await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/invitations`, {
+      email: invitee,
+      role: 'member',
+    });
+    const invitation = TestSmtpServer.linkPath(
+      await mail.waitFor({ to: invitee, subject: /^You are invited/ }),
+      '/invitations/',
+    );
+    const newcomer = new WebClient(t.server, mail);
+    await newcomer.submit('/register', '/register', {
+      name: 'New Comer',
+      email: invitee,
+      password: PASSWORD,
+      password_confirmation: PASSWORD,
+      invitation: invitation.split('/').pop()!,
+    });
+    await newcomer.login(invitee);
+    const link = TestSmtpServer.linkPath(
+      await mail.waitFor({ to: invitee, subject: 'Confirm your email address' }),
+      '/verify-email/',
+    );
+    const csrf = await newcomer.csrfFrom(link);
+    const browsers = onEach(newcomer);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(link, csrf),
+    );
+    // Every answer says the address is confirmed; the joining happened once.
+    expect(tally(answers, status)).toEqual({ '303': TIMES });
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email: invitee });
+    expect(
+      await t.dataSource.getRepository(TeamMember).countBy({ teamId: team.id, userId: user.id }),
+    ).toBe(1);
+    expect(await eventsOf(user.id, 'team.member_joined')).toBe(1);
+  });
+
+  it('should accept an invitation once, of 20 acceptances at once', async () => {
+    const owner = await signedInPerson(t);
+    const team = await createTeam(t.app, owner.user, 'Accepted Once');
+    const invitee = await signedInPerson(t);
+    await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/invitations`, {
+      email: invitee.email,
+      role: 'admin',
+    });
+    const link = TestSmtpServer.linkPath(
+      await mail.waitFor({ to: invitee.email, subject: /^You are invited/ }),
+      '/invitations/',
+    );
+    const csrf = await invitee.client.csrfFrom(link);
+    const browsers = onEach(invitee.client);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(`${link}/accept`, csrf),
+    );
+    const counts = tally(answers, status);
+    expect(counts['303']).toBe(1);
+    expect((counts['410'] ?? 0) + (counts['404'] ?? 0)).toBe(TIMES - 1);
+    expect(
+      await t.dataSource
+        .getRepository(TeamMember)
+        .countBy({ teamId: team.id, userId: invitee.user.id }),
+    ).toBe(1);
+    expect(await eventsOf(invitee.user.id, 'team.member_joined')).toBe(1);
+  });
+
+  it('should sign in with a recovery code once, of 20 sign-ins using it at once', async () => {
+    const person = await signedInPerson(t);
+    const app = await turnOnTwoFactor(t, person);
+    const halves = await Promise.all(
+      Array.from({ length: TIMES }, async (_, i) => {
+        const client = new WebClient(servers[i % servers.length], mail);
+        await atTheChallenge({ ...person, client });
+        return { client, csrf: await client.csrfFrom(CHALLENGE) };
+      }),
+    );
+    const answers = await burst(TIMES, servers, (i) =>
+      halves[i].client.post(CHALLENGE, halves[i].csrf, { recovery_code: app.recoveryCodes[0] }),
+    );
+    expect(tally(answers, (a) => a.headers.location)).toEqual({
+      '/dashboard': 1,
+      [CHALLENGE]: TIMES - 1,
+    });
+  });
+
+  it('should sign in with one TOTP code once, of 20 sign-ins using it at once', async () => {
+    const person = await signedInPerson(t);
+    const app = await turnOnTwoFactor(t, person);
+    const halves = await Promise.all(
+      Array.from({ length: TIMES }, async (_, i) => {
+        const client = new WebClient(servers[i % servers.length], mail);
+        await atTheChallenge({ ...person, client });
+        return { client, csrf: await client.csrfFrom(CHALLENGE) };
+      }),
+    );
+    const code = app.code(1);
+    const answers = await burst(TIMES, servers, (i) =>
+      halves[i].client.post(CHALLENGE, halves[i].csrf, { code }),
+    );
+    expect(tally(answers, (a) => a.headers.location)).toEqual({
+      '/dashboard': 1,
+      [CHALLENGE]: TIMES - 1,
+    });
+  });
+
+  it('should regenerate a token once, of 20 regenerations at once, and only that value works', async () => {
+    const person = await signedInPerson(t);
+    const { plaintext: old, token } = await createToken(t.app, person.user);
+    const page = `/settings/api-tokens/${token.id}`;
+    const shown = (await person.client.get(page)).text;
+    const version = /name="version" value="(\d+)"/.exec(shown)![1];
+    const csrf = await person.client.csrfFrom(page);
+    const browsers = onEach(person.client);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(`${page}/regenerate`, csrf, { version }),
+    );
+    // The others go back to the page, told the token changed meanwhile.
+    expect(tally(answers, status)).toEqual({ '200': 1, '303': TIMES - 1 });
+    const value = /value="(tsr_[0-9A-Za-z]{36})"/.exec(
+      answers.find((a) => a.status === 200)!.text,
+    )![1];
+    const api = (bearer: string, server: Server) =>
+      request(server).get('/api/v1/user/profile').set('Authorization', `Bearer ${bearer}`);
+    for (const server of servers) {
+      expect((await api(value, server)).status).toBe(200);
+      expect((await api(old, server)).body.error.code).toBe('token_revoked');
+    }
+    expect(await eventsOf(person.user.id, 'token.regenerated')).toBe(1);
+  });
+
+  it('should sign another session out once, of 20 sign-outs of it at once', async () => {
+    const person = await signedInPerson(t);
+    const other = new WebClient(t.server);
+    await other.login(person.email, PASSWORD);
+    const handle = /action="\/settings\/sessions\/([^/]+)\/revoke"/.exec(
+      (await person.client.get('/settings/sessions')).text,
+    )![1];
+    const csrf = await person.client.csrfFrom('/settings/sessions');
+    const browsers = onEach(person.client);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(`/settings/sessions/${handle}/revoke`, csrf),
+    );
+    expect(tally(answers, status)).toEqual({ '303': 1, '404': TIMES - 1 });
+    expect((await other.get('/dashboard')).headers.location).toBe('/login');
+    expect(await eventsOf(person.user.id, 'account.session_revoked')).toBe(1);
+  });
+
+  it('should sign a session out once, of 20 sign-outs sent from it at once', async () => {
+    const person = await signedInPerson(t);
+    const csrf = await person.client.csrfFrom('/dashboard');
+    const browsers = onEach(person.client);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post('/logout', csrf),
+    );
+    // Each answer leads to the sign-in page; the sign-out itself happened, and was logged, once.
+    expect(answers.every((a) => a.status === 303 || a.status === 403)).toBe(true);
+    expect(answers.filter((a) => a.headers.location === '/login').length).toBeGreaterThanOrEqual(1);
+    expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
+    expect(await eventsOf(person.user.id, 'sign-in.signed_out')).toBe(1);
+  });
+});
