@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
@@ -11,9 +10,14 @@ import { addMember, createTeam, createToken, uniqueEmail } from './factories/ind
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { burst } from './support/burst.js';
 import { sessionIdOf, visibleText } from './support/html.js';
-import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import {
+  addressChangeLink,
+  PASSWORD,
+  signedInPerson,
+  type SignedInPerson,
+} from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { startInstances, type Instances } from './support/instances.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
@@ -31,30 +35,17 @@ describe('hardening, third round', () => {
     ['one instance', 1],
     ['two instances', 2],
   ])('2. a session signed out from the Sessions page stays signed out: %s', (_name, count) => {
-    let database: TestDatabase;
-    let mail: TestSmtpServer;
-    let apps: TestApp[] = [];
-    let servers: Server[];
+    let instances: Instances;
 
     beforeAll(async () => {
-      database = await createTestDatabase({ file: true });
-      mail = await TestSmtpServer.start();
-      const env = {
-        SESSION_SECRET: 'one secret shared by every instance of this deployment',
-        RATE_LIMIT_ENABLED: 'false',
-      };
-      for (let i = 0; i < count; i++) apps.push(await createTestApp(env, { database, mail }));
-      servers = apps.map((app) => app.server);
+      instances = await startInstances(count, { RATE_LIMIT_ENABLED: 'false' });
     });
     afterAll(async () => {
-      for (const app of apps) await app.close();
-      apps = [];
-      await database.drop();
-      await mail.stop();
+      await instances?.close();
     });
 
     it('should not bring a revoked session back, whatever requests of its own were in flight', async () => {
-      const t = apps[0];
+      const { first: t, servers } = instances;
       for (let round = 0; round < 5; round++) {
         const owner = await signedInPerson(t);
         // Someone else holds a second session of the account, and keeps using it.
@@ -191,15 +182,8 @@ describe('hardening, third round', () => {
     it("should change an address only by a POST from the link's page, whoever opens the link first", async () => {
       const person = await signedInPerson(t);
       const newEmail = uniqueEmail('moving');
-      await person.client.submit('/settings/profile', '/settings/profile', {
-        name: person.user.name,
-        email: newEmail,
-      });
-      const mail = await t.mail.waitFor({
-        to: newEmail,
-        subject: 'Confirm your new email address',
-      });
-      const link = TestSmtpServer.linkPath(mail, '/settings/profile/email/');
+      const link = await addressChangeLink(t, person, newEmail);
+      const mail = t.mail.find({ to: newEmail, subject: 'Confirm your new email address' })[0];
       expect(mail.text).not.toContain(person.user.name);
       expect((await request(t.server).get(link)).headers.location).toMatch(/^\/login/);
       expect((await person.client.get(link)).status).toBe(200);
@@ -383,15 +367,7 @@ describe('hardening, third round', () => {
       const person = await signedInPerson(t);
       const link = await resetLink(person.email);
       const newEmail = uniqueEmail('moved');
-      await person.client.submit('/settings/profile', '/settings/profile', {
-        name: person.user.name,
-        email: newEmail,
-      });
-      const change = await t.mail.waitFor({
-        to: newEmail,
-        subject: 'Confirm your new email address',
-      });
-      const changeLink = TestSmtpServer.linkPath(change, '/settings/profile/email/');
+      const changeLink = await addressChangeLink(t, person, newEmail);
       await person.client.submit(changeLink, changeLink);
       expect((await users(t).findOneByOrFail({ id: person.user.id })).email).toBe(newEmail);
       expect((await request(t.server).get(link)).status).toBe(404);

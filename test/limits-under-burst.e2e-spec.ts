@@ -9,9 +9,8 @@ import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
-import { createTestApp, type TestApp } from './support/test-app.js';
-import { createTestDatabase, type TestDatabase } from './support/test-database.js';
-import { TestSmtpServer } from './support/smtp-server.js';
+import { startInstances, type Instances } from './support/instances.js';
+import type { TestApp } from './support/test-app.js';
 import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
@@ -46,37 +45,23 @@ const outcome = (res: request.Response) => (res.status === 429 ? 'refused' : 'ch
 describe.each([
   ['one instance', 1],
   ['two instances sharing Redis', 2],
-])('limits under a burst of concurrent requests: %s', (_name, instances) => {
-  let database: TestDatabase | undefined;
-  let mail: TestSmtpServer;
+])('limits under a burst of concurrent requests: %s', (_name, count) => {
+  let instances: Instances;
   let apps: TestApp[];
   let servers: Server[];
   let t: TestApp;
 
   beforeAll(async () => {
-    mail = await TestSmtpServer.start();
-    if (instances === 1) {
-      apps = [await createTestApp(LIMITS, { mail })];
-    } else {
-      database = await createTestDatabase({ file: true });
-      const env = {
-        ...LIMITS,
-        SESSION_SECRET: 'one secret shared by every instance of this deployment',
-        REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-        RATE_LIMIT_REDIS_PREFIX: `tessera-test:${randomBytes(6).toString('hex')}:`,
-      };
-      apps = [
-        await createTestApp(env, { database, mail }),
-        await createTestApp(env, { database, mail }),
-      ];
-    }
-    servers = apps.map((app) => app.server);
-    t = apps[0];
+    // Two instances share their counters through Redis, under a prefix of their own.
+    const redis = {
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      RATE_LIMIT_REDIS_PREFIX: `tessera-test:${randomBytes(6).toString('hex')}:`,
+    };
+    instances = await startInstances(count, count > 1 ? { ...LIMITS, ...redis } : LIMITS);
+    ({ apps, servers, first: t } = instances);
   });
   afterAll(async () => {
-    for (const app of apps ?? []) await app.close();
-    await database?.drop();
-    await mail?.stop();
+    await instances?.close();
   });
 
   /** A person signed in through the first instance; their browser's cookies go to every one. */

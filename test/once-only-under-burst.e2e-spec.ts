@@ -10,11 +10,11 @@ import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
-import { PASSWORD, signedInPerson } from './support/people.js';
+import { addressChangeLink, PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
-import { createTestApp, type TestApp } from './support/test-app.js';
-import { createTestDatabase, type TestDatabase } from './support/test-database.js';
-import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
+import { startInstances, type Instances } from './support/instances.js';
+import type { TestApp } from './support/test-app.js';
+import { atTheChallengeIn, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
 const TIMES = 20;
@@ -31,28 +31,18 @@ describe.each([
   ['one instance', 1],
   ['two instances', 2],
 ])('once-only transitions under a burst of identical requests: %s', (_name, count) => {
-  let database: TestDatabase;
-  let mail: TestSmtpServer;
-  let apps: TestApp[] = [];
+  let instances: Instances;
+  let apps: TestApp[];
   let servers: Server[];
+  let mail: TestSmtpServer;
   let t: TestApp;
 
   beforeAll(async () => {
-    database = await createTestDatabase({ file: true });
-    mail = await TestSmtpServer.start();
-    const env = {
-      SESSION_SECRET: 'one secret shared by every instance of this deployment',
-      RATE_LIMIT_ENABLED: 'false',
-    };
-    for (let i = 0; i < count; i++) apps.push(await createTestApp(env, { database, mail }));
-    servers = apps.map((app) => app.server);
-    t = apps[0];
+    instances = await startInstances(count, { RATE_LIMIT_ENABLED: 'false' });
+    ({ apps, servers, mail, first: t } = instances);
   });
   afterAll(async () => {
-    for (const app of apps) await app.close();
-    apps = [];
-    await database.drop();
-    await mail.stop();
+    await instances?.close();
   });
 
   /** The same browser on each instance, taking turns. */
@@ -96,15 +86,7 @@ describe.each([
 
   it('should change an address once, of 20 confirmations of its link at once', async () => {
     const person = await signedInPerson(t);
-    const newEmail = uniqueEmail('moved');
-    await person.client.submit('/settings/profile', '/settings/profile', {
-      name: person.user.name,
-      email: newEmail,
-    });
-    const link = TestSmtpServer.linkPath(
-      await mail.waitFor({ to: newEmail, subject: 'Confirm your new email address' }),
-      '/settings/profile/email/',
-    );
+    const link = await addressChangeLink(t, person, uniqueEmail('moved'));
     const csrf = await person.client.csrfFrom(link);
     const browsers = onEach(person.client);
     const answers = await burst(TIMES, servers, (i) =>
@@ -188,13 +170,7 @@ describe.each([
   it('should sign in with a recovery code once, of 20 sign-ins using it at once', async () => {
     const person = await signedInPerson(t);
     const app = await turnOnTwoFactor(t, person);
-    const halves = await Promise.all(
-      Array.from({ length: TIMES }, async (_, i) => {
-        const client = new WebClient(servers[i % servers.length], mail);
-        await atTheChallenge({ ...person, client });
-        return { client, csrf: await client.csrfFrom(CHALLENGE) };
-      }),
-    );
+    const halves = await atTheChallengeIn(person, servers, TIMES);
     const answers = await burst(TIMES, servers, (i) =>
       halves[i].client.post(CHALLENGE, halves[i].csrf, { recovery_code: app.recoveryCodes[0] }),
     );
@@ -207,13 +183,7 @@ describe.each([
   it('should sign in with one TOTP code once, of 20 sign-ins using it at once', async () => {
     const person = await signedInPerson(t);
     const app = await turnOnTwoFactor(t, person);
-    const halves = await Promise.all(
-      Array.from({ length: TIMES }, async (_, i) => {
-        const client = new WebClient(servers[i % servers.length], mail);
-        await atTheChallenge({ ...person, client });
-        return { client, csrf: await client.csrfFrom(CHALLENGE) };
-      }),
-    );
+    const halves = await atTheChallengeIn(person, servers, TIMES);
     const code = app.code(1);
     const answers = await burst(TIMES, servers, (i) =>
       halves[i].client.post(CHALLENGE, halves[i].csrf, { code }),

@@ -1,6 +1,7 @@
 import { createUser, uniqueEmail } from '../factories/index.js';
 import type { User } from '../../src/users/user.entity.js';
 import type { TestApp } from './test-app.js';
+import { TestSmtpServer } from './smtp-server.js';
 import { WebClient } from './web-client.js';
 
 export const PASSWORD = 'correct horse battery';
@@ -26,4 +27,18 @@ export async function signedInPerson(
     throw new Error(`sign-in failed: ${res.status} ${res.headers.location}`);
   }
   return { user, email, password: PASSWORD, client };
+}
+
+/** Asks, from the profile page, to move the person to `newEmail`; returns the mailed link's path. */
+export async function addressChangeLink(
+  t: Pick<TestApp, 'mail'>,
+  person: SignedInPerson,
+  newEmail: string,
+): Promise<string> {
+  await person.client.submit('/settings/profile', '/settings/profile', {
+    name: person.user.name,
+    email: newEmail,
+  });
+  const mail = await t.mail.waitFor({ to: newEmail, subject: 'Confirm your new email address' });
+  return TestSmtpServer.linkPath(mail, '/settings/profile/email/');
 }

@@ -1,7 +1,9 @@
+import type { Server } from 'node:http';
 import { Secret, TOTP } from 'otpauth';
 import { TwoFactorService } from '../../src/two-factor/two-factor.service.js';
 import type { SignedInPerson } from './people.js';
 import type { TestApp } from './test-app.js';
+import { WebClient } from './web-client.js';
 
 export const CHALLENGE = '/two-factor-challenge';
 
@@ -42,4 +44,22 @@ export async function atTheChallenge(person: SignedInPerson): Promise<void> {
   if (res.headers.location !== CHALLENGE) {
     throw new Error(`the password did not lead to the challenge: ${res.status}`);
   }
+}
+
+/**
+ * `count` browsers of the person, each half signed in (at the challenge) on the servers in
+ * turn, each with its challenge form's CSRF token.
+ */
+export function atTheChallengeIn(
+  person: SignedInPerson,
+  servers: Server[],
+  count: number,
+): Promise<{ client: WebClient; csrf: string }[]> {
+  return Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const client = new WebClient(servers[i % servers.length]);
+      await atTheChallenge({ ...person, client });
+      return { client, csrf: await client.csrfFrom(CHALLENGE) };
+    }),
+  );
 }
