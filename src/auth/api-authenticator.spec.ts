@@ -15,10 +15,10 @@ describe('ApiAuthenticator', () => {
       ),
     };
     const tokens = { recordUse: jest.fn(), recordRefusal: jest.fn() };
-    const window = { count: 1, resetMs: 60_000 };
+    const attempt = { key: 'api-client:203.0.113.9', window: { count: 1, resetMs: 60_000 } };
     const limiter = {
       enabled: true,
-      reserveClient: jest.fn((_req: Request, _res: Response): typeof window => window),
+      reserveClient: jest.fn((_req: Request, _res: Response): typeof attempt => attempt),
       reportFailure: jest.fn(),
       giveBack: jest.fn(),
       admitToken: jest.fn(),
@@ -32,12 +32,12 @@ describe('ApiAuthenticator', () => {
     );
     const req = { ip: '203.0.113.9', headers: { 'user-agent': 'curl/8.5.0' } } as Request;
     const res = {} as Response;
-    return { api, bearer, tokens, limiter, metrics, req, res, window };
+    return { api, bearer, tokens, limiter, metrics, req, res, attempt };
   }
 
   it("should put the principal on the request, count it in the token's usage and its budget", async () => {
     const principal = { tokenId: 4 } as TokenPrincipal;
-    const { api, tokens, limiter, metrics, req, res } = build(principal);
+    const { api, tokens, limiter, metrics, req, res, attempt } = build(principal);
     await expect(api.authenticate(req, res)).resolves.toBe(principal);
     expect(req.user).toBe(principal);
     expect(tokens.recordUse).toHaveBeenCalledWith(principal, {
@@ -46,7 +46,7 @@ describe('ApiAuthenticator', () => {
     });
     // Counted against the client before the lookup, then moved to the token's budget.
     expect(limiter.reserveClient).toHaveBeenCalledWith(req, res);
-    expect(limiter.admitToken).toHaveBeenCalledWith(req, 4, res);
+    expect(limiter.admitToken).toHaveBeenCalledWith(attempt, 4, res);
     expect(limiter.reportFailure).not.toHaveBeenCalled();
     // A success is counted once the route's ability is checked (the guard).
     expect(metrics.authentication).not.toHaveBeenCalled();
@@ -54,14 +54,14 @@ describe('ApiAuthenticator', () => {
 
   it("should count a refusal against the client's failures, and keep a known token's for the log", async () => {
     const refused = new AuthenticationError('token_revoked', undefined, { tokenId: 9, userId: 2 });
-    const { api, tokens, limiter, metrics, req, res, window } = build(refused);
+    const { api, tokens, limiter, metrics, req, res, attempt } = build(refused);
     await expect(api.authenticate(req, res)).rejects.toBe(refused);
     expect(req.user).toBeUndefined();
     expect(tokens.recordRefusal).toHaveBeenCalledWith(refused, {
       ip: '203.0.113.9',
       userAgent: 'curl/8.5.0',
     });
-    expect(limiter.reportFailure).toHaveBeenCalledWith(res, window);
+    expect(limiter.reportFailure).toHaveBeenCalledWith(res, attempt);
     expect(limiter.admitToken).not.toHaveBeenCalled();
     expect(limiter.giveBack).not.toHaveBeenCalled();
     expect(tokens.recordUse).not.toHaveBeenCalled();
@@ -77,9 +77,9 @@ describe('ApiAuthenticator', () => {
 
   it('should give the attempt back when the token could not be checked', async () => {
     const outage = new Error('database unavailable');
-    const { api, limiter, req, res } = build(outage);
+    const { api, limiter, req, res, attempt } = build(outage);
     await expect(api.authenticate(req, res)).rejects.toBe(outage);
-    expect(limiter.giveBack).toHaveBeenCalledWith(req);
+    expect(limiter.giveBack).toHaveBeenCalledWith(attempt);
     expect(limiter.reportFailure).not.toHaveBeenCalled();
   });
 

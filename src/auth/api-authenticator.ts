@@ -2,8 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError } from '../common/errors/domain.error.js';
 import { Metrics } from '../metrics/metrics.js';
-import { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
-import type { WindowCount } from '../rate-limit/rate-limit.storage.js';
+import { ApiRateLimiter, type ClientAttempt } from '../rate-limit/api-rate-limiter.js';
 import { AuthenticationError } from '../tokens/tokens.errors.js';
 import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
 import { BearerAuthenticator } from './bearer-authenticator.js';
@@ -48,7 +47,7 @@ export class ApiAuthenticator {
   private async run(request: Request, response: Response): Promise<TokenPrincipal> {
     // The attempt is counted against the client IP before the token is looked up (an atomic
     // step), and given back once the token proves good.
-    let reserved: WindowCount | undefined;
+    let reserved: ClientAttempt | undefined;
     if (this.limiter.enabled) {
       const reserving = this.limiter.reserveClient(request, response);
       reserved = reserving instanceof Promise ? await reserving : reserving;
@@ -65,7 +64,7 @@ export class ApiAuthenticator {
       }
       if (reserved) {
         if (error instanceof AuthenticationError) this.limiter.reportFailure(response, reserved);
-        else await this.limiter.giveBack(request);
+        else await this.limiter.giveBack(reserved);
       }
       throw error;
     }
@@ -75,7 +74,7 @@ export class ApiAuthenticator {
       userAgent: request.headers['user-agent'],
     });
     if (reserved) {
-      const counting = this.limiter.admitToken(request, principal.tokenId, response);
+      const counting = this.limiter.admitToken(reserved, principal.tokenId, response);
       if (counting) await counting;
     }
     return principal;

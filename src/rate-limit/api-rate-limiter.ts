@@ -6,6 +6,12 @@ import { clientKeyOf } from './client-address.js';
 import { RateLimitedError } from './rate-limit.errors.js';
 import { RateLimitStorage, type WindowCount } from './rate-limit.storage.js';
 
+/** An API request's attempt, counted against its client before the token is looked up. */
+export interface ClientAttempt {
+  key: string;
+  window: WindowCount;
+}
+
 /**
  * The API's limits: each valid token has its own budget; requests with a missing or bad token
  * share one per client IP, and an IP that has used it up is refused before its next token is
@@ -43,14 +49,14 @@ export class ApiRateLimiter {
   /**
    * Before authentication: counts the attempt as a failure of the client IP, in one atomic step,
    * or refuses it unchecked when the IP has no failures left. Of requests sent at the same
-   * moment, no more than the limit get their token looked up. Returns the window, for
-   * `reportFailure`; a success gives the attempt back (`admitToken`).
+   * moment, no more than the limit get their token looked up. A failure keeps the attempt
+   * (`reportFailure`); a success gives it back (`admitToken`).
    */
-  reserveClient(req: Request, res: Response): WindowCount | Promise<WindowCount> {
+  reserveClient(req: Request, res: Response): ClientAttempt | Promise<ClientAttempt> {
     const limit = this.config.security.rateLimit.anonymousPerIp;
     const key = this.clientKey(req);
     return settle(this.storage.hit(key, this.windowMs), (window) => {
-      if (window.count <= limit) return window;
+      if (window.count <= limit) return { key, window };
       this.report(res, limit, window);
       return settle(this.storage.release(key), () => {
         throw new RateLimitedError(seconds(window.resetMs));
@@ -59,22 +65,22 @@ export class ApiRateLimiter {
   }
 
   /** After a failed authentication: the reserved attempt stays counted; the answer says so. */
-  reportFailure(res: Response, window: WindowCount): void {
-    this.report(res, this.config.security.rateLimit.anonymousPerIp, window);
+  reportFailure(res: Response, attempt: ClientAttempt): void {
+    this.report(res, this.config.security.rateLimit.anonymousPerIp, attempt.window);
   }
 
   /** The attempt was not checked (the database failed, say): it does not count. */
-  giveBack(req: Request): void | Promise<void> {
-    return this.storage.release(this.clientKey(req));
+  giveBack(attempt: ClientAttempt): void | Promise<void> {
+    return this.storage.release(attempt.key);
   }
 
   /**
    * After a successful authentication: the client's reserved attempt is given back, and the
    * request counts on the token's budget instead.
    */
-  admitToken(req: Request, tokenId: number, res: Response): void | Promise<void> {
+  admitToken(attempt: ClientAttempt, tokenId: number, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.perToken;
-    const released = this.storage.release(this.clientKey(req));
+    const released = this.storage.release(attempt.key);
     const counted = settle(this.storage.hit(`api-token:${tokenId}`, this.windowMs), (window) =>
       this.admit(res, limit, window, window.count - 1),
     );
