@@ -4,9 +4,12 @@
 //   npm run bench                 MariaDB on 127.0.0.1:3306 (BENCH_DATABASE_URL to change)
 //   npm run bench -- --sqlite     the embedded SQLite database
 //   npm run bench -- --quick      1 round of 3 s, no scale run (for trying things out)
+//   npm run bench -- --compare ../other-checkout
+//                                 also runs that checkout's build (npm run build there first) in
+//                                 the same interleaved rounds: before and after a change
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hasWrk, load } from './lib/load.mjs';
 import {
@@ -37,6 +40,7 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     connections: { type: 'string', default: '50' },
+    compare: { type: 'string' },
   },
 });
 const rounds = Number(opts.rounds ?? (opts.quick ? 1 : 3));
@@ -154,6 +158,17 @@ async function main() {
             key: 'hello',
           },
         ]),
+    ...(opts.compare
+      ? [
+          {
+            name: `Tessera, the build in ${opts.compare}`,
+            script: join(resolve(opts.compare), 'dist', 'src', 'main.js'),
+            env: tesseraEnv(main.url),
+            key: 'tessera-compared',
+            production: true,
+          },
+        ]
+      : []),
     {
       name: 'Tessera, request logging off',
       script: tessera,
@@ -204,7 +219,10 @@ async function main() {
 
   const servers = [];
   for (const spec of specs) {
-    const nodeArgs = [...(spec.script === tessera ? PRODUCTION_NODE_ARGS : []), ...PROBE_NODE_ARGS];
+    const nodeArgs = [
+      ...(spec.script === tessera || spec.production ? PRODUCTION_NODE_ARGS : []),
+      ...PROBE_NODE_ARGS,
+    ];
     servers.push({
       ...spec,
       ...(await startServer({ ...spec, nodeArgs, port: port++, cpu: SERVER_CPU })),
@@ -213,7 +231,7 @@ async function main() {
   const scenarios = (s) => {
     const t = s.tokens ?? main;
     const list = [{ scenario: 'valid', tokens: t.valid }];
-    if (['tessera', 'yardstick', 'peer'].includes(s.key)) {
+    if (['tessera', 'tessera-compared', 'yardstick', 'peer'].includes(s.key)) {
       list.push(
         { scenario: 'invalid', tokens: [t.invalid] },
         { scenario: 'revoked', tokens: [t.revoked] },
