@@ -3,6 +3,7 @@ import type { DestinationStream } from 'pino';
 import { AccountModule } from './account/account.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
+import type { Clock } from './clock/clock.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
@@ -15,6 +16,8 @@ import { MetricsModule } from './metrics/metrics.module.js';
 export interface AppOptions {
   /** Where log lines go instead of stdout. */
   logDestination?: DestinationStream;
+  /** The clock instead of the machine's (tests move it). */
+  clock?: Clock;
 }
 
 /** The whole HTTP application, built from a configuration validated before boot. */
@@ -28,7 +31,7 @@ export class AppModule {
         // First, so Express tries the API's routes before every page's (routes are matched in
         // the order modules register them, one path test each).
         ApiV1Module,
-        CoreModule.forRoot(config),
+        CoreModule.forRoot(config, options.clock),
         DashboardModule,
         AccountModule,
         AuditModule,

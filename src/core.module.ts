@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditLogModule } from './audit/audit-log.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import type { Clock } from './clock/clock.js';
+import { ClockModule } from './clock/clock.module.js';
 import type { Config } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { InvitationsModule } from './invitations/invitations.module.js';
@@ -15,11 +17,13 @@ import { UsersModule } from './users/users.module.js';
 /** The domain and its database: what the HTTP app and the operators' CLI both run on. */
 @Module({})
 export class CoreModule {
-  static forRoot(config: Config): DynamicModule {
+  /** `clock`: the machine's unless a test hands in another. */
+  static forRoot(config: Config, clock?: Clock): DynamicModule {
     return {
       module: CoreModule,
       imports: [
         ConfigModule.forRoot(config),
+        ClockModule.forRoot(clock),
         DatabaseModule,
         MailModule,
         AuditLogModule,

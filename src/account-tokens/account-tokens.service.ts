@@ -5,6 +5,7 @@ import { Transactions } from '../database/transactions.js';
 import type { AccountToken, AccountTokenPurpose } from './account-token.entity.js';
 import type { LinkProblem } from './account-tokens.errors.js';
 import { AccountTokensRepository } from './account-tokens.repository.js';
+import { Clock } from '../clock/clock.js';
 
 /** 32 random bytes in base64url: what a link carries. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -32,6 +33,7 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly tokens: AccountTokensRepository,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -50,7 +52,7 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
       userId,
       purpose,
       tokenHash: hashOf(plaintext),
-      expiresAt: new Date(Date.now() + ttlMs),
+      expiresAt: new Date(this.clock.nowMs() + ttlMs),
       email,
     });
     return plaintext;
@@ -74,7 +76,8 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
     const token = await this.tokens.findByHash(hashOf(plaintext), purpose, manager);
     if (!token) return { ok: false, problem: 'unknown' };
     if (token.usedAt) return { ok: false, problem: 'used', token };
-    if (token.expiresAt.getTime() <= Date.now()) return { ok: false, problem: 'expired', token };
+    if (token.expiresAt.getTime() <= this.clock.nowMs())
+      return { ok: false, problem: 'expired', token };
     return { ok: true, token };
   }
 
@@ -86,7 +89,7 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
   ): Promise<LinkCheck> {
     const checked = await this.check(plaintext, purpose, manager);
     if (!checked.ok) return checked;
-    const won = await this.tokens.markUsed(manager, checked.token.id, new Date());
+    const won = await this.tokens.markUsed(manager, checked.token.id, this.clock.now());
     return won ? checked : { ok: false, problem: 'used', token: checked.token };
   }
 
@@ -98,9 +101,9 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.pruner);
   }
 
-  async prune(now = Date.now()): Promise<number> {
+  async prune(): Promise<number> {
     try {
-      const before = new Date(now - KEEP_DEAD_MS);
+      const before = new Date(this.clock.nowMs() - KEEP_DEAD_MS);
       return await this.transactions.run((m) => this.tokens.deleteExpired(m, before));
     } catch (error) {
       this.logger.warn(`Could not prune expired account tokens: ${String(error)}`);

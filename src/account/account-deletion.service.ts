@@ -5,6 +5,7 @@ import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { OwnsSharedTeamsError } from './account.errors.js';
 import { AccountDeletionRepository } from './account-deletion.repository.js';
+import { Clock } from '../clock/clock.js';
 
 /** A person deleting their own account, and everything that is only theirs. */
 @Injectable()
@@ -14,6 +15,7 @@ export class AccountDeletionService {
     private readonly users: UsersRepository,
     private readonly deletion: AccountDeletionRepository,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -29,7 +31,7 @@ export class AccountDeletionService {
       await this.users.lockForUpdate(m, user.id);
       const shared = await this.deletion.findOwnedSharedTeams(m, user.id);
       if (shared.length > 0) throw new OwnsSharedTeamsError(shared.map((t) => t.name));
-      await this.deletion.revokeTokens(m, user.id, new Date());
+      await this.deletion.revokeTokens(m, user.id, this.clock.now());
       await this.deletion.deleteSessions(m, user.id);
       await this.deletion.deleteMemberships(m, user.id);
       await this.deletion.deleteOwnedTeams(m, user.id);

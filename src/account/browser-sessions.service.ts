@@ -7,6 +7,7 @@ import { NotFoundError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
 import type { User } from '../users/user.entity.js';
 import { sessionHandle, toSessionView, type SessionView } from './session.view.js';
+import { Clock } from '../clock/clock.js';
 
 /** The browsers signed in to a person's account, and signing them out. */
 @Injectable()
@@ -16,11 +17,12 @@ export class BrowserSessionsService {
     private readonly sessions: SessionsRepository,
     private readonly auth: AuthService,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {}
 
   /** The account's live sessions, `currentId` (this browser's) marked. */
   async list(person: Person, currentId: string): Promise<SessionView[]> {
-    const rows = await this.sessions.findLiveForUser(person.userId, new Date());
+    const rows = await this.sessions.findLiveForUser(person.userId, this.clock.now());
     return rows.map((row) => toSessionView(row, currentId));
   }
 
@@ -30,7 +32,7 @@ export class BrowserSessionsService {
    */
   async revoke(person: Person, handle: string, currentId: string): Promise<void> {
     await this.transactions.run(async (m) => {
-      const rows = await this.sessions.findLiveForUser(person.userId, new Date(), m);
+      const rows = await this.sessions.findLiveForUser(person.userId, this.clock.now(), m);
       const row = rows.find((r) => sessionHandle(r.id) === handle && r.id !== currentId);
       if (!row || !(await this.sessions.deleteForOwner(m, person.userId, row.id))) {
         throw new NotFoundError('session');

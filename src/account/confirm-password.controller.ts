@@ -8,12 +8,16 @@ import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import type { User } from '../users/user.entity.js';
 import { ConfirmPasswordForm } from './dto/confirm-password.form.js';
+import { SudoMode } from '../common/web/recent-password.js';
 
 /** Sudo mode: the password again before a sensitive action, then back to it. */
 @Controller('confirm-password')
 @SignedIn()
 export class ConfirmPasswordController {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly sudo: SudoMode,
+  ) {}
 
   @Get()
   @Render('account/confirm-password')
@@ -30,7 +34,7 @@ export class ConfirmPasswordController {
     @Req() req: Request,
   ): Promise<{ url: string }> {
     await this.auth.confirmPassword(user, form.password, req.ip);
-    req.session.passwordConfirmedAt = Date.now();
+    this.sudo.confirmed(req.session);
     flash(req.session, { notice: 'Password confirmed: you can go ahead.' });
     return { url: isReturnPage(form.return_to) ? form.return_to : '/dashboard' };
   }

@@ -7,6 +7,7 @@ import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
 import { ChangePasswordForm } from './dto/account.forms.js';
 import { PasswordChangeService } from './password-change.service.js';
+import { SudoMode } from '../common/web/recent-password.js';
 
 const PAGE = '/settings/password';
 
@@ -14,7 +15,10 @@ const PAGE = '/settings/password';
 @Controller('settings/password')
 @SignedIn()
 export class PasswordController {
-  constructor(private readonly passwords: PasswordChangeService) {}
+  constructor(
+    private readonly passwords: PasswordChangeService,
+    private readonly sudo: SudoMode,
+  ) {}
 
   @Get()
   @Render('account/password')
@@ -38,7 +42,7 @@ export class PasswordController {
       req.sessionID,
     );
     req.session.credentialStamp = stamp;
-    req.session.passwordConfirmedAt = Date.now();
+    this.sudo.confirmed(req.session);
     flash(req.session, {
       notice: 'Your password has been changed. Every other session of your account was signed out.',
     });

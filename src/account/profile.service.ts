@@ -18,6 +18,7 @@ import { SecurityNotices } from '../security-notices/security-notices.js';
 import type { User } from '../users/user.entity.js';
 import { EmailTakenError, UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { Clock } from '../clock/clock.js';
 
 export const CHANGE_EMAIL_MAIL = 'change-email';
 export const CHANGE_EMAIL_LINK_HOURS = 24;
@@ -39,6 +40,7 @@ export class ProfileService implements OnModuleInit {
     private readonly notices: SecurityNotices,
     private readonly limiter: AddressLimiter,
     private readonly accountLimiter: AccountLimiter,
+    private readonly clock: Clock,
     private readonly transactions: Transactions,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -115,7 +117,7 @@ export class ProfileService implements OnModuleInit {
         if (!user || !email) throw new UserNotFoundError();
         if (email === user.email) return;
         if (await this.users.findByEmail(email, m)) throw new EmailTakenError();
-        await this.users.setConfirmedEmail(m, user.id, email, new Date());
+        await this.users.setConfirmedEmail(m, user.id, email, this.clock.now());
         // Reset links mailed to the old address stop working: it no longer speaks for the account.
         await this.tokens.cancel(m, user.id, 'reset_password');
         await this.notices.send(m, user.id, 'email-changed', { to: user.email });

@@ -2,7 +2,7 @@ import { Controller, Get, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../common/auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
-import { hasSetup } from '../two-factor/setup-session.js';
+import { TwoFactorSetups } from '../two-factor/setup-session.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
 import type { User } from '../users/user.entity.js';
 
@@ -10,7 +10,10 @@ import type { User } from '../users/user.entity.js';
 @Controller('settings/security')
 @SignedIn()
 export class SecurityController {
-  constructor(private readonly twoFactor: TwoFactorService) {}
+  constructor(
+    private readonly twoFactor: TwoFactorService,
+    private readonly setups: TwoFactorSetups,
+  ) {}
 
   @Get()
   @Render('account/security')
@@ -18,7 +21,7 @@ export class SecurityController {
     return {
       title: 'Security',
       twoFactor: await this.twoFactor.status({ userId: user.id }),
-      setupUnderWay: hasSetup(session),
+      setupUnderWay: this.setups.has(session),
     };
   }
 }

@@ -7,6 +7,7 @@ import type { AuditEvent } from './audit-event.entity.js';
 import { currentRequest } from './audit-context.js';
 import type { AuditEventName } from './audit-events.js';
 import { AuditEventsRepository } from './audit-events.repository.js';
+import { Clock } from '../clock/clock.js';
 
 /** Who did it: a person in their browser or by one of their tokens, the operator, or Tessera. */
 export type AuditActor = { userId: number; tokenId?: number } | 'operator' | 'system' | 'anonymous';
@@ -58,13 +59,14 @@ export class AuditLog implements OnApplicationShutdown {
   constructor(
     private readonly events: AuditEventsRepository,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {}
 
   /** Records the event soon; never throws. */
   record(entry: AuditEntry): void {
     let row: Row;
     try {
-      row = toRow(entry);
+      row = toRow(entry, this.clock.now());
     } catch (error) {
       this.logger.warn(`Could not record ${entry.event}: ${String(error)}`);
       return;
@@ -135,7 +137,7 @@ export class AuditLog implements OnApplicationShutdown {
 }
 
 /** The row an entry makes, with the page request's context where the entry gives none. */
-export function toRow(entry: AuditEntry): Row {
+export function toRow(entry: AuditEntry, now: Date): Row {
   const req = currentRequest();
   const actor: AuditActor =
     entry.actor ??
@@ -143,7 +145,7 @@ export function toRow(entry: AuditEntry): Row {
   const person = typeof actor === 'object' ? actor : undefined;
   const signedIn = req?.session?.userId !== undefined && req.sessionID;
   return {
-    occurredAt: entry.at ?? new Date(),
+    occurredAt: entry.at ?? now,
     event: entry.event,
     actorUserId: person?.userId ?? null,
     actorKind: person ? (person.tokenId !== undefined ? 'token' : 'user') : (actor as string),

@@ -8,6 +8,7 @@ import type { AuditEvent } from './audit-event.entity.js';
 import type { AuditKind } from './audit-events.js';
 import { AuditEventsRepository } from './audit-events.repository.js';
 import { AuditLog } from './audit-log.js';
+import { Clock } from '../clock/clock.js';
 
 /** Events on a page of the log. */
 export const AUDIT_PAGE_SIZE = 50;
@@ -33,6 +34,7 @@ export class AuditService {
     private readonly log: AuditLog,
     private readonly transactions: Transactions,
     private readonly users: UsersRepository,
+    private readonly clock: Clock,
     @Inject(CONFIG) config: Config,
   ) {
     this.retentionDays = config.tokens.auditRetentionDays;
@@ -80,11 +82,8 @@ export class AuditService {
    * Deletes events older than `olderThanDays` (AUDIT_RETENTION_DAYS by default), in batches so
    * no statement holds the table for long; returns how many went.
    */
-  async prune(
-    olderThanDays = this.retentionDays,
-    now = new Date(),
-  ): Promise<{ deleted: number; before: Date }> {
-    const before = new Date(now.getTime() - olderThanDays * DAY_MS);
+  async prune(olderThanDays = this.retentionDays): Promise<{ deleted: number; before: Date }> {
+    const before = new Date(this.clock.nowMs() - olderThanDays * DAY_MS);
     let deleted = 0;
     for (;;) {
       const ids = await this.events.findIdsBefore(before, PRUNE_BATCH);

@@ -10,6 +10,7 @@ import { TeamsService } from '../teams/teams.service.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { credentialStamp } from './credential-stamp.js';
 import { noteActivity } from './session-activity.js';
+import { Clock } from '../clock/clock.js';
 
 /** What the header's team menu shows: the current team, the others to switch to, and the way back. */
 function teamSwitcher(user: User, memberships: { team: Team }[], req: Request): object {
@@ -36,6 +37,7 @@ export class CurrentUserMiddleware implements NestMiddleware {
     @Inject(CONFIG) config: Config,
     private readonly users: UsersRepository,
     private readonly teams: TeamsService,
+    private readonly clock: Clock,
   ) {
     this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
   }
@@ -43,7 +45,8 @@ export class CurrentUserMiddleware implements NestMiddleware {
   async use(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
       const { userId, signedInAt = 0, credentialStamp: stamp } = req.session ?? {};
-      const live = userId !== undefined && Date.now() - signedInAt <= this.absoluteMs;
+      const now = this.clock.nowMs();
+      const live = userId !== undefined && now - signedInAt <= this.absoluteMs;
       // A page shown (GET) has the team switcher in its header: its teams are read alongside.
       const [user, memberships] = live
         ? await Promise.all([
@@ -53,7 +56,7 @@ export class CurrentUserMiddleware implements NestMiddleware {
         : [null, undefined];
       if (user && stamp === credentialStamp(user.passwordHash)) {
         req.currentUser = user;
-        noteActivity(req);
+        noteActivity(req, now);
         res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
         if (memberships) res.locals.teamSwitcher = teamSwitcher(user, memberships, req);
       } else if (userId !== undefined) {

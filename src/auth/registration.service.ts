@@ -16,6 +16,7 @@ import type { User } from '../users/user.entity.js';
 import { EmailTakenError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { PasswordHasher } from './password-hasher.js';
+import { Clock } from '../clock/clock.js';
 
 export const REGISTRATION_ATTEMPT_MAIL = 'registration-attempt';
 
@@ -50,6 +51,7 @@ export class RegistrationService implements OnModuleInit {
     private readonly composers: MailComposers,
     private readonly templates: MailTemplates,
     private readonly limiter: AddressLimiter,
+    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -105,7 +107,7 @@ export class RegistrationService implements OnModuleInit {
           name: input.name,
           email: input.email,
           passwordHash,
-          emailVerifiedAt: options.verified ? new Date() : null,
+          emailVerifiedAt: options.verified ? this.clock.now() : null,
         }),
       );
     } catch (error) {

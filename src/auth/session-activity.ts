@@ -9,7 +9,7 @@ const USER_AGENT_MAX = 255;
  * sessions. The session is changed (and so written) only when a minute has passed or the
  * browser or address differ: a page view costs no write of its own.
  */
-export function noteActivity(req: Request, now = Date.now()): void {
+export function noteActivity(req: Request, now: number): void {
   const userAgent = (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX);
   const ip = req.ip ?? '';
   const last = req.session.activity;

@@ -9,6 +9,7 @@ import { noteActivity } from './session-activity.js';
 import { SESSION_COOKIE } from './session.middleware.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
+import { Clock } from '../clock/clock.js';
 
 function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => run((err) => (err ? reject(err) : resolve())));
@@ -21,6 +22,7 @@ export class SessionLifecycle {
     private readonly audit: AuditLog,
     private readonly sessions: SessionsRepository,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -31,11 +33,11 @@ export class SessionLifecycle {
   async start(req: Request, user: User, returnTo?: string): Promise<string> {
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
-    req.session.signedInAt = Date.now();
+    req.session.signedInAt = this.clock.nowMs();
     // Signing in is typing the password: sensitive actions need no second ask.
     req.session.passwordConfirmedAt = req.session.signedInAt;
     req.session.credentialStamp = credentialStamp(user.passwordHash);
-    noteActivity(req);
+    noteActivity(req, req.session.signedInAt);
     await promisify((done) => req.session.save(done));
     this.audit.record({ event: 'sign-in.succeeded', actor: { userId: user.id } });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
@@ -51,7 +53,7 @@ export class SessionLifecycle {
       userId: user.id,
       attempt: randomBytes(16).toString('base64url'),
       credentialStamp: credentialStamp(user.passwordHash),
-      at: Date.now(),
+      at: this.clock.nowMs(),
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
     };
     await promisify((done) => req.session.save(done));

@@ -9,6 +9,7 @@ import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { credentialStamp } from './credential-stamp.js';
 import { SessionLifecycle } from './session-lifecycle.js';
+import { Clock } from '../clock/clock.js';
 
 export const CHALLENGE_PAGE = '/two-factor-challenge';
 
@@ -39,6 +40,7 @@ export class TwoFactorSignIn {
     private readonly twoFactor: TwoFactorService,
     private readonly users: UsersRepository,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
   /** After the right password: signed in, or on to the challenge. Returns where to go next. */
@@ -51,9 +53,9 @@ export class TwoFactorSignIn {
   }
 
   /** The sign-in waiting in this session; else back to the sign-in page, told why if it expired. */
-  pendingOf(req: Request, now = Date.now()): PendingSignIn {
+  pendingOf(req: Request): PendingSignIn {
     const pending = req.session?.pendingSignIn;
-    if (pending && now - pending.at < PENDING_SIGN_IN_MS) return pending;
+    if (pending && this.clock.nowMs() - pending.at < PENDING_SIGN_IN_MS) return pending;
     if (!pending) throw new NoPendingSignInError();
     delete req.session.pendingSignIn;
     flash(req.session, { error: 'Signing in took too long. Enter your password again.' });

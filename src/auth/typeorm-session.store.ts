@@ -4,6 +4,7 @@ import session from 'express-session';
 import { randomBytes } from 'node:crypto';
 import { Transactions } from '../database/transactions.js';
 import { SessionsRepository } from './sessions.repository.js';
+import { Clock } from '../clock/clock.js';
 
 const TOUCH_SLACK_MS = 60_000;
 const PRUNE_EVERY_MS = 5 * 60_000;
@@ -24,13 +25,14 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {
     super();
   }
 
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
     this.sessions
-      .findLive(sid, new Date())
+      .findLive(sid, this.clock.now())
       .then(
         (row) => callback(undefined, row ? (JSON.parse(row.data) as session.SessionData) : null),
         callback,
@@ -58,7 +60,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
       id: sid,
       userId: data.userId ?? null,
       data: JSON.stringify(data),
-      expiresAt: expiryOf(data),
+      expiresAt: this.expiryOf(data),
       userAgent: data.activity?.userAgent || null,
       ip: data.activity?.ip || null,
       lastActiveAt: data.activity ? new Date(data.activity.at) : null,
@@ -74,7 +76,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
 
   override touch(sid: string, data: session.SessionData, callback?: Callback): void {
     this.transactions
-      .run((m) => this.sessions.extend(m, sid, expiryOf(data), TOUCH_SLACK_MS))
+      .run((m) => this.sessions.extend(m, sid, this.expiryOf(data), TOUCH_SLACK_MS))
       .then(() => callback?.(), callback);
   }
 
@@ -86,17 +88,18 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
     clearInterval(this.pruner);
   }
 
-  async prune(now = new Date()): Promise<number> {
+  async prune(): Promise<number> {
     try {
+      const now = this.clock.now();
       return await this.transactions.run((m) => this.sessions.deleteExpired(m, now));
     } catch (error) {
       this.logger.warn(`Could not prune expired sessions: ${String(error)}`);
       return 0;
     }
   }
-}
 
-function expiryOf(data: session.SessionData): Date {
-  const expires = data.cookie?.expires;
-  return expires ? new Date(expires) : new Date(Date.now() + 86_400_000);
+  private expiryOf(data: session.SessionData): Date {
+    const expires = data.cookie?.expires;
+    return expires ? new Date(expires) : new Date(this.clock.nowMs() + 86_400_000);
+  }
 }

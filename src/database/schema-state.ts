@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../common/errors/domain.error.js';
+import { Clock } from '../clock/clock.js';
 
 /** While behind, the schema is looked at again at most this often. */
 const RECHECK_MS = 5_000;
@@ -26,15 +27,18 @@ export class SchemaState {
   private pending: string[] = [];
   private checkedAt = 0;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
 
   /** The names of the pending migrations, as of the last look. */
   get pendingMigrations(): readonly string[] {
     return this.pending;
   }
 
-  async refresh(now = Date.now()): Promise<readonly string[]> {
-    this.checkedAt = now;
+  async refresh(): Promise<readonly string[]> {
+    this.checkedAt = this.clock.nowMs();
     const runner = this.dataSource.createQueryRunner();
     try {
       const table = this.dataSource.options.migrationsTableName ?? 'migrations';
@@ -53,8 +57,9 @@ export class SchemaState {
   }
 
   /** Up to date, looking again when the last look found migrations pending and is old enough. */
-  async upToDate(now = Date.now()): Promise<boolean> {
-    if (this.pending.length > 0 && now - this.checkedAt >= RECHECK_MS) await this.refresh(now);
+  async upToDate(): Promise<boolean> {
+    const stale = this.clock.nowMs() - this.checkedAt >= RECHECK_MS;
+    if (this.pending.length > 0 && stale) await this.refresh();
     return this.pending.length === 0;
   }
 }

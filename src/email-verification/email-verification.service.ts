@@ -14,6 +14,7 @@ import type { User } from '../users/user.entity.js';
 import { UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { EmailNotVerifiedError } from './email-verification.errors.js';
+import { Clock } from '../clock/clock.js';
 
 export const VERIFY_EMAIL_MAIL = 'verify-email';
 const LINK_HOURS = 24;
@@ -35,6 +36,7 @@ export class EmailVerificationService implements OnModuleInit {
     private readonly composers: MailComposers,
     private readonly templates: MailTemplates,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -112,7 +114,7 @@ export class EmailVerificationService implements OnModuleInit {
       if (checked.token && checked.token.userId !== person.userId) return 'unknown' as const;
       const used = await this.tokens.use(m, token, 'verify_email');
       if (used.ok) {
-        await this.users.markEmailVerified(m, person.userId, new Date());
+        await this.users.markEmailVerified(m, person.userId, this.clock.now());
         for (const listener of this.listeners) await listener(m, person.userId);
         return undefined;
       }

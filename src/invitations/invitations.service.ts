@@ -27,6 +27,7 @@ import {
   WrongInviteeError,
 } from './invitations.errors.js';
 import { TeamInvitation } from './team-invitation.entity.js';
+import { Clock } from '../clock/clock.js';
 
 export const TEAM_INVITATION_MAIL = 'team-invitation';
 /** 32 random bytes in base64url: what an invitation's link carries. */
@@ -67,6 +68,7 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     private readonly templates: MailTemplates,
     private readonly registration: RegistrationService,
     private readonly verification: EmailVerificationService,
+    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -97,7 +99,7 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     }
     return this.transactions.run(async (m) => {
       const current = await this.repo(m).findOneBy({ teamId: team.id, email: input.email });
-      if (current && isOpen(current)) throw new AlreadyInvitedError();
+      if (current && isOpen(current, this.clock.now())) throw new AlreadyInvitedError();
       const fields = {
         role: input.role,
         invitedById: actor.userId,
@@ -140,7 +142,7 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     await this.transactions.run((m) =>
       this.repo(m).update(
         { id: invitation.id, status: 'pending' },
-        { status: 'revoked', tokenHash: null, respondedAt: new Date() },
+        { status: 'revoked', tokenHash: null, respondedAt: this.clock.now() },
       ),
     );
     return invitation;
@@ -169,7 +171,9 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
       .andWhere(senderMayInvite())
       .orderBy('i.created_at', 'ASC')
       .getMany();
-    return rows.filter((i) => i.expiresAt > new Date()) as (TeamInvitation & { team: Team })[];
+    return rows.filter((i) => i.expiresAt > this.clock.now()) as (TeamInvitation & {
+      team: Team;
+    })[];
   }
 
   /** What the link's page shows; an unknown, used, expired or withdrawn link says which. */
@@ -223,7 +227,7 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
       if (answer === 'declined') {
         const done = await this.repo(m).update(
           { id: invitation.id, status: 'pending' },
-          { status: answer, tokenHash: null, respondedAt: new Date() },
+          { status: answer, tokenHash: null, respondedAt: this.clock.now() },
         );
         return done.affected ? this.teamOf(m, invitation) : ('used' as const);
       }
@@ -240,7 +244,8 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
   private async claim(manager: EntityManager, user: User, input: Registration): Promise<void> {
     if (!input.invitation || !TOKEN_SHAPE.test(input.invitation)) return;
     const invitation = await this.repo(manager).findOneBy({ tokenHash: hashOf(input.invitation) });
-    if (!invitation || !isOpen(invitation) || invitation.email !== user.email) return;
+    if (!invitation || !isOpen(invitation, this.clock.now()) || invitation.email !== user.email)
+      return;
     await this.repo(manager).update({ id: invitation.id }, { claimedById: user.id });
     // Without e-mail confirmation there is nothing more to wait for.
     if (!this.verification.required) await this.acceptClaimed(manager, user.id);
@@ -250,7 +255,8 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     const user = await this.users.findById(userId, manager);
     const claimed = await this.repo(manager).findBy({ claimedById: userId, status: 'pending' });
     for (const invitation of claimed) {
-      if (!user || invitation.email !== user.email || !isOpen(invitation)) continue;
+      if (!user || invitation.email !== user.email || !isOpen(invitation, this.clock.now()))
+        continue;
       if ((await this.markAccepted(manager, invitation.id)) !== true) continue;
       await this.teams.join(manager, userId, invitation.teamId, invitation.role);
     }
@@ -269,14 +275,14 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     const done = await this.repo(manager)
       .createQueryBuilder()
       .update()
-      .set({ status: 'accepted', tokenHash: null, respondedAt: new Date() })
+      .set({ status: 'accepted', tokenHash: null, respondedAt: this.clock.now() })
       .where('id = :id AND status = :pending', { id, pending: 'pending' })
       .andWhere(senderMayInvite('team_invitations'))
       .execute();
     if (done.affected) return true;
     const withdrawn = await this.repo(manager).update(
       { id, status: 'pending' },
-      { status: 'revoked', tokenHash: null, respondedAt: new Date() },
+      { status: 'revoked', tokenHash: null, respondedAt: this.clock.now() },
     );
     return withdrawn.affected ? 'withdrawn' : 'used';
   }
@@ -290,14 +296,14 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     const invitation = await this.repo().findOneBy({ tokenHash: hashOf(token) });
     if (!invitation) throw new InvitationLinkError('unknown');
     if (invitation.status !== 'pending') throw new InvitationLinkError('used');
-    if (invitation.expiresAt <= new Date()) throw new InvitationLinkError('expired');
+    if (invitation.expiresAt <= this.clock.now()) throw new InvitationLinkError('expired');
     return invitation;
   }
 
   private async openById(id: number, user: User): Promise<TeamInvitation> {
     const invitation = await this.repo().findOneBy({ id, email: user.email });
     if (!invitation) throw new InvitationNotFoundError();
-    if (!isOpen(invitation)) throw new InvitationLinkError('used');
+    if (!isOpen(invitation, this.clock.now())) throw new InvitationLinkError('used');
     return invitation;
   }
 
@@ -314,7 +320,7 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
   }
 
   private expiry(): Date {
-    return new Date(Date.now() + this.config.teams.invitationTtlDays * DAY_MS);
+    return new Date(this.clock.nowMs() + this.config.teams.invitationTtlDays * DAY_MS);
   }
 
   private mail(manager: EntityManager, invitation: TeamInvitation): Promise<void> {
@@ -334,10 +340,14 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
       where: { id: Number(request.params.invitationId) },
       relations: { team: true, invitedBy: true },
     });
-    if (!invitation || !isOpen(invitation) || invitation.email !== request.to) return null;
+    if (!invitation || !isOpen(invitation, this.clock.now()) || invitation.email !== request.to)
+      return null;
     const token = randomBytes(32).toString('base64url');
     await this.repo(manager).update({ id: invitation.id }, { tokenHash: hashOf(token) });
-    const days = Math.max(1, Math.round((invitation.expiresAt.getTime() - Date.now()) / DAY_MS));
+    const days = Math.max(
+      1,
+      Math.round((invitation.expiresAt.getTime() - this.clock.nowMs()) / DAY_MS),
+    );
     return {
       to: invitation.email,
       subject: `You are invited to join ${invitation.team!.name} on Tessera`,
@@ -352,7 +362,7 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
   }
 }
 
-/** Waiting for an answer and not expired. */
-function isOpen(invitation: TeamInvitation): boolean {
-  return invitation.status === 'pending' && invitation.expiresAt > new Date();
+/** Waiting for an answer and not expired at `now`. */
+function isOpen(invitation: TeamInvitation, now: Date): boolean {
+  return invitation.status === 'pending' && invitation.expiresAt > now;
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { createMailTransport, MailTransport } from './mail-transport.js';
@@ -9,9 +10,9 @@ import { OutboxSender } from './outbox-sender.js';
   providers: [
     {
       provide: MailTransport,
-      inject: [CONFIG],
-      useFactory: (config: Config) =>
-        createMailTransport(config.mail, config.app.nodeEnv === 'production'),
+      inject: [CONFIG, Clock],
+      useFactory: (config: Config, clock: Clock) =>
+        createMailTransport(config.mail, config.app.nodeEnv === 'production', clock),
     },
     OutboxSender,
   ],

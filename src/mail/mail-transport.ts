@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MailConfig } from '../config/mail.config.js';
 import type { MailMessage } from './mail-message.js';
+import type { Clock } from '../clock/clock.js';
 
 /** Hands a message over for delivery; rejects when it could not. */
 export abstract class MailTransport {
@@ -76,6 +77,7 @@ export class FileMailTransport extends MailTransport {
     private readonly dir: string,
     private readonly from: string,
     private readonly logLinks: boolean,
+    private readonly clock: Clock,
   ) {
     super();
   }
@@ -83,7 +85,7 @@ export class FileMailTransport extends MailTransport {
   async send(message: MailMessage): Promise<void> {
     const info = await this.transporter.sendMail({ ...asSent(message), from: this.from });
     await mkdir(this.dir, { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const stamp = this.clock.now().toISOString().replace(/[:.]/g, '-');
     const file = join(this.dir, `${stamp}-${randomBytes(4).toString('hex')}.eml`);
     await writeFile(file, info.message as Buffer, { mode: 0o600 });
     const links = this.logLinks ? [...new Set(message.text.match(LINK) ?? [])] : [];
@@ -93,8 +95,12 @@ export class FileMailTransport extends MailTransport {
   }
 }
 
-export function createMailTransport(config: MailConfig, production: boolean): MailTransport {
+export function createMailTransport(
+  config: MailConfig,
+  production: boolean,
+  clock: Clock,
+): MailTransport {
   return config.smtpUrl
     ? new SmtpMailTransport(config.smtpUrl, config.from)
-    : new FileMailTransport(config.dir, config.from, !production);
+    : new FileMailTransport(config.dir, config.from, !production, clock);
 }

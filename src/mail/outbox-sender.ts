@@ -18,6 +18,7 @@ import type { OutboxMessage } from './outbox-message.entity.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { Outbox } from './outbox.js';
 import { retryDelayMs } from './retry-delay.js';
+import { Clock } from '../clock/clock.js';
 
 const BATCH = 10;
 /** Longer than a send can take (the SMTP timeouts), so a lease lapses only when its holder died. */
@@ -51,6 +52,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly composers: MailComposers,
     private readonly transport: MailTransport,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     @Optional() private readonly metrics?: Metrics,
   ) {}
@@ -95,16 +97,16 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   private schedule(): void {
     if (this.stopped) return;
     const pollMs = this.config.mail.pollSeconds * 1000;
-    const delay = Math.max(0, Math.min(pollMs, this.retryAt - Date.now()));
+    const delay = Math.max(0, Math.min(pollMs, this.retryAt - this.clock.nowMs()));
     // unref: a timer alone never keeps the process alive.
     this.timer = setTimeout(() => this.wake(), delay).unref();
   }
 
   private async drain(): Promise<void> {
-    if (this.retryAt <= Date.now()) this.retryAt = Infinity;
+    if (this.retryAt <= this.clock.nowMs()) this.retryAt = Infinity;
     await this.pruneNowAndThen();
     while (!this.stopped) {
-      const now = new Date();
+      const now = this.clock.now();
       const batch = await this.transactions.run((m) =>
         this.messages.claimDue(m, {
           now,
@@ -139,7 +141,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const status = mail ? 'sent' : 'dropped';
     await this.transactions.run((m) =>
-      this.messages.finish(m, message, this.owner, { status, at: new Date() }),
+      this.messages.finish(m, message, this.owner, { status, at: this.clock.now() }),
     );
     this.metrics?.mail(status);
   }
@@ -151,7 +153,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
       await this.transactions.run((m) =>
         this.messages.finish(m, message, this.owner, {
           status: 'failed',
-          at: new Date(),
+          at: this.clock.now(),
           error: why,
         }),
       );
@@ -160,7 +162,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     const delay = retryDelayMs(message.attempts, this.config.mail.retrySeconds * 1000);
-    const at = new Date(Date.now() + delay);
+    const at = new Date(this.clock.nowMs() + delay);
     await this.transactions.run((m) => this.messages.retryLater(m, message, this.owner, at, why));
     this.retryAt = Math.min(this.retryAt, at.getTime());
     this.metrics?.mail('retried');
@@ -170,9 +172,9 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async pruneNowAndThen(): Promise<void> {
-    if (Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
-    this.prunedAt = Date.now();
-    const before = new Date(Date.now() - KEEP_FINISHED_MS);
+    if (this.clock.nowMs() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = this.clock.nowMs();
+    const before = new Date(this.clock.nowMs() - KEEP_FINISHED_MS);
     await this.transactions.run((m) => this.messages.pruneFinished(m, before));
   }
 }

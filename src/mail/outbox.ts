@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { Transactions } from '../database/transactions.js';
 import type { MailRequest } from './mail-message.js';
 import { OutboxRepository } from './outbox.repository.js';
+import { Clock } from '../clock/clock.js';
 
 /**
  * Where features put the mail a change calls for: a row in `mail_outbox`, written with the
@@ -16,6 +17,7 @@ export class Outbox {
   constructor(
     private readonly messages: OutboxRepository,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {}
 
   async enqueue(manager: EntityManager, request: MailRequest): Promise<void> {
@@ -23,7 +25,7 @@ export class Outbox {
       kind: request.kind,
       recipient: request.to,
       params: JSON.stringify(request.params ?? {}),
-      nextAttemptAt: new Date(),
+      nextAttemptAt: this.clock.now(),
     });
     this.transactions.afterCommit(manager, () => {
       for (const listener of this.listeners) listener();

@@ -16,6 +16,7 @@ import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import type { User } from '../users/user.entity.js';
 import { UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { Clock } from '../clock/clock.js';
 
 export const PASSWORD_RESET_MAIL = 'password-reset';
 export const PASSWORD_CHANGED_MAIL = 'password-changed';
@@ -41,6 +42,7 @@ export class PasswordResetService implements OnModuleInit {
     private readonly sessions: SessionsRepository,
     private readonly limiter: AddressLimiter,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -93,7 +95,7 @@ export class PasswordResetService implements OnModuleInit {
       const user = await this.users.findById(userId, m);
       if (!user) throw new UserNotFoundError();
       await this.users.setPasswordHash(m, userId, passwordHash);
-      await this.users.markEmailVerified(m, userId, new Date());
+      await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);
       await this.outbox.enqueue(m, {
         kind: PASSWORD_CHANGED_MAIL,

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { AccountLimiter } from './account-limiter.js';
@@ -17,13 +18,14 @@ import { SignInLimiter } from './sign-in-limiter.js';
   providers: [
     {
       provide: RateLimitStorage,
-      inject: [CONFIG],
-      useFactory: ({
-        security: { rateLimit },
-      }: Config): RateLimitStorage | Promise<RateLimitStorage> =>
+      inject: [CONFIG, Clock],
+      useFactory: (
+        { security: { rateLimit } }: Config,
+        clock: Clock,
+      ): RateLimitStorage | Promise<RateLimitStorage> =>
         rateLimit.redisUrl
           ? RedisRateLimitStorage.connect(rateLimit.redisUrl, rateLimit.redisPrefix)
-          : new MemoryRateLimitStorage(rateLimit.memoryMaxKeys),
+          : new MemoryRateLimitStorage(rateLimit.memoryMaxKeys, clock),
     },
     ApiRateLimiter,
     SignInLimiter,

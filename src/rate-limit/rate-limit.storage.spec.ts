@@ -1,5 +1,6 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
+import { ManualClock } from '../clock/clock.js';
 import { MemoryRateLimitStorage } from './rate-limit.storage.js';
 import { reserveAttempt } from './reserved-attempt.js';
 import { RateLimitedError } from './rate-limit.errors.js';
@@ -11,15 +12,13 @@ beforeAll(() => Logger.overrideLogger(false));
 
 describe('MemoryRateLimitStorage', () => {
   let storage: MemoryRateLimitStorage;
+  let clock: ManualClock;
 
   beforeEach(() => {
-    jest.useFakeTimers({ now: Date.UTC(2026, 10, 24, 12) });
-    storage = new MemoryRateLimitStorage(100);
+    clock = new ManualClock(Date.UTC(2026, 10, 24, 12));
+    storage = new MemoryRateLimitStorage(100, clock);
   });
-  afterEach(() => {
-    storage.onApplicationShutdown();
-    jest.useRealTimers();
-  });
+  afterEach(() => storage.onApplicationShutdown());
 
   it('should give each hit its own count, and take one back on release', () => {
     expect([1, 2, 3].map(() => storage.hit('k', MINUTE).count)).toEqual([1, 2, 3]);
@@ -37,7 +36,7 @@ describe('MemoryRateLimitStorage', () => {
   it('should start again when the window ends, and give nothing back to an ended one', () => {
     storage.hit('k', MINUTE);
     storage.hit('k', MINUTE);
-    jest.advanceTimersByTime(MINUTE);
+    clock.advance(MINUTE);
     storage.release('k');
     expect(storage.hit('k', MINUTE)).toEqual({ count: 1, resetMs: MINUTE });
   });
@@ -59,7 +58,7 @@ describe('MemoryRateLimitStorage', () => {
 
   it('should refuse a new security window rather than evict a live one, until windows end', () => {
     for (let i = 0; i < 100; i++) storage.hit(`sign-in-ip:${i}`, MINUTE, 'security');
-    jest.advanceTimersByTime(10_000);
+    clock.advance(10_000);
     const refused = storage.hit('sign-in-ip:new', MINUTE, 'security');
     expect(refused.count).toBeGreaterThan(1_000_000);
     expect(refused.resetMs).toBe(50_000);
@@ -68,7 +67,7 @@ describe('MemoryRateLimitStorage', () => {
     // An existing window still counts.
     expect(storage.hit('sign-in-ip:5', MINUTE, 'security').count).toBe(2);
 
-    jest.advanceTimersByTime(50_000);
+    clock.advance(50_000);
     expect(storage.hit('sign-in-ip:new', MINUTE, 'security').count).toBe(1);
     expect(storage.sizeOf('security')).toBe(1);
   });

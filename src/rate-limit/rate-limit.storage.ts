@@ -1,6 +1,7 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
+import { Clock, SystemClock } from '../clock/clock.js';
 
 export interface WindowCount {
   /** Hits in the current window, this one included. */
@@ -76,7 +77,10 @@ export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplic
   private sweptFullAt = 0;
   private warnedFullAt = 0;
 
-  constructor(private readonly maxKeys = 50_000) {
+  constructor(
+    private readonly maxKeys = 50_000,
+    private readonly clock: Clock = new SystemClock(),
+  ) {
     super();
   }
 
@@ -90,7 +94,7 @@ export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplic
   }
 
   hit(key: string, windowMs: number, pool: CounterPool = 'traffic'): WindowCount {
-    const now = Date.now();
+    const now = this.clock.nowMs();
     const windows = this.pools[pool];
     const stored = storedKey(key);
     let window = windows.get(stored);
@@ -111,11 +115,11 @@ export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplic
     const stored = storedKey(key);
     const window = windows.get(stored);
     if (!window) return;
-    if (window.resetAt <= Date.now() || --window.count <= 0) windows.delete(stored);
+    if (window.resetAt <= this.clock.nowMs() || --window.count <= 0) windows.delete(stored);
   }
 
   peek(key: string, pool: CounterPool = 'traffic'): WindowCount | null {
-    const now = Date.now();
+    const now = this.clock.nowMs();
     const window = this.pools[pool].get(storedKey(key));
     return window && window.resetAt > now
       ? { count: window.count, resetMs: window.resetAt - now }
@@ -156,7 +160,7 @@ export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplic
     return Math.max(1_000, soonest - now);
   }
 
-  private sweep(now = Date.now()): void {
+  private sweep(now = this.clock.nowMs()): void {
     this.sweepPool(this.pools.security, now);
     this.sweepPool(this.pools.traffic, now);
   }

@@ -21,7 +21,7 @@ export class LastUsedRecorder {
     private readonly transactions: Transactions,
   ) {}
 
-  record(tokenId: number, storedLastUsedAt: Date | null, now = Date.now()): void {
+  record(tokenId: number, storedLastUsedAt: Date | null, now: number): void {
     if (storedLastUsedAt && now - storedLastUsedAt.getTime() < INTERVAL_MS) return;
     const written = this.lastWritten.get(tokenId);
     if (written !== undefined && now - written < INTERVAL_MS) return;

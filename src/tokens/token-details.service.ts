@@ -6,6 +6,7 @@ import { TokenUsageRepository } from './token-usage.repository.js';
 import { toTokenView, type TokenView } from './token.view.js';
 import { TokenNotFoundError } from './tokens.errors.js';
 import { TokensRepository } from './tokens.repository.js';
+import { Clock } from '../clock/clock.js';
 
 const DAY_MS = 86_400_000;
 /** The days the token page counts requests for: today (UTC) and the 29 before. */
@@ -50,9 +51,11 @@ export class TokenDetailsService {
   constructor(
     private readonly tokens: TokensRepository,
     private readonly usage: TokenUsageRepository,
+    private readonly clock: Clock,
   ) {}
 
-  async get(userId: number, tokenId: number, now = Date.now()): Promise<TokenDetails> {
+  async get(userId: number, tokenId: number): Promise<TokenDetails> {
+    const now = this.clock.nowMs();
     const token = await this.tokens.findForOwner(userId, tokenId);
     if (!token) throw new TokenNotFoundError();
     const since = utcDay(now - (USAGE_DAYS_SHOWN - 1) * DAY_MS);

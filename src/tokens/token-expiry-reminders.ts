@@ -10,6 +10,7 @@ import { MailTemplates } from '../mail/mail-templates.js';
 import { Outbox } from '../mail/outbox.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { TokensRepository } from './tokens.repository.js';
+import { Clock } from '../clock/clock.js';
 
 export const TOKEN_EXPIRY_MAIL = 'token-expiry';
 
@@ -51,6 +52,7 @@ export class TokenExpiryReminders implements OnModuleInit {
     private readonly composers: MailComposers,
     private readonly templates: MailTemplates,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -58,7 +60,8 @@ export class TokenExpiryReminders implements OnModuleInit {
     this.composers.register(TOKEN_EXPIRY_MAIL, (m, request) => this.compose(m, request));
   }
 
-  async run(now = new Date()): Promise<ExpiryRun> {
+  async run(): Promise<ExpiryRun> {
+    const now = this.clock.now();
     const result: ExpiryRun = { reminded: 0, expired: 0 };
     // The later steps first: a token a day from expiry gets the day's reminder, not both.
     for (const step of [...EXPIRY_STEPS].reverse()) {
@@ -116,7 +119,7 @@ export class TokenExpiryReminders implements OnModuleInit {
     if (!token || token.revokedAt || !token.expiresAt) return null;
     const user = await this.users.findById(token.userId, m);
     if (!user || user.email !== request.to) return null;
-    const left = token.expiresAt.getTime() - Date.now();
+    const left = token.expiresAt.getTime() - this.clock.nowMs();
     const today = request.params.step === 'day';
     if (left <= 0 || left > (today ? DAY_MS : 7 * DAY_MS)) return null;
     const days = Math.max(1, Math.ceil(left / DAY_MS));

@@ -28,7 +28,7 @@ export interface ExpiryOptions {
 const utcDate = (at: number): string => new Date(at).toISOString().slice(0, 10);
 const startOfUtcDay = (at: number): number => at - (at % DAY_MS);
 
-export function expiryOptions(maxDays: number | null, now = Date.now()): ExpiryOptions {
+export function expiryOptions(maxDays: number | null, now: number): ExpiryOptions {
   const days = EXPIRY_DAY_CHOICES.filter((d) => maxDays === null || d <= maxDays);
   const choices = [
     ...days.map((d) => ({ value: String(d), label: `In ${d} days` })),
@@ -54,7 +54,7 @@ export function expiryOptions(maxDays: number | null, now = Date.now()): ExpiryO
 export function resolveExpiry(
   request: ExpiryRequest,
   maxDays: number | null,
-  now = Date.now(),
+  now: number,
 ): Date | null {
   const limit = maxDays ?? TOKEN_LIFETIME_LIMIT_DAYS;
   if (request.expiresOn !== undefined) {
@@ -92,7 +92,7 @@ export function resolveExpiry(
 export function regeneratedExpiry(
   token: { createdAt: Date; regeneratedAt: Date | null; expiresAt: Date | null },
   maxDays: number | null,
-  now = Date.now(),
+  now: number,
 ): Date | null {
   const max = maxDays === null ? Infinity : maxDays * DAY_MS;
   const lifetime = token.expiresAt

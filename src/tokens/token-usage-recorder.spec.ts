@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
+import { Clock, ManualClock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { AuditLog } from '../audit/audit-log.js';
 import {
@@ -44,6 +45,7 @@ describe('TokenUsageRecorder', () => {
         TokenUsageRecorder,
         { provide: TokenUsageRepository, useValue: { ...repo, findAddressKeys } },
         { provide: AuditLog, useValue: audit },
+        { provide: Clock, useValue: new ManualClock(NOON) },
         {
           provide: Transactions,
           useValue: { run: (work: (m: EntityManager) => Promise<unknown>) => work({} as never) },

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { addressOf, AuditLog, type AuditEntry } from '../audit/audit-log.js';
 import { Transactions } from '../database/transactions.js';
 import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
+import { Clock } from '../clock/clock.js';
 
 /** How often the gathered usage is written: every token's uses of a minute in one flush. */
 export const USAGE_FLUSH_MS = 60_000;
@@ -75,6 +76,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     private readonly usage: TokenUsageRepository,
     private readonly transactions: Transactions,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -163,7 +165,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
         userAgent: seen.userAgent,
       })),
     );
-    const oldestKept = utcDay(Date.now() - (USAGE_DAYS_KEPT - 1) * DAY_MS);
+    const oldestKept = utcDay(this.clock.nowMs() - (USAGE_DAYS_KEPT - 1) * DAY_MS);
     let newAddresses: AddressUse[] = [];
     try {
       await this.transactions.run(async (m) => {

@@ -32,7 +32,7 @@ export function valueVersionOf(
   return (token.regeneratedAt ?? token.createdAt).getTime();
 }
 
-export function toTokenView(token: PersonalAccessToken, now = new Date()): TokenView {
+export function toTokenView(token: PersonalAccessToken, now: Date): TokenView {
   const expired = token.expiresAt !== null && token.expiresAt <= now;
   const status: TokenStatus = token.revokedAt ? 'revoked' : expired ? 'expired' : 'active';
   return {

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
+import { Clock, ManualClock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
@@ -32,6 +33,7 @@ describe('TokensService.authenticate', () => {
   let service: TokensService;
   const findWithOwnerByHash = jest.fn<TokensRepository['findWithOwnerByHash']>();
   const record = jest.fn<LastUsedRecorder['record']>();
+  const clock = new ManualClock(Date.parse('2026-11-24T12:00:00Z'));
 
   beforeEach(async () => {
     findWithOwnerByHash.mockReset();
@@ -47,6 +49,7 @@ describe('TokensService.authenticate', () => {
         { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: null } } },
         { provide: SecurityNotices, useValue: {} },
         { provide: AuditLog, useValue: {} },
+        { provide: Clock, useValue: clock },
       ],
     }).compile();
     service = moduleRef.get(TokensService);
@@ -75,7 +78,9 @@ describe('TokensService.authenticate', () => {
     await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'invalid_token' });
     findWithOwnerByHash.mockResolvedValueOnce(principal({ revokedAt: new Date() }));
     await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'token_revoked' });
-    findWithOwnerByHash.mockResolvedValueOnce(principal({ expiresAt: new Date(Date.now() - 1) }));
+    findWithOwnerByHash.mockResolvedValueOnce(
+      principal({ expiresAt: new Date(clock.nowMs() - 1) }),
+    );
     await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'token_expired' });
     expect(record).not.toHaveBeenCalled();
   });
@@ -84,19 +89,19 @@ describe('TokensService.authenticate', () => {
     const { plaintext } = generateToken();
     const inGrace = principal({
       previousValue: true,
-      previousValidUntil: new Date(Date.now() + 60_000),
+      previousValidUntil: new Date(clock.nowMs() + 60_000),
     });
     findWithOwnerByHash.mockResolvedValueOnce(inGrace);
     await expect(service.authenticate(plaintext)).resolves.toBe(inGrace);
     findWithOwnerByHash.mockResolvedValueOnce(
-      principal({ previousValue: true, previousValidUntil: new Date(Date.now() - 1) }),
+      principal({ previousValue: true, previousValidUntil: new Date(clock.nowMs() - 1) }),
     );
     await expect(service.authenticate(plaintext)).rejects.toMatchObject({ code: 'token_revoked' });
   });
 
   it("should accept the current value whatever the previous one's grace period", async () => {
     findWithOwnerByHash.mockResolvedValue(
-      principal({ previousValue: false, previousValidUntil: new Date(Date.now() - 60_000) }),
+      principal({ previousValue: false, previousValidUntil: new Date(clock.nowMs() - 60_000) }),
     );
     await expect(service.authenticate(generateToken().plaintext)).resolves.toMatchObject({
       tokenId: 7,
@@ -105,7 +110,7 @@ describe('TokensService.authenticate', () => {
 
   it('should report revocation before expiry when a token is both', async () => {
     findWithOwnerByHash.mockResolvedValue(
-      principal({ revokedAt: new Date(), expiresAt: new Date(Date.now() - 1) }),
+      principal({ revokedAt: new Date(), expiresAt: new Date(clock.nowMs() - 1) }),
     );
     await expect(service.authenticate(generateToken().plaintext)).rejects.toMatchObject({
       code: 'token_revoked',

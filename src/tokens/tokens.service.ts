@@ -27,6 +27,7 @@ import {
   TokenRevokedError,
 } from './tokens.errors.js';
 import { TokensRepository, type TokenWithOwner } from './tokens.repository.js';
+import { Clock } from '../clock/clock.js';
 
 const MINUTE_MS = 60_000;
 
@@ -70,6 +71,7 @@ export class TokensService {
     private readonly verification: EmailVerificationService,
     private readonly usage: TokenUsageRecorder,
     private readonly notices: SecurityNotices,
+    private readonly clock: Clock,
     @Inject(CONFIG) config: Config,
   ) {
     this.maxLifetimeDays = config.tokens.maxLifetimeDays;
@@ -77,7 +79,7 @@ export class TokensService {
 
   /** The expiries a new token may be given here (TOKEN_MAX_LIFETIME_DAYS). */
   expiryOptions(): ExpiryOptions {
-    return expiryOptions(this.maxLifetimeDays);
+    return expiryOptions(this.maxLifetimeDays, this.clock.nowMs());
   }
 
   /**
@@ -86,7 +88,7 @@ export class TokensService {
    */
   async create(userId: number, input: CreateTokenDto): Promise<CreatedToken> {
     await this.verification.assertConfirmed({ userId });
-    const expiresAt = resolveExpiry(input, this.maxLifetimeDays);
+    const expiresAt = resolveExpiry(input, this.maxLifetimeDays, this.clock.nowMs());
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
     const row = {
@@ -113,7 +115,7 @@ export class TokensService {
       });
       return inserted;
     });
-    return { token: toTokenView(saved), plaintext: generated.plaintext };
+    return { token: toTokenView(saved, this.clock.now()), plaintext: generated.plaintext };
   }
 
   async listActive(userId: number): Promise<TokenView[]> {
@@ -122,7 +124,7 @@ export class TokensService {
 
   /** Active tokens newest first; revoked and expired ones, the latest to stop working first. */
   async list(userId: number): Promise<TokenLists> {
-    const now = new Date();
+    const now = this.clock.now();
     const all = (await this.tokens.findAllForOwner(userId)).map((t) => toTokenView(t, now));
     const history = all.filter((t) => t.status !== 'active');
     history.sort((a, b) => b.endedAt!.getTime() - a.endedAt!.getTime() || b.id - a.id);
@@ -133,7 +135,7 @@ export class TokensService {
   async get(userId: number, tokenId: number): Promise<TokenView> {
     const token = await this.tokens.findForOwner(userId, tokenId);
     if (!token) throw new TokenNotFoundError();
-    return toTokenView(token);
+    return toTokenView(token, this.clock.now());
   }
 
   /** Renames a token or changes its abilities; its value stays the same. */
@@ -159,7 +161,7 @@ export class TokensService {
           abilities: abilities.join(' '),
         },
       });
-      return toTokenView({ ...token, name: details.name, abilities });
+      return toTokenView({ ...token, name: details.name, abilities }, this.clock.now());
     });
   }
 
@@ -182,7 +184,7 @@ export class TokensService {
       if (token.revokedAt) throw new TokenRevokedError();
       // Asked for another value than the token has now: it was regenerated meanwhile.
       if (version !== undefined && version !== valueVersionOf(token)) throw new TokenChangedError();
-      const now = Date.now();
+      const now = this.clock.nowMs();
       // A value that no longer works (expired) gets no grace: regenerating must not revive it.
       const grace = token.expiresAt && token.expiresAt.getTime() <= now ? 0 : graceMinutes;
       const next = {
@@ -201,7 +203,10 @@ export class TokensService {
         target: { type: 'token', id: tokenId },
         detail: { name: token.name, grace_minutes: grace },
       });
-      const view = toTokenView({ ...token, ...next, previousTokenHash: token.tokenHash });
+      const view = toTokenView(
+        { ...token, ...next, previousTokenHash: token.tokenHash },
+        new Date(now),
+      );
       return { token: view, plaintext: generated.plaintext };
     });
   }
@@ -215,7 +220,7 @@ export class TokensService {
     if (!token) throw new TokenNotFoundError();
     const alreadyRevoked = token.revokedAt !== null;
     if (!alreadyRevoked) {
-      const at = (token.revokedAt = new Date());
+      const at = (token.revokedAt = this.clock.now());
       await this.transactions.run(async (m) => {
         await this.tokens.revokeForOwner(m, userId, tokenId, at);
         this.audit.recordAfterCommit(m, {
@@ -227,7 +232,7 @@ export class TokensService {
         });
       });
     }
-    return { token: toTokenView(token), alreadyRevoked };
+    return { token: toTokenView(token, this.clock.now()), alreadyRevoked };
   }
 
   /**
@@ -236,11 +241,8 @@ export class TokensService {
    * use are never touched: only revoked and expired ones are refused anyway. Their usage goes
    * with them (ON DELETE CASCADE).
    */
-  async pruneDead(
-    olderThanDays: number,
-    now = new Date(),
-  ): Promise<{ deleted: number; before: Date }> {
-    const before = new Date(now.getTime() - olderThanDays * 86_400_000);
+  async pruneDead(olderThanDays: number): Promise<{ deleted: number; before: Date }> {
+    const before = new Date(this.clock.nowMs() - olderThanDays * 86_400_000);
     let deleted = 0;
     for (;;) {
       const ids = await this.tokens.findDeadIds(before, PRUNE_BATCH);
@@ -272,7 +274,7 @@ export class TokensService {
     if (!principal) throw new AuthenticationError('invalid_token');
     const refused = { tokenId: principal.tokenId, userId: principal.user.id };
     if (principal.revokedAt) throw new AuthenticationError('token_revoked', undefined, refused);
-    const now = Date.now();
+    const now = this.clock.nowMs();
     if (principal.previousValue && !(principal.previousValidUntil!.getTime() > now)) {
       throw new AuthenticationError('token_revoked', REPLACED_VALUE_MESSAGE, refused);
     }
@@ -284,7 +286,8 @@ export class TokensService {
   }
 
   /** Counts an authenticated request in the token's usage; written within a minute. */
-  recordUse(principal: TokenPrincipal, client: ClientInfo, at = Date.now()): void {
+  recordUse(principal: TokenPrincipal, client: ClientInfo): void {
+    const at = this.clock.nowMs();
     this.usage.record({
       tokenId: principal.tokenId,
       userId: principal.user.id,
@@ -299,8 +302,9 @@ export class TokensService {
    * Counts a known token's refusal for its security log: at most one event per token a minute,
    * written with the usage.
    */
-  recordRefusal(error: AuthenticationError, client: ClientInfo, at = Date.now()): void {
+  recordRefusal(error: AuthenticationError, client: ClientInfo): void {
     if (!error.refused) return;
+    const at = this.clock.nowMs();
     this.usage.recordRefusal({ ...error.refused, reason: error.code, at, ...client });
   }
 

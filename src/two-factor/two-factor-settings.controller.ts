@@ -7,7 +7,7 @@ import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../common/web/recent-password.js';
 import type { User } from '../users/user.entity.js';
 import { ConfirmTwoFactorForm } from './dto/two-factor.forms.js';
-import { clearSetup, keepSetup, setupOf } from './setup-session.js';
+import { TwoFactorSetups } from './setup-session.js';
 import { TwoFactorService } from './two-factor.service.js';
 import { toSetupView } from './two-factor.view.js';
 
@@ -21,13 +21,16 @@ const SETUP_PAGE = '/settings/two-factor';
 @Controller('settings/two-factor')
 @SignedIn()
 export class TwoFactorSettingsController {
-  constructor(private readonly twoFactor: TwoFactorService) {}
+  constructor(
+    private readonly twoFactor: TwoFactorService,
+    private readonly setups: TwoFactorSetups,
+  ) {}
 
   /** The setup under way, shown again (after a refused code, or a reload). */
   @Get()
   @Render('two-factor/setup')
   setupPage(@SignedInUser() user: User, @Session() session: SessionData): Promise<object> {
-    return this.setupView(user, setupOf(session));
+    return this.setupView(user, this.setups.of(session));
   }
 
   @Post()
@@ -37,7 +40,7 @@ export class TwoFactorSettingsController {
   @Render('two-factor/setup')
   async begin(@SignedInUser() user: User, @Session() session: SessionData): Promise<object> {
     const sealed = await this.twoFactor.beginSetup({ userId: user.id });
-    keepSetup(session, sealed);
+    this.setups.keep(session, sealed);
     return this.setupView(user, sealed);
   }
 
@@ -51,8 +54,12 @@ export class TwoFactorSettingsController {
     @Body() form: ConfirmTwoFactorForm,
     @Session() session: SessionData,
   ): Promise<object> {
-    const codes = await this.twoFactor.confirm({ userId: user.id }, setupOf(session), form.code);
-    clearSetup(session);
+    const codes = await this.twoFactor.confirm(
+      { userId: user.id },
+      this.setups.of(session),
+      form.code,
+    );
+    this.setups.clear(session);
     return { title: 'Recovery codes', codes, justEnabled: true };
   }
 

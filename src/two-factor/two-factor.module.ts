@@ -3,6 +3,7 @@ import { EmailVerificationModule } from '../email-verification/email-verificatio
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecretCipher } from './secret-cipher.js';
+import { TwoFactorSetups } from './setup-session.js';
 import { TotpCodes } from './totp.js';
 import { TwoFactorLimiter } from './two-factor-limiter.js';
 import { TwoFactorSettingsController } from './two-factor-settings.controller.js';
@@ -13,7 +14,14 @@ import { TwoFactorService } from './two-factor.service.js';
 @Module({
   imports: [RateLimitModule, EmailVerificationModule, SecurityNoticesModule],
   controllers: [TwoFactorSettingsController],
-  providers: [TwoFactorRepository, TwoFactorService, TotpCodes, SecretCipher, TwoFactorLimiter],
-  exports: [TwoFactorService],
+  providers: [
+    TwoFactorRepository,
+    TwoFactorService,
+    TwoFactorSetups,
+    TotpCodes,
+    SecretCipher,
+    TwoFactorLimiter,
+  ],
+  exports: [TwoFactorService, TwoFactorSetups],
 })
 export class TwoFactorModule {}

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { Secret, TOTP } from 'otpauth';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
+import { ManualClock, Clock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
@@ -74,6 +75,7 @@ describe('TwoFactorService.verifySignIn', () => {
           useValue: { record: () => undefined, recordAfterCommit: () => undefined },
         },
         { provide: EmailVerificationService, useValue: {} },
+        { provide: Clock, useValue: new ManualClock(now) },
         { provide: SecurityNotices, useValue: {} },
         {
           provide: Transactions,
@@ -91,7 +93,7 @@ describe('TwoFactorService.verifySignIn', () => {
 
   it('should accept a code from the app and record its step when it is new', async () => {
     await expect(
-      service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }, now),
+      service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }),
     ).resolves.toEqual({ method: 'totp' });
     expect(advanceStep).toHaveBeenCalledWith(expect.anything(), 7, step);
     // Counted before the check, given back once it proved right.
@@ -102,7 +104,7 @@ describe('TwoFactorService.verifySignIn', () => {
   it('should refuse a code as used when another sign-in recorded its step first', async () => {
     advanceStep.mockResolvedValue(false);
     await expect(
-      service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }, now),
+      service.verifySignIn(person, 'attempt', { code: codeAt(secret, step) }),
     ).rejects.toMatchObject({ fields: { code: expect.stringContaining('used already') } });
     expect(reserve).toHaveBeenCalledWith(7, 'attempt');
     expect(giveBack).not.toHaveBeenCalled();
@@ -110,7 +112,7 @@ describe('TwoFactorService.verifySignIn', () => {
 
   it('should count a wrong code against the sign-in and the account', async () => {
     const wrong = codeAt(secret, step) === '000000' ? '111111' : '000000';
-    await expect(service.verifySignIn(person, 'a1', { code: wrong }, now)).rejects.toMatchObject({
+    await expect(service.verifySignIn(person, 'a1', { code: wrong })).rejects.toMatchObject({
       code: 'validation_failed',
       fields: { code: expect.stringContaining('not right') },
     });
@@ -122,7 +124,7 @@ describe('TwoFactorService.verifySignIn', () => {
   it('should check nothing when the limit is reached', async () => {
     reserve.mockRejectedValue(new TooManyTwoFactorAttemptsError(900));
     await expect(
-      service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }, now),
+      service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }),
     ).rejects.toBeInstanceOf(TooManyTwoFactorAttemptsError);
     expect(findCredential).not.toHaveBeenCalled();
     expect(advanceStep).not.toHaveBeenCalled();
@@ -132,7 +134,7 @@ describe('TwoFactorService.verifySignIn', () => {
     consumeRecoveryCode.mockResolvedValue(true);
     countUnusedRecoveryCodes.mockResolvedValue(9);
     await expect(
-      service.verifySignIn(person, 'a1', { recoveryCode: ' 0A1B-2C3D-4E5F-6G7H ' }, now),
+      service.verifySignIn(person, 'a1', { recoveryCode: ' 0A1B-2C3D-4E5F-6G7H ' }),
     ).resolves.toEqual({ method: 'recovery_code', recoveryCodesLeft: 9 });
     expect(consumeRecoveryCode).toHaveBeenCalledWith(
       expect.anything(),
@@ -146,10 +148,10 @@ describe('TwoFactorService.verifySignIn', () => {
   it('should refuse an unknown or used recovery code, and one that cannot be a code unlooked', async () => {
     consumeRecoveryCode.mockResolvedValue(false);
     await expect(
-      service.verifySignIn(person, 'a1', { recoveryCode: '0a1b-2c3d-4e5f-6g7h' }, now),
+      service.verifySignIn(person, 'a1', { recoveryCode: '0a1b-2c3d-4e5f-6g7h' }),
     ).rejects.toMatchObject({ fields: { recovery_code: expect.stringContaining('not valid') } });
     await expect(
-      service.verifySignIn(person, 'a1', { recoveryCode: 'DROP TABLE users' }, now),
+      service.verifySignIn(person, 'a1', { recoveryCode: 'DROP TABLE users' }),
     ).rejects.toMatchObject({ fields: { recovery_code: expect.stringContaining('not valid') } });
     expect(consumeRecoveryCode).toHaveBeenCalledTimes(1);
     expect(reserve).toHaveBeenCalledTimes(2);
@@ -159,13 +161,13 @@ describe('TwoFactorService.verifySignIn', () => {
   it('should tell the person to use a recovery code, without counting it, when the secret cannot be read', async () => {
     findCredential.mockResolvedValue(credential(cipher.encrypt(secret, 'two-factor:8')));
     await expect(
-      service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }, now),
+      service.verifySignIn(person, 'a1', { code: codeAt(secret, step) }),
     ).rejects.toMatchObject({ fields: { code: expect.stringContaining('Use a recovery code') } });
     expect(giveBack).toHaveBeenCalledTimes(1);
   });
 
   it('should ask for a code when given none, before anything is counted', async () => {
-    await expect(service.verifySignIn(person, 'a1', { code: '  ' }, now)).rejects.toMatchObject({
+    await expect(service.verifySignIn(person, 'a1', { code: '  ' })).rejects.toMatchObject({
       code: 'validation_failed',
     });
     expect(reserve).not.toHaveBeenCalled();

@@ -2,6 +2,7 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Person } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
+import { Clock } from '../clock/clock.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
@@ -73,6 +74,7 @@ export class TwoFactorService {
     private readonly limiter: TwoFactorLimiter,
     private readonly verification: EmailVerificationService,
     private readonly notices: SecurityNotices,
+    private readonly clock: Clock,
   ) {}
 
   async status(person: Person): Promise<TwoFactorStatus> {
@@ -116,10 +118,10 @@ export class TwoFactorService {
    * Turns two-factor sign-in on when `code` comes from the setup's secret, and returns the new
    * recovery codes: the only time they exist outside their hashes.
    */
-  async confirm(person: Person, sealed: string, code: string, now = Date.now()): Promise<string[]> {
+  async confirm(person: Person, sealed: string, code: string): Promise<string[]> {
     await this.verification.assertConfirmed(person, TURNING_ON);
     const secret = this.openSetup(person, sealed);
-    const check = this.totp.check(secret, code, null, now);
+    const check = this.totp.check(secret, code, null, this.clock.nowMs());
     if (!check.ok) throw new ValidationError({ code: MESSAGES[check.reason] });
     const codes = newRecoveryCodes();
     try {
@@ -177,8 +179,8 @@ export class TwoFactorService {
     person: Person,
     attempt: string,
     input: SecondFactor,
-    now = Date.now(),
   ): Promise<SecondFactorAccepted> {
+    const now = this.clock.nowMs();
     const recoveryCode = input.recoveryCode?.trim();
     const code = input.code?.trim();
     if (!recoveryCode && !code) {

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.factory.js';
+import type { Clock } from '../../src/clock/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { QueryLog } from './query-log.js';
 import { TestSmtpServer } from './smtp-server.js';
@@ -29,6 +30,8 @@ export interface TestAppOptions {
   logs?: DestinationStream;
   /** An SMTP server to share with other apps (kept when this app closes); its own otherwise. */
   mail?: TestSmtpServer;
+  /** A clock the spec moves (ManualClock) instead of the machine's. */
+  clock?: Clock;
 }
 
 /**
@@ -38,7 +41,7 @@ export interface TestAppOptions {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  { database, logs, mail }: TestAppOptions = {},
+  { database, logs, mail, clock }: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
   const smtp = mail ?? (await TestSmtpServer.start());
@@ -55,7 +58,7 @@ export async function createTestApp(
     MAIL_POLL_SECONDS: '3600',
     ...env,
   });
-  const app = await createApp(config, { logDestination: logs });
+  const app = await createApp(config, { logDestination: logs, clock });
   await app.listen(env.PORT ? config.app.port : 0, '127.0.0.1');
   const dataSource = app.get<DataSource>(getDataSourceToken());
   return {

@@ -11,6 +11,7 @@ import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 import { DomainError } from '../errors/domain.error.js';
 import { FORM_PAGE, fillPage } from './form-page.js';
+import { Clock } from '../../clock/clock.js';
 
 /** How long a password typed (to sign in, register or confirm) unlocks sensitive actions. */
 export const RECENT_PASSWORD_MS = 15 * 60_000;
@@ -28,19 +29,37 @@ export class PasswordConfirmationRequiredError extends DomainError {
   }
 }
 
+/** When the password was last typed in a session, and whether that was recent enough. */
+@Injectable()
+export class SudoMode {
+  constructor(private readonly clock: Clock) {}
+
+  /** The password was typed just now (signed in, confirmed, changed). */
+  confirmed(session: Request['session']): void {
+    session.passwordConfirmedAt = this.clock.nowMs();
+  }
+
+  isRecent(session: Request['session'] | undefined): boolean {
+    return isRecentPassword(session, this.clock.nowMs());
+  }
+}
+
 /** Whether the session's password was typed within the last RECENT_PASSWORD_MS. */
-export function hasRecentPassword(req: Request, now = Date.now()): boolean {
-  const at = req.session?.passwordConfirmedAt;
+function isRecentPassword(session: Request['session'] | undefined, now: number): boolean {
+  const at = session?.passwordConfirmedAt;
   return typeof at === 'number' && now - at < RECENT_PASSWORD_MS;
 }
 
 @Injectable()
 export class RecentPasswordInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly clock: Clock,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
-    if (!hasRecentPassword(req)) {
+    if (!isRecentPassword(req.session, this.clock.nowMs())) {
       // Back to the page asked for, or to the page whose form posted here, to do it again.
       const form = this.reflector.get<string | undefined>(FORM_PAGE, context.getHandler());
       const back = req.method !== 'GET' && form ? fillPage(form, req) : req.originalUrl;
