@@ -13,6 +13,7 @@ import { PasswordResetModule } from './password-reset/password-reset.module.js';
 import { TeamsModule } from './teams/teams.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
+import { SchedulerModule } from './scheduler/scheduler.module.js';
 
 /** The domain and its database: what the HTTP app and the operators' CLI both run on. */
 @Module({})
@@ -24,6 +25,7 @@ export class CoreModule {
       imports: [
         ConfigModule.forRoot(config),
         ClockModule.forRoot(clock),
+        SchedulerModule,
         DatabaseModule,
         MailModule,
         AuditLogModule,

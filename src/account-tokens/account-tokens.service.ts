@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { Transactions } from '../database/transactions.js';
@@ -6,6 +6,7 @@ import type { AccountToken, AccountTokenPurpose } from './account-token.entity.j
 import type { LinkProblem } from './account-tokens.errors.js';
 import { AccountTokensRepository } from './account-tokens.repository.js';
 import { Clock } from '../clock/clock.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 
 /** 32 random bytes in base64url: what a link carries. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -26,14 +27,14 @@ const hashOf = (plaintext: string): string => createHash('sha256').update(plaint
  * replaced, for one account and purpose, by the next one issued.
  */
 @Injectable()
-export class AccountTokens implements OnModuleInit, OnModuleDestroy {
+export class AccountTokens implements OnModuleInit {
   private readonly logger = new Logger('AccountTokens');
-  private pruner?: NodeJS.Timeout;
 
   constructor(
     private readonly tokens: AccountTokensRepository,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
   ) {}
 
   /**
@@ -94,11 +95,7 @@ export class AccountTokens implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleInit(): void {
-    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref();
-  }
-
-  onModuleDestroy(): void {
-    clearInterval(this.pruner);
+    this.scheduler.every('dead account links', PRUNE_EVERY_MS, () => this.prune());
   }
 
   async prune(): Promise<number> {

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { EntityManager } from 'typeorm';
 import { sessionHandle } from '../account/session.view.js';
 import { Transactions } from '../database/transactions.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 import type { AuditEvent } from './audit-event.entity.js';
 import { currentRequest } from './audit-context.js';
 import type { AuditEventName } from './audit-events.js';
@@ -37,6 +38,7 @@ export const MAX_PENDING_EVENTS = 10_000;
 const WRITE_ATTEMPTS = 3;
 const RETRY_MS = 5_000;
 const DETAIL_VALUE_MAX = 200;
+const WRITE_JOB = 'security log writes';
 
 type Row = Omit<AuditEvent, 'id'>;
 
@@ -54,12 +56,12 @@ export class AuditLog implements OnApplicationShutdown {
   private pending: { row: Row; attempts: number }[] = [];
   private lost = 0;
   private writing: Promise<void> | undefined;
-  private scheduled: NodeJS.Immediate | NodeJS.Timeout | undefined;
 
   constructor(
     private readonly events: AuditEventsRepository,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
   ) {}
 
   /** Records the event soon; never throws. */
@@ -76,7 +78,7 @@ export class AuditLog implements OnApplicationShutdown {
       return;
     }
     this.pending.push({ row, attempts: 0 });
-    this.scheduled ??= setImmediate(() => void this.write());
+    this.scheduler.after(WRITE_JOB, 0, () => this.write());
   }
 
   /** Records the event once the transaction of `manager` commits; nothing if it rolls back. */
@@ -92,14 +94,9 @@ export class AuditLog implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.flush();
-    clearTimeout(this.scheduled as NodeJS.Timeout);
-    clearImmediate(this.scheduled as NodeJS.Immediate);
   }
 
   private async write(): Promise<void> {
-    clearTimeout(this.scheduled as NodeJS.Timeout);
-    clearImmediate(this.scheduled as NodeJS.Immediate);
-    this.scheduled = undefined;
     while (this.writing) await this.writing;
     if (this.pending.length === 0) return;
     const batch = this.pending;
@@ -130,8 +127,7 @@ export class AuditLog implements OnApplicationShutdown {
       this.logger.warn(`Could not write the security log: ${String(error)}`);
       const room = MAX_PENDING_EVENTS - this.pending.length;
       this.pending.unshift(...again.slice(0, Math.max(0, room)));
-      if (this.pending.length > 0)
-        this.scheduled ??= setTimeout(() => void this.write(), RETRY_MS).unref();
+      if (this.pending.length > 0) this.scheduler.after(WRITE_JOB, RETRY_MS, () => this.write());
     }
   }
 }

@@ -1,10 +1,11 @@
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { Request } from 'express';
 import session from 'express-session';
 import { randomBytes } from 'node:crypto';
 import { Transactions } from '../database/transactions.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { Clock } from '../clock/clock.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 
 const TOUCH_SLACK_MS = 60_000;
 const PRUNE_EVERY_MS = 5 * 60_000;
@@ -16,9 +17,8 @@ type Callback<T = void> = (err?: unknown, value?: T) => void;
  * MySQL alike. The maintained stores are MySQL-only or unmaintained, hence this small one.
  */
 @Injectable()
-export class TypeormSessionStore extends session.Store implements OnModuleInit, OnModuleDestroy {
+export class TypeormSessionStore extends session.Store implements OnModuleInit {
   private readonly logger = new Logger('Sessions');
-  private pruner?: NodeJS.Timeout;
   /** The id each request generated and has not stored yet. */
   private readonly created = new WeakMap<Request, string>();
 
@@ -26,6 +26,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
     private readonly sessions: SessionsRepository,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
   ) {
     super();
   }
@@ -81,11 +82,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit, 
   }
 
   onModuleInit(): void {
-    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref();
-  }
-
-  onModuleDestroy(): void {
-    clearInterval(this.pruner);
+    this.scheduler.every('expired sessions', PRUNE_EVERY_MS, () => this.prune());
   }
 
   async prune(): Promise<number> {

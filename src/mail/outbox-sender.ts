@@ -19,12 +19,14 @@ import { OutboxRepository } from './outbox.repository.js';
 import { Outbox } from './outbox.js';
 import { retryDelayMs } from './retry-delay.js';
 import { Clock } from '../clock/clock.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 
 const BATCH = 10;
 /** Longer than a send can take (the SMTP timeouts), so a lease lapses only when its holder died. */
 const LEASE_MS = 2 * 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const KEEP_FINISHED_MS = 30 * 86_400_000;
+const SEND_JOB = 'mail sending';
 
 /**
  * Delivers the outbox: woken after each commit that enqueued mail, and by a timer for retries
@@ -38,10 +40,9 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Mail');
   /** Names this process's leases. */
   private readonly owner = randomUUID();
-  private running?: Promise<void>;
-  private wokenWhileRunning = false;
+  private busy = false;
+  private wokenWhileBusy = false;
   private stopped = false;
-  private timer?: NodeJS.Timeout;
   /** The earliest retry this process has scheduled and not yet reached. */
   private retryAt = Infinity;
   private prunedAt = 0;
@@ -53,6 +54,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly transport: MailTransport,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
     @Inject(CONFIG) private readonly config: Config,
     @Optional() private readonly metrics?: Metrics,
   ) {}
@@ -64,42 +66,43 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Sends everything due, now or as soon as the current round ends. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.wokenWhileRunning = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.running = this.drain()
-      .catch((error: unknown) => this.logger.warn(`Could not read the outbox: ${reason(error)}`))
-      .finally(() => {
-        this.running = undefined;
-        if (this.wokenWhileRunning) {
-          this.wokenWhileRunning = false;
-          this.wake();
-        } else this.schedule();
-      });
-  }
-
-  /** Resolves once the round under way (and any it was woken for) has ended. */
-  async whenIdle(): Promise<void> {
-    while (this.running) await this.running;
+    if (!this.stopped) this.scheduler.after(SEND_JOB, 0, () => this.round());
   }
 
   /** Stops taking messages; the one being sent finishes, those claimed after it are handed back. */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.scheduler.drain();
     this.transport.close();
   }
 
-  private schedule(): void {
+  /** One round at a time: a wake-up during one starts another right after it. */
+  private async round(): Promise<void> {
+    if (this.stopped) return;
+    if (this.busy) {
+      this.wokenWhileBusy = true;
+      return;
+    }
+    this.busy = true;
+    try {
+      await this.drain();
+    } catch (error) {
+      this.logger.warn(`Could not read the outbox: ${reason(error)}`);
+    } finally {
+      this.busy = false;
+      if (this.wokenWhileBusy) {
+        this.wokenWhileBusy = false;
+        this.wake();
+      } else this.lookAgainLater();
+    }
+  }
+
+  /** The next look: at the earliest retry this process knows of, or after MAIL_POLL_SECONDS. */
+  private lookAgainLater(): void {
     if (this.stopped) return;
     const pollMs = this.config.mail.pollSeconds * 1000;
     const delay = Math.max(0, Math.min(pollMs, this.retryAt - this.clock.nowMs()));
-    // unref: a timer alone never keeps the process alive.
-    this.timer = setTimeout(() => this.wake(), delay).unref();
+    this.scheduler.after(SEND_JOB, delay, () => this.round());
   }
 
   private async drain(): Promise<void> {

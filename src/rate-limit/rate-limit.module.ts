@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Clock } from '../clock/clock.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { AccountLimiter } from './account-limiter.js';
@@ -18,14 +19,19 @@ import { SignInLimiter } from './sign-in-limiter.js';
   providers: [
     {
       provide: RateLimitStorage,
-      inject: [CONFIG, Clock],
+      inject: [CONFIG, Clock, Scheduler],
       useFactory: (
         { security: { rateLimit } }: Config,
         clock: Clock,
-      ): RateLimitStorage | Promise<RateLimitStorage> =>
-        rateLimit.redisUrl
-          ? RedisRateLimitStorage.connect(rateLimit.redisUrl, rateLimit.redisPrefix)
-          : new MemoryRateLimitStorage(rateLimit.memoryMaxKeys, clock),
+        scheduler: Scheduler,
+      ): RateLimitStorage | Promise<RateLimitStorage> => {
+        if (rateLimit.redisUrl) {
+          return RedisRateLimitStorage.connect(rateLimit.redisUrl, rateLimit.redisPrefix);
+        }
+        const storage = new MemoryRateLimitStorage(rateLimit.memoryMaxKeys, clock);
+        scheduler.every('ended rate-limit windows', 60_000, () => storage.sweep());
+        return storage;
+      },
     },
     ApiRateLimiter,
     SignInLimiter,

@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { ManualClock } from '../clock/clock.js';
 import { MemoryRateLimitStorage } from './rate-limit.storage.js';
@@ -18,7 +18,6 @@ describe('MemoryRateLimitStorage', () => {
     clock = new ManualClock(Date.UTC(2026, 10, 24, 12));
     storage = new MemoryRateLimitStorage(100, clock);
   });
-  afterEach(() => storage.onApplicationShutdown());
 
   it('should give each hit its own count, and take one back on release', () => {
     expect([1, 2, 3].map(() => storage.hit('k', MINUTE).count)).toEqual([1, 2, 3]);
@@ -79,7 +78,6 @@ describe('reserveAttempt', () => {
   beforeEach(() => {
     storage = new MemoryRateLimitStorage(100);
   });
-  afterEach(() => storage.onApplicationShutdown());
 
   const reserve = () =>
     reserveAttempt(storage, 'security', [{ key: 'a', windowMs: MINUTE }], ([w]) =>

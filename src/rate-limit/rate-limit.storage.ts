@@ -67,13 +67,12 @@ const SWEEP_WHEN_FULL_MS = 1_000;
  *   bound only ended windows make room; when every window is live the new attempt is refused
  *   (fail closed) until the oldest ends, and a warning is logged.
  */
-export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplicationShutdown {
+export class MemoryRateLimitStorage extends RateLimitStorage {
   private readonly logger = new Logger('RateLimit');
   private readonly pools: Record<CounterPool, Map<string, Window>> = {
     security: new Map(),
     traffic: new Map(),
   };
-  private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
   private sweptFullAt = 0;
   private warnedFullAt = 0;
 
@@ -160,17 +159,14 @@ export class MemoryRateLimitStorage extends RateLimitStorage implements OnApplic
     return Math.max(1_000, soonest - now);
   }
 
-  private sweep(now = this.clock.nowMs()): void {
+  /** Drops every window that has ended (the scheduler has it done every minute). */
+  sweep(now = this.clock.nowMs()): void {
     this.sweepPool(this.pools.security, now);
     this.sweepPool(this.pools.traffic, now);
   }
 
   private sweepPool(windows: Map<string, Window>, now: number): void {
     for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
-  }
-
-  onApplicationShutdown(): void {
-    clearInterval(this.sweeper);
   }
 }
 

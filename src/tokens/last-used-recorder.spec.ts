@@ -1,21 +1,24 @@
-import { beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
 import { Transactions } from '../database/transactions.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 import { TokensRepository } from './tokens.repository.js';
 
-const flush = () => new Promise((resolve) => setImmediate(resolve));
-
 describe('LastUsedRecorder', () => {
   let recorder: LastUsedRecorder;
+  let scheduler: Scheduler;
+  const flush = () => scheduler.drain();
   const touchLastUsed = jest.fn<TokensRepository['touchLastUsed']>();
 
   beforeEach(async () => {
     touchLastUsed.mockReset().mockResolvedValue(undefined);
+    scheduler = new Scheduler();
     const moduleRef = await Test.createTestingModule({
       providers: [
         LastUsedRecorder,
+        { provide: Scheduler, useValue: scheduler },
         { provide: TokensRepository, useValue: { touchLastUsed } },
         {
           provide: Transactions,
@@ -28,6 +31,7 @@ describe('LastUsedRecorder', () => {
     }).compile();
     recorder = moduleRef.get(LastUsedRecorder);
   });
+  afterEach(() => scheduler.onApplicationShutdown());
 
   it('should write once for a burst of uses within a minute', async () => {
     const now = 1_000_000;

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
 import { TokensRepository } from './tokens.repository.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 
 const INTERVAL_MS = 60_000;
 const MAX_TRACKED = 100_000;
@@ -19,6 +20,7 @@ export class LastUsedRecorder {
   constructor(
     private readonly tokens: TokensRepository,
     private readonly transactions: Transactions,
+    private readonly scheduler: Scheduler,
   ) {}
 
   record(tokenId: number, storedLastUsedAt: Date | null, now: number): void {
@@ -27,7 +29,7 @@ export class LastUsedRecorder {
     if (written !== undefined && now - written < INTERVAL_MS) return;
     if (this.lastWritten.size >= MAX_TRACKED) this.lastWritten.clear();
     this.lastWritten.set(tokenId, now);
-    setImmediate(() => {
+    this.scheduler.after(`last use of token ${tokenId} at ${now}`, 0, () =>
       this.transactions
         .runStatement((m) =>
           this.tokens.touchLastUsed(m, tokenId, new Date(now), new Date(now - INTERVAL_MS)),
@@ -35,7 +37,7 @@ export class LastUsedRecorder {
         .catch((error: unknown) => {
           this.lastWritten.delete(tokenId);
           this.logger.warn(`Could not record last use of token ${tokenId}: ${String(error)}`);
-        });
-    });
+        }),
+    );
   }
 }

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
 import { Clock, ManualClock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 import { AuditLog } from '../audit/audit-log.js';
 import {
   MAX_ADDRESSES_PER_TOKEN,
@@ -17,6 +18,7 @@ const NOON = Date.parse('2026-11-23T12:00:00Z');
 
 describe('TokenUsageRecorder', () => {
   let recorder: TokenUsageRecorder;
+  let scheduler: Scheduler;
   const repo = {
     addDailyRequests: jest.fn<TokenUsageRepository['addDailyRequests']>(),
     saveAddresses: jest.fn<TokenUsageRepository['saveAddresses']>(),
@@ -40,9 +42,11 @@ describe('TokenUsageRecorder', () => {
     findAddressKeys.mockReset().mockResolvedValue(new Set());
     audit.record.mockReset();
     audit.flush.mockReset().mockResolvedValue(undefined);
+    scheduler = new Scheduler();
     const moduleRef = await Test.createTestingModule({
       providers: [
         TokenUsageRecorder,
+        { provide: Scheduler, useValue: scheduler },
         { provide: TokenUsageRepository, useValue: { ...repo, findAddressKeys } },
         { provide: AuditLog, useValue: audit },
         { provide: Clock, useValue: new ManualClock(NOON) },
@@ -57,6 +61,7 @@ describe('TokenUsageRecorder', () => {
   afterEach(async () => {
     jest.useRealTimers();
     await recorder.onApplicationShutdown();
+    await scheduler.onApplicationShutdown();
   });
 
   it('should write nothing while gathering, then every count in one batch when flushed', async () => {
@@ -149,19 +154,18 @@ describe('TokenUsageRecorder', () => {
     ]);
   });
 
-  it('should flush on its own once a minute, on a timer that does not keep the process alive', async () => {
+  it('should have the scheduler flush it once a minute from its first use on', async () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
-    const setInterval = jest.spyOn(global, 'setInterval');
+    const every = jest.spyOn(scheduler, 'every');
+    expect(every).not.toHaveBeenCalled();
     recorder.record(use());
-    expect(setInterval).toHaveBeenCalledWith(expect.any(Function), USAGE_FLUSH_MS);
-    const timer = setInterval.mock.results[0].value as NodeJS.Timeout;
-    expect(timer.hasRef()).toBe(false);
+    recorder.record(use({ tokenId: 2 }));
+    expect(every).toHaveBeenCalledWith('token usage', USAGE_FLUSH_MS, expect.any(Function));
 
     await jest.advanceTimersByTimeAsync(USAGE_FLUSH_MS - 1);
     expect(repo.addDailyRequests).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
     expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
-    setInterval.mockRestore();
   });
 
   it('should write what is left when the application shuts down', async () => {

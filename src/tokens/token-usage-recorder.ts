@@ -3,6 +3,7 @@ import { addressOf, AuditLog, type AuditEntry } from '../audit/audit-log.js';
 import { Transactions } from '../database/transactions.js';
 import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
 import { Clock } from '../clock/clock.js';
+import { Scheduler } from '../scheduler/scheduler.js';
 
 /** How often the gathered usage is written: every token's uses of a minute in one flush. */
 export const USAGE_FLUSH_MS = 60_000;
@@ -68,7 +69,6 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
   private refusals: TokenRefusal[] = [];
   private readonly refusalRecordedAt = new Map<number, number>();
   private missed = 0;
-  private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private day = { start: 0, end: 0, key: '' };
 
@@ -77,7 +77,13 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     private readonly transactions: Transactions,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
   ) {}
+
+  /** The minute's flush, from the first use on (an app nobody uses keeps no timer). */
+  private flushEveryMinute(): void {
+    this.scheduler.every('token usage', USAGE_FLUSH_MS, () => this.flush());
+  }
 
   /**
    * Keeps a refusal for the security log unless one of the token's was kept in the last
@@ -94,7 +100,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     }
     this.refusalRecordedAt.set(refusal.tokenId, refusal.at);
     this.refusals.push({ ...refusal, userAgent: refusal.userAgent?.slice(0, USER_AGENT_MAX) });
-    this.timer ??= setInterval(() => void this.flush(), USAGE_FLUSH_MS).unref();
+    this.flushEveryMinute();
   }
 
   record(use: TokenUse): void {
@@ -106,7 +112,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
       }
       entry = { userId: use.userId, days: new Map(), addresses: new Map() };
       this.pending.set(use.tokenId, entry);
-      this.timer ??= setInterval(() => void this.flush(), USAGE_FLUSH_MS).unref();
+      this.flushEveryMinute();
     }
     const day = this.dayOf(use.at);
     entry.days.set(day, (entry.days.get(day) ?? 0) + 1);
@@ -139,8 +145,6 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
     await this.flush();
     await this.audit.flush();
   }

@@ -1,12 +1,9 @@
-import { AuditLog } from '../../src/audit/audit-log.js';
 import type { INestApplication } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { RegistrationService } from '../../src/auth/registration.service.js';
-import { OutboxMessage } from '../../src/mail/outbox-message.entity.js';
-import { OutboxSender } from '../../src/mail/outbox-sender.js';
-import { SECURITY_NOTICE_MAIL } from '../../src/security-notices/security-notices.js';
+import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { TeamsService } from '../../src/teams/teams.service.js';
 import type { Team } from '../../src/teams/team.entity.js';
 import type { CreateTokenDto } from '../../src/tokens/dto/create-token.dto.js';
@@ -34,9 +31,9 @@ export function createUser(
 }
 
 /**
- * A token, once its "new API token" notice has left the outbox: the sender's statements then
- * never mix with those of a spec that counts queries. A notice that cannot go (the spec's mail
- * server stopped) is waited for 5 seconds at most.
+ * A token, once the background work its creation started is done (its "new API token" notice
+ * sent, its security log event written): none of it then mixes with the statements of a spec
+ * that counts queries.
  */
 export async function createToken(
   app: INestApplication,
@@ -46,22 +43,7 @@ export async function createToken(
   const created = await app
     .get(TokensService)
     .create(user.id, { name: 'test token', ...overrides });
-  const outbox = app.get<DataSource>(getDataSourceToken()).getRepository(OutboxMessage);
-  const deadline = Date.now() + 5_000;
-  while (
-    Date.now() < deadline &&
-    (await outbox.countBy({ kind: SECURITY_NOTICE_MAIL, status: 'pending' })) > 0
-  ) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  // The sender's round ends with one more look for due messages: a spec counting queries must
-  // not see that SELECT either (on a busy machine it came after the wait above).
-  await Promise.race([
-    app.get(OutboxSender).whenIdle(),
-    new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref()),
-  ]);
-  // And its security log event written: no spec counting queries sees that INSERT either.
-  await app.get(AuditLog).flush();
+  await app.get(Scheduler).drain();
   return created;
 }
 

@@ -1,0 +1,96 @@
+import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { Scheduler } from './scheduler.js';
+
+// A failing job is logged; these specs assert that it is, without printing it.
+beforeAll(() => Logger.overrideLogger(false));
+
+describe('Scheduler', () => {
+  let scheduler: Scheduler;
+
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    scheduler = new Scheduler();
+  });
+  afterEach(async () => {
+    await scheduler.onApplicationShutdown();
+    jest.useRealTimers();
+  });
+
+  it('should run periodic work every interval, first after the delay asked, on timers that keep no process alive', async () => {
+    const setTimeout = jest.spyOn(global, 'setTimeout');
+    const job = jest.fn<() => void>();
+    scheduler.every('job', 1_000, job, 5_000);
+    expect((setTimeout.mock.results[0].value as NodeJS.Timeout).hasRef()).toBe(false);
+    await jest.advanceTimersByTimeAsync(4_999);
+    expect(job).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(job).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(3_000);
+    expect(job).toHaveBeenCalledTimes(4);
+    setTimeout.mockRestore();
+  });
+
+  it('should not start a periodic run while the last one is still under way', async () => {
+    let finish!: () => void;
+    const job = jest.fn(() => new Promise<void>((resolve) => (finish = resolve)));
+    scheduler.every('slow', 1_000, job);
+    await jest.advanceTimersByTimeAsync(3_000);
+    expect(job).toHaveBeenCalledTimes(1);
+    finish();
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(job).toHaveBeenCalledTimes(2);
+    finish();
+  });
+
+  it('should keep the earlier of two asks for one job, and run it once', async () => {
+    const late = jest.fn<() => void>();
+    const soon = jest.fn<() => void>();
+    scheduler.after('write', 5_000, late);
+    scheduler.after('write', 0, soon);
+    scheduler.after('write', 10_000, late);
+    await jest.advanceTimersByTimeAsync(20_000);
+    expect(soon).toHaveBeenCalledTimes(1);
+    expect(late).not.toHaveBeenCalled();
+  });
+
+  it('should drain what is due now, and what that asks for in turn, but leave later work alone', async () => {
+    const order: string[] = [];
+    scheduler.after('first', 0, async () => {
+      order.push('first');
+      scheduler.after('second', 0, () => order.push('second'));
+    });
+    scheduler.after('retry', 60_000, () => order.push('retry'));
+    await scheduler.drain();
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  it('should log a failing job and go on', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    scheduler.after('broken', 0, () => {
+      throw new Error('boom');
+    });
+    await scheduler.drain();
+    expect(warn).toHaveBeenCalledWith('broken failed: Error: boom');
+    warn.mockRestore();
+  });
+
+  it('should stop every timer at shutdown once the work under way has ended', async () => {
+    let finish!: () => void;
+    const running = jest.fn(() => new Promise<void>((resolve) => (finish = resolve)));
+    const later = jest.fn<() => void>();
+    scheduler.after('running', 0, running);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(running).toHaveBeenCalledTimes(1);
+    scheduler.after('later', 1_000, later);
+    scheduler.every('periodic', 1_000, later);
+    let stopped = false;
+    const stopping = scheduler.onApplicationShutdown().then(() => (stopped = true));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(stopped).toBe(false);
+    finish();
+    await stopping;
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(later).not.toHaveBeenCalled();
+  });
+});

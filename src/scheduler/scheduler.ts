@@ -1,0 +1,101 @@
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+
+type Job = () => unknown;
+
+interface Pending {
+  timer: NodeJS.Timeout;
+  dueAt: number;
+  job: Job;
+}
+
+/**
+ * The one owner of the application's timers: periodic work (pruning, the usage flush, the
+ * reminders), work to do soon (writing the security log, sending mail) and retries. Every timer
+ * is unref'd, so none keeps a process alive, and all stop at shutdown after the work under way
+ * has finished. `drain()` lets a test wait until nothing is left to do now, instead of waiting on
+ * each background worker in its own way.
+ */
+@Injectable()
+export class Scheduler implements OnApplicationShutdown {
+  private readonly logger = new Logger('Scheduler');
+  private readonly pending = new Map<string, Pending>();
+  private readonly periodic = new Map<string, NodeJS.Timeout>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+
+  /**
+   * Runs `job` every `intervalMs`, first after `firstMs` (the interval by default); a run that
+   * is still under way when the next is due makes that one wait for the next interval.
+   */
+  every(name: string, intervalMs: number, job: Job, firstMs = intervalMs): void {
+    if (this.stopped || this.periodic.has(name)) return;
+    let busy = false;
+    const tick = (): void => {
+      if (this.stopped) return;
+      this.periodic.set(name, setTimeout(tick, intervalMs).unref());
+      if (busy) return;
+      busy = true;
+      void this.track(name, job).finally(() => (busy = false));
+    };
+    this.periodic.set(name, setTimeout(tick, firstMs).unref());
+  }
+
+  /**
+   * Runs `job` once, `delayMs` from now (0: as soon as the current work yields). While a job of
+   * that name waits, asking again keeps whichever is due first: a wake-up brings a later retry
+   * forward, and a retry never postpones a wake-up.
+   */
+  after(name: string, delayMs: number, job: Job): void {
+    if (this.stopped) return;
+    const dueAt = Date.now() + Math.max(0, delayMs);
+    const waiting = this.pending.get(name);
+    if (waiting && waiting.dueAt <= dueAt) return;
+    if (waiting) clearTimeout(waiting.timer);
+    const timer = setTimeout(() => this.runPending(name), Math.max(0, delayMs)).unref();
+    this.pending.set(name, { timer, dueAt, job });
+  }
+
+  /**
+   * Resolves once no job is running and none is due now: jobs asked for with no delay run at
+   * once instead of on the next turn, and so do the ones they ask for in turn. Retries and
+   * periodic work that are not due are left alone.
+   */
+  async drain(): Promise<void> {
+    for (;;) {
+      const due = [...this.pending.entries()].filter(([, p]) => p.dueAt <= Date.now());
+      for (const [name] of due) this.runPending(name);
+      if (this.running.size === 0) return;
+      await Promise.allSettled([...this.running]);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.periodic.values()) clearTimeout(timer);
+    for (const pending of this.pending.values()) clearTimeout(pending.timer);
+    this.periodic.clear();
+    this.pending.clear();
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private runPending(name: string): void {
+    const pending = this.pending.get(name);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.pending.delete(name);
+    void this.track(name, pending.job);
+  }
+
+  /** Runs a job, logging (never throwing) what it throws, and keeps it until it ends. */
+  private track(name: string, job: Job): Promise<void> {
+    const run = Promise.resolve()
+      .then(job)
+      .then(
+        () => undefined,
+        (error: unknown) => this.logger.warn(`${name} failed: ${String(error)}`),
+      )
+      .finally(() => this.running.delete(run));
+    this.running.add(run);
+    return run;
+  }
+}
