@@ -14,6 +14,7 @@ import { TeamsModule } from './teams/teams.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 import { SchedulerModule } from './scheduler/scheduler.module.js';
+import { EventsModule } from './events/events.module.js';
 
 /** The domain and its database: what the HTTP app and the operators' CLI both run on. */
 @Module({})
@@ -26,6 +27,7 @@ export class CoreModule {
         ConfigModule.forRoot(config),
         ClockModule.forRoot(clock),
         SchedulerModule,
+        EventsModule,
         DatabaseModule,
         MailModule,
         AuditLogModule,

@@ -9,9 +9,8 @@ import { DataSource, In } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { buildDataSourceOptions } from '../src/database/database-options.js';
 import { Transactions } from '../src/database/transactions.js';
-import { MailComposers } from '../src/mail/mail-composers.js';
+import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
-import { Outbox } from '../src/mail/outbox.js';
 import { uniqueEmail } from './factories/index.js';
 import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -46,7 +45,7 @@ describe('mail outbox', () => {
       { logs },
     );
     // A kind of message for these specs alone, so they test delivery rather than a feature.
-    t.app.get(MailComposers).register('test-note', async (_manager, { to, params }) => ({
+    t.app.get(Mailer).composeWith('test-note', async (_manager, { to, params }) => ({
       to,
       subject: `Note ${String(params.n)}`,
       text: `Note ${String(params.n)}`,
@@ -59,9 +58,7 @@ describe('mail outbox', () => {
 
   const rows = () => t.dataSource.getRepository(OutboxMessage);
   const enqueue = (to: string, n: number) =>
-    t.app
-      .get(Transactions)
-      .run((m) => t.app.get(Outbox).enqueue(m, { kind: 'test-note', to, params: { n } }));
+    t.app.get(Transactions).run((m) => t.app.get(Mailer).send(m, 'test-note', to, { n }));
   const metric = async (outcome: string): Promise<number> => {
     const res = await request(t.server)
       .get('/metrics')
@@ -74,7 +71,7 @@ describe('mail outbox', () => {
     const to = uniqueEmail('rolled-back');
     await expect(
       t.app.get(Transactions).run(async (m) => {
-        await t.app.get(Outbox).enqueue(m, { kind: 'test-note', to, params: { n: 1 } });
+        await t.app.get(Mailer).send(m, 'test-note', to, { n: 1 });
         throw new Error('the change failed');
       }),
     ).rejects.toThrow('the change failed');
@@ -164,7 +161,7 @@ describe('mail outbox', () => {
     const smtp = await TestSmtpServer.start();
     const withNotes = async () => {
       const app = await createTestApp({}, { database: db, mail: smtp });
-      app.app.get(MailComposers).register('test-note', async (_m, { to }) => ({
+      app.app.get(Mailer).composeWith('test-note', async (_m, { to }) => ({
         to,
         subject: 'Slow note',
         text: 'slow',
@@ -186,7 +183,7 @@ describe('mail outbox', () => {
       smtp.slowDown(700);
       await first.app.get(Transactions).run(async (m) => {
         for (const to of recipients) {
-          await first.app.get(Outbox).enqueue(m, { kind: 'test-note', to });
+          await first.app.get(Mailer).send(m, 'test-note', to);
         }
       });
       await sleep(300);

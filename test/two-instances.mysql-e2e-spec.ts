@@ -8,10 +8,9 @@ import { createTestDatabase, type TestDatabase } from './support/test-database.j
 import { WebClient } from './support/web-client.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { Transactions } from '../src/database/transactions.js';
-import { MailComposers } from '../src/mail/mail-composers.js';
+import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { OutboxSender } from '../src/mail/outbox-sender.js';
-import { Outbox } from '../src/mail/outbox.js';
 
 /** Two instances on one MySQL/MariaDB database (runs with TEST_DATABASE_URL). */
 describe('two instances', () => {
@@ -73,14 +72,14 @@ describe('two instances', () => {
       ['a', a],
       ['b', b],
     ] as const) {
-      app.app.get(MailComposers).register('test-note', async (_m, { to }) => {
+      app.app.get(Mailer).composeWith('test-note', async (_m, { to }) => {
         sentBy[name].push(to);
         return { to, subject: 'Both instances', text: to, html: `<p>${to}</p>` };
       });
     }
     const recipients = Array.from({ length: 60 }, () => uniqueEmail('once'));
     await a.app.get(Transactions).run(async (m) => {
-      for (const to of recipients) await a.app.get(Outbox).enqueue(m, { kind: 'test-note', to });
+      for (const to of recipients) await a.app.get(Mailer).send(m, 'test-note', to);
     });
     // A was woken by its commit; B is woken as its timer would.
     b.app.get(OutboxSender).wake();

@@ -6,10 +6,10 @@ import { credentialStamp } from '../auth/credential-stamp.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
-import { Outbox } from '../mail/outbox.js';
 import { PASSWORD_CHANGED_MAIL } from '../password-reset/password-reset.service.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { Mailer } from '../mail/mailer.js';
 
 /** A signed-in person changing their password, knowing the current one. */
 @Injectable()
@@ -21,7 +21,7 @@ export class PasswordChangeService {
     private readonly users: UsersRepository,
     private readonly sessions: SessionsRepository,
     private readonly links: AccountTokens,
-    private readonly outbox: Outbox,
+    private readonly mailer: Mailer,
     private readonly transactions: Transactions,
   ) {}
 
@@ -43,10 +43,9 @@ export class PasswordChangeService {
       await this.users.setPasswordHash(m, user.id, passwordHash);
       await this.sessions.deleteOthersForUser(m, user.id, keepSessionId);
       await this.links.cancel(m, user.id, 'reset_password');
-      await this.outbox.enqueue(m, {
-        kind: PASSWORD_CHANGED_MAIL,
-        to: user.email,
-        params: { userId: user.id, keptSession: 1 },
+      await this.mailer.send(m, PASSWORD_CHANGED_MAIL, user.email, {
+        userId: user.id,
+        keptSession: 1,
       });
       this.audit.recordAfterCommit(m, {
         event: 'account.password_changed',

@@ -1,5 +1,5 @@
 import { AuditLog } from '../audit/audit-log.js';
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
 import { AccountTokens } from '../account-tokens/account-tokens.service.js';
@@ -8,10 +8,8 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { AccountLimiter } from '../rate-limit/account-limiter.js';
 import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
@@ -29,14 +27,12 @@ const ASK_AGAIN = { href: '/settings/profile', label: 'Back to your profile' };
  * followed by the account it was asked for; the old address is then told.
  */
 @Injectable()
-export class ProfileService implements OnModuleInit {
+export class ProfileService {
   constructor(
     private readonly audit: AuditLog,
     private readonly users: UsersRepository,
     private readonly tokens: AccountTokens,
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
+    private readonly mailer: Mailer,
     private readonly notices: SecurityNotices,
     private readonly limiter: AddressLimiter,
     private readonly accountLimiter: AccountLimiter,
@@ -44,10 +40,6 @@ export class ProfileService implements OnModuleInit {
     private readonly transactions: Transactions,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(CHANGE_EMAIL_MAIL, (m, request) => this.compose(m, request));
-  }
 
   /**
    * Renames at once; a different `email` (validated, normalised) is only asked for: a link goes
@@ -66,11 +58,7 @@ export class ProfileService implements OnModuleInit {
     await this.transactions.run(async (m) => {
       if (input.name !== user.name) await this.users.setName(m, user.id, input.name);
       if (mail) {
-        await this.outbox.enqueue(m, {
-          kind: CHANGE_EMAIL_MAIL,
-          to: input.email,
-          params: { userId: user.id },
-        });
+        await this.mailer.send(m, CHANGE_EMAIL_MAIL, input.email, { userId: user.id });
       }
       if (newEmail) {
         this.audit.recordAfterCommit(m, {
@@ -135,6 +123,7 @@ export class ProfileService implements OnModuleInit {
   }
 
   /** Nothing to send when the account is gone or another account has the address by now. */
+  @ComposesMail(CHANGE_EMAIL_MAIL)
   private async compose(
     m: EntityManager,
     request: { to: string; params: Record<string, unknown> },
@@ -147,7 +136,7 @@ export class ProfileService implements OnModuleInit {
       to: request.to,
       subject: 'Confirm your new email address',
       // No word of the account's own (its name) goes to an address that has proven nothing.
-      ...this.templates.render('change-email', {
+      ...this.mailer.render('change-email', {
         link: `${this.config.app.publicUrl}/settings/profile/email/${token}`,
         hours: CHANGE_EMAIL_LINK_HOURS,
       }),

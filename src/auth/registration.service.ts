@@ -1,14 +1,12 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { CreateUserDto } from '../users/dto/create-user.dto.js';
@@ -17,6 +15,7 @@ import { EmailTakenError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { PasswordHasher } from './password-hasher.js';
 import { Clock } from '../clock/clock.js';
+import { Events } from '../events/events.js';
 
 export const REGISTRATION_ATTEMPT_MAIL = 'registration-attempt';
 
@@ -29,35 +28,28 @@ export interface Registration {
   invitation?: string;
 }
 
-/** Work another feature does inside the transaction that creates an account from the pages. */
-export type RegistrationListener = (
-  manager: EntityManager,
-  user: User,
-  input: Registration,
-) => Promise<void>;
+declare module '../events/events.js' {
+  interface DomainEvents {
+    /** An account was created from the sign-up page (`invitation`: the link it came from). */
+    'account.registered': { user: User; invitation?: string };
+  }
+}
 
 /** Creates accounts: the user, their personal team, their ownership of it, all or nothing. */
 @Injectable()
-export class RegistrationService implements OnModuleInit {
-  private readonly listeners: RegistrationListener[] = [];
-
+export class RegistrationService {
   constructor(
     private readonly users: UsersRepository,
     private readonly teams: TeamsService,
     private readonly passwords: PasswordHasher,
     private readonly transactions: Transactions,
     private readonly verification: EmailVerificationService,
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
+    private readonly mailer: Mailer,
     private readonly limiter: AddressLimiter,
+    private readonly events: Events,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(REGISTRATION_ATTEMPT_MAIL, (m, request) => this.compose(m, request));
-  }
 
   /**
    * Sign-up from the pages, answered the same whether or not the address has an account: a new
@@ -77,7 +69,7 @@ export class RegistrationService implements OnModuleInit {
         if (owner) return notifyOwner(m, owner);
         const user = await this.insertAccount(m, { ...input, passwordHash, emailVerifiedAt: null });
         await this.verification.requestFor(m, user);
-        for (const listener of this.listeners) await listener(m, user, input);
+        await this.events.publish(m, 'account.registered', { user, invitation: input.invitation });
       });
     } catch (error) {
       if (!isUniqueViolation(error, 'email')) throw error;
@@ -87,11 +79,6 @@ export class RegistrationService implements OnModuleInit {
         if (owner) await notifyOwner(m, owner);
       });
     }
-  }
-
-  /** Called in the transaction of every account created from the pages. */
-  onRegistered(listener: RegistrationListener): void {
-    this.listeners.push(listener);
   }
 
   /**
@@ -127,13 +114,10 @@ export class RegistrationService implements OnModuleInit {
   }
 
   private async notifyOwner(manager: EntityManager, owner: User): Promise<void> {
-    await this.outbox.enqueue(manager, {
-      kind: REGISTRATION_ATTEMPT_MAIL,
-      to: owner.email,
-      params: { userId: owner.id },
-    });
+    await this.mailer.send(manager, REGISTRATION_ATTEMPT_MAIL, owner.email, { userId: owner.id });
   }
 
+  @ComposesMail(REGISTRATION_ATTEMPT_MAIL)
   private async compose(
     manager: EntityManager,
     request: { to: string; params: Record<string, unknown> },
@@ -144,7 +128,7 @@ export class RegistrationService implements OnModuleInit {
     return {
       to: user.email,
       subject: 'Someone tried to register with your address',
-      ...this.templates.render('registration-attempt', {
+      ...this.mailer.render('registration-attempt', {
         name: user.name,
         signInUrl: `${base}/login`,
         resetUrl: `${base}/forgot-password`,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountTokens } from '../account-tokens/account-tokens.service.js';
 import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
@@ -6,15 +6,21 @@ import type { Person } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import type { User } from '../users/user.entity.js';
 import { UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { EmailNotVerifiedError } from './email-verification.errors.js';
 import { Clock } from '../clock/clock.js';
+import { Events } from '../events/events.js';
+
+declare module '../events/events.js' {
+  interface DomainEvents {
+    /** A person confirmed their address from the link mailed to it. */
+    'address.confirmed': { userId: number };
+  }
+}
 
 export const VERIFY_EMAIL_MAIL = 'verify-email';
 const LINK_HOURS = 24;
@@ -26,28 +32,16 @@ const ASK_AGAIN = { href: '/settings/api-tokens', label: 'Ask for a new link' };
  * address is not confirmed signs in but creates no API tokens.
  */
 @Injectable()
-export class EmailVerificationService implements OnModuleInit {
-  private readonly listeners: ((manager: EntityManager, userId: number) => Promise<void>)[] = [];
-
+export class EmailVerificationService {
   constructor(
     private readonly users: UsersRepository,
     private readonly tokens: AccountTokens,
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
+    private readonly mailer: Mailer,
     private readonly transactions: Transactions,
+    private readonly events: Events,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(VERIFY_EMAIL_MAIL, (m, request) => this.compose(m, request));
-  }
-
-  /** Called in the transaction that confirms a person's address. */
-  onConfirmed(listener: (manager: EntityManager, userId: number) => Promise<void>): void {
-    this.listeners.push(listener);
-  }
 
   get required(): boolean {
     return this.config.mail.verification === 'required';
@@ -61,11 +55,7 @@ export class EmailVerificationService implements OnModuleInit {
   /** In the transaction that creates the account: the confirmation mail, when it is required. */
   async requestFor(manager: EntityManager, user: Pick<User, 'id' | 'email'>): Promise<void> {
     if (!this.required) return;
-    await this.outbox.enqueue(manager, {
-      kind: VERIFY_EMAIL_MAIL,
-      to: user.email,
-      params: { userId: user.id },
-    });
+    await this.mailer.send(manager, VERIFY_EMAIL_MAIL, user.email, { userId: user.id });
   }
 
   /** A new link, replacing the last one; `confirmed` when there is nothing left to confirm. */
@@ -115,7 +105,7 @@ export class EmailVerificationService implements OnModuleInit {
       const used = await this.tokens.use(m, token, 'verify_email');
       if (used.ok) {
         await this.users.markEmailVerified(m, person.userId, this.clock.now());
-        for (const listener of this.listeners) await listener(m, person.userId);
+        await this.events.publish(m, 'address.confirmed', { userId: person.userId });
         return undefined;
       }
       return used.problem;
@@ -139,6 +129,7 @@ export class EmailVerificationService implements OnModuleInit {
   }
 
   /** Made when sent: nothing when the address was confirmed (or changed) meanwhile. */
+  @ComposesMail(VERIFY_EMAIL_MAIL)
   private async compose(
     manager: EntityManager,
     request: { to: string; params: Record<string, unknown> },
@@ -150,7 +141,7 @@ export class EmailVerificationService implements OnModuleInit {
     return {
       to: user.email,
       subject: 'Confirm your email address',
-      ...this.templates.render('verify-email', { name: user.name, link, hours: LINK_HOURS }),
+      ...this.mailer.render('verify-email', { name: user.name, link, hours: LINK_HOURS }),
     };
   }
 }

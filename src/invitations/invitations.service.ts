@@ -1,18 +1,15 @@
 import { AuditLog } from '../audit/audit-log.js';
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { RegistrationService, type Registration } from '../auth/registration.service.js';
 import type { Person } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import type { AssignableRole } from '../teams/dto/add-member.dto.js';
 import { Team } from '../teams/team.entity.js';
 import { AlreadyMemberError, PersonalTeamError } from '../teams/teams.errors.js';
@@ -28,6 +25,7 @@ import {
 } from './invitations.errors.js';
 import { TeamInvitation } from './team-invitation.entity.js';
 import { Clock } from '../clock/clock.js';
+import { OnEvent } from '../events/events.js';
 
 export const TEAM_INVITATION_MAIL = 'team-invitation';
 /** 32 random bytes in base64url: what an invitation's link carries. */
@@ -56,27 +54,18 @@ export interface InvitationView {
  * when the mail is sent, stored only as its SHA-256, and replaced when the mail is sent again.
  */
 @Injectable()
-export class InvitationsService implements OnModuleInit, PendingInvitations {
+export class InvitationsService implements PendingInvitations {
   constructor(
     private readonly audit: AuditLog,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly teams: TeamsService,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
-    private readonly registration: RegistrationService,
+    private readonly mailer: Mailer,
     private readonly verification: EmailVerificationService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(TEAM_INVITATION_MAIL, (m, request) => this.compose(m, request));
-    this.registration.onRegistered((m, user, input) => this.claim(m, user, input));
-    this.verification.onConfirmed((m, userId) => this.acceptClaimed(m, userId));
-  }
 
   private repo(manager?: EntityManager) {
     return (manager ?? this.dataSource.manager).getRepository(TeamInvitation);
@@ -241,17 +230,22 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
   }
 
   /** Registering from an invitation's link: the account joins once its address is confirmed. */
-  private async claim(manager: EntityManager, user: User, input: Registration): Promise<void> {
-    if (!input.invitation || !TOKEN_SHAPE.test(input.invitation)) return;
-    const invitation = await this.repo(manager).findOneBy({ tokenHash: hashOf(input.invitation) });
+  @OnEvent('account.registered')
+  async claim(
+    { user, invitation: token }: { user: User; invitation?: string },
+    manager: EntityManager,
+  ): Promise<void> {
+    if (!token || !TOKEN_SHAPE.test(token)) return;
+    const invitation = await this.repo(manager).findOneBy({ tokenHash: hashOf(token) });
     if (!invitation || !isOpen(invitation, this.clock.now()) || invitation.email !== user.email)
       return;
     await this.repo(manager).update({ id: invitation.id }, { claimedById: user.id });
     // Without e-mail confirmation there is nothing more to wait for.
-    if (!this.verification.required) await this.acceptClaimed(manager, user.id);
+    if (!this.verification.required) await this.acceptClaimed({ userId: user.id }, manager);
   }
 
-  private async acceptClaimed(manager: EntityManager, userId: number): Promise<void> {
+  @OnEvent('address.confirmed')
+  async acceptClaimed({ userId }: { userId: number }, manager: EntityManager): Promise<void> {
     const user = await this.users.findById(userId, manager);
     const claimed = await this.repo(manager).findBy({ claimedById: userId, status: 'pending' });
     for (const invitation of claimed) {
@@ -324,14 +318,13 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
   }
 
   private mail(manager: EntityManager, invitation: TeamInvitation): Promise<void> {
-    return this.outbox.enqueue(manager, {
-      kind: TEAM_INVITATION_MAIL,
-      to: invitation.email,
-      params: { invitationId: invitation.id },
+    return this.mailer.send(manager, TEAM_INVITATION_MAIL, invitation.email, {
+      invitationId: invitation.id,
     });
   }
 
   /** Made when sent: a new link, replacing any earlier one; nothing once answered or expired. */
+  @ComposesMail(TEAM_INVITATION_MAIL)
   private async compose(
     manager: EntityManager,
     request: { to: string; params: Record<string, unknown> },
@@ -351,7 +344,7 @@ export class InvitationsService implements OnModuleInit, PendingInvitations {
     return {
       to: invitation.email,
       subject: `You are invited to join ${invitation.team!.name} on Tessera`,
-      ...this.templates.render('team-invitation', {
+      ...this.mailer.render('team-invitation', {
         team: invitation.team!.name,
         inviter: invitation.invitedBy?.name ?? 'A team admin',
         role: invitation.role,

@@ -11,15 +11,15 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { Metrics } from '../metrics/metrics.js';
-import { MailComposers } from './mail-composers.js';
 import type { MailMessage } from './mail-message.js';
 import { MailTransport } from './mail-transport.js';
 import type { OutboxMessage } from './outbox-message.entity.js';
 import { OutboxRepository } from './outbox.repository.js';
-import { Outbox } from './outbox.js';
 import { retryDelayMs } from './retry-delay.js';
 import { Clock } from '../clock/clock.js';
 import { Scheduler } from '../scheduler/scheduler.js';
+import { OnEvent } from '../events/events.js';
+import { Mailer } from './mailer.js';
 
 const BATCH = 10;
 /** Longer than a send can take (the SMTP timeouts), so a lease lapses only when its holder died. */
@@ -48,9 +48,8 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   private prunedAt = 0;
 
   constructor(
-    private readonly outbox: Outbox,
     private readonly messages: OutboxRepository,
-    private readonly composers: MailComposers,
+    private readonly mailer: Mailer,
     private readonly transport: MailTransport,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
@@ -60,11 +59,11 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.outbox.onEnqueued(() => this.wake());
     this.wake();
   }
 
-  /** Sends everything due, now or as soon as the current round ends. */
+  /** Sends everything due, now or as soon as the current round ends (and after each commit that enqueued mail). */
+  @OnEvent('mail.enqueued', { afterCommit: true })
   wake(): void {
     if (!this.stopped) this.scheduler.after(SEND_JOB, 0, () => this.round());
   }
@@ -133,7 +132,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   private async deliver(message: OutboxMessage): Promise<void> {
     let mail: MailMessage | null;
     try {
-      const compose = this.composers.get(message.kind);
+      const compose = this.mailer.composerOf(message.kind);
       if (!compose) throw new Error(`no composer for "${message.kind}" messages`);
       const params = JSON.parse(message.params) as Record<string, unknown>;
       mail = await this.transactions.run((m) => compose(m, { to: message.recipient, params }));

@@ -1,22 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Transactions } from '../database/transactions.js';
+import { Clock } from '../clock/clock.js';
+import { Events } from '../events/events.js';
 import type { MailRequest } from './mail-message.js';
 import { OutboxRepository } from './outbox.repository.js';
-import { Clock } from '../clock/clock.js';
+
+declare module '../events/events.js' {
+  interface DomainEvents {
+    /** Mail was put in the outbox (the sender of this process wakes once it is committed). */
+    'mail.enqueued': Record<string, never>;
+  }
+}
 
 /**
- * Where features put the mail a change calls for: a row in `mail_outbox`, written with the
- * caller's manager so it commits, or rolls back, with the change itself. Once committed, the
- * sender of this process is woken (when it runs: the command line has none).
+ * Where mail requests wait to be sent: a row in `mail_outbox`, written with the caller's
+ * manager so it commits, or rolls back, with the change itself.
  */
 @Injectable()
 export class Outbox {
-  private readonly listeners: (() => void)[] = [];
-
   constructor(
     private readonly messages: OutboxRepository,
-    private readonly transactions: Transactions,
+    private readonly events: Events,
     private readonly clock: Clock,
   ) {}
 
@@ -27,13 +31,6 @@ export class Outbox {
       params: JSON.stringify(request.params ?? {}),
       nextAttemptAt: this.clock.now(),
     });
-    this.transactions.afterCommit(manager, () => {
-      for (const listener of this.listeners) listener();
-    });
-  }
-
-  /** Called after each commit that enqueued mail. */
-  onEnqueued(listener: () => void): void {
-    this.listeners.push(listener);
+    await this.events.publish(manager, 'mail.enqueued', {});
   }
 }

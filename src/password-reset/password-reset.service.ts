@@ -1,5 +1,5 @@
 import { AuditLog } from '../audit/audit-log.js';
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
 import { AccountTokens } from '../account-tokens/account-tokens.service.js';
@@ -8,10 +8,8 @@ import { SessionsRepository } from '../auth/sessions.repository.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import type { User } from '../users/user.entity.js';
 import { UserNotFoundError } from '../users/users.errors.js';
@@ -30,14 +28,12 @@ type Request = { to: string; params: Record<string, unknown> };
  * before it. Setting the new password signs the account out everywhere and tells its owner.
  */
 @Injectable()
-export class PasswordResetService implements OnModuleInit {
+export class PasswordResetService {
   constructor(
     private readonly audit: AuditLog,
     private readonly users: UsersRepository,
     private readonly tokens: AccountTokens,
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
+    private readonly mailer: Mailer,
     private readonly passwords: PasswordHasher,
     private readonly sessions: SessionsRepository,
     private readonly limiter: AddressLimiter,
@@ -45,11 +41,6 @@ export class PasswordResetService implements OnModuleInit {
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(PASSWORD_RESET_MAIL, (m, r) => this.composeLink(m, r));
-    this.composers.register(PASSWORD_CHANGED_MAIL, (m, r) => this.composeNotice(m, r));
-  }
 
   /**
    * Asks for a link to be mailed to `email` (validated, normalised). The same work whether or
@@ -59,9 +50,7 @@ export class PasswordResetService implements OnModuleInit {
    */
   async request(email: string): Promise<void> {
     if (!(await this.limiter.allow(PASSWORD_RESET_MAIL, email))) return;
-    await this.transactions.run((m) =>
-      this.outbox.enqueue(m, { kind: PASSWORD_RESET_MAIL, to: email }),
-    );
+    await this.transactions.run((m) => this.mailer.send(m, PASSWORD_RESET_MAIL, email));
   }
 
   /** For an operator: a link that sets the account's password, to hand over instead of mailing. */
@@ -97,11 +86,7 @@ export class PasswordResetService implements OnModuleInit {
       await this.users.setPasswordHash(m, userId, passwordHash);
       await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);
-      await this.outbox.enqueue(m, {
-        kind: PASSWORD_CHANGED_MAIL,
-        to: user.email,
-        params: { userId },
-      });
+      await this.mailer.send(m, PASSWORD_CHANGED_MAIL, user.email, { userId });
       this.audit.recordAfterCommit(m, {
         event: 'account.password_reset',
         actor: { userId },
@@ -117,6 +102,7 @@ export class PasswordResetService implements OnModuleInit {
   }
 
   /** Nothing to send for an address with no account. */
+  @ComposesMail(PASSWORD_RESET_MAIL)
   private async composeLink(m: EntityManager, request: Request): Promise<MailMessage | null> {
     const user = await this.users.findByEmail(request.to, m);
     if (!user) return null;
@@ -124,7 +110,7 @@ export class PasswordResetService implements OnModuleInit {
     return {
       to: user.email,
       subject: 'Reset your Tessera password',
-      ...this.templates.render('password-reset', {
+      ...this.mailer.render('password-reset', {
         name: user.name,
         link,
         minutes: RESET_LINK_MINUTES,
@@ -132,13 +118,14 @@ export class PasswordResetService implements OnModuleInit {
     };
   }
 
+  @ComposesMail(PASSWORD_CHANGED_MAIL)
   private async composeNotice(m: EntityManager, request: Request): Promise<MailMessage | null> {
     const user = await this.users.findById(Number(request.params.userId), m);
     if (!user || user.email !== request.to) return null;
     return {
       to: user.email,
       subject: 'Your Tessera password was changed',
-      ...this.templates.render('password-changed', {
+      ...this.mailer.render('password-changed', {
         name: user.name,
         // Changed on the settings page: the session it was changed in stays signed in.
         everywhere: request.params.keptSession !== 1,

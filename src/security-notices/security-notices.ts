@@ -1,11 +1,9 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { UsersRepository } from '../users/users.repository.js';
 
 export const SECURITY_NOTICE_MAIL = 'security-notice';
@@ -25,18 +23,12 @@ export type SecurityNoticeKind = keyof typeof NOTICES;
  * that makes it, so that someone else making it cannot go unnoticed.
  */
 @Injectable()
-export class SecurityNotices implements OnModuleInit {
+export class SecurityNotices {
   constructor(
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
+    private readonly mailer: Mailer,
     private readonly users: UsersRepository,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(SECURITY_NOTICE_MAIL, (m, request) => this.compose(m, request));
-  }
 
   /**
    * `to`: the account's address unless said otherwise (the old one, for an address change).
@@ -50,14 +42,15 @@ export class SecurityNotices implements OnModuleInit {
   ): Promise<void> {
     const to = options.to ?? (await this.users.findById(userId, manager))?.email;
     if (!to) return;
-    await this.outbox.enqueue(manager, {
-      kind: SECURITY_NOTICE_MAIL,
-      to,
-      params: { userId, notice, detail: options.detail ?? '' },
+    await this.mailer.send(manager, SECURITY_NOTICE_MAIL, to, {
+      userId,
+      notice,
+      detail: options.detail ?? '',
     });
   }
 
   /** Nothing to send once the account is gone. */
+  @ComposesMail(SECURITY_NOTICE_MAIL)
   private async compose(
     manager: EntityManager,
     request: { to: string; params: Record<string, unknown> },
@@ -69,7 +62,7 @@ export class SecurityNotices implements OnModuleInit {
     return {
       to: request.to,
       subject: NOTICES[notice],
-      ...this.templates.render(notice, {
+      ...this.mailer.render(notice, {
         name: user.name,
         detail: String(request.params.detail ?? ''),
         securityUrl: `${base}/settings/security`,

@@ -1,11 +1,9 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { UsersRepository } from '../users/users.repository.js';
 
 export const TEAM_NOTICE_MAIL = 'team-notice';
@@ -38,18 +36,12 @@ export type TeamNoticeKind = keyof typeof NOTICES;
 
 /** Mails a person about a change to their membership, in the transaction that makes it. */
 @Injectable()
-export class TeamNotices implements OnModuleInit {
+export class TeamNotices {
   constructor(
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
+    private readonly mailer: Mailer,
     private readonly users: UsersRepository,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(TEAM_NOTICE_MAIL, (m, request) => this.compose(m, request));
-  }
 
   async send(
     manager: EntityManager,
@@ -60,13 +52,16 @@ export class TeamNotices implements OnModuleInit {
   ): Promise<void> {
     const user = await this.users.findById(userId, manager);
     if (!user) return;
-    await this.outbox.enqueue(manager, {
-      kind: TEAM_NOTICE_MAIL,
-      to: user.email,
-      params: { userId, notice: kind, teamId: team.id, teamName: team.name, role },
+    await this.mailer.send(manager, TEAM_NOTICE_MAIL, user.email, {
+      userId,
+      notice: kind,
+      teamId: team.id,
+      teamName: team.name,
+      role,
     });
   }
 
+  @ComposesMail(TEAM_NOTICE_MAIL)
   private async compose(
     manager: EntityManager,
     request: { to: string; params: Record<string, unknown> },
@@ -78,7 +73,7 @@ export class TeamNotices implements OnModuleInit {
     return {
       to: user.email,
       subject,
-      ...this.templates.render('team-notice', {
+      ...this.mailer.render('team-notice', {
         name: user.name,
         line,
         teamsUrl: `${this.config.app.publicUrl}/teams`,

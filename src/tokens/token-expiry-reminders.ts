@@ -1,13 +1,11 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
-import { MailComposers } from '../mail/mail-composers.js';
 import type { MailMessage } from '../mail/mail-message.js';
-import { MailTemplates } from '../mail/mail-templates.js';
-import { Outbox } from '../mail/outbox.js';
+import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { TokensRepository } from './tokens.repository.js';
 import { Clock } from '../clock/clock.js';
@@ -43,22 +41,16 @@ export interface ExpiryRun {
  * (TokenExpirySchedule) and by `npm run cli -- tokens:remind`.
  */
 @Injectable()
-export class TokenExpiryReminders implements OnModuleInit {
+export class TokenExpiryReminders {
   constructor(
     private readonly tokens: TokensRepository,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
-    private readonly outbox: Outbox,
-    private readonly composers: MailComposers,
-    private readonly templates: MailTemplates,
+    private readonly mailer: Mailer,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  onModuleInit(): void {
-    this.composers.register(TOKEN_EXPIRY_MAIL, (m, request) => this.compose(m, request));
-  }
 
   async run(): Promise<ExpiryRun> {
     const now = this.clock.now();
@@ -77,10 +69,9 @@ export class TokenExpiryReminders implements OnModuleInit {
             if (step.mail && lifetime > step.lead) {
               const user = await this.users.findById(token.userId, m);
               if (user) {
-                await this.outbox.enqueue(m, {
-                  kind: TOKEN_EXPIRY_MAIL,
-                  to: user.email,
-                  params: { tokenId: token.id, step: step.mail },
+                await this.mailer.send(m, TOKEN_EXPIRY_MAIL, user.email, {
+                  tokenId: token.id,
+                  step: step.mail,
                 });
                 return true;
               }
@@ -110,6 +101,7 @@ export class TokenExpiryReminders implements OnModuleInit {
   }
 
   /** Made when sent: nothing once the token is revoked, regenerated past the reminder or gone. */
+  @ComposesMail(TOKEN_EXPIRY_MAIL)
   private async compose(
     m: EntityManager,
     request: { to: string; params: Record<string, unknown> },
@@ -129,7 +121,7 @@ export class TokenExpiryReminders implements OnModuleInit {
       subject: today
         ? `Your API token "${token.name}" expires within a day`
         : `Your API token "${token.name}" expires in ${days} days`,
-      ...this.templates.render(TOKEN_EXPIRY_MAIL, {
+      ...this.mailer.render(TOKEN_EXPIRY_MAIL, {
         name: user.name,
         tokenName: token.name,
         today,

@@ -58,8 +58,16 @@ export async function createTestApp(
     MAIL_POLL_SECONDS: '3600',
     ...env,
   });
-  const app = await createApp(config, { logDestination: logs, clock });
-  await app.listen(env.PORT ? config.app.port : 0, '127.0.0.1');
+  let app: Awaited<ReturnType<typeof createApp>>;
+  try {
+    app = await createApp(config, { logDestination: logs, clock });
+    await app.listen(env.PORT ? config.app.port : 0, '127.0.0.1');
+  } catch (error) {
+    // An app that could not start leaves nothing open behind it to keep Jest from exiting.
+    if (!mail) await smtp.stop();
+    if (!database) await db.drop();
+    throw error;
+  }
   const dataSource = app.get<DataSource>(getDataSourceToken());
   return {
     app,
