@@ -25,9 +25,6 @@ import { compressResponses } from './common/http/compression.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
 import { auditContext } from './audit/audit-context.js';
-import { ApiRateLimiter } from './rate-limit/api-rate-limiter.js';
-import { ApiAuthenticator } from './auth/api-authenticator.js';
-import { bearerRoutePaths } from './auth/declared-routes.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
@@ -68,16 +65,9 @@ export function configureApp(app: INestApplication): INestApplication {
   const compress = compressResponses();
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
-  const errors = new AllExceptionsFilter();
   express.use(
     apiOrPages(
-      apiResponses({
-        limiter: app.get(ApiRateLimiter),
-        authenticator: app.get(ApiAuthenticator),
-        bearerPaths: bearerRoutePaths(app),
-        errors,
-        docs: docs && series([compress, docs]),
-      }),
+      apiResponses(docs && series([compress, docs])),
       series([
         compress,
         assets.handler(),
@@ -99,7 +89,7 @@ export function configureApp(app: INestApplication): INestApplication {
       exceptionFactory: (errors) => new ValidationError(toFieldErrors(errors)),
     }),
   );
-  app.useGlobalFilters(errors);
+  app.useGlobalFilters(new AllExceptionsFilter());
   return app;
 }
 
@@ -175,52 +165,18 @@ function series(handlers: RequestHandler[]): RequestHandler {
   };
 }
 
-interface ApiBranch {
-  limiter: ApiRateLimiter;
-  authenticator: ApiAuthenticator;
-  /** GET routes with the bearer policy (`bearerRoutePaths`): authenticated here, before routing. */
-  bearerPaths: ReadonlySet<string>;
-  errors: AllExceptionsFilter;
-  /** Requests for the API's description go their own way first. */
-  docs?: RequestHandler;
-}
-
 /**
- * Every API answer: never kept by a browser or a proxy (answers are per token), and refused
- * early for a client that has used up its failed attempts. A request for a bearer route is
- * authenticated here, once, before Express and Nest route it: a refused token is answered at
- * once, without routing, a guard or a thrown error travelling through Nest (docs/PERFORMANCE.md).
+ * Every API answer is never kept by a browser or a proxy (answers are per token). Requests for
+ * the API's description go their own way; every other one goes on to the API module, whose
+ * middleware authenticates it (`ApiAuthentication`), and to its route.
  */
-function apiResponses(branch: ApiBranch): RequestHandler {
-  const { limiter, authenticator, bearerPaths, errors, docs } = branch;
+function apiResponses(docs: RequestHandler | undefined): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (docs && isApiDocsPath(req.path)) {
       docs(req, res, next);
       return;
     }
     res.setHeader('Cache-Control', 'no-store');
-    const bearer = (req.method === 'GET' || req.method === 'HEAD') && bearerPaths.has(req.path);
-    if (!bearer && !limiter.enabled) return next();
-    const refuse = (error: unknown): void => {
-      if (!bearer) return next(error);
-      // Not routed, but for this route: logged and counted under it.
-      req.routePattern = req.path;
-      try {
-        errors.answer(error, req, res);
-      } catch (failed) {
-        // Never a rejection nobody handles: Express's error handling takes it from here.
-        next(failed);
-      }
-    };
-    // Authentication counts the attempt against the client itself, before the token is looked up.
-    if (bearer) return void authenticator.authenticate(req, res).then(() => next(), refuse);
-    let checking: void | Promise<void>;
-    try {
-      checking = limiter.checkClient(req, res);
-    } catch (refused) {
-      return refuse(refused);
-    }
-    if (checking) checking.then(() => next(), refuse);
-    else next();
+    next();
   };
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { declaredRoutes } from '../src/auth/declared-routes.js';
-import type { AuthPolicy } from '../src/common/auth/auth-policy.decorator.js';
+import { declaredRoutes } from './support/declared-routes.js';
+import type { AuthPolicy } from '../src/auth/auth-policy.decorator.js';
+import { createToken, createUser } from './factories/index.js';
 import { signedInPerson } from './support/people.js';
 import { assetUrl } from './support/html.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -162,5 +163,34 @@ describe('auth policy of every route', () => {
         );
       if (policy.startsWith('bearer')) expect(`${route} -> ${res.status}`).toBe(`${route} -> 401`);
     }
+  });
+
+  it('should answer a path under /api/v1 that no route takes with 404 (405 for another method), whatever the token', async () => {
+    const person = await signedInPerson(t);
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
+    const tokens = [undefined, 'Bearer tsr_not-a-token', `Bearer ${plaintext}`];
+    const seen: string[] = [];
+    for (const authorization of tokens) {
+      for (const [method, path] of [
+        ['get', '/api/v1/admin'],
+        ['get', '/api/v1/user'],
+        ['post', '/api/v1/team'],
+      ] as const) {
+        const req = request(t.server)[method](path);
+        const res = await (authorization ? req.set('Authorization', authorization) : req);
+        seen.push(`${method.toUpperCase()} ${path} -> ${res.status} ${res.body.error?.code}`);
+      }
+    }
+    // The API's paths are public (its OpenAPI document lists them): a 404 hides nothing.
+    expect(new Set(seen)).toEqual(
+      new Set([
+        'GET /api/v1/admin -> 404 not_found',
+        'GET /api/v1/user -> 404 not_found',
+        'POST /api/v1/team -> 405 method_not_allowed',
+      ]),
+    );
+    expect(seen).toHaveLength(9);
+    // A page's session is no token.
+    expect((await person.client.get('/api/v1/admin')).status).toBe(404);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { declaredRoutes } from '../src/auth/declared-routes.js';
+import { declaredRoutes } from './support/declared-routes.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 

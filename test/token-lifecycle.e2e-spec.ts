@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TokenAddress } from '../src/tokens/token-address.entity.js';
 import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
@@ -19,11 +20,14 @@ const DAY_MS = 86_400_000;
 
 describe('token lifecycle: regenerate, edit, history, usage', () => {
   let t: TestApp;
+  // The machine's time at each test's start, moved only by the test.
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     // Behind a proxy on loopback, so tests can use a token from several addresses.
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', TRUST_PROXY: 'loopback' });
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', TRUST_PROXY: 'loopback' }, { clock });
   });
+  beforeEach(() => clock.set(Date.now()));
   afterAll(async () => {
     await t.close();
   });
@@ -309,8 +313,11 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       name: 'Usage shown',
       expiresInDays: 90,
     });
-    const from = (ip: string, agent: string) =>
-      api(plaintext).set('X-Forwarded-For', ip).set('User-Agent', agent);
+    // A second apart, so the addresses' order is the order of the requests.
+    const from = (ip: string, agent: string) => {
+      clock.advance(1000);
+      return api(plaintext).set('X-Forwarded-For', ip).set('User-Agent', agent);
+    };
     const chrome =
       'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
     for (let i = 1; i <= 7; i++) {

@@ -1,6 +1,6 @@
 import { Controller, Get, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { TwoFactorSetups } from '../two-factor/setup-session.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';

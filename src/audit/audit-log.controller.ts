@@ -1,5 +1,5 @@
 import { Controller, Get, Query, Render } from '@nestjs/common';
-import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { TeamsService } from '../teams/teams.service.js';

@@ -1,27 +1,31 @@
-import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
-import type { Ability } from '../common/auth/abilities.js';
-import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
+import type { Request } from 'express';
+import { DomainError } from '../common/errors/domain.error.js';
+import { Metrics } from '../metrics/metrics.js';
+import type { Ability } from '../tokens/abilities.js';
+import { InsufficientScopeError } from '../tokens/tokens.errors.js';
+import type { TokenPrincipal } from '../tokens/tokens.service.js';
 import { AlreadySignedInError, SignInRequiredError } from './auth.errors.js';
-import { AUTH_POLICY, type AuthPolicy } from '../common/auth/auth-policy.decorator.js';
-import { ApiAuthenticator } from './api-authenticator.js';
+import { AUTH_POLICY, type AuthPolicy } from './auth-policy.decorator.js';
 
 export class MissingAuthPolicyError extends Error {}
 
 /**
  * The global guard: each route declares its policy, and a route that declares none is refused
- * rather than left open.
+ * rather than left open. It authenticates nothing itself: pages' sessions are read by the pages'
+ * middleware and API tokens by the API's (`ApiAuthentication`); here a route's policy is checked
+ * against what they found, and a bearer route's ability against the token's.
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly api: ApiAuthenticator,
-    private readonly tokens: TokensService,
+    // Present when METRICS_ENABLED (and never in the operators' CLI).
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean {
     const policy = this.reflector.getAllAndOverride<AuthPolicy | undefined>(AUTH_POLICY, [
       context.getHandler(),
       context.getClass(),
@@ -42,31 +46,27 @@ export class AccessGuard implements CanActivate {
         if (request.currentUser) throw new AlreadySignedInError();
         return true;
       case 'bearer':
-        return await this.checkBearer(context, request, policy.ability);
+        return this.checkBearer(request, policy.ability);
     }
   }
 
-  /**
-   * The bearer policy: the request authenticated before routing (the API's branch did it for
-   * the bearer routes it knows), or here; then the route's ability.
-   */
-  private async checkBearer(
-    context: ExecutionContext,
-    request: Request,
-    ability: Ability | undefined,
-  ): Promise<true> {
-    const principal =
-      (request.user as TokenPrincipal | undefined) ??
-      (await this.api.authenticate(request, context.switchToHttp().getResponse<Response>()));
-    if (ability) {
-      try {
-        this.tokens.assertAbility(principal, ability);
-      } catch (error) {
-        this.api.countRefusal(error);
-        throw error;
+  /** The token the API's middleware accepted, with the route's ability; or its refusal. */
+  private checkBearer(request: Request, ability: Ability | undefined): true {
+    const principal = request.user as TokenPrincipal | undefined;
+    try {
+      if (!principal) {
+        throw (
+          request.authRefusal ?? new Error('A bearer route outside the API: nothing read its token')
+        );
       }
+      if (ability && !principal.abilities.includes(ability)) {
+        throw new InsufficientScopeError(ability);
+      }
+    } catch (error) {
+      this.metrics?.authentication(error instanceof DomainError ? error.code : 'error');
+      throw error;
     }
-    this.api.countSuccess();
+    this.metrics?.authentication('success');
     return true;
   }
 }

@@ -4,7 +4,7 @@ import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { AuthService } from './auth.service.js';
-import { GuestOnly, Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { GuestOnly, Public, SignedIn } from './auth-policy.decorator.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { LoginForm, RegisterForm } from './dto/auth.forms.js';
 import { RegistrationService } from './registration.service.js';

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
@@ -8,11 +7,8 @@ import { TokensModule } from '../tokens/tokens.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessGuard } from './access.guard.js';
-import { ApiAuthenticator } from './api-authenticator.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
-import { BearerAuthenticator } from './bearer-authenticator.js';
-import { BearerStrategy } from './bearer.strategy.js';
 import { PasswordHasher } from './password-hasher.js';
 import { RegistrationService } from './registration.service.js';
 import { SessionLifecycle } from './session-lifecycle.js';
@@ -27,7 +23,6 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
 
 @Module({
   imports: [
-    PassportModule.register({ session: false }),
     RateLimitModule,
     EmailVerificationModule,
     UsersModule,
@@ -37,9 +32,6 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
   ],
   controllers: [AuthController, TwoFactorChallengeController],
   providers: [
-    BearerStrategy,
-    BearerAuthenticator,
-    ApiAuthenticator,
     PasswordHasher,
     RegistrationService,
     AuthService,
@@ -55,7 +47,6 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
   ],
   // Mounted by configureApp for page requests only (app.setup.ts).
   exports: [
-    ApiAuthenticator,
     RegistrationService,
     AuthService,
     PasswordHasher,

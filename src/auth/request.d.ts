@@ -9,8 +9,8 @@ declare global {
       formPage?: string;
       /** The fields of that form, the only ones a refused form keeps to show again. */
       formFields?: readonly string[];
-      /** The route a request refused before routing was for (the log's and metrics' `route`). */
-      routePattern?: string;
+      /** Why the API's middleware did not accept the request's token (the guard answers it). */
+      authRefusal?: unknown;
     }
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, Redirect, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { Public, SignedIn } from '../auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { InvitationsService } from '../invitations/invitations.service.js';
 import { TeamsService } from '../teams/teams.service.js';

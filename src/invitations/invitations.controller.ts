@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
-import { Public, SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { Public, SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';

@@ -19,13 +19,11 @@ export interface RequestLine {
 }
 
 /**
- * The pattern of the route that answered (`/teams/:id`), or that a token was refused for before
- * routing; for a static file, the folder it was served from (`/css`); null when nothing matched.
+ * The pattern of the route that answered (`/teams/:id`); for a static file, the folder it was
+ * served from (`/css`); null when nothing matched.
  */
 export function routeOf(req: Request): string | null {
-  return (
-    (req.route as { path?: string } | undefined)?.path ?? req.routePattern ?? (req.baseUrl || null)
-  );
+  return (req.route as { path?: string } | undefined)?.path ?? (req.baseUrl || null);
 }
 
 /** Without the query string, and without the token of a mailed link. */

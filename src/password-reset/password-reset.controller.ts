@@ -2,7 +2,7 @@ import { Body, Controller, Get, Param, Post, Redirect, Render, Req, Session } fr
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
-import { Public } from '../common/auth/auth-policy.decorator.js';
+import { Public } from '../auth/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';

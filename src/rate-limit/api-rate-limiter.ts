@@ -34,19 +34,6 @@ export class ApiRateLimiter {
   }
 
   /**
-   * For a request that authenticates nothing: refuses a client IP that is out of failures. Each
-   * check returns a promise only when the counters live in Redis; in process it is done before
-   * it returns.
-   */
-  checkClient(req: Request, res: Response): void | Promise<void> {
-    const limit = this.config.security.rateLimit.anonymousPerIp;
-    return settle(this.storage.peek(this.clientKey(req)), (window) => {
-      // Only a refusal reports here: authentication reports the budget that then applies.
-      if (window && window.count >= limit) this.admit(res, limit, window, window.count);
-    });
-  }
-
-  /**
    * Before authentication: counts the attempt as a failure of the client IP, in one atomic step,
    * or refuses it unchecked when the IP has no failures left. Of requests sent at the same
    * moment, no more than the limit get their token looked up. A failure keeps the attempt

@@ -1,6 +1,6 @@
 import { Body, Controller, Post, Redirect, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';

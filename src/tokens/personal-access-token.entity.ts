@@ -9,7 +9,7 @@ import {
   type Relation,
 } from 'typeorm';
 import { User } from '../users/user.entity.js';
-import type { Ability } from '../common/auth/abilities.js';
+import type { Ability } from './abilities.js';
 
 @Entity({ name: 'personal_access_tokens' })
 @Index('IDX_personal_access_tokens_expiry', ['expiryNotices', 'expiresAt'])

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ABILITY_DESCRIPTIONS, type Ability } from '../common/auth/abilities.js';
+import { ABILITY_DESCRIPTIONS, type Ability } from './abilities.js';
 import { describeClient } from './client-description.js';
 import { MAX_ADDRESSES_PER_TOKEN, utcDay } from './token-usage-recorder.js';
 import { TokenUsageRepository } from './token-usage.repository.js';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../common/auth/auth-policy.decorator.js';
-import { ABILITIES } from '../common/auth/abilities.js';
+import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { ABILITIES } from './abilities.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';

@@ -1,4 +1,4 @@
-import type { Ability } from '../common/auth/abilities.js';
+import type { Ability } from './abilities.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
 import { TOKEN_PREFIX } from './token-format.js';
 

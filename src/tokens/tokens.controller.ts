@@ -1,12 +1,12 @@
 import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../common/auth/auth-policy.decorator.js';
+import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
-import { ABILITIES, ABILITY_DESCRIPTIONS } from '../common/auth/abilities.js';
+import { ABILITIES, ABILITY_DESCRIPTIONS } from './abilities.js';
 import { CreateTokenForm, toCreateTokenDto } from './dto/create-token.form.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { TokensService } from './tokens.service.js';

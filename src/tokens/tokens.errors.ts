@@ -1,5 +1,5 @@
 import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
-import type { Ability } from '../common/auth/abilities.js';
+import type { Ability } from './abilities.js';
 
 export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
 

@@ -5,7 +5,7 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { toDate } from '../database/database-errors.js';
 import { hotPathQuery } from '../database/hot-path-query.js';
-import type { Ability } from '../common/auth/abilities.js';
+import type { Ability } from './abilities.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 
 /** What a new token's row holds; the rest takes the columns' defaults. */

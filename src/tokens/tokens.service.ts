@@ -5,7 +5,7 @@ import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
-import { ABILITIES, type Ability } from '../common/auth/abilities.js';
+import { ABILITIES, type Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 import {
@@ -20,7 +20,6 @@ import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
   AmbiguousTokenNameError,
   AuthenticationError,
-  InsufficientScopeError,
   REPLACED_VALUE_MESSAGE,
   TokenChangedError,
   TokenNotFoundError,
@@ -306,9 +305,5 @@ export class TokensService {
     if (!error.refused) return;
     const at = this.clock.nowMs();
     this.usage.recordRefusal({ ...error.refused, reason: error.code, at, ...client });
-  }
-
-  assertAbility(principal: TokenPrincipal, ability: Ability): void {
-    if (!principal.abilities.includes(ability)) throw new InsufficientScopeError(ability);
   }
 }

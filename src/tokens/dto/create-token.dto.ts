@@ -11,7 +11,7 @@ import {
   Min,
 } from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
-import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
+import { ABILITIES, type Ability } from '../abilities.js';
 import { TOKEN_LIFETIME_LIMIT_DAYS } from '../../config/tokens.config.js';
 
 export const TOKEN_NAME_MAX = 100;

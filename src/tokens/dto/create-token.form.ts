@@ -10,7 +10,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
-import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
+import { ABILITIES, type Ability } from '../abilities.js';
 import { DATE_PATTERN, TOKEN_NAME_MAX, type CreateTokenDto } from './create-token.dto.js';
 
 export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'custom', 'none'] as const;

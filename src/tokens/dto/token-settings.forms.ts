@@ -11,7 +11,7 @@ import {
   Min,
 } from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
-import { ABILITIES, type Ability } from '../../common/auth/abilities.js';
+import { ABILITIES, type Ability } from '../abilities.js';
 import { TOKEN_NAME_MAX } from './create-token.dto.js';
 import { CheckboxList } from './create-token.form.js';
 

@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ABILITIES } from '../../../common/auth/abilities.js';
+import { ABILITIES } from '../../../tokens/abilities.js';
 import { API_VERSION } from '../../../common/http/envelope.js';
 
 /** What the envelope's `timestamp` is: UTC with six fractional digits. */

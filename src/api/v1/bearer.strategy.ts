@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
-import { BEARER_REALM } from '../tokens/tokens.errors.js';
-import { TokensService, type TokenPrincipal } from '../tokens/tokens.service.js';
+import { BEARER_REALM } from '../../tokens/tokens.errors.js';
+import { TokensService, type TokenPrincipal } from '../../tokens/tokens.service.js';
 
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {

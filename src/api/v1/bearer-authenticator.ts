@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { TokenPrincipal } from '../tokens/tokens.service.js';
-import { AuthenticationError } from '../tokens/tokens.errors.js';
+import type { TokenPrincipal } from '../../tokens/tokens.service.js';
+import { AuthenticationError } from '../../tokens/tokens.errors.js';
 import { BearerStrategy } from './bearer.strategy.js';
 
 const MALFORMED_HEADER = 400;

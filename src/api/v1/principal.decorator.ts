@@ -1,7 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { TeamNotFoundError } from '../teams/teams.errors.js';
-import type { TokenPrincipal } from '../tokens/tokens.service.js';
+import { TeamNotFoundError } from '../../teams/teams.errors.js';
+import type { TokenPrincipal } from '../../tokens/tokens.service.js';
 
 function principalOf(ctx: ExecutionContext): TokenPrincipal {
   const principal = ctx.switchToHttp().getRequest<Request>().user as TokenPrincipal | undefined;

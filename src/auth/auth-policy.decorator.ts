@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import type { Ability } from './abilities.js';
+import type { Ability } from '../tokens/abilities.js';
 
 export const AUTH_POLICY = 'tessera:auth-policy';
 

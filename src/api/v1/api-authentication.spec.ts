@@ -1,13 +1,12 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { Request, Response } from 'express';
-import type { ApiRateLimiter } from '../rate-limit/api-rate-limiter.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { AuthenticationError } from '../tokens/tokens.errors.js';
-import type { TokenPrincipal, TokensService } from '../tokens/tokens.service.js';
-import { ApiAuthenticator } from './api-authenticator.js';
+import type { ApiRateLimiter } from '../../rate-limit/api-rate-limiter.js';
+import { AuthenticationError } from '../../tokens/tokens.errors.js';
+import type { TokenPrincipal, TokensService } from '../../tokens/tokens.service.js';
+import { ApiAuthentication } from './api-authentication.js';
 import type { BearerAuthenticator } from './bearer-authenticator.js';
 
-describe('ApiAuthenticator', () => {
+describe('ApiAuthentication', () => {
   function build(outcome: TokenPrincipal | Error) {
     const bearer = {
       authenticate: jest.fn(() =>
@@ -23,21 +22,19 @@ describe('ApiAuthenticator', () => {
       giveBack: jest.fn(),
       admitToken: jest.fn(),
     };
-    const metrics = { authentication: jest.fn() };
-    const api = new ApiAuthenticator(
+    const api = new ApiAuthentication(
       bearer as unknown as BearerAuthenticator,
       tokens as unknown as TokensService,
       limiter as unknown as ApiRateLimiter,
-      metrics as unknown as Metrics,
     );
     const req = { ip: '203.0.113.9', headers: { 'user-agent': 'curl/8.5.0' } } as Request;
     const res = {} as Response;
-    return { api, bearer, tokens, limiter, metrics, req, res, attempt };
+    return { api, bearer, tokens, limiter, req, res, attempt };
   }
 
   it("should put the principal on the request, count it in the token's usage and its budget", async () => {
     const principal = { tokenId: 4 } as TokenPrincipal;
-    const { api, tokens, limiter, metrics, req, res, attempt } = build(principal);
+    const { api, tokens, limiter, req, res, attempt } = build(principal);
     await expect(api.authenticate(req, res)).resolves.toBe(principal);
     expect(req.user).toBe(principal);
     expect(tokens.recordUse).toHaveBeenCalledWith(principal, {
@@ -48,13 +45,11 @@ describe('ApiAuthenticator', () => {
     expect(limiter.reserveClient).toHaveBeenCalledWith(req, res);
     expect(limiter.admitToken).toHaveBeenCalledWith(attempt, 4, res);
     expect(limiter.reportFailure).not.toHaveBeenCalled();
-    // A success is counted once the route's ability is checked (the guard).
-    expect(metrics.authentication).not.toHaveBeenCalled();
   });
 
   it("should count a refusal against the client's failures, and keep a known token's for the log", async () => {
     const refused = new AuthenticationError('token_revoked', undefined, { tokenId: 9, userId: 2 });
-    const { api, tokens, limiter, metrics, req, res, attempt } = build(refused);
+    const { api, tokens, limiter, req, res, attempt } = build(refused);
     await expect(api.authenticate(req, res)).rejects.toBe(refused);
     expect(req.user).toBeUndefined();
     expect(tokens.recordRefusal).toHaveBeenCalledWith(refused, {
@@ -65,7 +60,6 @@ describe('ApiAuthenticator', () => {
     expect(limiter.admitToken).not.toHaveBeenCalled();
     expect(limiter.giveBack).not.toHaveBeenCalled();
     expect(tokens.recordUse).not.toHaveBeenCalled();
-    expect(metrics.authentication).toHaveBeenCalledWith('token_revoked');
   });
 
   it('should not keep an unknown token for the log', async () => {
@@ -92,5 +86,13 @@ describe('ApiAuthenticator', () => {
     await expect(api.authenticate(req, res)).rejects.toBe(refused);
     expect(bearer.authenticate).not.toHaveBeenCalled();
     expect(limiter.admitToken).not.toHaveBeenCalled();
+  });
+
+  it('should hand a refusal to the route on the request, and go on to routing either way', async () => {
+    const refused = new AuthenticationError('invalid_token');
+    const { api, req, res } = build(refused);
+    await new Promise<void>((resolve) => api.use(req, res, () => resolve()));
+    expect(req.authRefusal).toBe(refused);
+    expect(req.user).toBeUndefined();
   });
 });

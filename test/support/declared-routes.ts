@@ -1,7 +1,7 @@
 import { RequestMethod, type INestApplication } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { AUTH_POLICY, type AuthPolicy } from '../common/auth/auth-policy.decorator.js';
+import { AUTH_POLICY, type AuthPolicy } from '../../src/auth/auth-policy.decorator.js';
 
 export interface DeclaredRoute {
   /** `GET`, `POST`, … */
@@ -33,20 +33,4 @@ export function declaredRoutes(app: INestApplication): DeclaredRoute[] {
     }
   }
   return routes;
-}
-
-/**
- * The paths of the GET routes that declare the bearer policy and take no parameter
- * (`/api/v1/user/profile`). A request for one of them is authenticated in the API's branch
- * before Express and Nest route it, so a refused token is answered without routing; the guard
- * still checks every route's declared policy and the route's ability. A path not listed here
- * (another spelling Express would also route, such as a trailing slash or other letter case) is
- * authenticated by the guard as before.
- */
-export function bearerRoutePaths(app: INestApplication): ReadonlySet<string> {
-  return new Set(
-    declaredRoutes(app)
-      .filter((r) => r.method === 'GET' && r.policy?.kind === 'bearer' && !/[:*?(]/.test(r.path))
-      .map((r) => r.path),
-  );
 }
