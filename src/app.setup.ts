@@ -24,7 +24,6 @@ import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-m
 import { compressResponses } from './common/http/compression.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
-import { auditContext } from './audit/audit-context.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
@@ -71,8 +70,6 @@ export function configureApp(app: INestApplication): INestApplication {
       series([
         compress,
         assets.handler(),
-        // What the security log records a page's events with: its address, browser, session.
-        auditContext,
         // Before the body parsers and CSRF: a form sent to a path that takes no such method is
         // answered 405 (or 404), not refused as a forgery of a form that does not exist.
         (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next)),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Actors } from '../src/common/actor.js';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Secret, TOTP } from 'otpauth';
@@ -73,10 +74,10 @@ describe('hostile requests', () => {
     otherTeamId = other.currentTeamId!;
     guarded = await createUser(t.app, { name: 'Two Factor', password: 'correct horse battery' });
     const twoFactor = t.app.get(TwoFactorService);
-    const sealed = await twoFactor.beginSetup({ userId: guarded.id });
-    const { secret } = twoFactor.describeSetup({ userId: guarded.id }, sealed, guarded.email);
+    const sealed = await twoFactor.beginSetup(Actors.person(guarded.id));
+    const { secret } = twoFactor.describeSetup(Actors.person(guarded.id), sealed, guarded.email);
     const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
-    await twoFactor.confirm({ userId: guarded.id }, sealed, code);
+    await twoFactor.confirm(Actors.person(guarded.id), sealed, code);
     // Three argon2 hashes and an app to boot: seconds on a busy machine running every spec.
   });
   afterAll(async () => {

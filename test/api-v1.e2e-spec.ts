@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Actors } from '../src/common/actor.js';
 import request from 'supertest';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
@@ -118,7 +119,7 @@ describe('API v1', () => {
     it('should refuse revoked and expired tokens as every endpoint does', async () => {
       const user = await createUser(t.app);
       const { plaintext, token } = await createToken(t.app, user);
-      await t.app.get(TokensService).revoke(user.id, token.id);
+      await t.app.get(TokensService).revoke(Actors.operator(user.id), token.id);
       expectError(await get('/api/v1/token', `Bearer ${plaintext}`), 401, 'token_revoked');
       expectError(await get('/api/v1/token'), 401, 'missing_token');
     });
@@ -158,7 +159,7 @@ describe('API v1', () => {
         slug: team.slug,
       });
 
-      await t.app.get(TeamsService).switchTeam({ userId: user.id }, personalTeamId);
+      await t.app.get(TeamsService).switchTeam(Actors.operator(user.id), personalTeamId);
       const afterSwitch = await get('/api/v1/team', `Bearer ${plaintext}`);
       expect(afterSwitch.body.data.id).toBe(personalTeamId);
     });
@@ -211,7 +212,7 @@ describe('API v1', () => {
       const { plaintext, token } = await createToken(t.app, user);
       expect((await get('/api/v1/user/profile', `Bearer ${plaintext}`)).status).toBe(200);
 
-      await t.app.get(TokensService).revoke(user.id, token.id);
+      await t.app.get(TokensService).revoke(Actors.operator(user.id), token.id);
 
       const res = await get('/api/v1/user/profile', `Bearer ${plaintext}`);
       expectError(res, 401, 'token_revoked');
@@ -276,7 +277,7 @@ describe('API v1', () => {
       const valid = (await createToken(t.app, user)).plaintext;
       const teamOnly = (await createToken(t.app, user, { abilities: ['team:read'] })).plaintext;
       const revoked = await createToken(t.app, user);
-      await t.app.get(TokensService).revoke(user.id, revoked.token.id);
+      await t.app.get(TokensService).revoke(Actors.operator(user.id), revoked.token.id);
       const cases: Array<[string, string | undefined, number]> = [
         ['valid', `Bearer ${valid}`, 200],
         ['lacking the ability', `Bearer ${teamOnly}`, 403],

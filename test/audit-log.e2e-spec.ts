@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Actors } from '../src/common/actor.js';
 import request from 'supertest';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { Session } from '../src/auth/session.entity.js';
@@ -278,9 +279,8 @@ describe('security log and team audit log', () => {
     const person = await signedInPerson(t);
     const team = await createTeam(t.app, person.user, 'Many Events');
     for (let i = 0; i < 60; i++) {
-      t.app.get(AuditLog).record({
+      t.app.get(AuditLog).record(Actors.person(person.user.id), {
         event: 'team.renamed',
-        actor: { userId: person.user.id },
         teamId: team.id,
         detail: { name: `Name ${i}` },
       });

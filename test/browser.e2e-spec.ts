@@ -1,5 +1,6 @@
 // Functions passed to page.evaluate run in the browser, with its DOM.
 /// <reference lib="dom" />
+import { Actors } from '../src/common/actor.js';
 import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
@@ -460,7 +461,7 @@ describe('in a real browser', () => {
       await createToken(t.app, user, { name, expiresInDays });
     }
     const revoked = await createToken(t.app, user, { name: 'Retired laptop' });
-    await t.app.get(TokensService).revoke(user.id, revoked.token.id);
+    await t.app.get(TokensService).revoke(Actors.operator(user.id), revoked.token.id);
 
     for (const width of [1280, 390]) {
       const page = await newPage({ width, height: 900 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { Actors } from '../src/common/actor.js';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { buildDataSourceOptions } from '../src/database/database-options.js';
@@ -262,15 +263,17 @@ describe('text comparison', () => {
       expect(plain.id).not.toBe(accented.id);
 
       const teams = t.app.get(TeamsService);
-      const team = await teams.createTeam({ userId: plain.id }, { name: 'Acme' });
-      await expect(teams.getBySlug('operator', 'ACME')).rejects.toMatchObject({
+      const team = await teams.createTeam(Actors.operator(plain.id), { name: 'Acme' });
+      await expect(teams.getBySlug(Actors.operator(), 'ACME')).rejects.toMatchObject({
         code: 'not_found',
       });
-      expect((await teams.getBySlug('operator', team.slug)).id).toBe(team.id);
+      expect((await teams.getBySlug(Actors.operator(), team.slug)).id).toBe(team.id);
 
       await createToken(t.app, plain, { name: 'Laptop' });
       await createToken(t.app, plain, { name: 'laptop' });
-      const { token } = await t.app.get(TokensService).revokeByName(plain.id, 'laptop');
+      const { token } = await t.app
+        .get(TokensService)
+        .revokeByName(Actors.operator(plain.id), 'laptop');
       expect(token.name).toBe('laptop');
     } finally {
       await t.close();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Actors } from '../src/common/actor.js';
 import { randomBytes } from 'node:crypto';
 import { connect, type AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -97,7 +98,7 @@ describe('hardening', () => {
               // Straight from the service: the factory waits for each token's notice mail.
               .set(
                 'Authorization',
-                `Bearer ${(await tokens().create(user.id, { name: `flood ${i}` })).plaintext}`,
+                `Bearer ${(await tokens().create(Actors.operator(user.id), { name: `flood ${i}` })).plaintext}`,
               ),
         ],
         [

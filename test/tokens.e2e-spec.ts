@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Actors } from '../src/common/actor.js';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
@@ -58,7 +59,7 @@ describe('personal access tokens', () => {
   it('should never show the token again after creation', async () => {
     const user = await createUser(t.app);
     const { plaintext } = await createToken(t.app, user);
-    const listed = await t.app.get(TokensService).listActive(user.id);
+    const listed = await t.app.get(TokensService).listActive(Actors.operator(user.id));
     expect(JSON.stringify(listed)).not.toContain(plaintext.slice(4, -4));
   });
 
@@ -143,7 +144,9 @@ describe('personal access tokens', () => {
     const intruder = await createUser(t.app);
     const { plaintext, token } = await createToken(t.app, owner);
 
-    await expect(t.app.get(TokensService).revoke(intruder.id, token.id)).rejects.toMatchObject({
+    await expect(
+      t.app.get(TokensService).revoke(Actors.operator(intruder.id), token.id),
+    ).rejects.toMatchObject({
       code: 'not_found',
     });
     expect((await profile(plaintext)).status).toBe(200);
@@ -153,11 +156,11 @@ describe('personal access tokens', () => {
     const user = await createUser(t.app);
     const { token } = await createToken(t.app, user);
     const tokens = t.app.get(TokensService);
-    const first = await tokens.revoke(user.id, token.id);
-    const second = await tokens.revoke(user.id, token.id);
+    const first = await tokens.revoke(Actors.operator(user.id), token.id);
+    const second = await tokens.revoke(Actors.operator(user.id), token.id);
     expect(first.alreadyRevoked).toBe(false);
     expect(second.alreadyRevoked).toBe(true);
     expect(second.token.revokedAt!.getTime()).toBe(first.token.revokedAt!.getTime());
-    expect(await tokens.listActive(user.id)).toEqual([]);
+    expect(await tokens.listActive(Actors.operator(user.id))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuthService } from '../auth/auth.service.js';
 import { Transactions } from '../database/transactions.js';
-import type { User } from '../users/user.entity.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { OwnsSharedTeamsError } from './account.errors.js';
 import { AccountDeletionRepository } from './account-deletion.repository.js';
@@ -24,8 +24,9 @@ export class AccountDeletionService {
    * session ends, their memberships go, their own teams are deleted and then the account.
    * A failure part-way rolls all of it back.
    */
-  async delete(user: User, password: string, clientIp: string | undefined): Promise<void> {
-    await this.auth.confirmPassword(user, password, clientIp);
+  async delete(actor: Actor, password: string): Promise<void> {
+    await this.auth.confirmPassword(actor, password);
+    const user = { id: accountOf(actor) };
     await this.transactions.run(async (m) => {
       // The user's row lock first: a team created or joined meanwhile waits for the decision.
       await this.users.lockForUpdate(m, user.id);

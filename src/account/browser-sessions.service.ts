@@ -2,11 +2,11 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { AuthService } from '../auth/auth.service.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
-import type { Person } from '../common/actor.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import { NotFoundError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
-import type { User } from '../users/user.entity.js';
-import { sessionHandle, toSessionView, type SessionView } from './session.view.js';
+import { sessionHandle } from '../auth/current-actor.js';
+import { toSessionView, type SessionView } from './session.view.js';
 import { Clock } from '../clock/clock.js';
 
 /** The browsers signed in to a person's account, and signing them out. */
@@ -21,8 +21,8 @@ export class BrowserSessionsService {
   ) {}
 
   /** The account's live sessions, `currentId` (this browser's) marked. */
-  async list(person: Person, currentId: string): Promise<SessionView[]> {
-    const rows = await this.sessions.findLiveForUser(person.userId, this.clock.now());
+  async list(actor: Actor, currentId: string): Promise<SessionView[]> {
+    const rows = await this.sessions.findLiveForUser(accountOf(actor), this.clock.now());
     return rows.map((row) => toSessionView(row, currentId));
   }
 
@@ -30,35 +30,29 @@ export class BrowserSessionsService {
    * Signs out the account's session named by `handle`; 404 for one that is not the account's,
    * and for this browser's own (signing out is how that one ends).
    */
-  async revoke(person: Person, handle: string, currentId: string): Promise<void> {
+  async revoke(actor: Actor, handle: string, currentId: string): Promise<void> {
+    const userId = accountOf(actor);
     await this.transactions.run(async (m) => {
-      const rows = await this.sessions.findLiveForUser(person.userId, this.clock.now(), m);
+      const rows = await this.sessions.findLiveForUser(userId, this.clock.now(), m);
       const row = rows.find((r) => sessionHandle(r.id) === handle && r.id !== currentId);
-      if (!row || !(await this.sessions.deleteForOwner(m, person.userId, row.id))) {
+      if (!row || !(await this.sessions.deleteForOwner(m, userId, row.id))) {
         throw new NotFoundError('session');
       }
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'account.session_revoked',
-        actor: person,
         detail: { sessions: 1, signed_in_from: row.ip ?? 'unknown address' },
       });
     });
   }
 
   /** Signs the account out everywhere but here, once the password is typed again. */
-  async revokeOthers(
-    user: User,
-    password: string,
-    clientIp: string | undefined,
-    currentId: string,
-  ): Promise<number> {
-    await this.auth.confirmPassword(user, password, clientIp);
+  async revokeOthers(actor: Actor, password: string, currentId: string): Promise<number> {
+    await this.auth.confirmPassword(actor, password);
     return this.transactions.run(async (m) => {
-      const count = await this.sessions.deleteOthersForUser(m, user.id, currentId);
+      const count = await this.sessions.deleteOthersForUser(m, accountOf(actor), currentId);
       if (count > 0) {
-        this.audit.recordAfterCommit(m, {
+        this.audit.recordAfterCommit(m, actor, {
           event: 'account.session_revoked',
-          actor: { userId: user.id },
           detail: { sessions: count },
         });
       }

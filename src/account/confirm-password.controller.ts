@@ -1,12 +1,12 @@
 import { Body, Controller, Get, Post, Query, Redirect, Render, Req } from '@nestjs/common';
+import type { Actor } from '../common/actor.js';
+import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
 import { AuthService } from '../auth/auth.service.js';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
-import type { User } from '../users/user.entity.js';
 import { ConfirmPasswordForm } from './dto/confirm-password.form.js';
 import { SudoMode } from '../common/web/recent-password.js';
 
@@ -29,11 +29,11 @@ export class ConfirmPasswordController {
   @FormPage('/confirm-password')
   @Redirect('/dashboard', 303)
   async confirm(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: ConfirmPasswordForm,
     @Req() req: Request,
   ): Promise<{ url: string }> {
-    await this.auth.confirmPassword(user, form.password, req.ip);
+    await this.auth.confirmPassword(actor, form.password);
     this.sudo.confirmed(req.session);
     flash(req.session, { notice: 'Password confirmed: you can go ahead.' });
     return { url: isReturnPage(form.return_to) ? form.return_to : '/dashboard' };

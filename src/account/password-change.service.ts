@@ -7,7 +7,8 @@ import { PasswordHasher } from '../auth/password-hasher.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
 import { PASSWORD_CHANGED_MAIL } from '../password-reset/password-reset.service.js';
-import type { User } from '../users/user.entity.js';
+import { UserNotFoundError } from '../users/users.errors.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { Mailer } from '../mail/mailer.js';
 
@@ -32,14 +33,15 @@ export class PasswordChangeService {
    * credential stamp, for the kept session: every other one no longer matches it.
    */
   async change(
-    user: User,
+    actor: Actor,
     input: { current: string; password: string },
-    clientIp: string | undefined,
     keepSessionId: string,
   ): Promise<string> {
-    await this.auth.confirmPassword(user, input.current, clientIp, 'current_password');
+    await this.auth.confirmPassword(actor, input.current, 'current_password');
     const passwordHash = await this.passwords.hash(input.password);
     await this.transactions.run(async (m) => {
+      const user = await this.users.findById(accountOf(actor), m);
+      if (!user) throw new UserNotFoundError();
       await this.users.setPasswordHash(m, user.id, passwordHash);
       await this.sessions.deleteOthersForUser(m, user.id, keepSessionId);
       await this.links.cancel(m, user.id, 'reset_password');
@@ -47,10 +49,7 @@ export class PasswordChangeService {
         userId: user.id,
         keptSession: 1,
       });
-      this.audit.recordAfterCommit(m, {
-        event: 'account.password_changed',
-        actor: { userId: user.id },
-      });
+      this.audit.recordAfterCommit(m, actor, { event: 'account.password_changed' });
     });
     return credentialStamp(passwordHash);
   }

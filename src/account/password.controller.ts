@@ -1,10 +1,10 @@
 import { Body, Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
+import type { Actor } from '../common/actor.js';
+import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
-import type { User } from '../users/user.entity.js';
 import { ChangePasswordForm } from './dto/account.forms.js';
 import { PasswordChangeService } from './password-change.service.js';
 import { SudoMode } from '../common/web/recent-password.js';
@@ -31,14 +31,13 @@ export class PasswordController {
   @FormPage(PAGE)
   @Redirect('/settings/security', 303)
   async change(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: ChangePasswordForm,
     @Req() req: Request,
   ): Promise<void> {
     const stamp = await this.passwords.change(
-      user,
+      actor,
       { current: form.current_password, password: form.password },
-      req.ip,
       req.sessionID,
     );
     req.session.credentialStamp = stamp;

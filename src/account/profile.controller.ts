@@ -1,4 +1,6 @@
 import { Body, Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
@@ -36,11 +38,11 @@ export class ProfileController {
   @RequireRecentPassword()
   @Redirect(PAGE, 303)
   async update(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: ProfileForm,
     @Req() req: Request,
   ): Promise<void> {
-    const emailAsked = await this.profile.update(user, form);
+    const emailAsked = await this.profile.update(actor, form);
     flash(req.session, { notice: emailAsked ? EMAIL_ASKED : 'Your profile has been saved.' });
   }
 
@@ -48,21 +50,21 @@ export class ProfileController {
   @Get('settings/profile/email/:token')
   @Render('account/confirm-email')
   async confirmEmailPage(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Param('token') token: string,
   ): Promise<object> {
-    const email = await this.profile.pendingEmail({ userId: user.id }, token);
+    const email = await this.profile.pendingEmail(actor, token);
     return { title: 'Confirm your new email address', email, token };
   }
 
   @Post('settings/profile/email/:token')
   @Redirect(PAGE, 303)
   async confirmEmail(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Param('token') token: string,
     @Req() req: Request,
   ): Promise<void> {
-    await this.profile.confirmEmail({ userId: user.id }, token);
+    await this.profile.confirmEmail(actor, token);
     flash(req.session, { notice: 'Your new email address is confirmed and in use.' });
   }
 
@@ -71,11 +73,11 @@ export class ProfileController {
   @FormPage(PAGE)
   @Redirect('/login', 303)
   async delete(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: PasswordForm,
     @Req() req: Request,
   ): Promise<void> {
-    await this.deletion.delete(user, form.password, req.ip);
+    await this.deletion.delete(actor, form.password);
     // The session's row is gone with the account: the goodbye goes in a new, empty one.
     await this.sessions.restart(req);
     flash(req.session, { notice: 'Your account has been deleted. Goodbye.' });

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
 import { AccountTokens } from '../account-tokens/account-tokens.service.js';
-import type { Person } from '../common/actor.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { isUniqueViolation } from '../database/database-errors.js';
@@ -13,7 +13,6 @@ import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { AccountLimiter } from '../rate-limit/account-limiter.js';
 import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
-import type { User } from '../users/user.entity.js';
 import { EmailTakenError, UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { Clock } from '../clock/clock.js';
@@ -49,7 +48,9 @@ export class ProfileService {
    * account's name in it); past that the whole change is refused, the name included. Returns
    * whether a change of address was asked for.
    */
-  async update(user: User, input: { name: string; email: string }): Promise<boolean> {
+  async update(actor: Actor, input: { name: string; email: string }): Promise<boolean> {
+    const user = await this.users.findById(accountOf(actor));
+    if (!user) throw new UserNotFoundError();
     const newEmail = input.email !== user.email;
     if (newEmail) {
       await this.accountLimiter.consume('email-change', user.id, 'asked to change your address');
@@ -61,9 +62,8 @@ export class ProfileService {
         await this.mailer.send(m, CHANGE_EMAIL_MAIL, input.email, { userId: user.id });
       }
       if (newEmail) {
-        this.audit.recordAfterCommit(m, {
+        this.audit.recordAfterCommit(m, actor, {
           event: 'account.email_change_requested',
-          actor: { userId: user.id },
           detail: { to: input.email },
         });
       }
@@ -75,9 +75,9 @@ export class ProfileService {
    * The address a link mailed for a change would set, for its page: only to the account that
    * asked for it (to anyone else it does not exist), while it can still be used. Changes nothing.
    */
-  async pendingEmail(person: Person, token: string): Promise<string> {
+  async pendingEmail(actor: Actor, token: string): Promise<string> {
     const checked = await this.tokens.check(token, 'change_email');
-    if (checked.token && checked.token.userId !== person.userId) {
+    if (checked.token && checked.token.userId !== accountOf(actor)) {
       throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
     }
     if (!checked.ok) throw new AccountLinkError(checked.problem, 'email change', ASK_AGAIN);
@@ -90,17 +90,18 @@ export class ProfileService {
    * the account that asked for it can, once, and it sets the address the link was sent to,
    * confirmed.
    */
-  async confirmEmail(person: Person, token: string): Promise<void> {
+  async confirmEmail(actor: Actor, token: string): Promise<void> {
+    const userId = accountOf(actor);
     try {
       await this.transactions.run(async (m) => {
         const checked = await this.tokens.check(token, 'change_email', m);
         // Another account's link says nothing about it: as if it did not exist.
-        if (checked.token && checked.token.userId !== person.userId) {
+        if (checked.token && checked.token.userId !== userId) {
           throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
         }
         const used = await this.tokens.use(m, token, 'change_email');
         if (!used.ok) throw new AccountLinkError(used.problem, 'email change', ASK_AGAIN);
-        const user = await this.users.findById(person.userId, m);
+        const user = await this.users.findById(userId, m);
         const email = used.token.email;
         if (!user || !email) throw new UserNotFoundError();
         if (email === user.email) return;
@@ -109,9 +110,8 @@ export class ProfileService {
         // Reset links mailed to the old address stop working: it no longer speaks for the account.
         await this.tokens.cancel(m, user.id, 'reset_password');
         await this.notices.send(m, user.id, 'email-changed', { to: user.email });
-        this.audit.recordAfterCommit(m, {
+        this.audit.recordAfterCommit(m, actor, {
           event: 'account.email_changed',
-          actor: { userId: user.id },
           detail: { from: user.email, to: email },
         });
       });

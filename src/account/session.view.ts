@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { UAParser } from 'ua-parser-js';
 import type { Session } from '../auth/session.entity.js';
+import { sessionHandle } from '../auth/current-actor.js';
 
 /** A signed-in session as its list shows it: never its id, which would sign anyone in. */
 export interface SessionView {
@@ -11,11 +11,6 @@ export interface SessionView {
   ip: string;
   lastActiveAt: Date;
   current: boolean;
-}
-
-/** The name a session goes by in the page and its forms. */
-export function sessionHandle(sessionId: string): string {
-  return createHash('sha256').update(`tessera-session-handle:${sessionId}`).digest('base64url');
 }
 
 function named(part: { name?: string; version?: string }, fallback: string): string {

@@ -1,10 +1,10 @@
 import { Body, Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
-import type { User } from '../users/user.entity.js';
 import { BrowserSessionsService } from './browser-sessions.service.js';
 import { PasswordForm } from './dto/account.forms.js';
 
@@ -18,8 +18,8 @@ export class SessionsController {
 
   @Get()
   @Render('account/sessions')
-  async page(@SignedInUser() user: User, @Req() req: Request): Promise<object> {
-    const sessions = await this.sessions.list({ userId: user.id }, req.sessionID);
+  async page(@CurrentActor() actor: Actor, @Req() req: Request): Promise<object> {
+    const sessions = await this.sessions.list(actor, req.sessionID);
     return { title: 'Sessions', sessions, others: sessions.some((s) => !s.current) };
   }
 
@@ -27,11 +27,11 @@ export class SessionsController {
   @Post(':id/revoke')
   @Redirect(PAGE, 303)
   async revoke(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Param('id') handle: string,
     @Req() req: Request,
   ): Promise<void> {
-    await this.sessions.revoke({ userId: user.id }, handle, req.sessionID);
+    await this.sessions.revoke(actor, handle, req.sessionID);
     flash(req.session, { notice: 'That session has been signed out.' });
   }
 
@@ -39,11 +39,11 @@ export class SessionsController {
   @FormPage(PAGE)
   @Redirect(PAGE, 303)
   async revokeOthers(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: PasswordForm,
     @Req() req: Request,
   ): Promise<void> {
-    const ended = await this.sessions.revokeOthers(user, form.password, req.ip, req.sessionID);
+    const ended = await this.sessions.revokeOthers(actor, form.password, req.sessionID);
     flash(req.session, {
       notice:
         ended === 1

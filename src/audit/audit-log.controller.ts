@@ -1,4 +1,6 @@
 import { Controller, Get, Query, Render } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
@@ -25,10 +27,14 @@ export class AuditLogController {
 
   @Get('settings/security-log')
   @Render('audit/log')
-  async own(@SignedInUser() user: User, @Query() query: AuditLogQuery): Promise<object> {
+  async own(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @Query() query: AuditLogQuery,
+  ): Promise<object> {
     const [page, memberships] = await Promise.all([
-      this.audit.forUser(user.id, query.kind || undefined, query.before),
-      this.teams.membershipsOf({ userId: user.id }),
+      this.audit.forUser(actor, query.kind || undefined, query.before),
+      this.teams.membershipsOf(actor),
     ]);
     // Someone else's address and client only where the viewer may read the team's own log.
     const manages = new Set(memberships.filter((m) => m.role !== 'member').map((m) => m.team.id));
@@ -47,11 +53,12 @@ export class AuditLogController {
   @Get('teams/:id/audit-log')
   @Render('audit/log')
   async team(
+    @CurrentActor() actor: Actor,
     @SignedInUser() user: User,
     @IdParam() id: number,
     @Query() query: AuditLogQuery,
   ): Promise<object> {
-    const team = await this.teams.getManageableTeam({ userId: user.id }, id);
+    const team = await this.teams.getManageableTeam(actor, id);
     const page = await this.audit.forTeam(team.id, query.kind || undefined, query.before);
     return this.view(page, user, query, () => true, {
       title: `Audit log of ${team.name}`,

@@ -1,25 +1,19 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { isIP } from 'node:net';
 import type { EntityManager } from 'typeorm';
-import { sessionHandle } from '../account/session.view.js';
+import type { Actor } from '../common/actor.js';
 import { Transactions } from '../database/transactions.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import type { AuditEvent } from './audit-event.entity.js';
-import { currentRequest } from './audit-context.js';
 import type { AuditEventName } from './audit-events.js';
 import { AuditEventsRepository } from './audit-events.repository.js';
 import { Clock } from '../clock/clock.js';
-
-/** Who did it: a person in their browser or by one of their tokens, the operator, or Tessera. */
-export type AuditActor = { userId: number; tokenId?: number } | 'operator' | 'system' | 'anonymous';
 
 export type AuditTarget = { type: 'token' | 'user' | 'team' | 'invitation'; id: number };
 
 export interface AuditEntry {
   event: AuditEventName;
-  /** Who did it; by default the person signed in to the page request, else the operator. */
-  actor?: AuditActor;
-  /** Whose security log it is in: by default the acting person's. */
+  /** Whose security log it is in: by default the account the actor acts on. */
   userId?: number | null;
   /** The team whose audit log it is in. */
   teamId?: number | null;
@@ -28,7 +22,7 @@ export interface AuditEntry {
   /** A few named facts; never a secret. Strings are cut to 200 characters. */
   detail?: Record<string, string | number | boolean | null>;
   at?: Date;
-  /** By default those of the page request under way. */
+  /** By default those of the actor's request. */
   ip?: string | null;
   userAgent?: string | null;
 }
@@ -44,7 +38,7 @@ type Row = Omit<AuditEvent, 'id'>;
 
 /**
  * Appends to the security log. Recording never fails, nor waits on, the action it records: the
- * event is built at once (with the page request's address, browser and session) and written a
+ * event is built at once (with the actor's address, browser and session) and written a
  * moment later, with any others of the moment in one statement, off the caller's path. A failed
  * write is tried again twice, then the events are logged as lost (their names and ids only).
  * Events of the API's request path are not written here: the token usage's minute flush
@@ -65,10 +59,10 @@ export class AuditLog implements OnApplicationShutdown {
   ) {}
 
   /** Records the event soon; never throws. */
-  record(entry: AuditEntry): void {
+  record(actor: Actor, entry: AuditEntry): void {
     let row: Row;
     try {
-      row = toRow(entry, this.clock.now());
+      row = toRow(actor, entry, this.clock.now());
     } catch (error) {
       this.logger.warn(`Could not record ${entry.event}: ${String(error)}`);
       return;
@@ -82,8 +76,8 @@ export class AuditLog implements OnApplicationShutdown {
   }
 
   /** Records the event once the transaction of `manager` commits; nothing if it rolls back. */
-  recordAfterCommit(manager: EntityManager, entry: AuditEntry): void {
-    this.transactions.afterCommit(manager, () => this.record(entry));
+  recordAfterCommit(manager: EntityManager, actor: Actor, entry: AuditEntry): void {
+    this.transactions.afterCommit(manager, () => this.record(actor, entry));
   }
 
   /** Writes everything recorded so far (before a page reads the log, and at shutdown). */
@@ -132,33 +126,34 @@ export class AuditLog implements OnApplicationShutdown {
   }
 }
 
-/** The row an entry makes, with the page request's context where the entry gives none. */
-export function toRow(entry: AuditEntry, now: Date): Row {
-  const req = currentRequest();
-  const actor: AuditActor =
-    entry.actor ??
-    (req ? (req.currentUser ? { userId: req.currentUser.id } : 'anonymous') : 'operator');
-  const person = typeof actor === 'object' ? actor : undefined;
-  const signedIn = req?.session?.userId !== undefined && req.sessionID;
+const ACTOR_KINDS = {
+  person: 'user',
+  token: 'token',
+  operator: 'operator',
+  system: 'system',
+  visitor: 'anonymous',
+} as const;
+
+/** The row an entry makes: who, from where and in which session come from the actor. */
+export function toRow(actor: Actor, entry: AuditEntry, now: Date): Row {
+  const person = actor.kind === 'person' || actor.kind === 'token' ? actor : undefined;
+  const account = person?.userId ?? (actor.kind === 'operator' ? actor.userId : undefined);
+  const client = 'client' in actor ? actor.client : undefined;
   return {
     occurredAt: entry.at ?? now,
     event: entry.event,
     actorUserId: person?.userId ?? null,
-    actorKind: person ? (person.tokenId !== undefined ? 'token' : 'user') : (actor as string),
-    userId: entry.userId !== undefined ? entry.userId : (person?.userId ?? null),
+    actorKind: ACTOR_KINDS[actor.kind],
+    userId: entry.userId !== undefined ? entry.userId : (account ?? null),
     teamId: entry.teamId ?? null,
-    tokenId: entry.tokenId ?? person?.tokenId ?? null,
-    sessionHandle:
-      person && person.tokenId === undefined && signedIn ? sessionHandle(req.sessionID) : null,
+    tokenId: entry.tokenId ?? (actor.kind === 'token' ? actor.tokenId : null),
+    sessionHandle: actor.kind === 'person' ? actor.session : null,
     targetType: entry.target?.type ?? null,
     targetId: entry.target?.id ?? null,
     detail: entry.detail ? detailJson(entry.detail) : null,
-    ip: addressOf(entry.ip !== undefined ? entry.ip : req?.ip),
+    ip: addressOf(entry.ip !== undefined ? entry.ip : client?.ip),
     userAgent:
-      (entry.userAgent !== undefined ? entry.userAgent : req?.headers['user-agent'])?.slice(
-        0,
-        255,
-      ) ?? null,
+      (entry.userAgent !== undefined ? entry.userAgent : client?.userAgent)?.slice(0, 255) ?? null,
   };
 }
 

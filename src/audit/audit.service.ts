@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { accountOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
@@ -41,9 +42,9 @@ export class AuditService {
   }
 
   /** The person's events (about their account, or done by them), newest first. */
-  async forUser(userId: number, kind?: AuditKind, beforeId?: number): Promise<AuditPage> {
+  async forUser(actor: Actor, kind?: AuditKind, beforeId?: number): Promise<AuditPage> {
     await this.log.flush();
-    const rows = await this.events.findForUser(userId, {
+    const rows = await this.events.findForUser(accountOf(actor), {
       kind,
       beforeId,
       limit: AUDIT_PAGE_SIZE + 1,

@@ -1,4 +1,6 @@
 import { Body, Controller, Get, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
+import type { Actor } from '../common/actor.js';
+import { CurrentActor } from './current-actor.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
@@ -43,8 +45,8 @@ export class AuthController {
   @RouteLimit('register')
   @FormPage('/register')
   @Redirect('/register/check-email', 303)
-  async register(@Body() form: RegisterForm): Promise<void> {
-    await this.registration.register(form);
+  async register(@CurrentActor() actor: Actor, @Body() form: RegisterForm): Promise<void> {
+    await this.registration.register(actor, form);
   }
 
   @Get('register/check-email')
@@ -66,11 +68,15 @@ export class AuthController {
   @GuestOnly()
   @FormPage('/login')
   @Redirect('/dashboard', 303)
-  async login(@Body() form: LoginForm, @Req() req: Request): Promise<{ url: string }> {
+  async login(
+    @CurrentActor() actor: Actor,
+    @Body() form: LoginForm,
+    @Req() req: Request,
+  ): Promise<{ url: string }> {
     return {
       url: await this.twoFactor.passwordAccepted(
         req,
-        await this.auth.signIn(form.email, form.password, req.ip),
+        await this.auth.signIn(actor, form.email, form.password),
         form.return_to,
       ),
     };

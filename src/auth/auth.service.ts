@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { AuditLog } from '../audit/audit-log.js';
+import { accountOf, clientOf, type Actor } from '../common/actor.js';
 import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -24,17 +25,17 @@ export class AuthService implements OnModuleInit {
   }
 
   /**
-   * `email` validated and normalised; `clientIp` is whom the failure limits count. A wrong
-   * password for an existing account goes in that account's security log (`reason` says
+   * `email` validated and normalised; the actor's address is whom the failure limits count. A
+   * wrong password for an existing account goes in that account's security log (`reason` says
    * whether it was a sign-in or a password typed again); unknown addresses go nowhere.
    */
   async signIn(
+    actor: Actor,
     email: string,
     password: string,
-    clientIp: string | undefined,
     reason: 'password' | 'password confirmation' = 'password',
   ): Promise<User> {
-    const attempt = await this.limiter.reserve(email, clientIp);
+    const attempt = await this.limiter.reserve(email, clientOf(actor).ip ?? undefined);
     let user: User | null;
     let valid: boolean;
     try {
@@ -48,9 +49,8 @@ export class AuthService implements OnModuleInit {
     if (!user || !user.passwordHash || !valid) {
       // The attempt stays counted: that is the failure.
       if (user) {
-        this.audit.record({
+        this.audit.record(actor, {
           event: 'sign-in.failed',
-          actor: reason === 'password' ? 'anonymous' : { userId: user.id },
           userId: user.id,
           detail: { reason: `wrong ${reason}` },
         });
@@ -66,14 +66,11 @@ export class AuthService implements OnModuleInit {
    * sign-in is, so a stolen session cannot guess it. `field`: the form field a wrong password
    * is reported on.
    */
-  async confirmPassword(
-    user: User,
-    password: string,
-    clientIp: string | undefined,
-    field = 'password',
-  ): Promise<void> {
+  async confirmPassword(actor: Actor, password: string, field = 'password'): Promise<void> {
+    const user = await this.users.findById(accountOf(actor));
+    if (!user) throw new ValidationError({ [field]: 'That is not your password.' });
     try {
-      await this.signIn(user.email, password, clientIp, 'password confirmation');
+      await this.signIn(actor, user.email, password, 'password confirmation');
     } catch (error) {
       if (!(error instanceof InvalidCredentialsError)) throw error;
       throw new ValidationError({ [field]: 'That is not your password.' });

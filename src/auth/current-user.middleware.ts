@@ -1,3 +1,4 @@
+import { Actors } from '../common/actor.js';
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config/config.js';
@@ -51,7 +52,7 @@ export class CurrentUserMiddleware implements NestMiddleware {
       const [user, memberships] = live
         ? await Promise.all([
             this.users.findById(userId),
-            req.method === 'GET' ? this.teams.membershipsOf({ userId }) : undefined,
+            req.method === 'GET' ? this.teams.membershipsOf(Actors.person(userId)) : undefined,
           ])
         : [null, undefined];
       if (user && stamp === credentialStamp(user.passwordHash)) {

@@ -1,3 +1,4 @@
+import { asPerson, type Actor } from '../common/actor.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/config.js';
@@ -31,7 +32,7 @@ export interface Registration {
 declare module '../events/events.js' {
   interface DomainEvents {
     /** An account was created from the sign-up page (`invitation`: the link it came from). */
-    'account.registered': { user: User; invitation?: string };
+    'account.registered': { actor: Actor; user: User; invitation?: string };
   }
 }
 
@@ -57,7 +58,7 @@ export class RegistrationService {
    * to its owner instead (at most RATE_LIMIT_MAIL_PER_ADDRESS_PER_HOUR an hour). Both hash the
    * password first, the slow part, so neither answers noticeably sooner.
    */
-  async register(input: Registration): Promise<void> {
+  async register(actor: Actor, input: Registration): Promise<void> {
     const passwordHash = await this.passwords.hash(input.password);
     const mayNotify = await this.limiter.allow(REGISTRATION_ATTEMPT_MAIL, input.email);
     const notifyOwner = async (m: EntityManager, owner: User) => {
@@ -69,7 +70,11 @@ export class RegistrationService {
         if (owner) return notifyOwner(m, owner);
         const user = await this.insertAccount(m, { ...input, passwordHash, emailVerifiedAt: null });
         await this.verification.requestFor(m, user);
-        await this.events.publish(m, 'account.registered', { user, invitation: input.invitation });
+        await this.events.publish(m, 'account.registered', {
+          actor: asPerson(actor, user.id),
+          user,
+          invitation: input.invitation,
+        });
       });
     } catch (error) {
       if (!isUniqueViolation(error, 'email')) throw error;

@@ -1,3 +1,4 @@
+import type { Actor } from '../common/actor.js';
 import type { User as TesseraUser } from '../users/user.entity.js';
 
 declare global {
@@ -9,6 +10,8 @@ declare global {
       formPage?: string;
       /** The fields of that form, the only ones a refused form keeps to show again. */
       formFields?: readonly string[];
+      /** Who acts in this request, once `actorOf` has built it. */
+      actor?: Actor;
       /** Why the API's middleware did not accept the request's token (the guard answers it). */
       authRefusal?: unknown;
     }

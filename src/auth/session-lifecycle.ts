@@ -5,6 +5,7 @@ import type { User } from '../users/user.entity.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { credentialStamp } from './credential-stamp.js';
+import { actorOf, signedInActor } from './current-actor.js';
 import { noteActivity } from './session-activity.js';
 import { SESSION_COOKIE } from './session.middleware.js';
 import { SessionsRepository } from './sessions.repository.js';
@@ -39,7 +40,7 @@ export class SessionLifecycle {
     req.session.credentialStamp = credentialStamp(user.passwordHash);
     noteActivity(req, req.session.signedInAt);
     await promisify((done) => req.session.save(done));
-    this.audit.record({ event: 'sign-in.succeeded', actor: { userId: user.id } });
+    this.audit.record(signedInActor(req, user.id), { event: 'sign-in.succeeded' });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
 
@@ -69,12 +70,10 @@ export class SessionLifecycle {
    * sign-outs of one session at once, the one that deleted it records it.
    */
   async end(req: Request, res: Response): Promise<void> {
-    const userId = req.session.userId;
+    // Built before the session goes, so the event names it.
+    const actor = actorOf(req);
     const ended = await this.transactions.run((m) => this.sessions.delete(m, req.sessionID));
-    // Recorded with this request's session, so the event names it.
-    if (ended && userId !== undefined) {
-      this.audit.record({ event: 'sign-in.signed_out', actor: { userId } });
-    }
+    if (ended && actor.kind === 'person') this.audit.record(actor, { event: 'sign-in.signed_out' });
     await promisify((done) => req.session.destroy(done));
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax' });
   }

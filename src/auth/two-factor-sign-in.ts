@@ -1,3 +1,5 @@
+import { Actors, asPerson } from '../common/actor.js';
+import { actorOf } from './current-actor.js';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';
@@ -45,7 +47,7 @@ export class TwoFactorSignIn {
 
   /** After the right password: signed in, or on to the challenge. Returns where to go next. */
   async passwordAccepted(req: Request, user: User, returnTo?: string): Promise<string> {
-    if (!(await this.twoFactor.isEnabled({ userId: user.id }))) {
+    if (!(await this.twoFactor.isEnabled(Actors.person(user.id)))) {
       return this.sessions.start(req, user, returnTo);
     }
     await this.sessions.startPending(req, user, returnTo);
@@ -68,7 +70,9 @@ export class TwoFactorSignIn {
    */
   async complete(req: Request, input: SecondFactor): Promise<string> {
     const pending = this.pendingOf(req);
-    const person = { userId: pending.userId };
+    // Not signed in yet: a visitor, acting on the account whose password it typed.
+    const visitor = actorOf(req);
+    const person = asPerson(visitor, pending.userId);
     const user = await this.users.findById(pending.userId);
     if (!user || credentialStamp(user.passwordHash) !== pending.credentialStamp) {
       delete req.session.pendingSignIn;
@@ -80,10 +84,9 @@ export class TwoFactorSignIn {
       accepted = await this.twoFactor.verifySignIn(person, pending.attempt, input);
     } catch (error) {
       if (error instanceof ValidationError && (input.code?.trim() || input.recoveryCode?.trim())) {
-        this.audit.record({
+        this.audit.record(visitor, {
           event: 'sign-in.failed',
-          actor: 'anonymous',
-          userId: person.userId,
+          userId: pending.userId,
           detail: { reason: input.recoveryCode ? 'wrong recovery code' : 'wrong two-factor code' },
         });
       }
@@ -92,9 +95,8 @@ export class TwoFactorSignIn {
     const next = await this.sessions.start(req, user, pending.returnTo);
     if (accepted.method === 'recovery_code') {
       const left = accepted.recoveryCodesLeft ?? 0;
-      this.audit.record({
+      this.audit.record(actorOf(req), {
         event: 'sign-in.recovery_code_used',
-        actor: { userId: user.id },
         detail: { codes_left: left },
       });
       flash(req.session, {

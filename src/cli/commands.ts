@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { revertLastMigration, runMigrations } from '../database/migrator.js';
-import { OPERATOR } from '../common/actor.js';
+import { Actors } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { validateInput } from '../common/validation/validate-input.js';
 import { RegistrationService } from '../auth/registration.service.js';
@@ -141,7 +141,7 @@ export const COMMANDS: Record<string, Command> = {
         expiresInDays: v['expires-in-days'],
       });
       const user = await app.get(UsersService).getByEmail(v.email!);
-      const created = await app.get(TokensService).create(user.id, input);
+      const created = await app.get(TokensService).create(Actors.operator(user.id), input);
       const expiry = created.token.expiresAt ? created.token.expiresAt.toISOString() : 'never';
       out(`Token ${created.token.id} "${created.token.name}" for ${user.email}`);
       out(`abilities: ${created.token.abilities.join(', ')}; expires: ${expiry}`);
@@ -163,8 +163,8 @@ export const COMMANDS: Record<string, Command> = {
       const tokens = app.get(TokensService);
       const { token, alreadyRevoked } =
         v.id !== undefined
-          ? await tokens.revoke(user.id, positiveInteger('id', v.id))
-          : await tokens.revokeByName(user.id, v.name!);
+          ? await tokens.revoke(Actors.operator(user.id), positiveInteger('id', v.id))
+          : await tokens.revokeByName(Actors.operator(user.id), v.name!);
       const when = token.revokedAt!.toISOString();
       out(
         `${alreadyRevoked ? 'Already revoked' : 'Revoked'}: token ${token.id} "${token.name}" (${when})`,
@@ -219,7 +219,7 @@ export const COMMANDS: Record<string, Command> = {
           ? undefined
           : /^\d+$/.test(v.team)
             ? positiveInteger('team', v.team)
-            : (await app.get(TeamsService).getBySlug(OPERATOR, v.team)).id;
+            : (await app.get(TeamsService).getBySlug(Actors.operator(), v.team)).id;
       for await (const event of app.get(AuditService).export({ since, userId, teamId })) {
         out(JSON.stringify(toExportLine(event)));
       }
@@ -252,7 +252,7 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, v, out) {
       const input = validateInput(CreateTeamDto, { name: v.name });
       const owner = await app.get(UsersService).getByEmail(v.owner!);
-      const team = await app.get(TeamsService).createTeam({ userId: owner.id }, input);
+      const team = await app.get(TeamsService).createTeam(Actors.operator(owner.id), input);
       out(`${team.id} ${team.slug}`);
     },
   },
@@ -265,8 +265,8 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, v, out) {
       const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
       const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(OPERATOR, v.team!);
-      const user = await teams.addMember(OPERATOR, team.id, input);
+      const team = await teams.getBySlug(Actors.operator(), v.team!);
+      const user = await teams.addMember(Actors.operator(), team.id, input);
       out(`Added ${user.email} to ${team.slug} as ${input.role}`);
     },
   },
@@ -279,9 +279,9 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, v, out) {
       const user = await app.get(UsersService).getByEmail(v.email!);
       const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(OPERATOR, v.team!);
+      const team = await teams.getBySlug(Actors.operator(), v.team!);
       try {
-        await teams.switchTeam({ userId: user.id }, team.id);
+        await teams.switchTeam(Actors.operator(user.id), team.id);
       } catch (error) {
         if (error instanceof NotTeamMemberError) {
           throw new ValidationError({ team: `${user.email} is not a member of ${team.slug}.` });

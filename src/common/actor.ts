@@ -1,12 +1,88 @@
-/**
- * Who asks for a change: a signed-in user, or the operator at the command line, who may manage
- * any team but still cannot break the domain's rules.
- */
-export type Actor = Person | 'operator';
-
-/** A person acting for themselves: what they do happens to their own account. */
-export interface Person {
-  userId: number;
+/** Where a request came from, as the security log records it. */
+export interface Client {
+  ip: string | null;
+  userAgent: string | null;
 }
 
-export const OPERATOR: Actor = 'operator';
+/** A person signed in through the browser, in the session with this handle. */
+export interface PersonActor {
+  kind: 'person';
+  userId: number;
+  /** The session's handle (a digest of its id, as the sessions page names it). */
+  session: string | null;
+  client: Client;
+}
+
+/** A person's token, on the API. */
+export interface TokenActor {
+  kind: 'token';
+  userId: number;
+  tokenId: number;
+  client: Client;
+}
+
+/**
+ * The operator at the command line: any team may be managed, but the domain's rules still hold.
+ * `userId` is the account the command acts on, when it acts on one (`token:create --email`).
+ */
+export interface OperatorActor {
+  kind: 'operator';
+  userId?: number;
+}
+
+/** Tessera itself: a timer's work (reminders, pruning). */
+export interface SystemActor {
+  kind: 'system';
+}
+
+/** Someone not signed in: a sign-in attempt, a reset link's form, a registration. */
+export interface VisitorActor {
+  kind: 'visitor';
+  client: Client;
+}
+
+/**
+ * Whoever acts: built once per request (`@CurrentActor()`), by the command line or by a timer,
+ * and passed first to every service method that acts, and on to the security log.
+ */
+export type Actor = PersonActor | TokenActor | OperatorActor | SystemActor | VisitorActor;
+
+const NO_CLIENT: Client = { ip: null, userAgent: null };
+
+export const Actors = {
+  operator: (userId?: number): OperatorActor => ({ kind: 'operator', userId }),
+  system: { kind: 'system' } as SystemActor,
+  /** A person outside a request (a test's set-up, a subscriber acting for the person). */
+  person: (userId: number, client: Client = NO_CLIENT, session: string | null = null) =>
+    ({ kind: 'person', userId, session, client }) satisfies PersonActor,
+  visitor: (client: Client = NO_CLIENT): VisitorActor => ({ kind: 'visitor', client }),
+};
+
+/** Thrown when an actor without an account reaches code that acts on one: a bug, not input. */
+export class NoAccountError extends Error {
+  constructor(actor: Actor) {
+    super(`A ${actor.kind} acts on no account here`);
+  }
+}
+
+/** The account the actor acts on: their own, or the one the operator named. */
+export function accountOf(actor: Actor): number {
+  if (actor.kind === 'person' || actor.kind === 'token') return actor.userId;
+  if (actor.kind === 'operator' && actor.userId !== undefined) return actor.userId;
+  throw new NoAccountError(actor);
+}
+
+/** The same actor acting on the account it has just become (a visitor who registered). */
+export function asPerson(actor: Actor, userId: number): PersonActor {
+  return {
+    kind: 'person',
+    userId,
+    session: actor.kind === 'person' ? actor.session : null,
+    client: 'client' in actor ? actor.client : NO_CLIENT,
+  };
+}
+
+/** The actor's client, when it came by a request. */
+export function clientOf(actor: Actor): Client {
+  return 'client' in actor ? actor.client : NO_CLIENT;
+}

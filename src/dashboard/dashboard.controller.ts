@@ -1,4 +1,6 @@
 import { Controller, Get, Redirect, Render, Req } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import { Public, SignedIn } from '../auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
@@ -25,9 +27,13 @@ export class DashboardController {
   @Get('dashboard')
   @SignedIn()
   @Render('dashboard/index')
-  async dashboard(@SignedInUser() user: User, @Req() req: Request): Promise<object> {
+  async dashboard(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @Req() req: Request,
+  ): Promise<object> {
     const [team, invitations] = await Promise.all([
-      this.teams.getCurrentTeam({ userId: user.id }),
+      this.teams.getCurrentTeam(actor),
       this.invitations.pendingFor(user),
     ]);
     const apiBase = `${req.protocol}://${req.get('host')}`;

@@ -1,12 +1,12 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { Public, SignedIn } from '../auth/auth-policy.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { signInPageFor } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
-import type { User } from '../users/user.entity.js';
 import { EmailVerificationService } from './email-verification.service.js';
 
 const RESENT = {
@@ -26,16 +26,19 @@ export class EmailVerificationController {
   @SignedIn()
   @RouteLimit('verify-email-resend')
   @Redirect('/settings/api-tokens', 303)
-  async resend(@SignedInUser() user: User, @Session() session: SessionData): Promise<void> {
-    flash(session, { notice: RESENT[await this.verification.resend({ userId: user.id })] });
+  async resend(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<void> {
+    flash(session, { notice: RESENT[await this.verification.resend(actor)] });
   }
 
   @Get(':token')
   @Public()
   @Render('email-verification/confirm')
-  async page(@Param('token') token: string, @Req() req: Request): Promise<object> {
-    const viewer = req.currentUser ? { userId: req.currentUser.id } : null;
-    const state = await this.verification.inspect(token, viewer);
+  async page(
+    @CurrentActor() actor: Actor,
+    @Param('token') token: string,
+    @Req() req: Request,
+  ): Promise<object> {
+    const state = await this.verification.inspect(actor, token);
     return {
       title: state === 'confirmed' ? 'Address confirmed' : 'Confirm your email address',
       [state === 'sign-in' ? 'signIn' : state]: true,
@@ -49,11 +52,11 @@ export class EmailVerificationController {
   @SignedIn()
   @Redirect('/settings/api-tokens', 303)
   async confirm(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Param('token') token: string,
     @Session() session: SessionData,
   ): Promise<void> {
-    await this.verification.confirm({ userId: user.id }, token);
+    await this.verification.confirm(actor, token);
     flash(session, { notice: 'Your email address is confirmed. You can create API tokens now.' });
   }
 }

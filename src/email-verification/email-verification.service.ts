@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountTokens } from '../account-tokens/account-tokens.service.js';
 import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
-import type { Person } from '../common/actor.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
@@ -18,7 +18,7 @@ import { Events } from '../events/events.js';
 declare module '../events/events.js' {
   interface DomainEvents {
     /** A person confirmed their address from the link mailed to it. */
-    'address.confirmed': { userId: number };
+    'address.confirmed': { actor: Actor };
   }
 }
 
@@ -59,9 +59,9 @@ export class EmailVerificationService {
   }
 
   /** A new link, replacing the last one; `confirmed` when there is nothing left to confirm. */
-  async resend(person: Person): Promise<'sent' | 'confirmed'> {
+  async resend(actor: Actor): Promise<'sent' | 'confirmed'> {
     return this.transactions.run(async (m) => {
-      const user = await this.users.findById(person.userId, m);
+      const user = await this.users.findById(accountOf(actor), m);
       if (!user) throw new UserNotFoundError();
       if (!this.isPending(user)) return 'confirmed';
       await this.requestFor(m, user);
@@ -74,13 +74,11 @@ export class EmailVerificationService {
    * do): `sign-in` for a visitor, `confirm` for the account the link was sent to, `confirmed`
    * when it was used and the address is confirmed. Anyone else hears it does not exist.
    */
-  async inspect(
-    token: string,
-    viewer: Person | null,
-  ): Promise<'sign-in' | 'confirm' | 'confirmed'> {
+  async inspect(actor: Actor, token: string): Promise<'sign-in' | 'confirm' | 'confirmed'> {
     const checked = await this.tokens.check(token, 'verify_email');
     const owner = checked.token?.userId;
-    if (owner !== undefined && viewer && viewer.userId !== owner) {
+    const viewer = actor.kind === 'person' ? actor.userId : undefined;
+    if (owner !== undefined && viewer !== undefined && viewer !== owner) {
       throw new AccountLinkError('unknown', 'confirmation', ASK_AGAIN);
     }
     if (!checked.ok) {
@@ -90,7 +88,7 @@ export class EmailVerificationService {
       }
       throw new AccountLinkError(checked.problem, 'confirmation', ASK_AGAIN);
     }
-    return viewer ? 'confirm' : 'sign-in';
+    return viewer !== undefined ? 'confirm' : 'sign-in';
   }
 
   /**
@@ -98,14 +96,15 @@ export class EmailVerificationService {
    * and once (of two confirmations at once, one wins). A link used already is fine when the
    * address is confirmed.
    */
-  async confirm(person: Person, token: string): Promise<void> {
+  async confirm(actor: Actor, token: string): Promise<void> {
+    const userId = accountOf(actor);
     const outcome = await this.transactions.run(async (m) => {
       const checked = await this.tokens.check(token, 'verify_email', m);
-      if (checked.token && checked.token.userId !== person.userId) return 'unknown' as const;
+      if (checked.token && checked.token.userId !== userId) return 'unknown' as const;
       const used = await this.tokens.use(m, token, 'verify_email');
       if (used.ok) {
-        await this.users.markEmailVerified(m, person.userId, this.clock.now());
-        await this.events.publish(m, 'address.confirmed', { userId: person.userId });
+        await this.users.markEmailVerified(m, userId, this.clock.now());
+        await this.events.publish(m, 'address.confirmed', { actor });
         return undefined;
       }
       return used.problem;
@@ -113,7 +112,7 @@ export class EmailVerificationService {
     if (!outcome) return;
     // Used by a confirmation a moment ago (another tab, say): read outside that transaction, whose
     // snapshot on MySQL may predate the other's commit.
-    if (outcome === 'used' && (await this.users.findById(person.userId))?.emailVerifiedAt) return;
+    if (outcome === 'used' && (await this.users.findById(userId))?.emailVerifiedAt) return;
     throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
   }
 
@@ -121,9 +120,9 @@ export class EmailVerificationService {
    * Refuses what needs a confirmed address when the person has not confirmed theirs; `before`
    * names it in the message.
    */
-  async assertConfirmed(person: Person, before?: string): Promise<void> {
+  async assertConfirmed(actor: Actor, before?: string): Promise<void> {
     if (!this.required) return;
-    const user = await this.users.findById(person.userId);
+    const user = await this.users.findById(accountOf(actor));
     if (!user) throw new UserNotFoundError();
     if (this.isPending(user)) throw new EmailNotVerifiedError(before);
   }

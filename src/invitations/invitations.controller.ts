@@ -1,11 +1,11 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { Public, SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
-import type { User } from '../users/user.entity.js';
 import { InvitationsService } from './invitations.service.js';
 
 /** An invitation's link, and its addressee's answer (from the link or the dashboard). */
@@ -33,11 +33,11 @@ export class InvitationsController {
   @SignedIn()
   @Redirect(undefined, 303)
   async accept(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Param('token') token: string,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const team = await this.invitations.acceptByToken({ userId: user.id }, token);
+    const team = await this.invitations.acceptByToken(actor, token);
     return this.joined(session, team);
   }
 
@@ -45,11 +45,11 @@ export class InvitationsController {
   @SignedIn()
   @Redirect('/dashboard', 303)
   async decline(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Param('token') token: string,
     @Session() session: SessionData,
   ): Promise<void> {
-    const team = await this.invitations.declineByToken({ userId: user.id }, token);
+    const team = await this.invitations.declineByToken(actor, token);
     flash(session, { notice: `You declined the invitation to ${team.name}.` });
   }
 
@@ -57,22 +57,22 @@ export class InvitationsController {
   @SignedIn()
   @Redirect(undefined, 303)
   async acceptListed(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam('invitationId') id: number,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    return this.joined(session, await this.invitations.acceptById({ userId: user.id }, id));
+    return this.joined(session, await this.invitations.acceptById(actor, id));
   }
 
   @Post('pending/:invitationId/decline')
   @SignedIn()
   @Redirect('/dashboard', 303)
   async declineListed(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam('invitationId') id: number,
     @Session() session: SessionData,
   ): Promise<void> {
-    const team = await this.invitations.declineById({ userId: user.id }, id);
+    const team = await this.invitations.declineById(actor, id);
     flash(session, { notice: `You declined the invitation to ${team.name}.` });
   }
 

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { Person } from '../common/actor.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
@@ -76,7 +76,7 @@ export class InvitationsService implements PendingInvitations {
    * has an account; someone already in the team, or invited and not yet answering, is said so.
    */
   async invite(
-    actor: Person,
+    actor: Actor,
     teamId: number,
     input: { email: string; role: AssignableRole },
   ): Promise<TeamInvitation> {
@@ -91,7 +91,7 @@ export class InvitationsService implements PendingInvitations {
       if (current && isOpen(current, this.clock.now())) throw new AlreadyInvitedError();
       const fields = {
         role: input.role,
-        invitedById: actor.userId,
+        invitedById: accountOf(actor),
         status: 'pending' as const,
         tokenHash: null,
         claimedById: null,
@@ -103,9 +103,8 @@ export class InvitationsService implements PendingInvitations {
         : this.repo(m).create({ teamId: team.id, email: input.email, ...fields });
       await this.repo(m).save(invitation);
       await this.mail(m, invitation);
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'team.member_invited',
-        actor,
         teamId: team.id,
         target: { type: 'invitation', id: invitation.id },
         detail: { team: team.name, email: input.email, role: input.role },
@@ -115,7 +114,7 @@ export class InvitationsService implements PendingInvitations {
   }
 
   /** A new link, and seven more days (owners and admins); the old link stops working. */
-  async resend(actor: Person, teamId: number, invitationId: number): Promise<TeamInvitation> {
+  async resend(actor: Actor, teamId: number, invitationId: number): Promise<TeamInvitation> {
     const invitation = await this.ofTeam(actor, teamId, invitationId);
     return this.transactions.run(async (m) => {
       invitation.expiresAt = this.expiry();
@@ -126,7 +125,7 @@ export class InvitationsService implements PendingInvitations {
     });
   }
 
-  async revoke(actor: Person, teamId: number, invitationId: number): Promise<TeamInvitation> {
+  async revoke(actor: Actor, teamId: number, invitationId: number): Promise<TeamInvitation> {
     const invitation = await this.ofTeam(actor, teamId, invitationId);
     await this.transactions.run((m) =>
       this.repo(m).update(
@@ -183,29 +182,29 @@ export class InvitationsService implements PendingInvitations {
   }
 
   /** The addressee joins the team, which becomes their current one. */
-  acceptByToken(actor: Person, token: string): Promise<Team> {
+  acceptByToken(actor: Actor, token: string): Promise<Team> {
     return this.respond(actor, { token }, 'accepted');
   }
 
-  declineByToken(actor: Person, token: string): Promise<Team> {
+  declineByToken(actor: Actor, token: string): Promise<Team> {
     return this.respond(actor, { token }, 'declined');
   }
 
   /** From the dashboard, where the invitation is listed for its addressee. */
-  acceptById(actor: Person, id: number): Promise<Team> {
+  acceptById(actor: Actor, id: number): Promise<Team> {
     return this.respond(actor, { id }, 'accepted');
   }
 
-  declineById(actor: Person, id: number): Promise<Team> {
+  declineById(actor: Actor, id: number): Promise<Team> {
     return this.respond(actor, { id }, 'declined');
   }
 
   private async respond(
-    actor: Person,
+    actor: Actor,
     which: { token: string } | { id: number },
     answer: 'accepted' | 'declined',
   ): Promise<Team> {
-    const user = await this.users.findById(actor.userId);
+    const user = await this.users.findById(accountOf(actor));
     if (!user) throw new InvitationNotFoundError();
     const invitation =
       'token' in which ? await this.byToken(which.token) : await this.openById(which.id, user);
@@ -222,7 +221,7 @@ export class InvitationsService implements PendingInvitations {
       }
       const accepted = await this.markAccepted(m, invitation.id);
       if (accepted !== true) return accepted;
-      await this.teams.join(m, user.id, invitation.teamId, invitation.role);
+      await this.teams.join(m, actor, invitation.teamId, invitation.role);
       return this.teamOf(m, invitation);
     });
     if (typeof outcome === 'string') throw new InvitationLinkError(outcome);
@@ -232,7 +231,7 @@ export class InvitationsService implements PendingInvitations {
   /** Registering from an invitation's link: the account joins once its address is confirmed. */
   @OnEvent('account.registered')
   async claim(
-    { user, invitation: token }: { user: User; invitation?: string },
+    { actor, user, invitation: token }: { actor: Actor; user: User; invitation?: string },
     manager: EntityManager,
   ): Promise<void> {
     if (!token || !TOKEN_SHAPE.test(token)) return;
@@ -241,18 +240,19 @@ export class InvitationsService implements PendingInvitations {
       return;
     await this.repo(manager).update({ id: invitation.id }, { claimedById: user.id });
     // Without e-mail confirmation there is nothing more to wait for.
-    if (!this.verification.required) await this.acceptClaimed({ userId: user.id }, manager);
+    if (!this.verification.required) await this.acceptClaimed({ actor }, manager);
   }
 
   @OnEvent('address.confirmed')
-  async acceptClaimed({ userId }: { userId: number }, manager: EntityManager): Promise<void> {
+  async acceptClaimed({ actor }: { actor: Actor }, manager: EntityManager): Promise<void> {
+    const userId = accountOf(actor);
     const user = await this.users.findById(userId, manager);
     const claimed = await this.repo(manager).findBy({ claimedById: userId, status: 'pending' });
     for (const invitation of claimed) {
       if (!user || invitation.email !== user.email || !isOpen(invitation, this.clock.now()))
         continue;
       if ((await this.markAccepted(manager, invitation.id)) !== true) continue;
-      await this.teams.join(manager, userId, invitation.teamId, invitation.role);
+      await this.teams.join(manager, actor, invitation.teamId, invitation.role);
     }
   }
 
@@ -302,7 +302,7 @@ export class InvitationsService implements PendingInvitations {
   }
 
   /** One of the team's own invitations, for its owner or an admin; anything else is not found. */
-  private async ofTeam(actor: Person, teamId: number, id: number): Promise<TeamInvitation> {
+  private async ofTeam(actor: Actor, teamId: number, id: number): Promise<TeamInvitation> {
     const team = await this.teams.getManageableTeam(actor, teamId);
     const invitation = await this.repo().findOneBy({ id, teamId: team.id, status: 'pending' });
     if (!invitation) throw new InvitationNotFoundError();

@@ -1,12 +1,12 @@
 import { Body, Controller, Post, Redirect, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
-import type { User } from '../users/user.entity.js';
 import { InviteForm } from './dto/invite.form.js';
 import { InvitationsService } from './invitations.service.js';
 
@@ -21,12 +21,12 @@ export class TeamInvitationsController {
   @FormPage('/teams/:id')
   @Redirect(undefined, 303)
   async invite(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Body() form: InviteForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const invitation = await this.invitations.invite({ userId: user.id }, id, form);
+    const invitation = await this.invitations.invite(actor, id, form);
     flash(session, { notice: `An invitation was sent to ${invitation.email}.` });
     return { url: `/teams/${id}` };
   }
@@ -36,12 +36,12 @@ export class TeamInvitationsController {
   @FormPage('/teams/:id')
   @Redirect(undefined, 303)
   async resend(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('invitationId') invitationId: number,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const invitation = await this.invitations.resend({ userId: user.id }, id, invitationId);
+    const invitation = await this.invitations.resend(actor, id, invitationId);
     flash(session, {
       notice: `A new invitation was sent to ${invitation.email}; the earlier link no longer works.`,
     });
@@ -52,12 +52,12 @@ export class TeamInvitationsController {
   @FormPage('/teams/:id')
   @Redirect(undefined, 303)
   async revoke(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('invitationId') invitationId: number,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const invitation = await this.invitations.revoke({ userId: user.id }, id, invitationId);
+    const invitation = await this.invitations.revoke(actor, id, invitationId);
     flash(session, { notice: `The invitation to ${invitation.email} was withdrawn.` });
     return { url: `/teams/${id}` };
   }

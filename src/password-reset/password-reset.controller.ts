@@ -1,4 +1,6 @@
 import { Body, Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import type { Actor } from '../common/actor.js';
+import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
@@ -52,11 +54,12 @@ export class PasswordResetController {
   @FormPage('/reset-password/:token')
   @Redirect('/login', 303)
   async reset(
+    @CurrentActor() actor: Actor,
     @Param('token') token: string,
     @Body() form: ResetPasswordForm,
     @Req() req: Request,
   ): Promise<void> {
-    await this.resets.reset(token, form.password);
+    await this.resets.reset(actor, token, form.password);
     // This browser's session may be one of those just ended: the notice goes in a new one.
     await this.sessions.restart(req);
     flash(req.session, { notice: CHANGED });

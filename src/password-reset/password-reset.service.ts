@@ -1,3 +1,4 @@
+import { asPerson, type Actor } from '../common/actor.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -73,7 +74,7 @@ export class PasswordResetService {
    * signed in under the old password, by its credential stamp), the address counts as
    * confirmed (the link reached it), and its owner is told by mail.
    */
-  async reset(token: string, password: string): Promise<void> {
+  async reset(actor: Actor, token: string, password: string): Promise<void> {
     // Checked before hashing, so that a bad link costs no hashing time.
     await this.assertUsable(token);
     const passwordHash = await this.passwords.hash(password);
@@ -87,9 +88,9 @@ export class PasswordResetService {
       await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);
       await this.mailer.send(m, PASSWORD_CHANGED_MAIL, user.email, { userId });
-      this.audit.recordAfterCommit(m, {
+      // Whoever holds the link acts for the account it was sent for.
+      this.audit.recordAfterCommit(m, asPerson(actor, userId), {
         event: 'account.password_reset',
-        actor: { userId },
         detail: { via: 'mailed link' },
       });
     });

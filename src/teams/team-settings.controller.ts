@@ -1,12 +1,12 @@
 import { Body, Controller, Post, Redirect, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../common/web/recent-password.js';
-import type { User } from '../users/user.entity.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
 import { ChangeRoleForm, TransferTeamForm } from './dto/team-settings.forms.js';
 import { TeamsService } from './teams.service.js';
@@ -24,12 +24,12 @@ export class TeamSettingsController {
   @FormPage('/teams/:id')
   @Redirect(undefined, 303)
   async rename(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Body() form: CreateTeamDto,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const team = await this.teams.rename({ userId: user.id }, id, form);
+    const team = await this.teams.rename(actor, id, form);
     flash(session, { notice: `The team is now called "${team.name}".` });
     return { url: `/teams/${id}` };
   }
@@ -38,13 +38,13 @@ export class TeamSettingsController {
   @FormPage('/teams/:id')
   @Redirect(undefined, 303)
   async changeRole(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('userId') userId: number,
     @Body() form: ChangeRoleForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const member = await this.teams.changeRole({ userId: user.id }, id, userId, form.role);
+    const member = await this.teams.changeRole(actor, id, userId, form.role);
     flash(session, {
       notice: `${member.name} is now ${form.role === 'admin' ? 'an admin' : 'a member'}.`,
     });
@@ -56,12 +56,12 @@ export class TeamSettingsController {
   @RequireRecentPassword()
   @Redirect(undefined, 303)
   async transfer(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Body() form: TransferTeamForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const owner = await this.teams.transfer({ userId: user.id }, id, form.user_id);
+    const owner = await this.teams.transfer(actor, id, form.user_id);
     flash(session, { notice: `${owner.name} now owns the team; you are an admin.` });
     return { url: `/teams/${id}` };
   }
@@ -70,11 +70,11 @@ export class TeamSettingsController {
   @FormPage('/teams/:id')
   @Redirect('/teams', 303)
   async leave(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Session() session: SessionData,
   ): Promise<void> {
-    await this.teams.leave({ userId: user.id }, id);
+    await this.teams.leave(actor, id);
     flash(session, { notice: 'You left the team.' });
   }
 
@@ -83,11 +83,11 @@ export class TeamSettingsController {
   @RequireRecentPassword()
   @Redirect('/teams', 303)
   async delete(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Session() session: SessionData,
   ): Promise<void> {
-    const team = await this.teams.deleteTeam({ userId: user.id }, id);
+    const team = await this.teams.deleteTeam(actor, id);
     flash(session, { notice: `Team "${team.name}" was deleted.` });
   }
 }

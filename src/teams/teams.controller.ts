@@ -1,4 +1,6 @@
 import { Body, Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
@@ -24,19 +26,19 @@ export class TeamsController {
 
   @Get()
   @Render('teams/index')
-  async index(@SignedInUser() user: User): Promise<object> {
-    return { title: 'Teams', memberships: await this.teams.listForUser({ userId: user.id }) };
+  async index(@CurrentActor() actor: Actor): Promise<object> {
+    return { title: 'Teams', memberships: await this.teams.listForUser(actor) };
   }
 
   @Post()
   @FormPage('/teams')
   @Redirect('/teams', 303)
   async create(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: CreateTeamDto,
     @Session() session: SessionData,
   ): Promise<void> {
-    const team = await this.teams.createTeam({ userId: user.id }, form);
+    const team = await this.teams.createTeam(actor, form);
     flash(session, { notice: `Team "${team.name}" was created and is now your current team.` });
   }
 
@@ -44,19 +46,23 @@ export class TeamsController {
   @FormPage('/teams')
   @Redirect('/teams', 303)
   async switch(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: SwitchTeamForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const team = await this.teams.switchTeam({ userId: user.id }, form.team_id);
+    const team = await this.teams.switchTeam(actor, form.team_id);
     flash(session, { notice: `You now work in "${team.name}".` });
     return { url: isReturnPage(form.return_to) ? form.return_to : '/teams' };
   }
 
   @Get(':id')
   @Render('teams/show')
-  async show(@SignedInUser() user: User, @IdParam() id: number): Promise<object> {
-    const details = await this.teams.getForMember({ userId: user.id }, id);
+  async show(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+  ): Promise<object> {
+    const details = await this.teams.getForMember(actor, id);
     const invitations = await this.invitations.forTeam(details.team.id);
     return {
       title: details.team.name,
@@ -70,12 +76,13 @@ export class TeamsController {
   @Post(':id/members/:userId/remove')
   @Redirect(undefined, 303)
   async removeMember(
+    @CurrentActor() actor: Actor,
     @SignedInUser() user: User,
     @IdParam() id: number,
     @IdParam('userId') userId: number,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    await this.teams.removeMember({ userId: user.id }, id, userId);
+    await this.teams.removeMember(actor, id, userId);
     const left = userId === user.id;
     flash(session, { notice: left ? 'You left the team.' : 'The member was removed.' });
     return { url: left ? '/teams' : `/teams/${id}` };

@@ -1,7 +1,7 @@
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { Actor, Person } from '../common/actor.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import type { User } from '../users/user.entity.js';
@@ -74,14 +74,14 @@ export class TeamsService {
   }
 
   /** Creates a team owned by the person and makes it their current team. */
-  createTeam(actor: Person, input: CreateTeamDto): Promise<Team> {
+  createTeam(actor: Actor, input: CreateTeamDto): Promise<Team> {
+    const userId = accountOf(actor);
     return this.transactions.run(async (manager) => {
-      await this.users.lockForUpdate(manager, actor.userId);
-      const team = await this.teams.insertWithOwner(manager, actor.userId, input.name, false);
-      await this.users.setCurrentTeamIfMember(manager, actor.userId, team.id);
-      this.audit.recordAfterCommit(manager, {
+      await this.users.lockForUpdate(manager, userId);
+      const team = await this.teams.insertWithOwner(manager, userId, input.name, false);
+      await this.users.setCurrentTeamIfMember(manager, userId, team.id);
+      this.audit.recordAfterCommit(manager, actor, {
         event: 'team.created',
-        userId: actor.userId,
         teamId: team.id,
         target: { type: 'team', id: team.id },
         detail: { name: team.name },
@@ -94,40 +94,41 @@ export class TeamsService {
   async getBySlug(actor: Actor, slug: string): Promise<Team> {
     const team = await this.teams.findBySlug(slug);
     if (!team) throw new TeamNotFoundError();
-    if (actor !== 'operator') await this.getMembership(actor.userId, team.id);
+    if (actor.kind !== 'operator') await this.getMembership(accountOf(actor), team.id);
     return team;
   }
 
   /** Makes one of the person's teams current; a team they are not in is refused, nothing changes. */
-  async switchTeam(actor: Person, teamId: number): Promise<Team> {
+  async switchTeam(actor: Actor, teamId: number): Promise<Team> {
     const switched = await this.transactions.run((m) =>
-      this.users.setCurrentTeamIfMember(m, actor.userId, teamId),
+      this.users.setCurrentTeamIfMember(m, accountOf(actor), teamId),
     );
     const team = switched ? await this.teams.findById(teamId) : null;
     if (!team) throw new NotTeamMemberError();
     return team;
   }
 
-  async getCurrentTeam(actor: Person): Promise<Team | null> {
-    return this.teams.findCurrentOf(actor.userId);
+  async getCurrentTeam(actor: Actor): Promise<Team | null> {
+    return this.teams.findCurrentOf(accountOf(actor));
   }
 
   /** The person's teams with their role in each, by name. */
-  membershipsOf(actor: Person): Promise<{ team: Team; role: TeamRole }[]> {
-    return this.teams.findMembershipsOf(actor.userId);
+  membershipsOf(actor: Actor): Promise<{ team: Team; role: TeamRole }[]> {
+    return this.teams.findMembershipsOf(accountOf(actor));
   }
 
-  async listForUser(actor: Person): Promise<TeamMembership[]> {
+  async listForUser(actor: Actor): Promise<TeamMembership[]> {
+    const userId = accountOf(actor);
     const [rows, current] = await Promise.all([
-      this.teams.findMembershipsOf(actor.userId),
-      this.teams.findCurrentOf(actor.userId),
+      this.teams.findMembershipsOf(userId),
+      this.teams.findCurrentOf(userId),
     ]);
     return rows.map((row) => ({ ...row, current: row.team.id === current?.id }));
   }
 
   /** A team with its members, for its members only: to anyone else it does not exist. */
-  async getForMember(actor: Person, teamId: number): Promise<TeamDetails> {
-    const userId = actor.userId;
+  async getForMember(actor: Actor, teamId: number): Promise<TeamDetails> {
+    const userId = accountOf(actor);
     const { team, role } = await this.getMembership(userId, teamId);
     const members = (await this.teams.findMembers(team.id)).map((m) => ({
       user: toUserProfile(m.user!),
@@ -147,9 +148,8 @@ export class TeamsService {
       await this.transactions.run(async (m) => {
         await this.teams.insertMember(m, team.id, user.id, input.role);
         await this.notices.send(m, user.id, 'added', team, input.role);
-        this.audit.recordAfterCommit(m, {
+        this.audit.recordAfterCommit(m, actor, {
           event: 'team.member_joined',
-          actor: actor === 'operator' ? 'operator' : actor,
           userId: user.id,
           teamId: team.id,
           target: { type: 'user', id: user.id },
@@ -169,29 +169,29 @@ export class TeamsService {
    * in the same transaction, so no request sees them in a team they left.
    */
   async removeMember(actor: Actor, teamId: number, userId: number): Promise<void> {
-    const leaving = actor !== 'operator' && actor.userId === userId;
+    const own = actor.kind === 'operator' ? undefined : accountOf(actor);
+    const leaving = own === userId;
     const team = leaving
       ? (await this.getMembership(userId, teamId)).team
       : await this.getManageableTeam(actor, teamId);
     if (team.personal) throw new PersonalTeamError();
     if (team.ownerId === userId) throw new OwnerCannotLeaveError();
     await this.transactions.run(async (manager) => {
-      if (!leaving && actor !== 'operator') {
+      if (!leaving && own !== undefined) {
         // Both roles read with their rows locked: the decision holds until the delete.
-        const roles = await this.teams.lockRoles(manager, team.id, [actor.userId, userId]);
-        const own = roles.get(actor.userId);
+        const roles = await this.teams.lockRoles(manager, team.id, [own, userId]);
+        const ownRole = roles.get(own);
         const target = roles.get(userId);
-        if (!own || own === 'member') throw new NotTeamManagerError();
-        if (target && !mayManage(own, target)) throw new OwnerOnlyError('remove an admin');
+        if (!ownRole || ownRole === 'member') throw new NotTeamManagerError();
+        if (target && !mayManage(ownRole, target)) throw new OwnerOnlyError('remove an admin');
       }
       if (!(await this.teams.deleteMember(manager, team.id, userId)))
         throw new MemberNotFoundError();
       await this.teams.resetCurrentTeam(manager, userId, team.id);
       if (!leaving) await this.notices.send(manager, userId, 'removed', team);
       const member = await this.users.findById(userId, manager);
-      this.audit.recordAfterCommit(manager, {
+      this.audit.recordAfterCommit(manager, actor, {
         event: leaving ? 'team.member_left' : 'team.member_removed',
-        ...(actor === 'operator' ? { actor: 'operator' as const } : {}),
         userId,
         teamId: team.id,
         target: { type: 'user', id: userId },
@@ -201,15 +201,14 @@ export class TeamsService {
   }
 
   /** Renames the team (owner or admin); the slug follows the name. */
-  async rename(actor: Person, teamId: number, input: CreateTeamDto): Promise<Team> {
+  async rename(actor: Actor, teamId: number, input: CreateTeamDto): Promise<Team> {
     const team = await this.getManageableTeam(actor, teamId);
     const previousName = team.name;
     return this.transactions.run(async (m) => {
       const renamed = await this.teams.rename(m, team, input.name);
       if (renamed.name !== previousName) {
-        this.audit.recordAfterCommit(m, {
+        this.audit.recordAfterCommit(m, actor, {
           event: 'team.renamed',
-          actor,
           teamId: team.id,
           target: { type: 'team', id: team.id },
           detail: { name: renamed.name, previous_name: previousName },
@@ -224,30 +223,30 @@ export class TeamsService {
    * members' only (making one an admin, say); the owner's own role changes only by a transfer.
    */
   async changeRole(
-    actor: Person,
+    actor: Actor,
     teamId: number,
     userId: number,
     role: AssignableRole,
   ): Promise<User> {
     const team = await this.getManageableTeam(actor, teamId);
+    const actorId = accountOf(actor);
     await this.transactions.run(async (m) => {
       // Both roles read with their rows locked: the decision holds until the write.
-      const roles = await this.teams.lockRoles(m, team.id, [actor.userId, userId]);
-      const own = roles.get(actor.userId);
+      const roles = await this.teams.lockRoles(m, team.id, [actorId, userId]);
+      const own = roles.get(actorId);
       const previous = roles.get(userId);
       if (!own || own === 'member') throw new NotTeamManagerError();
       if (!previous) throw new MemberNotFoundError();
       if (previous === 'owner') throw new OwnerRoleError();
-      if (!mayManage(own, previous) || actor.userId === userId) {
+      if (!mayManage(own, previous) || actorId === userId) {
         throw new OwnerOnlyError("change an admin's role");
       }
       if (!(await this.teams.setRole(m, team.id, userId, role))) throw new MemberNotFoundError();
       if (previous === role) return;
       await this.notices.send(m, userId, 'role', team, role);
       const member = await this.users.findById(userId, m);
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'team.role_changed',
-        actor,
         userId,
         teamId: team.id,
         target: { type: 'user', id: userId },
@@ -258,26 +257,26 @@ export class TeamsService {
   }
 
   /** The owner hands the team to another member, who becomes owner; the old owner, an admin. */
-  async transfer(actor: Person, teamId: number, newOwnerId: number): Promise<User> {
-    const { team, role } = await this.getMembership(actor.userId, teamId);
+  async transfer(actor: Actor, teamId: number, newOwnerId: number): Promise<User> {
+    const ownerId = accountOf(actor);
+    const { team, role } = await this.getMembership(ownerId, teamId);
     if (role !== 'owner') throw new OwnerOnlyError('transfer the team');
     if (team.personal) throw new PersonalTeamError('A personal team cannot be transferred.');
-    if (newOwnerId === actor.userId) throw new MemberNotFoundError();
+    if (newOwnerId === ownerId) throw new MemberNotFoundError();
     await this.transactions.run(async (m) => {
       await this.teams.lockForUpdate(m, team.id);
-      if (!(await this.teams.setOwner(m, team.id, actor.userId, newOwnerId))) {
+      if (!(await this.teams.setOwner(m, team.id, ownerId, newOwnerId))) {
         throw new OwnerOnlyError('transfer the team');
       }
       if (!(await this.teams.setRole(m, team.id, newOwnerId, 'owner'))) {
         throw new MemberNotFoundError();
       }
-      await this.teams.setRole(m, team.id, actor.userId, 'admin');
+      await this.teams.setRole(m, team.id, ownerId, 'admin');
       await this.notices.send(m, newOwnerId, 'transferred-to', team);
-      await this.notices.send(m, actor.userId, 'transferred-away', team);
+      await this.notices.send(m, ownerId, 'transferred-away', team);
       const owner = await this.users.findById(newOwnerId, m);
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'team.ownership_transferred',
-        actor,
         userId: newOwnerId,
         teamId: team.id,
         target: { type: 'user', id: newOwnerId },
@@ -288,25 +287,25 @@ export class TeamsService {
   }
 
   /** A member other than the owner leaves; their current team, if it was this, becomes their own. */
-  leave(actor: Person, teamId: number): Promise<void> {
-    return this.removeMember(actor, teamId, actor.userId);
+  leave(actor: Actor, teamId: number): Promise<void> {
+    return this.removeMember(actor, teamId, accountOf(actor));
   }
 
   /**
    * The owner deletes a team that is not their personal one. Whoever worked in it moves to
    * their personal team in the same transaction; nothing is left pointing at it.
    */
-  async deleteTeam(actor: Person, teamId: number): Promise<Team> {
-    const { team, role } = await this.getMembership(actor.userId, teamId);
+  async deleteTeam(actor: Actor, teamId: number): Promise<Team> {
+    const ownerId = accountOf(actor);
+    const { team, role } = await this.getMembership(ownerId, teamId);
     if (role !== 'owner') throw new OwnerOnlyError('delete the team');
     if (team.personal) throw new PersonalTeamError('A personal team cannot be deleted.');
     await this.transactions.run(async (m) => {
       const locked = await this.teams.lockForUpdate(m, team.id);
-      if (locked?.ownerId !== actor.userId) throw new OwnerOnlyError('delete the team');
+      if (locked?.ownerId !== ownerId) throw new OwnerOnlyError('delete the team');
       await this.teams.deleteTeam(m, team.id);
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'team.deleted',
-        actor,
         teamId: team.id,
         target: { type: 'team', id: team.id },
         detail: { name: team.name },
@@ -330,10 +329,11 @@ export class TeamsService {
    */
   async join(
     manager: EntityManager,
-    userId: number,
+    actor: Actor,
     teamId: number,
     role: AssignableRole,
   ): Promise<void> {
+    const userId = accountOf(actor);
     await this.users.lockForUpdate(manager, userId);
     if (!(await this.teams.findForMember(teamId, userId, manager))) {
       await this.teams.insertMember(manager, teamId, userId, role);
@@ -341,9 +341,8 @@ export class TeamsService {
         this.teams.findById(teamId, manager),
         this.users.findById(userId, manager),
       ]);
-      this.audit.recordAfterCommit(manager, {
+      this.audit.recordAfterCommit(manager, actor, {
         event: 'team.member_joined',
-        actor: { userId },
         teamId,
         target: { type: 'user', id: userId },
         detail: { team: team?.name ?? null, member: user?.email ?? null, role, via: 'invitation' },
@@ -359,12 +358,12 @@ export class TeamsService {
 
   /** The team, if the actor may manage it: the operator always, a user as its owner or admin. */
   async getManageableTeam(actor: Actor, teamId: number): Promise<Team> {
-    if (actor === 'operator') {
+    if (actor.kind === 'operator') {
       const team = await this.teams.findById(teamId);
       if (!team) throw new TeamNotFoundError();
       return team;
     }
-    const { team, role } = await this.getMembership(actor.userId, teamId);
+    const { team, role } = await this.getMembership(accountOf(actor), teamId);
     if (role === 'member') throw new NotTeamManagerError();
     return team;
   }

@@ -1,3 +1,4 @@
+import { accountOf, type Actor } from '../common/actor.js';
 import { Injectable } from '@nestjs/common';
 import { ABILITY_DESCRIPTIONS, type Ability } from './abilities.js';
 import { describeClient } from './client-description.js';
@@ -54,7 +55,8 @@ export class TokenDetailsService {
     private readonly clock: Clock,
   ) {}
 
-  async get(userId: number, tokenId: number): Promise<TokenDetails> {
+  async get(actor: Actor, tokenId: number): Promise<TokenDetails> {
+    const userId = accountOf(actor);
     const now = this.clock.nowMs();
     const token = await this.tokens.findForOwner(userId, tokenId);
     if (!token) throw new TokenNotFoundError();

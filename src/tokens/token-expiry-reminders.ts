@@ -1,3 +1,4 @@
+import { Actors } from '../common/actor.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
@@ -77,16 +78,13 @@ export class TokenExpiryReminders {
               }
             }
             if (!step.mail) {
-              this.audit.recordAfterCommit(m, {
+              this.audit.recordAfterCommit(m, Actors.system, {
                 event: 'token.expired',
-                actor: 'system',
                 userId: token.userId,
                 tokenId: token.id,
                 target: { type: 'token', id: token.id },
                 detail: { name: token.name },
                 at: token.expiresAt,
-                ip: null,
-                userAgent: null,
               });
               return true;
             }

@@ -1,13 +1,13 @@
 import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { ABILITIES } from './abilities.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../common/web/recent-password.js';
-import type { User } from '../users/user.entity.js';
 import {
   MAX_GRACE_MINUTES,
   RegenerateTokenForm,
@@ -29,20 +29,20 @@ export class TokenSettingsController {
 
   @Get(':id')
   @Render('tokens/show')
-  show(@SignedInUser() user: User, @IdParam() id: number): Promise<object> {
-    return this.page(user, id);
+  show(@CurrentActor() actor: Actor, @IdParam() id: number): Promise<object> {
+    return this.page(actor, id);
   }
 
   @Post(':id')
   @FormPage(TOKEN_PAGE)
   @Redirect(undefined, 303)
   async update(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Body() form: UpdateTokenForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const token = await this.tokens.update(user.id, id, form);
+    const token = await this.tokens.update(actor, id, form);
     flash(session, { notice: `Token "${token.name}" was saved. Its value did not change.` });
     return { url: `/settings/api-tokens/${id}` };
   }
@@ -57,17 +57,17 @@ export class TokenSettingsController {
   @RequireRecentPassword()
   @Render('tokens/show')
   async regenerate(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Body() form: RegenerateTokenForm,
   ): Promise<object> {
     const version = form.version === undefined ? undefined : Number(form.version);
-    const { plaintext } = await this.tokens.regenerate(user.id, id, form.grace_minutes, version);
-    return this.page(user, id, plaintext);
+    const { plaintext } = await this.tokens.regenerate(actor, id, form.grace_minutes, version);
+    return this.page(actor, id, plaintext);
   }
 
-  private async page(user: User, id: number, newValue?: string): Promise<object> {
-    const details = await this.details.get(user.id, id);
+  private async page(actor: Actor, id: number, newValue?: string): Promise<object> {
+    const details = await this.details.get(actor, id);
     return {
       title: details.token.name,
       ...details,

@@ -182,13 +182,13 @@ describe('TokenUsageRecorder', () => {
     await recorder.flush();
     expect(audit.record).toHaveBeenCalledTimes(1);
     expect(audit.record).toHaveBeenCalledWith(
-      expect.objectContaining({
-        event: 'token.new_ip',
-        actor: { userId: 7, tokenId: 1 },
+      {
+        kind: 'token',
         userId: 7,
-        ip: '198.51.100.4',
-        at: new Date(NOON + 2),
-      }),
+        tokenId: 1,
+        client: { ip: '198.51.100.4', userAgent: 'curl/8.5.0' },
+      },
+      expect.objectContaining({ event: 'token.new_ip', at: new Date(NOON + 2) }),
     );
   });
 
@@ -212,10 +212,12 @@ describe('TokenUsageRecorder', () => {
     recorder.recordRefusal({ ...refusal, tokenId: 4, at: NOON + 10 });
     expect(audit.record).not.toHaveBeenCalled();
     await recorder.flush();
-    expect(audit.record.mock.calls.map(([e]) => [e.event, e.tokenId ?? e.target?.id])).toEqual([
-      ['token.refused', 3],
-      ['token.refused', 4],
-    ]);
+    expect(audit.record.mock.calls.map(([a, e]) => [e.event, 'tokenId' in a && a.tokenId])).toEqual(
+      [
+        ['token.refused', 3],
+        ['token.refused', 4],
+      ],
+    );
     recorder.recordRefusal({ ...refusal, at: NOON + 60_000 });
     await recorder.flush();
     expect(audit.record).toHaveBeenCalledTimes(3);

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { addressOf, AuditLog, type AuditEntry } from '../audit/audit-log.js';
+import { addressOf, AuditLog } from '../audit/audit-log.js';
 import { Transactions } from '../database/transactions.js';
 import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
 import { Clock } from '../clock/clock.js';
@@ -201,15 +201,11 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     // shows it is written.
     for (const a of newAddresses) {
       const userId = batch.get(a.tokenId)!.userId;
-      this.audit.record({
-        event: 'token.new_ip',
-        actor: { userId, tokenId: a.tokenId },
-        userId,
-        target: { type: 'token', id: a.tokenId },
-        at: a.lastUsedAt,
-        ip: a.ip,
-        userAgent: a.userAgent,
-      });
+      const client = { ip: a.ip, userAgent: a.userAgent };
+      this.audit.record(
+        { kind: 'token', userId, tokenId: a.tokenId, client },
+        { event: 'token.new_ip', target: { type: 'token', id: a.tokenId }, at: a.lastUsedAt },
+      );
     }
   }
 
@@ -218,17 +214,16 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     const refusals = this.refusals;
     this.refusals = [];
     for (const r of refusals) {
-      const entry: AuditEntry = {
-        event: 'token.refused',
-        actor: { userId: r.userId, tokenId: r.tokenId },
-        userId: r.userId,
-        target: { type: 'token', id: r.tokenId },
-        detail: { reason: r.reason },
-        at: new Date(r.at),
-        ip: r.ip ?? null,
-        userAgent: r.userAgent ?? null,
-      };
-      this.audit.record(entry);
+      const client = { ip: r.ip ?? null, userAgent: r.userAgent ?? null };
+      this.audit.record(
+        { kind: 'token', userId: r.userId, tokenId: r.tokenId, client },
+        {
+          event: 'token.refused',
+          target: { type: 'token', id: r.tokenId },
+          detail: { reason: r.reason },
+          at: new Date(r.at),
+        },
+      );
     }
   }
 

@@ -1,4 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
@@ -24,8 +26,8 @@ export class TokensController {
 
   @Get()
   @Render('tokens/index')
-  index(@SignedInUser() user: User): Promise<object> {
-    return this.page(user);
+  index(@CurrentActor() actor: Actor, @SignedInUser() user: User): Promise<object> {
+    return this.page(actor, user);
   }
 
   /**
@@ -36,9 +38,13 @@ export class TokensController {
   @HttpCode(200)
   @FormPage(PAGE)
   @Render('tokens/index')
-  async create(@SignedInUser() user: User, @Body() form: CreateTokenForm): Promise<object> {
-    const created = await this.tokens.create(user.id, toCreateTokenDto(form));
-    return this.page(user, {
+  async create(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @Body() form: CreateTokenForm,
+  ): Promise<object> {
+    const created = await this.tokens.create(actor, toCreateTokenDto(form));
+    return this.page(actor, user, {
       id: created.token.id,
       name: created.token.name,
       plaintext: created.plaintext,
@@ -48,21 +54,22 @@ export class TokensController {
   @Post(':id/revoke')
   @Redirect(PAGE, 303)
   async revoke(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Session() session: SessionData,
   ): Promise<void> {
-    const { token } = await this.tokens.revoke(user.id, id);
+    const { token } = await this.tokens.revoke(actor, id);
     flash(session, {
       notice: `Token "${token.name}" was revoked. Requests using it are refused from now on.`,
     });
   }
 
   private async page(
+    actor: Actor,
     user: User,
     newToken?: { id: number; name: string; plaintext: string },
   ): Promise<object> {
-    const { active, history } = await this.tokens.list(user.id);
+    const { active, history } = await this.tokens.list(actor);
     return {
       title: 'API Tokens',
       tokens: active,

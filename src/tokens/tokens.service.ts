@@ -1,3 +1,4 @@
+import { accountOf, type Actor } from '../common/actor.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Config } from '../config/config.js';
@@ -85,8 +86,9 @@ export class TokensService {
    * Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required). The
    * owner is told by mail, in the same transaction.
    */
-  async create(userId: number, input: CreateTokenDto): Promise<CreatedToken> {
-    await this.verification.assertConfirmed({ userId });
+  async create(actor: Actor, input: CreateTokenDto): Promise<CreatedToken> {
+    const userId = accountOf(actor);
+    await this.verification.assertConfirmed(actor);
     const expiresAt = resolveExpiry(input, this.maxLifetimeDays, this.clock.nowMs());
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
@@ -101,7 +103,7 @@ export class TokensService {
     const saved = await this.transactions.run(async (m) => {
       const inserted = await this.tokens.insert(m, row);
       await this.notices.send(m, userId, 'token-created', { detail: input.name });
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'token.created',
         userId,
         tokenId: inserted.id,
@@ -117,39 +119,42 @@ export class TokensService {
     return { token: toTokenView(saved, this.clock.now()), plaintext: generated.plaintext };
   }
 
-  async listActive(userId: number): Promise<TokenView[]> {
-    return (await this.list(userId)).active;
+  async listActive(actor: Actor): Promise<TokenView[]> {
+    return (await this.list(actor)).active;
   }
 
   /** Active tokens newest first; revoked and expired ones, the latest to stop working first. */
-  async list(userId: number): Promise<TokenLists> {
+  async list(actor: Actor): Promise<TokenLists> {
     const now = this.clock.now();
-    const all = (await this.tokens.findAllForOwner(userId)).map((t) => toTokenView(t, now));
+    const all = (await this.tokens.findAllForOwner(accountOf(actor))).map((t) =>
+      toTokenView(t, now),
+    );
     const history = all.filter((t) => t.status !== 'active');
     history.sort((a, b) => b.endedAt!.getTime() - a.endedAt!.getTime() || b.id - a.id);
     return { active: all.filter((t) => t.status === 'active'), history };
   }
 
   /** One of the user's tokens; another user's token id is "not found". */
-  async get(userId: number, tokenId: number): Promise<TokenView> {
-    const token = await this.tokens.findForOwner(userId, tokenId);
+  async get(actor: Actor, tokenId: number): Promise<TokenView> {
+    const token = await this.tokens.findForOwner(accountOf(actor), tokenId);
     if (!token) throw new TokenNotFoundError();
     return toTokenView(token, this.clock.now());
   }
 
   /** Renames a token or changes its abilities; its value stays the same. */
   async update(
-    userId: number,
+    actor: Actor,
     tokenId: number,
     details: { name: string; abilities: Ability[] },
   ): Promise<TokenView> {
+    const userId = accountOf(actor);
     const abilities = ABILITIES.filter((a) => details.abilities.includes(a));
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();
       if (token.revokedAt) throw new TokenRevokedError();
       await this.tokens.updateDetails(m, userId, tokenId, { name: details.name, abilities });
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'token.updated',
         userId,
         tokenId,
@@ -171,11 +176,12 @@ export class TokensService {
    * earlier stops working at once: there are never more than two.
    */
   async regenerate(
-    userId: number,
+    actor: Actor,
     tokenId: number,
     graceMinutes = 0,
     version?: number,
   ): Promise<CreatedToken> {
+    const userId = accountOf(actor);
     const generated = generateToken();
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
@@ -195,7 +201,7 @@ export class TokensService {
       };
       const replaced = await this.tokens.replaceValue(m, userId, tokenId, token.tokenHash, next);
       if (!replaced) throw new TokenChangedError();
-      this.audit.recordAfterCommit(m, {
+      this.audit.recordAfterCommit(m, actor, {
         event: 'token.regenerated',
         userId,
         tokenId,
@@ -214,7 +220,8 @@ export class TokensService {
    * Revokes one of the user's own tokens; another user's token id is "not found". Revoking
    * twice keeps the first time and says so.
    */
-  async revoke(userId: number, tokenId: number): Promise<RevokedToken> {
+  async revoke(actor: Actor, tokenId: number): Promise<RevokedToken> {
+    const userId = accountOf(actor);
     const token = await this.tokens.findForOwner(userId, tokenId);
     if (!token) throw new TokenNotFoundError();
     const alreadyRevoked = token.revokedAt !== null;
@@ -222,7 +229,7 @@ export class TokensService {
       const at = (token.revokedAt = this.clock.now());
       await this.transactions.run(async (m) => {
         await this.tokens.revokeForOwner(m, userId, tokenId, at);
-        this.audit.recordAfterCommit(m, {
+        this.audit.recordAfterCommit(m, actor, {
           event: 'token.revoked',
           userId,
           tokenId,
@@ -250,15 +257,15 @@ export class TokensService {
     }
   }
 
-  async revokeByName(userId: number, name: string): Promise<RevokedToken> {
-    const matches = await this.tokens.findUnrevokedForOwnerByName(userId, name);
+  async revokeByName(actor: Actor, name: string): Promise<RevokedToken> {
+    const matches = await this.tokens.findUnrevokedForOwnerByName(accountOf(actor), name);
     if (matches.length === 0) throw new TokenNotFoundError();
     if (matches.length > 1)
       throw new AmbiguousTokenNameError(
         name,
         matches.map((t) => t.id),
       );
-    return this.revoke(userId, matches[0].id);
+    return this.revoke(actor, matches[0].id);
   }
 
   /**

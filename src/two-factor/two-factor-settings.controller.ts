@@ -1,4 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../auth/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
@@ -29,8 +31,12 @@ export class TwoFactorSettingsController {
   /** The setup under way, shown again (after a refused code, or a reload). */
   @Get()
   @Render('two-factor/setup')
-  setupPage(@SignedInUser() user: User, @Session() session: SessionData): Promise<object> {
-    return this.setupView(user, this.setups.of(session));
+  setupPage(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @Session() session: SessionData,
+  ): Promise<object> {
+    return this.setupView(actor, user, this.setups.of(session));
   }
 
   @Post()
@@ -38,10 +44,14 @@ export class TwoFactorSettingsController {
   @FormPage(SECURITY_PAGE)
   @RequireRecentPassword()
   @Render('two-factor/setup')
-  async begin(@SignedInUser() user: User, @Session() session: SessionData): Promise<object> {
-    const sealed = await this.twoFactor.beginSetup({ userId: user.id });
+  async begin(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @Session() session: SessionData,
+  ): Promise<object> {
+    const sealed = await this.twoFactor.beginSetup(actor);
     this.setups.keep(session, sealed);
-    return this.setupView(user, sealed);
+    return this.setupView(actor, user, sealed);
   }
 
   /** Answers with the recovery codes themselves: they are shown in this page only. */
@@ -50,15 +60,11 @@ export class TwoFactorSettingsController {
   @FormPage(SETUP_PAGE)
   @Render('two-factor/recovery-codes')
   async confirm(
-    @SignedInUser() user: User,
+    @CurrentActor() actor: Actor,
     @Body() form: ConfirmTwoFactorForm,
     @Session() session: SessionData,
   ): Promise<object> {
-    const codes = await this.twoFactor.confirm(
-      { userId: user.id },
-      this.setups.of(session),
-      form.code,
-    );
+    const codes = await this.twoFactor.confirm(actor, this.setups.of(session), form.code);
     this.setups.clear(session);
     return { title: 'Recovery codes', codes, justEnabled: true };
   }
@@ -68,8 +74,8 @@ export class TwoFactorSettingsController {
   @FormPage(SECURITY_PAGE)
   @RequireRecentPassword()
   @Render('two-factor/recovery-codes')
-  async regenerate(@SignedInUser() user: User): Promise<object> {
-    const codes = await this.twoFactor.regenerateRecoveryCodes({ userId: user.id });
+  async regenerate(@CurrentActor() actor: Actor): Promise<object> {
+    const codes = await this.twoFactor.regenerateRecoveryCodes(actor);
     return { title: 'Recovery codes', codes, justEnabled: false };
   }
 
@@ -77,13 +83,13 @@ export class TwoFactorSettingsController {
   @FormPage(SECURITY_PAGE)
   @RequireRecentPassword()
   @Redirect(SECURITY_PAGE, 303)
-  async disable(@SignedInUser() user: User, @Session() session: SessionData): Promise<void> {
-    await this.twoFactor.disable({ userId: user.id });
+  async disable(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<void> {
+    await this.twoFactor.disable(actor);
     flash(session, { notice: 'Two-factor sign-in is off. Your password alone signs you in.' });
   }
 
-  private async setupView(user: User, sealed: string): Promise<object> {
-    const setup = this.twoFactor.describeSetup({ userId: user.id }, sealed, user.email);
+  private async setupView(actor: Actor, user: User, sealed: string): Promise<object> {
+    const setup = this.twoFactor.describeSetup(actor, sealed, user.email);
     return { title: 'Set up two-factor sign-in', ...(await toSetupView(setup)) };
   }
 }

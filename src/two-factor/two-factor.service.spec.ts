@@ -1,3 +1,4 @@
+import { Actors } from '../common/actor.js';
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { Secret, TOTP } from 'otpauth';
@@ -18,7 +19,7 @@ import { TwoFactorRepository } from './two-factor.repository.js';
 import { TwoFactorService } from './two-factor.service.js';
 import { AuditLog } from '../audit/audit-log.js';
 
-const person = { userId: 7 };
+const person = Actors.person(7);
 const now = Date.UTC(2026, 0, 5, 12, 0, 15);
 const step = Math.floor(now / 30_000);
 const codeAt = (secret: string, atStep: number) =>

@@ -1,6 +1,6 @@
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable, Logger } from '@nestjs/common';
-import type { Person } from '../common/actor.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { Clock } from '../clock/clock.js';
 import { isUniqueViolation } from '../database/database-errors.js';
@@ -77,19 +77,19 @@ export class TwoFactorService {
     private readonly clock: Clock,
   ) {}
 
-  async status(person: Person): Promise<TwoFactorStatus> {
-    const credential = await this.repository.findCredential(person.userId);
+  async status(actor: Actor): Promise<TwoFactorStatus> {
+    const credential = await this.repository.findCredential(accountOf(actor));
     return {
       enabled: credential !== null,
       enabledAt: credential?.enabledAt ?? null,
       recoveryCodesLeft: credential
-        ? await this.repository.countUnusedRecoveryCodes(person.userId)
+        ? await this.repository.countUnusedRecoveryCodes(accountOf(actor))
         : 0,
     };
   }
 
-  isEnabled(person: Person): Promise<boolean> {
-    return this.repository.hasCredential(person.userId);
+  isEnabled(actor: Actor): Promise<boolean> {
+    return this.repository.hasCredential(accountOf(actor));
   }
 
   /**
@@ -98,19 +98,19 @@ export class TwoFactorService {
    * address is unconfirmed (with EMAIL_VERIFICATION=required): someone who signed up with
    * another person's address could otherwise lock its owner out of a reset.
    */
-  async beginSetup(person: Person): Promise<string> {
-    await this.verification.assertConfirmed(person, TURNING_ON);
-    if (await this.isEnabled(person)) throw new TwoFactorAlreadyEnabledError();
-    return this.cipher.encrypt(this.totp.newSecret(), setupContext(person.userId));
+  async beginSetup(actor: Actor): Promise<string> {
+    await this.verification.assertConfirmed(actor, TURNING_ON);
+    if (await this.isEnabled(actor)) throw new TwoFactorAlreadyEnabledError();
+    return this.cipher.encrypt(this.totp.newSecret(), setupContext(accountOf(actor)));
   }
 
   /** The secret of a setup under way, in base32, and the address the QR code holds. */
   describeSetup(
-    person: Person,
+    actor: Actor,
     sealed: string,
     accountName: string,
   ): { secret: string; uri: string } {
-    const secret = this.openSetup(person, sealed);
+    const secret = this.openSetup(actor, sealed);
     return { secret, uri: this.totp.uri(secret, accountName) };
   }
 
@@ -118,25 +118,25 @@ export class TwoFactorService {
    * Turns two-factor sign-in on when `code` comes from the setup's secret, and returns the new
    * recovery codes: the only time they exist outside their hashes.
    */
-  async confirm(person: Person, sealed: string, code: string): Promise<string[]> {
-    await this.verification.assertConfirmed(person, TURNING_ON);
-    const secret = this.openSetup(person, sealed);
+  async confirm(actor: Actor, sealed: string, code: string): Promise<string[]> {
+    await this.verification.assertConfirmed(actor, TURNING_ON);
+    const secret = this.openSetup(actor, sealed);
     const check = this.totp.check(secret, code, null, this.clock.nowMs());
     if (!check.ok) throw new ValidationError({ code: MESSAGES[check.reason] });
     const codes = newRecoveryCodes();
     try {
       await this.transactions.run(async (m) => {
-        if (await this.repository.hasCredential(person.userId, m)) {
+        if (await this.repository.hasCredential(accountOf(actor), m)) {
           throw new TwoFactorAlreadyEnabledError();
         }
         await this.repository.insertCredential(m, {
-          userId: person.userId,
-          secret: this.cipher.encrypt(secret, credentialContext(person.userId)),
+          userId: accountOf(actor),
+          secret: this.cipher.encrypt(secret, credentialContext(accountOf(actor))),
           lastUsedStep: check.step,
         });
-        await this.repository.replaceRecoveryCodes(m, person.userId, codes.map(hashOf));
-        await this.notices.send(m, person.userId, 'two-factor-enabled');
-        this.audit.recordAfterCommit(m, { event: 'account.two_factor_enabled', actor: person });
+        await this.repository.replaceRecoveryCodes(m, accountOf(actor), codes.map(hashOf));
+        await this.notices.send(m, accountOf(actor), 'two-factor-enabled');
+        this.audit.recordAfterCommit(m, actor, { event: 'account.two_factor_enabled' });
       });
     } catch (error) {
       // Two confirmations at once: the primary key lets one in.
@@ -147,27 +147,26 @@ export class TwoFactorService {
   }
 
   /** New recovery codes, in place of all the earlier ones. */
-  async regenerateRecoveryCodes(person: Person): Promise<string[]> {
+  async regenerateRecoveryCodes(actor: Actor): Promise<string[]> {
     const codes = newRecoveryCodes();
     await this.transactions.run(async (m) => {
-      if (!(await this.repository.hasCredential(person.userId, m))) {
+      if (!(await this.repository.hasCredential(accountOf(actor), m))) {
         throw new TwoFactorNotEnabledError();
       }
-      await this.repository.replaceRecoveryCodes(m, person.userId, codes.map(hashOf));
-      this.audit.recordAfterCommit(m, {
+      await this.repository.replaceRecoveryCodes(m, accountOf(actor), codes.map(hashOf));
+      this.audit.recordAfterCommit(m, actor, {
         event: 'account.recovery_codes_regenerated',
-        actor: person,
       });
     });
     return codes;
   }
 
-  async disable(person: Person): Promise<void> {
+  async disable(actor: Actor): Promise<void> {
     await this.transactions.run(async (m) => {
-      if (!(await this.repository.deleteAll(m, person.userId)))
+      if (!(await this.repository.deleteAll(m, accountOf(actor))))
         throw new TwoFactorNotEnabledError();
-      await this.notices.send(m, person.userId, 'two-factor-disabled');
-      this.audit.recordAfterCommit(m, { event: 'account.two_factor_disabled', actor: person });
+      await this.notices.send(m, accountOf(actor), 'two-factor-disabled');
+      this.audit.recordAfterCommit(m, actor, { event: 'account.two_factor_disabled' });
     });
   }
 
@@ -176,7 +175,7 @@ export class TwoFactorService {
    * then used up. `attempt` names this pending sign-in for the limit on wrong codes.
    */
   async verifySignIn(
-    person: Person,
+    actor: Actor,
     attempt: string,
     input: SecondFactor,
   ): Promise<SecondFactorAccepted> {
@@ -189,18 +188,18 @@ export class TwoFactorService {
       });
     }
     // Counted before it is checked, so codes sent at the same moment cannot all be tried.
-    const reserved = await this.limiter.reserve(person.userId, attempt);
+    const reserved = await this.limiter.reserve(accountOf(actor), attempt);
     let refusal: Record<string, string> | null;
     try {
-      const credential = await this.repository.findCredential(person.userId);
+      const credential = await this.repository.findCredential(accountOf(actor));
       if (!credential) {
         // Turned off since the password was typed: the password is all that is asked now.
         await reserved.giveBack();
         return { method: 'totp' };
       }
       refusal = recoveryCode
-        ? await this.useRecoveryCode(person, recoveryCode, now)
-        : await this.useTotp(person, credential.secret, credential.lastUsedStep, code!, now);
+        ? await this.useRecoveryCode(actor, recoveryCode, now)
+        : await this.useTotp(actor, credential.secret, credential.lastUsedStep, code!, now);
     } catch (error) {
       // Not a guess that was checked (an unreadable secret, a database failure): not counted.
       await reserved.giveBack();
@@ -210,13 +209,13 @@ export class TwoFactorService {
     if (refusal) throw new ValidationError(refusal);
     await reserved.giveBack();
     if (!recoveryCode) return { method: 'totp' };
-    const left = await this.repository.countUnusedRecoveryCodes(person.userId);
+    const left = await this.repository.countUnusedRecoveryCodes(accountOf(actor));
     return { method: 'recovery_code', recoveryCodesLeft: left };
   }
 
   /** Null when the code is accepted (and its step recorded), else the field's message. */
   private async useTotp(
-    person: Person,
+    actor: Actor,
     sealed: string,
     lastUsedStep: number | null,
     code: string,
@@ -224,23 +223,23 @@ export class TwoFactorService {
   ): Promise<Record<string, string> | null> {
     let secret: string;
     try {
-      secret = this.cipher.decrypt(sealed, credentialContext(person.userId));
+      secret = this.cipher.decrypt(sealed, credentialContext(accountOf(actor)));
     } catch (error) {
       if (!(error instanceof UnreadableSecretError)) throw error;
       // Not the person's doing, and not a guess: said plainly, and not counted.
-      this.logger.warn(`The two-factor secret of user ${person.userId} cannot be decrypted`);
+      this.logger.warn(`The two-factor secret of user ${accountOf(actor)} cannot be decrypted`);
       throw new ValidationError({ code: UNREADABLE });
     }
     const check = this.totp.check(secret, code, lastUsedStep, now);
     if (!check.ok) return { code: MESSAGES[check.reason] };
     const advanced = await this.transactions.runStatement((m) =>
-      this.repository.advanceStep(m, person.userId, check.step),
+      this.repository.advanceStep(m, accountOf(actor), check.step),
     );
     return advanced ? null : { code: MESSAGES.reused };
   }
 
   private async useRecoveryCode(
-    person: Person,
+    actor: Actor,
     typed: string,
     now: number,
   ): Promise<Record<string, string> | null> {
@@ -249,7 +248,7 @@ export class TwoFactorService {
     const used = await this.transactions.runStatement((m) =>
       this.repository.consumeRecoveryCode(
         m,
-        person.userId,
+        accountOf(actor),
         hashRecoveryCode(normalized),
         new Date(now),
       ),
@@ -257,9 +256,9 @@ export class TwoFactorService {
     return used ? null : { recovery_code: BAD_RECOVERY_CODE };
   }
 
-  private openSetup(person: Person, sealed: string): string {
+  private openSetup(actor: Actor, sealed: string): string {
     try {
-      return this.cipher.decrypt(sealed, setupContext(person.userId));
+      return this.cipher.decrypt(sealed, setupContext(accountOf(actor)));
     } catch (error) {
       if (error instanceof UnreadableSecretError) throw new TwoFactorSetupExpiredError();
       throw error;

@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import { Actors } from '../../src/common/actor.js';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -42,7 +43,7 @@ export async function createToken(
 ): Promise<CreatedToken> {
   const created = await app
     .get(TokensService)
-    .create(user.id, { name: 'test token', ...overrides });
+    .create(Actors.operator(user.id), { name: 'test token', ...overrides });
   await app.get(Scheduler).drain();
   return created;
 }
@@ -53,7 +54,7 @@ export async function createRevokedToken(
   user: Pick<User, 'id'>,
 ): Promise<CreatedToken> {
   const created = await createToken(app, user);
-  await app.get(TokensService).revoke(user.id, created.token.id);
+  await app.get(TokensService).revoke(Actors.operator(user.id), created.token.id);
   return created;
 }
 
@@ -75,7 +76,7 @@ export function createTeam(
   owner: Pick<User, 'id'>,
   name = 'Acme Corp',
 ): Promise<Team> {
-  return app.get(TeamsService).createTeam({ userId: owner.id }, { name });
+  return app.get(TeamsService).createTeam(Actors.operator(owner.id), { name });
 }
 
 /** Puts a user in a team directly, as the operator's `team:add-member` does. */
@@ -85,5 +86,5 @@ export async function addMember(
   user: Pick<User, 'email'>,
   role: 'member' | 'admin' = 'member',
 ): Promise<void> {
-  await app.get(TeamsService).addMember('operator', teamId, { email: user.email, role });
+  await app.get(TeamsService).addMember(Actors.operator(), teamId, { email: user.email, role });
 }

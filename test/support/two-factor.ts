@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { Actors } from '../../src/common/actor.js';
 import { Secret, TOTP } from 'otpauth';
 import { TwoFactorService } from '../../src/two-factor/two-factor.service.js';
 import type { SignedInPerson } from './people.js';
@@ -23,7 +24,7 @@ export async function turnOnTwoFactor(
   person: SignedInPerson,
 ): Promise<TwoFactorSecret> {
   const twoFactor = t.app.get(TwoFactorService);
-  const who = { userId: person.user.id };
+  const who = Actors.person(person.user.id);
   const sealed = await twoFactor.beginSetup(who);
   const { secret } = twoFactor.describeSetup(who, sealed, person.email);
   const code = (steps = 0) =>
