@@ -1,7 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AccountModule } from './account/account.module.js';
-import { AuditModule } from './audit/audit.module.js';
+import { SecurityLogModule } from './security-log/security-log.module.js';
+import { InvitationsModule } from './invitations/invitations.module.js';
+import { TeamPageModule } from './team-page/team-page.module.js';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
 import type { Clock } from './clock/clock.js';
 import type { Config } from './config/config.js';
@@ -34,7 +36,9 @@ export class AppModule {
         CoreModule.forRoot(config, options.clock),
         DashboardModule,
         AccountModule,
-        AuditModule,
+        SecurityLogModule,
+        InvitationsModule,
+        TeamPageModule,
         HealthModule,
         MetricsModule.forRoot(config),
         MailDeliveryModule,

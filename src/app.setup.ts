@@ -25,6 +25,7 @@ import { compressResponses } from './common/http/compression.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
+import { TeamSwitcher } from './teams/team-switcher.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
 import { logRequest } from './logging/request-log.js';
@@ -64,6 +65,7 @@ export function configureApp(app: INestApplication): INestApplication {
   const compress = compressResponses();
   // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
+  const teamSwitcher = app.get(TeamSwitcher);
   express.use(
     apiOrPages(
       apiResponses(docs && series([compress, docs])),
@@ -76,6 +78,8 @@ export function configureApp(app: INestApplication): INestApplication {
         urlencoded({ extended: true, limit: '100kb' }),
         json({ limit: '100kb' }),
         (req, res, next) => web.use(req, res, next),
+        // A signed-in page's header shows the person's teams (the teams feature provides it).
+        (req, res, next) => teamSwitcher.use(req, res, next),
       ]),
     ),
   );

@@ -5,11 +5,12 @@ import type { Clock } from './clock/clock.js';
 import { ClockModule } from './clock/clock.module.js';
 import type { Config } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
-import { InvitationsModule } from './invitations/invitations.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { ENTITIES } from './entities.js';
 import { EmailVerificationModule } from './email-verification/email-verification.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { PasswordResetModule } from './password-reset/password-reset.module.js';
+import { SignInModule } from './sign-in/sign-in.module.js';
 import { TeamsModule } from './teams/teams.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -28,7 +29,7 @@ export class CoreModule {
         ClockModule.forRoot(clock),
         SchedulerModule,
         EventsModule,
-        DatabaseModule,
+        DatabaseModule.forRoot(ENTITIES),
         MailModule,
         AuditLogModule,
         UsersModule,
@@ -37,7 +38,7 @@ export class CoreModule {
         AuthModule,
         EmailVerificationModule,
         PasswordResetModule,
-        InvitationsModule,
+        SignInModule,
       ],
     };
   }

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { isDatabaseRefusal, isDatabaseUnavailable } from './database/database-errors.js';
+import { isDatabaseRefusal, isDatabaseUnavailable } from './common/errors/database-errors.js';
 
 async function bootstrap(): Promise<void> {
   // Until the server listens there is nothing to finish: a stop during start-up (migrations,

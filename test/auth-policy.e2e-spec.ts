@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { declaredRoutes } from './support/declared-routes.js';
-import type { AuthPolicy } from '../src/auth/auth-policy.decorator.js';
+import type { AuthPolicy } from '../src/common/auth-policy.decorator.js';
 import { createToken, createUser } from './factories/index.js';
 import { signedInPerson } from './support/people.js';
 import { assetUrl } from './support/html.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
-import { buildDataSourceOptions } from '../src/database/database-options.js';
+import { dataSourceOptions } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { runCli } from '../src/cli/run-cli.js';
@@ -41,7 +41,7 @@ describe('operator command line', () => {
     );
     expect(created).toMatchObject({ code: 0, stderr: '' });
     dataSource = await new DataSource(
-      buildDataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
+      dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
     ).initialize();
   });
 

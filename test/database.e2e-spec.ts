@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
-import { buildDataSourceOptions } from '../src/database/database-options.js';
+import { dataSourceOptions } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { runMigrations } from '../src/database/migrator.js';
 import { TeamsService } from '../src/teams/teams.service.js';
@@ -39,9 +39,7 @@ describe('database schema', () => {
 
   async function open(): Promise<DataSource> {
     db = await createTestDatabase({ file: true });
-    dataSource = new DataSource(
-      buildDataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
-    );
+    dataSource = new DataSource(dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database));
     return dataSource.initialize();
   }
 
@@ -239,9 +237,7 @@ describe('database schema', () => {
         const res = await fetch(`${server.url}/api/v1/user/profile`);
         expect(res.status).toBe(401);
       }
-      dataSource = await new DataSource(
-        buildDataSourceOptions(loadConfig(env).database),
-      ).initialize();
+      dataSource = await new DataSource(dataSourceOptions(loadConfig(env).database)).initialize();
       const rows: { name: string }[] = await dataSource.query(
         'SELECT name FROM migrations ORDER BY id',
       );

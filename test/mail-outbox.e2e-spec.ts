@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import { DataSource, In } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
-import { buildDataSourceOptions } from '../src/database/database-options.js';
+import { dataSourceOptions } from '../src/entities.js';
 import { Transactions } from '../src/database/transactions.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
@@ -190,7 +190,7 @@ describe('mail outbox', () => {
       await first.close();
 
       reader = await new DataSource(
-        buildDataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
+        dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
       ).initialize();
       expect((await stored()).map((r) => [r.status, r.attempts, r.claimedBy])).toEqual([
         ['sent', 1, null],

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../dist/src/config/config.js';
-import { buildDataSourceOptions } from '../../dist/src/database/database-options.js';
+import { dataSourceOptions } from '../../dist/src/entities.js';
 import { runMigrations } from '../../dist/src/database/migrator.js';
 import { generateToken } from '../../dist/src/tokens/token-format.js';
 
@@ -30,7 +30,7 @@ export async function recreateMysqlDatabase(url) {
  */
 export async function seed(url, { users, tokens, known = 1000, log = () => {} }) {
   const dataSource = await new DataSource(
-    buildDataSourceOptions(loadConfig({ DATABASE_URL: url }).database),
+    dataSourceOptions(loadConfig({ DATABASE_URL: url }).database),
   ).initialize();
   await runMigrations(dataSource);
   const runner = dataSource.createQueryRunner();

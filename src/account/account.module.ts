@@ -15,7 +15,6 @@ import { ProfileController } from './profile.controller.js';
 import { ProfileService } from './profile.service.js';
 import { SecurityController } from './security.controller.js';
 import { SessionsController } from './sessions.controller.js';
-import { SudoMode } from '../common/web/recent-password.js';
 
 /**
  * The signed-in person's own account: profile and address, password, signed-in sessions,
@@ -43,7 +42,6 @@ import { SudoMode } from '../common/web/recent-password.js';
     AccountDeletionService,
     AccountDeletionRepository,
     ProfileService,
-    SudoMode,
   ],
 })
 export class AccountModule {}

@@ -3,12 +3,12 @@ import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
 import { AuthService } from '../auth/auth.service.js';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { ConfirmPasswordForm } from './dto/confirm-password.form.js';
-import { SudoMode } from '../common/web/recent-password.js';
+import { SudoMode } from '../auth/sudo-mode.js';
 
 /** Sudo mode: the password again before a sensitive action, then back to it. */
 @Controller('confirm-password')

@@ -2,12 +2,12 @@ import { Body, Controller, Get, Post, Redirect, Render, Req } from '@nestjs/comm
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { ChangePasswordForm } from './dto/account.forms.js';
 import { PasswordChangeService } from './password-change.service.js';
-import { SudoMode } from '../common/web/recent-password.js';
+import { SudoMode } from '../auth/sudo-mode.js';
 
 const PAGE = '/settings/password';
 

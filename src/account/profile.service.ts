@@ -6,7 +6,7 @@ import { AccountTokens } from '../account-tokens/account-tokens.service.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { isUniqueViolation } from '../database/database-errors.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import type { MailMessage } from '../mail/mail-message.js';
 import { ComposesMail, Mailer } from '../mail/mailer.js';

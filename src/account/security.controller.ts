@@ -2,7 +2,7 @@ import { Controller, Get, Render, Session } from '@nestjs/common';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { TwoFactorSetups } from '../two-factor/setup-session.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
 

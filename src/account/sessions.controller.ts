@@ -2,7 +2,7 @@ import { Body, Controller, Get, Param, Post, Redirect, Render, Req } from '@nest
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { BrowserSessionsService } from './browser-sessions.service.js';

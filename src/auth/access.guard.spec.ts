@@ -2,9 +2,10 @@ import { describe, expect, it, jest } from '@jest/globals';
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Metrics } from '../metrics/metrics.js';
-import { AuthenticationError, InsufficientScopeError } from '../tokens/tokens.errors.js';
+import { AuthenticationError } from '../tokens/tokens.errors.js';
+import { InsufficientScopeError } from './auth.errors.js';
 import { AccessGuard, MissingAuthPolicyError } from './access.guard.js';
-import { BearerAuth, Public, SignedIn } from './auth-policy.decorator.js';
+import { BearerAuth, Public, SignedIn } from '../common/auth-policy.decorator.js';
 import { SignInRequiredError } from './auth.errors.js';
 
 class Routes {

@@ -24,3 +24,17 @@ export class AlreadySignedInError extends DomainError {
     super('You are already signed in.');
   }
 }
+
+/** The realm of the API's bearer challenges. */
+export const BEARER_REALM = 'tessera';
+
+/** A token without the ability a route needs (RFC 6750's `insufficient_scope`). */
+export class InsufficientScopeError extends DomainError {
+  readonly code = 'insufficient_scope';
+  readonly status = 403;
+  override readonly challenge: string;
+  constructor(readonly scope: string) {
+    super(`The token lacks the "${scope}" ability this endpoint needs.`);
+    this.challenge = `Bearer realm="${BEARER_REALM}", error="insufficient_scope", scope="${scope}"`;
+  }
+}

@@ -1,58 +1,48 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
-import { TeamsModule } from '../teams/teams.module.js';
-import { TokensModule } from '../tokens/tokens.module.js';
-import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessGuard } from './access.guard.js';
-import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
-import { PasswordHasher } from './password-hasher.js';
-import { RegistrationService } from './registration.service.js';
-import { SessionLifecycle } from './session-lifecycle.js';
-import { SessionsRepository } from './sessions.repository.js';
-import { TypeormSessionStore } from './typeorm-session.store.js';
 import { CsrfMiddleware } from './csrf.middleware.js';
 import { CurrentUserMiddleware } from './current-user.middleware.js';
+import { PasswordHasher } from './password-hasher.js';
+import { SessionLifecycle } from './session-lifecycle.js';
 import { SessionMiddleware } from './session.middleware.js';
-import { TwoFactorChallengeController } from './two-factor-challenge.controller.js';
-import { TwoFactorSignIn } from './two-factor-sign-in.js';
+import { SessionsRepository } from './sessions.repository.js';
+import { SudoMode } from './sudo-mode.js';
+import { TypeormSessionStore } from './typeorm-session.store.js';
 import { WebSessionMiddleware } from './web-session.middleware.js';
 
+/**
+ * Who is there: the pages' session, CSRF protection and signed-in person (one middleware,
+ * mounted by configureApp for page requests), passwords, sudo mode, signing in and out of a
+ * session, and the global guard that checks every route's declared policy. It knows no feature
+ * above users: the API's tokens are read by the API's own middleware, the forms of signing in
+ * live in sign-in/.
+ */
 @Module({
-  imports: [
-    RateLimitModule,
-    EmailVerificationModule,
-    UsersModule,
-    TeamsModule,
-    TokensModule,
-    TwoFactorModule,
-  ],
-  controllers: [AuthController, TwoFactorChallengeController],
+  imports: [RateLimitModule, UsersModule],
   providers: [
     PasswordHasher,
-    RegistrationService,
     AuthService,
     SessionLifecycle,
-    TwoFactorSignIn,
     SessionsRepository,
     TypeormSessionStore,
     SessionMiddleware,
     CsrfMiddleware,
     CurrentUserMiddleware,
     WebSessionMiddleware,
+    SudoMode,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  // Mounted by configureApp for page requests only (app.setup.ts).
   exports: [
-    RegistrationService,
     AuthService,
     PasswordHasher,
     SessionLifecycle,
     SessionsRepository,
     WebSessionMiddleware,
+    SudoMode,
   ],
 })
 export class AuthModule {}

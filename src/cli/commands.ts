@@ -4,7 +4,7 @@ import { revertLastMigration, runMigrations } from '../database/migrator.js';
 import { Actors } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { validateInput } from '../common/validation/validate-input.js';
-import { RegistrationService } from '../auth/registration.service.js';
+import { RegistrationService } from '../sign-in/registration.service.js';
 import { AddMemberDto } from '../teams/dto/add-member.dto.js';
 import { CreateTeamDto } from '../teams/dto/create-team.dto.js';
 import { NotTeamMemberError } from '../teams/teams.errors.js';
@@ -14,7 +14,7 @@ import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { TokenExpiryReminders } from '../tokens/token-expiry-reminders.js';
 import { AuditService } from '../audit/audit.service.js';
-import { toExportLine } from '../audit/audit.view.js';
+import { toExportLine } from '../security-log/audit.view.js';
 import { CreateUserDto } from '../users/dto/create-user.dto.js';
 import { UsersService } from '../users/users.service.js';
 

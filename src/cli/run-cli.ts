@@ -3,7 +3,7 @@ import { COMMANDS, type Command } from './commands.js';
 import { createCommandContext } from '../app.factory.js';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';
 import { ConfigError, loadConfig } from '../config/config.js';
-import { isDatabaseRefusal, isDatabaseUnavailable } from '../database/database-errors.js';
+import { isDatabaseRefusal, isDatabaseUnavailable } from '../common/errors/database-errors.js';
 
 /** Thrown for a bad command line: printed as it is, with no stack. */
 class UsageError extends Error {}

@@ -2,7 +2,7 @@ import { Controller, Get, Redirect, Render, Req } from '@nestjs/common';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
-import { Public, SignedIn } from '../auth/auth-policy.decorator.js';
+import { Public, SignedIn } from '../common/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { InvitationsService } from '../invitations/invitations.service.js';
 import { TeamsService } from '../teams/teams.service.js';

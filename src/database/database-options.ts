@@ -1,12 +1,17 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/database.config.js';
-import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations/index.js';
 
-/** The one place TypeORM's options are built: the app, the CLI and ormconfig.ts all call it. */
-export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+/**
+ * The one place TypeORM's options are built: the app, the CLI and ormconfig.ts all call it, with
+ * the entities of the features (`src/entities.ts`), which this folder knows nothing of.
+ */
+export function buildDataSourceOptions(
+  config: DatabaseConfig,
+  entities: NonNullable<DataSourceOptions['entities']>,
+): DataSourceOptions {
   const common = {
-    entities: ENTITIES,
+    entities,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each' as const,

@@ -1,6 +1,14 @@
-import { Global, Inject, Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { buildDataSourceOptions } from './database-options.js';
@@ -34,19 +42,25 @@ class MigrateOnBoot implements OnModuleInit {
   }
 }
 
+/** The connection, the migrations and transactions, over the entities the app hands it. */
 @Global()
-@Module({
-  imports: [
-    TypeOrmModule.forRootAsync({
-      inject: [CONFIG],
-      useFactory: (config: Config) => ({
-        ...buildDataSourceOptions(config.database),
-        retryAttempts: 3,
-        retryDelay: 1000,
-      }),
-    }),
-  ],
-  providers: [MigrateOnBoot, SchemaState, Transactions],
-  exports: [SchemaState, Transactions],
-})
-export class DatabaseModule {}
+@Module({})
+export class DatabaseModule {
+  static forRoot(entities: NonNullable<DataSourceOptions['entities']>): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [CONFIG],
+          useFactory: (config: Config) => ({
+            ...buildDataSourceOptions(config.database, entities),
+            retryAttempts: 3,
+            retryDelay: 1000,
+          }),
+        }),
+      ],
+      providers: [MigrateOnBoot, SchemaState, Transactions],
+      exports: [SchemaState, Transactions],
+    };
+  }
+}

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { setTimeout } from 'node:timers/promises';
-import { isDeadlock } from './database-errors.js';
+import { isDeadlock } from '../common/errors/database-errors.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
 const DEADLOCK_ATTEMPTS = 3;

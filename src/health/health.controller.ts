@@ -7,7 +7,7 @@ import {
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
 import type { Response } from 'express';
-import { Public } from '../auth/auth-policy.decorator.js';
+import { Public } from '../common/auth-policy.decorator.js';
 import { SchemaState } from '../database/schema-state.js';
 
 const READY_TIMEOUT_MS = 1000;

@@ -3,7 +3,7 @@ import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
-import { Public, SignedIn } from '../auth/auth-policy.decorator.js';
+import { Public, SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { InvitationsService } from './invitations.service.js';

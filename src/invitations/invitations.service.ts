@@ -14,7 +14,6 @@ import type { AssignableRole } from '../teams/dto/add-member.dto.js';
 import { Team } from '../teams/team.entity.js';
 import { AlreadyMemberError, PersonalTeamError } from '../teams/teams.errors.js';
 import { TeamsService } from '../teams/teams.service.js';
-import type { PendingInvitations } from '../teams/pending-invitations.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import {
@@ -54,7 +53,7 @@ export interface InvitationView {
  * when the mail is sent, stored only as its SHA-256, and replaced when the mail is sent again.
  */
 @Injectable()
-export class InvitationsService implements PendingInvitations {
+export class InvitationsService {
   constructor(
     private readonly audit: AuditLog,
     @InjectDataSource() private readonly dataSource: DataSource,

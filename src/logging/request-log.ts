@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { loggablePath } from '../common/http/loggable-path.js';
-import type { TokenPrincipal } from '../tokens/tokens.service.js';
 import type { ResponseWatcher } from './request-observer.js';
 
 /** One line per request, the fields an operator searches by. */
@@ -41,7 +40,8 @@ export function requestLine(req: Request, res: Response, durationMs: number): Re
     status: res.statusCode,
     durationMs: Math.round(durationMs * 100) / 100,
   };
-  const principal = req.user as TokenPrincipal | undefined;
+  // What the API's authentication leaves on the request (a token and its user), by its shape.
+  const principal = req.user as { tokenId: number; user: { id: number } } | undefined;
   if (principal) {
     line.userId = principal.user.id;
     line.tokenId = principal.tokenId;

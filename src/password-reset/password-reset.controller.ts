@@ -4,7 +4,7 @@ import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
-import { Public } from '../auth/auth-policy.decorator.js';
+import { Public } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';

@@ -2,27 +2,22 @@ import { Body, Controller, Get, Post, Redirect, Render, Session } from '@nestjs/
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import type { User } from '../users/user.entity.js';
-import { ASSIGNABLE_ROLES } from './dto/add-member.dto.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
 import { SwitchTeamForm } from './dto/switch-team.form.js';
-import { PendingInvitations } from './pending-invitations.js';
 import { TeamsService } from './teams.service.js';
 
 /** The teams a person belongs to, and each team's members. */
 @Controller('teams')
 @SignedIn()
 export class TeamsController {
-  constructor(
-    private readonly teams: TeamsService,
-    private readonly invitations: PendingInvitations,
-  ) {}
+  constructor(private readonly teams: TeamsService) {}
 
   @Get()
   @Render('teams/index')
@@ -53,24 +48,6 @@ export class TeamsController {
     const team = await this.teams.switchTeam(actor, form.team_id);
     flash(session, { notice: `You now work in "${team.name}".` });
     return { url: isReturnPage(form.return_to) ? form.return_to : '/teams' };
-  }
-
-  @Get(':id')
-  @Render('teams/show')
-  async show(
-    @CurrentActor() actor: Actor,
-    @SignedInUser() user: User,
-    @IdParam() id: number,
-  ): Promise<object> {
-    const details = await this.teams.getForMember(actor, id);
-    const invitations = await this.invitations.forTeam(details.team.id);
-    return {
-      title: details.team.name,
-      ...details,
-      invitations,
-      roles: ASSIGNABLE_ROLES,
-      viewerId: user.id,
-    };
   }
 
   @Post(':id/members/:userId/remove')

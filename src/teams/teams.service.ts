@@ -2,7 +2,7 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { accountOf, type Actor } from '../common/actor.js';
-import { isUniqueViolation } from '../database/database-errors.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';

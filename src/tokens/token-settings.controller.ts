@@ -2,12 +2,12 @@ import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { ABILITIES } from './abilities.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
-import { RequireRecentPassword } from '../common/web/recent-password.js';
+import { RequireRecentPassword } from '../auth/sudo-mode.js';
 import {
   MAX_GRACE_MINUTES,
   RegenerateTokenForm,

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';

@@ -1,5 +1,5 @@
 import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
-import type { Ability } from './abilities.js';
+import { BEARER_REALM } from '../auth/auth.errors.js';
 
 export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
 
@@ -14,8 +14,6 @@ const MESSAGES: Record<AuthFailureCode, string> = {
 export const REPLACED_VALUE_MESSAGE =
   'This value of the bearer token was replaced when the token was regenerated; use the new value.';
 
-/** The realm of the API's bearer challenges. */
-export const BEARER_REALM = 'tessera';
 const REALM = `Bearer realm="${BEARER_REALM}"`;
 
 /** A known token refused (revoked, replaced or expired): which one, for its security log. */
@@ -37,16 +35,6 @@ export class AuthenticationError extends DomainError {
     super(message);
     // RFC 6750: no error attribute when no credentials were sent at all.
     this.challenge = code === 'missing_token' ? REALM : `${REALM}, error="invalid_token"`;
-  }
-}
-
-export class InsufficientScopeError extends DomainError {
-  readonly code = 'insufficient_scope';
-  readonly status = 403;
-  override readonly challenge: string;
-  constructor(readonly scope: Ability) {
-    super(`The token lacks the "${scope}" ability this endpoint needs.`);
-    this.challenge = `${REALM}, error="insufficient_scope", scope="${scope}"`;
   }
 }
 

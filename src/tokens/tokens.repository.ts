@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { toDate } from '../database/database-errors.js';
+import { toDate } from '../common/errors/database-errors.js';
 import { hotPathQuery } from '../database/hot-path-query.js';
 import type { Ability } from './abilities.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';

@@ -2,11 +2,11 @@ import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
-import { RequireRecentPassword } from '../common/web/recent-password.js';
+import { RequireRecentPassword } from '../auth/sudo-mode.js';
 import type { User } from '../users/user.entity.js';
 import { ConfirmTwoFactorForm } from './dto/two-factor.forms.js';
 import { TwoFactorSetups } from './setup-session.js';

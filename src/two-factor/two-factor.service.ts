@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { accountOf, type Actor } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { Clock } from '../clock/clock.js';
-import { isUniqueViolation } from '../database/database-errors.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';

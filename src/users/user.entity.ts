@@ -7,9 +7,7 @@ import {
   ManyToOne,
   PrimaryGeneratedColumn,
   UpdateDateColumn,
-  type Relation,
 } from 'typeorm';
-import { Team } from '../teams/team.entity.js';
 
 @Entity({ name: 'users' })
 export class User {
@@ -34,9 +32,10 @@ export class User {
   @Column({ name: 'current_team_id', type: 'integer', nullable: true })
   currentTeamId!: number | null;
 
-  @ManyToOne(() => Team, { onDelete: 'SET NULL', nullable: true })
+  /** The foreign key to `teams`, named rather than imported: users know nothing of teams. */
+  @ManyToOne('Team', { onDelete: 'SET NULL', nullable: true })
   @JoinColumn({ name: 'current_team_id', foreignKeyConstraintName: 'FK_users_current_team' })
-  currentTeam?: Relation<Team> | null;
+  currentTeam?: { id: number } | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
   createdAt!: Date;

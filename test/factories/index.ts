@@ -3,7 +3,7 @@ import { Actors } from '../../src/common/actor.js';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { RegistrationService } from '../../src/auth/registration.service.js';
+import { RegistrationService } from '../../src/sign-in/registration.service.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { TeamsService } from '../../src/teams/teams.service.js';
 import type { Team } from '../../src/teams/team.entity.js';

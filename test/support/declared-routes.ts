@@ -1,7 +1,7 @@
 import { RequestMethod, type INestApplication } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { AUTH_POLICY, type AuthPolicy } from '../../src/auth/auth-policy.decorator.js';
+import { AUTH_POLICY, type AuthPolicy } from '../../src/common/auth-policy.decorator.js';
 
 export interface DeclaredRoute {
   /** `GET`, `POST`, … */

@@ -1,5 +1,5 @@
 import { IsEmail, IsNotEmpty, IsString, Length, MaxLength } from 'class-validator';
-import { NormalizedEmail, SameAs } from '../../auth/dto/auth.forms.js';
+import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
-import { BEARER_REALM } from '../../tokens/tokens.errors.js';
+import { BEARER_REALM } from '../../auth/auth.errors.js';
 import { TokensService, type TokenPrincipal } from '../../tokens/tokens.service.js';
 
 @Injectable()

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { isDatabaseUnavailable } from '../../database/database-errors.js';
+import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import {
   ConflictError,
   DomainError,

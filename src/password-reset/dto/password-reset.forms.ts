@@ -1,5 +1,5 @@
 import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
-import { NormalizedEmail, SameAs } from '../../auth/dto/auth.forms.js';
+import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 
 export class ForgotPasswordForm {

@@ -8,14 +8,15 @@ import {
   getSchemaPath,
   type HeadersObject,
 } from '@nestjs/swagger';
-import { BearerAuth } from '../../../auth/auth-policy.decorator.js';
+import { BearerAuth } from '../../../common/auth-policy.decorator.js';
 import { REQUEST_ID_HEADER, WELL_FORMED_REQUEST_ID } from '../../../logging/request-id.js';
 import type { DomainError } from '../../../common/errors/domain.error.js';
 import { GENERIC_MESSAGES } from '../../../common/filters/all-exceptions.filter.js';
 import { API_VERSION } from '../../../common/http/envelope.js';
 import { RateLimitedError } from '../../../rate-limit/rate-limit.errors.js';
 import { TeamNotFoundError } from '../../../teams/teams.errors.js';
-import { AuthenticationError, InsufficientScopeError } from '../../../tokens/tokens.errors.js';
+import { InsufficientScopeError } from '../../../auth/auth.errors.js';
+import { AuthenticationError } from '../../../tokens/tokens.errors.js';
 import type { Ability } from '../../../tokens/abilities.js';
 import { ErrorEnvelope } from './schemas.js';
 

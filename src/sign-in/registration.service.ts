@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { isUniqueViolation } from '../database/database-errors.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import type { MailMessage } from '../mail/mail-message.js';
@@ -14,7 +14,7 @@ import type { CreateUserDto } from '../users/dto/create-user.dto.js';
 import type { User } from '../users/user.entity.js';
 import { EmailTakenError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { PasswordHasher } from './password-hasher.js';
+import { PasswordHasher } from '../auth/password-hasher.js';
 import { Clock } from '../clock/clock.js';
 import { Events } from '../events/events.js';
 

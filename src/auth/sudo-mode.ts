@@ -9,9 +9,9 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
-import { DomainError } from '../errors/domain.error.js';
-import { FORM_PAGE, fillPage } from './form-page.js';
-import { Clock } from '../../clock/clock.js';
+import { DomainError } from '../common/errors/domain.error.js';
+import { FORM_PAGE, fillPage } from '../common/web/form-page.js';
+import { Clock } from '../clock/clock.js';
 
 /** How long a password typed (to sign in, register or confirm) unlocks sensitive actions. */
 export const RECENT_PASSWORD_MS = 15 * 60_000;

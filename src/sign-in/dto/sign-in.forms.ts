@@ -1,37 +1,7 @@
-import { Transform } from 'class-transformer';
-import {
-  IsEmail,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  Length,
-  MaxLength,
-  registerDecorator,
-  type ValidationArguments,
-} from 'class-validator';
+import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
-import { normalizeEmail } from '../../users/email.js';
-
-/** Emails are compared in one form: trimmed and lower-cased. */
-export const NormalizedEmail = (): PropertyDecorator =>
-  Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value));
-
-/** The property must equal another one (a confirmation field). */
-export function SameAs(property: string, message: string): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'sameAs',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      constraints: [property],
-      options: { message },
-      validator: {
-        validate: (value: unknown, args: ValidationArguments) =>
-          value === (args.object as Record<string, unknown>)[property],
-      },
-    });
-}
+import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 
 /** The sign-up form: field names as the page posts them. */
 export class RegisterForm {

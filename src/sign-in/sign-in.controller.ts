@@ -1,16 +1,16 @@
 import { Body, Controller, Get, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
 import type { Actor } from '../common/actor.js';
-import { CurrentActor } from './current-actor.js';
+import { CurrentActor } from '../auth/current-actor.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
-import { AuthService } from './auth.service.js';
-import { GuestOnly, Public, SignedIn } from './auth-policy.decorator.js';
+import { AuthService } from '../auth/auth.service.js';
+import { GuestOnly, Public, SignedIn } from '../common/auth-policy.decorator.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
-import { LoginForm, RegisterForm } from './dto/auth.forms.js';
+import { LoginForm, RegisterForm } from './dto/sign-in.forms.js';
 import { RegistrationService } from './registration.service.js';
-import { SessionLifecycle } from './session-lifecycle.js';
+import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /** Sign-up, sign-in and sign-out pages. */

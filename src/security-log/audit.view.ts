@@ -1,7 +1,7 @@
 import { describeClient } from '../tokens/client-description.js';
 import type { User } from '../users/user.entity.js';
-import type { AuditEvent } from './audit-event.entity.js';
-import { AUDIT_EVENTS, AUDIT_KINDS, kindOf, type AuditEventName } from './audit-events.js';
+import type { AuditEvent } from '../audit/audit-event.entity.js';
+import { AUDIT_EVENTS, AUDIT_KINDS, kindOf, type AuditEventName } from '../audit/audit-events.js';
 
 type People = Map<number, Pick<User, 'id' | 'name' | 'email'>>;
 

@@ -1,14 +1,14 @@
 import { Controller, Get, Query, Render } from '@nestjs/common';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
-import { SignedIn } from '../auth/auth-policy.decorator.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { User } from '../users/user.entity.js';
-import type { AuditEvent } from './audit-event.entity.js';
-import { AUDIT_KINDS } from './audit-events.js';
-import { AuditService, type AuditPage } from './audit.service.js';
+import type { AuditEvent } from '../audit/audit-event.entity.js';
+import { AUDIT_KINDS } from '../audit/audit-events.js';
+import { AuditService, type AuditPage } from '../audit/audit.service.js';
 import { toEventView } from './audit.view.js';
 import { AuditLogQuery } from './dto/audit-log-query.dto.js';
 
@@ -19,7 +19,7 @@ import { AuditLogQuery } from './dto/audit-log-query.dto.js';
  */
 @Controller()
 @SignedIn()
-export class AuditLogController {
+export class SecurityLogController {
   constructor(
     private readonly audit: AuditService,
     private readonly teams: TeamsService,

@@ -1,6 +1,6 @@
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { Trim, ToInteger } from '../../common/validation/transforms.js';
-import { AUDIT_KINDS, type AuditKind } from '../audit-events.js';
+import { AUDIT_KINDS, type AuditKind } from '../../audit/audit-events.js';
 
 /** The filter and the page of a log: `?kind=token&before=812`. */
 export class AuditLogQuery {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { GuestOnly } from './auth-policy.decorator.js';
+import { GuestOnly } from '../common/auth-policy.decorator.js';
 import { FormPage } from '../common/web/form-page.js';
 import { TwoFactorChallengeForm } from '../two-factor/dto/two-factor.forms.js';
 import { CHALLENGE_PAGE, TwoFactorSignIn } from './two-factor-sign-in.js';

@@ -1,5 +1,5 @@
 import { Actors, asPerson } from '../common/actor.js';
-import { actorOf } from './current-actor.js';
+import { actorOf } from '../auth/current-actor.js';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';
@@ -9,8 +9,8 @@ import { signInPageFor } from '../common/web/return-to.js';
 import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { credentialStamp } from './credential-stamp.js';
-import { SessionLifecycle } from './session-lifecycle.js';
+import { credentialStamp } from '../auth/credential-stamp.js';
+import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { Clock } from '../clock/clock.js';
 
 export const CHALLENGE_PAGE = '/two-factor-challenge';

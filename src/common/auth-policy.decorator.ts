@@ -1,19 +1,18 @@
 import { SetMetadata } from '@nestjs/common';
-import type { Ability } from '../tokens/abilities.js';
 
 export const AUTH_POLICY = 'tessera:auth-policy';
 
 export type AuthPolicy =
   | { kind: 'public' }
-  | { kind: 'bearer'; ability?: Ability }
+  | { kind: 'bearer'; ability?: string }
   | { kind: 'session' }
   | { kind: 'guest' };
 
 /** The route needs no authentication. Every route must say how it is authenticated. */
 export const Public = () => SetMetadata(AUTH_POLICY, { kind: 'public' } satisfies AuthPolicy);
 
-/** The route needs a bearer token, with this ability when one is named. */
-export const BearerAuth = (ability?: Ability) =>
+/** The route needs a bearer token, with this ability (one the token grants) when one is named. */
+export const BearerAuth = (ability?: string) =>
   SetMetadata(AUTH_POLICY, { kind: 'bearer', ability } satisfies AuthPolicy);
 
 /** The page needs a person signed in through the browser session. */

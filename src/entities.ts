@@ -1,0 +1,37 @@
+import type { DataSourceOptions } from 'typeorm';
+import type { DatabaseConfig } from './config/database.config.js';
+import { buildDataSourceOptions } from './database/database-options.js';
+import { AuditEvent } from './audit/audit-event.entity.js';
+import { AccountToken } from './account-tokens/account-token.entity.js';
+import { Session } from './auth/session.entity.js';
+import { TeamInvitation } from './invitations/team-invitation.entity.js';
+import { TeamMember } from './teams/team-member.entity.js';
+import { OutboxMessage } from './mail/outbox-message.entity.js';
+import { Team } from './teams/team.entity.js';
+import { PersonalAccessToken } from './tokens/personal-access-token.entity.js';
+import { RecoveryCode } from './two-factor/recovery-code.entity.js';
+import { TwoFactorCredential } from './two-factor/two-factor-credential.entity.js';
+import { TokenAddress } from './tokens/token-address.entity.js';
+import { TokenDailyUsage } from './tokens/token-daily-usage.entity.js';
+import { User } from './users/user.entity.js';
+
+export const ENTITIES = [
+  User,
+  Team,
+  TeamMember,
+  PersonalAccessToken,
+  TokenDailyUsage,
+  TokenAddress,
+  Session,
+  TwoFactorCredential,
+  RecoveryCode,
+  OutboxMessage,
+  AccountToken,
+  TeamInvitation,
+  AuditEvent,
+];
+
+/** TypeORM's options for these entities (ormconfig.ts, the seeding of benches and tests). */
+export function dataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+  return buildDataSourceOptions(config, ENTITIES);
+}

@@ -1,0 +1,38 @@
+import { Controller, Get, Render } from '@nestjs/common';
+import { CurrentActor } from '../auth/current-actor.js';
+import type { Actor } from '../common/actor.js';
+import { SignedIn } from '../common/auth-policy.decorator.js';
+import { IdParam } from '../common/decorators/id-param.decorator.js';
+import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { InvitationsService } from '../invitations/invitations.service.js';
+import { ASSIGNABLE_ROLES } from '../teams/dto/add-member.dto.js';
+import { TeamsService } from '../teams/teams.service.js';
+import type { User } from '../users/user.entity.js';
+
+/** A team's page: its members (teams) and the invitations waiting for an answer (invitations). */
+@Controller('teams')
+@SignedIn()
+export class TeamPageController {
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly invitations: InvitationsService,
+  ) {}
+
+  @Get(':id')
+  @Render('teams/show')
+  async show(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @IdParam() id: number,
+  ): Promise<object> {
+    const details = await this.teams.getForMember(actor, id);
+    const invitations = await this.invitations.forTeam(details.team.id);
+    return {
+      title: details.team.name,
+      ...details,
+      invitations,
+      roles: ASSIGNABLE_ROLES,
+      viewerId: user.id,
+    };
+  }
+}
