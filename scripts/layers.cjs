@@ -18,7 +18,7 @@ const LAYERS = [
     'mail',
   ],
   // What every feature builds on: accounts, one-time links, the security log's writer, notices.
-  ['users', 'account-tokens', 'audit', 'security-notices'],
+  ['users', 'one-time-links', 'audit', 'security-notices'],
   // Who is there: sessions, CSRF, the guard, sudo mode, the actor.
   ['auth'],
   // The features.

@@ -2,7 +2,7 @@ import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from './config/database.config.js';
 import { buildDataSourceOptions } from './database/database-options.js';
 import { AuditEvent } from './audit/audit-event.entity.js';
-import { AccountToken } from './account-tokens/account-token.entity.js';
+import { OneTimeLink } from './one-time-links/one-time-link.entity.js';
 import { Session } from './auth/session.entity.js';
 import { TeamInvitation } from './invitations/team-invitation.entity.js';
 import { TeamMember } from './teams/team-member.entity.js';
@@ -26,7 +26,7 @@ export const ENTITIES = [
   TwoFactorCredential,
   RecoveryCode,
   OutboxMessage,
-  AccountToken,
+  OneTimeLink,
   TeamInvitation,
   AuditEvent,
 ];

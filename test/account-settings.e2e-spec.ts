@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
-import { AccountToken } from '../src/account-tokens/account-token.entity.js';
+import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
@@ -351,7 +351,7 @@ describe('account settings', () => {
       });
       const link = TestSmtpServer.linkPath(mail, '/settings/profile/email/');
       const token = await t.dataSource
-        .getRepository(AccountToken)
+        .getRepository(OneTimeLink)
         .findOneByOrFail({ userId: person.user.id, purpose: 'change_email' });
       expect(token.email).toBe(newEmail);
       expect(link).not.toContain(token.tokenHash);

@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
-import { AccountToken } from '../src/account-tokens/account-token.entity.js';
+import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
@@ -683,7 +683,7 @@ describe('hostile requests', () => {
           PersonalAccessToken,
           TwoFactorCredential,
           RecoveryCode,
-          AccountToken,
+          OneTimeLink,
         ].map((e) => t.dataSource.getRepository(e).count()),
       );
     const before = await counts();

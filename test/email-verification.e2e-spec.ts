@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AccountToken } from '../src/account-tokens/account-token.entity.js';
+import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { uniqueEmail } from './factories/index.js';
@@ -77,7 +77,7 @@ describe('confirming an e-mail address', () => {
     expect(user.emailVerifiedAt).toBeInstanceOf(Date);
 
     // Only the hash is stored, the token is spent, and no table holds the link.
-    const row = await t.dataSource.getRepository(AccountToken).findOneByOrFail({ userId: user.id });
+    const row = await t.dataSource.getRepository(OneTimeLink).findOneByOrFail({ userId: user.id });
     expect(row.purpose).toBe('verify_email');
     expect(row.usedAt).toBeInstanceOf(Date);
     expect(row.tokenHash).toMatch(/^[0-9a-f]{64}$/);
@@ -129,7 +129,7 @@ describe('confirming an e-mail address', () => {
 
     const user = await users().findOneByOrFail({ email });
     await t.dataSource
-      .getRepository(AccountToken)
+      .getRepository(OneTimeLink)
       .update({ userId: user.id }, { expiresAt: new Date(Date.now() - 1000) });
     const expired = await client.get(newest);
     expect(expired.status).toBe(410);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import request from 'supertest';
-import { AccountToken } from '../src/account-tokens/account-token.entity.js';
+import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
 import { PasswordResetService } from '../src/password-reset/password-reset.service.js';
 import { User } from '../src/users/user.entity.js';
@@ -162,7 +162,7 @@ describe('forgotten passwords', () => {
       subject: 'Your Tessera password was changed',
     });
     expect(notice.text).toContain('every session of the account was signed out');
-    const row = await t.dataSource.getRepository(AccountToken).findOneByOrFail({ userId: user.id });
+    const row = await t.dataSource.getRepository(OneTimeLink).findOneByOrFail({ userId: user.id });
     expect(row.usedAt).toBeInstanceOf(Date);
     expect(Math.abs(row.expiresAt.getTime() - row.createdAt.getTime() - 3_600_000)).toBeLessThan(
       2_000,
@@ -232,7 +232,7 @@ describe('forgotten passwords', () => {
     ).toBe(404);
 
     await t.dataSource
-      .getRepository(AccountToken)
+      .getRepository(OneTimeLink)
       .update({ userId: user.id }, { expiresAt: new Date(Date.now() - 1000) });
     const expired = await client.get(newer);
     expect(expired.status).toBe(410);

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AccountTokensModule } from '../account-tokens/account-tokens.module.js';
+import { OneTimeLinksModule } from '../one-time-links/one-time-links.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
@@ -24,7 +24,7 @@ import { SessionsController } from './sessions.controller.js';
   imports: [
     AuthModule,
     UsersModule,
-    AccountTokensModule,
+    OneTimeLinksModule,
     RateLimitModule,
     SecurityNoticesModule,
     TwoFactorModule,

@@ -7,7 +7,7 @@ import { SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
-import { ConfirmPasswordForm } from './dto/confirm-password.form.js';
+import { ConfirmPasswordForm } from './dto/account.forms.js';
 import { SudoMode } from '../auth/sudo-mode.js';
 
 /** Sudo mode: the password again before a sensitive action, then back to it. */

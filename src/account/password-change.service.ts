@@ -1,6 +1,6 @@
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
-import { AccountTokens } from '../account-tokens/account-tokens.service.js';
+import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { AuthService } from '../auth/auth.service.js';
 import { credentialStamp } from '../auth/credential-stamp.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
@@ -21,7 +21,7 @@ export class PasswordChangeService {
     private readonly passwords: PasswordHasher,
     private readonly users: UsersRepository,
     private readonly sessions: SessionsRepository,
-    private readonly links: AccountTokens,
+    private readonly links: OneTimeLinks,
     private readonly mailer: Mailer,
     private readonly transactions: Transactions,
   ) {}

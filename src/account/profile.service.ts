@@ -1,8 +1,8 @@
 import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
-import { AccountTokens } from '../account-tokens/account-tokens.service.js';
+import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
+import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -30,7 +30,7 @@ export class ProfileService {
   constructor(
     private readonly audit: AuditLog,
     private readonly users: UsersRepository,
-    private readonly tokens: AccountTokens,
+    private readonly tokens: OneTimeLinks,
     private readonly mailer: Mailer,
     private readonly notices: SecurityNotices,
     private readonly limiter: AddressLimiter,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AccountTokens } from '../account-tokens/account-tokens.service.js';
-import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
+import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
+import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -35,7 +35,7 @@ const ASK_AGAIN = { href: '/settings/api-tokens', label: 'Ask for a new link' };
 export class EmailVerificationService {
   constructor(
     private readonly users: UsersRepository,
-    private readonly tokens: AccountTokens,
+    private readonly tokens: OneTimeLinks,
     private readonly mailer: Mailer,
     private readonly transactions: Transactions,
     private readonly events: Events,

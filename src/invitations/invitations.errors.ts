@@ -1,4 +1,4 @@
-import { AccountLinkError, type LinkProblem } from '../account-tokens/account-tokens.errors.js';
+import { AccountLinkError, type LinkProblem } from '../one-time-links/one-time-links.errors.js';
 import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
 
 /** An invitation link that cannot be used: a page that says why. */

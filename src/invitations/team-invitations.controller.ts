@@ -7,7 +7,7 @@ import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
-import { InviteForm } from './dto/invite.form.js';
+import { InviteForm } from './dto/invitations.forms.js';
 import { InvitationsService } from './invitations.service.js';
 
 /** A team's invitations, managed from its page by its owner and admins. */

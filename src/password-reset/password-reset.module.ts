@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AccountTokensModule } from '../account-tokens/account-tokens.module.js';
+import { OneTimeLinksModule } from '../one-time-links/one-time-links.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -7,7 +7,7 @@ import { PasswordResetController } from './password-reset.controller.js';
 import { PasswordResetService } from './password-reset.service.js';
 
 @Module({
-  imports: [AuthModule, UsersModule, AccountTokensModule, RateLimitModule],
+  imports: [AuthModule, UsersModule, OneTimeLinksModule, RateLimitModule],
   controllers: [PasswordResetController],
   providers: [PasswordResetService],
   exports: [PasswordResetService],

@@ -2,8 +2,8 @@ import { asPerson, type Actor } from '../common/actor.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AccountLinkError } from '../account-tokens/account-tokens.errors.js';
-import { AccountTokens } from '../account-tokens/account-tokens.service.js';
+import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
+import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import type { Config } from '../config/config.js';
@@ -33,7 +33,7 @@ export class PasswordResetService {
   constructor(
     private readonly audit: AuditLog,
     private readonly users: UsersRepository,
-    private readonly tokens: AccountTokens,
+    private readonly tokens: OneTimeLinks,
     private readonly mailer: Mailer,
     private readonly passwords: PasswordHasher,
     private readonly sessions: SessionsRepository,

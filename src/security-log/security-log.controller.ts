@@ -10,7 +10,7 @@ import type { AuditEvent } from '../audit/audit-event.entity.js';
 import { AUDIT_KINDS } from '../audit/audit-events.js';
 import { AuditService, type AuditPage } from '../audit/audit.service.js';
 import { toEventView } from './audit.view.js';
-import { AuditLogQuery } from './dto/audit-log-query.dto.js';
+import { AuditLogQuery } from './dto/security-log.forms.js';
 
 /**
  * The security log's pages: a person's own (Account Settings > Security log), and a team's,

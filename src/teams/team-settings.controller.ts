@@ -8,7 +8,7 @@ import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../auth/sudo-mode.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
-import { ChangeRoleForm, TransferTeamForm } from './dto/team-settings.forms.js';
+import { ChangeRoleForm, TransferTeamForm } from './dto/teams.forms.js';
 import { TeamsService } from './teams.service.js';
 
 /**

@@ -10,7 +10,7 @@ import { FormPage } from '../common/web/form-page.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import type { User } from '../users/user.entity.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
-import { SwitchTeamForm } from './dto/switch-team.form.js';
+import { SwitchTeamForm } from './dto/teams.forms.js';
 import { TeamsService } from './teams.service.js';
 
 /** The teams a person belongs to, and each team's members. */

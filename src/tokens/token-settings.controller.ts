@@ -8,11 +8,7 @@ import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../auth/sudo-mode.js';
-import {
-  MAX_GRACE_MINUTES,
-  RegenerateTokenForm,
-  UpdateTokenForm,
-} from './dto/token-settings.forms.js';
+import { MAX_GRACE_MINUTES, RegenerateTokenForm, UpdateTokenForm } from './dto/tokens.forms.js';
 import { TokenDetailsService } from './token-details.service.js';
 import { TokensService } from './tokens.service.js';
 

@@ -9,7 +9,7 @@ import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
 import { ABILITIES, ABILITY_DESCRIPTIONS } from './abilities.js';
-import { CreateTokenForm, toCreateTokenDto } from './dto/create-token.form.js';
+import { CreateTokenForm, toCreateTokenDto } from './dto/tokens.forms.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { TokensService } from './tokens.service.js';
 

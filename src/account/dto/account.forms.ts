@@ -1,4 +1,4 @@
-import { IsEmail, IsNotEmpty, IsString, Length, MaxLength } from 'class-validator';
+import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
@@ -40,4 +40,16 @@ export class ProfileForm {
   @MaxLength(255, { message: 'Email must be at most 255 characters.' })
   @IsString({ message: 'Email must be text.' })
   email!: string;
+}
+
+export class ConfirmPasswordForm {
+  @MaxLength(PASSWORD_MAX, { message: 'That is not your password.' })
+  @IsNotEmpty({ message: 'Enter your password.' })
+  @IsString({ message: 'Enter your password.' })
+  password!: string;
+
+  /** The page to go back to; anything but a page of ours is ignored. */
+  @IsOptional()
+  @IsString()
+  return_to?: string;
 }

@@ -1,5 +1,5 @@
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { Trim, ToInteger } from '../../common/validation/transforms.js';
+import { ToInteger, Trim } from '../../common/validation/transforms.js';
 import { AUDIT_KINDS, type AuditKind } from '../../audit/audit-events.js';
 
 /** The filter and the page of a log: `?kind=token&before=812`. */

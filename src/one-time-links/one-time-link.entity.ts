@@ -10,13 +10,13 @@ import {
 } from 'typeorm';
 import { User } from '../users/user.entity.js';
 
-export const ACCOUNT_TOKEN_PURPOSES = ['verify_email', 'reset_password', 'change_email'] as const;
-export type AccountTokenPurpose = (typeof ACCOUNT_TOKEN_PURPOSES)[number];
+export const LINK_PURPOSES = ['verify_email', 'reset_password', 'change_email'] as const;
+export type LinkPurpose = (typeof LINK_PURPOSES)[number];
 
 /** A single-use link sent by mail (or printed for an operator); only its SHA-256 is kept. */
 @Entity({ name: 'account_tokens' })
 @Index('IDX_account_tokens_user_purpose', ['userId', 'purpose'])
-export class AccountToken {
+export class OneTimeLink {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;
 
@@ -28,7 +28,7 @@ export class AccountToken {
   user?: Relation<User>;
 
   @Column({ name: 'purpose', type: 'varchar', length: 20 })
-  purpose!: AccountTokenPurpose;
+  purpose!: LinkPurpose;
 
   @Index('UQ_account_tokens_hash', { unique: true })
   @Column({ name: 'token_hash', type: 'varchar', length: 64 })

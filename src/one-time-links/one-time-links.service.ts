@@ -2,9 +2,9 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { Transactions } from '../database/transactions.js';
-import type { AccountToken, AccountTokenPurpose } from './account-token.entity.js';
-import type { LinkProblem } from './account-tokens.errors.js';
-import { AccountTokensRepository } from './account-tokens.repository.js';
+import type { OneTimeLink, LinkPurpose } from './one-time-link.entity.js';
+import type { LinkProblem } from './one-time-links.errors.js';
+import { OneTimeLinksRepository } from './one-time-links.repository.js';
 import { Clock } from '../clock/clock.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 
@@ -15,9 +15,9 @@ const PRUNE_EVERY_MS = 3_600_000;
 const KEEP_DEAD_MS = 7 * 86_400_000;
 
 export type LinkCheck =
-  | { ok: true; token: AccountToken }
+  | { ok: true; token: OneTimeLink }
   /** `token`: the row, when the link named one (used or expired). */
-  | { ok: false; problem: LinkProblem; token?: AccountToken };
+  | { ok: false; problem: LinkProblem; token?: OneTimeLink };
 
 const hashOf = (plaintext: string): string => createHash('sha256').update(plaintext).digest('hex');
 
@@ -27,11 +27,11 @@ const hashOf = (plaintext: string): string => createHash('sha256').update(plaint
  * replaced, for one account and purpose, by the next one issued.
  */
 @Injectable()
-export class AccountTokens implements OnModuleInit {
-  private readonly logger = new Logger('AccountTokens');
+export class OneTimeLinks implements OnModuleInit {
+  private readonly logger = new Logger('OneTimeLinks');
 
   constructor(
-    private readonly tokens: AccountTokensRepository,
+    private readonly tokens: OneTimeLinksRepository,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
@@ -44,7 +44,7 @@ export class AccountTokens implements OnModuleInit {
   async issue(
     manager: EntityManager,
     userId: number,
-    purpose: AccountTokenPurpose,
+    purpose: LinkPurpose,
     ttlMs: number,
     email: string | null = null,
   ): Promise<string> {
@@ -63,14 +63,14 @@ export class AccountTokens implements OnModuleInit {
    * Cancels the user's unused links of the purpose, inside `manager`'s transaction: a change of
    * password or address makes the reset links mailed before it worthless.
    */
-  cancel(manager: EntityManager, userId: number, purpose: AccountTokenPurpose): Promise<void> {
+  cancel(manager: EntityManager, userId: number, purpose: LinkPurpose): Promise<void> {
     return this.tokens.deleteUnused(manager, userId, purpose);
   }
 
   /** Whether the token could be used now; a malformed one costs no query. */
   async check(
     plaintext: string,
-    purpose: AccountTokenPurpose,
+    purpose: LinkPurpose,
     manager?: EntityManager,
   ): Promise<LinkCheck> {
     if (!TOKEN_SHAPE.test(plaintext)) return { ok: false, problem: 'unknown' };
@@ -83,11 +83,7 @@ export class AccountTokens implements OnModuleInit {
   }
 
   /** Uses the token inside `manager`'s transaction: of two uses at once, one wins. */
-  async use(
-    manager: EntityManager,
-    plaintext: string,
-    purpose: AccountTokenPurpose,
-  ): Promise<LinkCheck> {
+  async use(manager: EntityManager, plaintext: string, purpose: LinkPurpose): Promise<LinkCheck> {
     const checked = await this.check(plaintext, purpose, manager);
     if (!checked.ok) return checked;
     const won = await this.tokens.markUsed(manager, checked.token.id, this.clock.now());
@@ -103,7 +99,7 @@ export class AccountTokens implements OnModuleInit {
       const before = new Date(this.clock.nowMs() - KEEP_DEAD_MS);
       return await this.transactions.run((m) => this.tokens.deleteExpired(m, before));
     } catch (error) {
-      this.logger.warn(`Could not prune expired account tokens: ${String(error)}`);
+      this.logger.warn(`Could not prune expired one-time links: ${String(error)}`);
       return 0;
     }
   }

@@ -1,51 +1,45 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull, LessThan, type EntityManager } from 'typeorm';
-import { AccountToken, type AccountTokenPurpose } from './account-token.entity.js';
+import { OneTimeLink, type LinkPurpose } from './one-time-link.entity.js';
 
 @Injectable()
-export class AccountTokensRepository {
+export class OneTimeLinksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Stores a new token for the user, and deletes the unused ones it replaces. */
   async insertReplacing(
     manager: EntityManager,
-    row: Pick<AccountToken, 'userId' | 'purpose' | 'tokenHash' | 'expiresAt' | 'email'>,
+    row: Pick<OneTimeLink, 'userId' | 'purpose' | 'tokenHash' | 'expiresAt' | 'email'>,
   ): Promise<void> {
-    const repo = manager.getRepository(AccountToken);
+    const repo = manager.getRepository(OneTimeLink);
     await repo.delete({ userId: row.userId, purpose: row.purpose, usedAt: IsNull() });
     await repo.insert({ ...row, usedAt: null });
   }
 
   /** Deletes the user's unused tokens of the purpose; their links then answer "not valid". */
-  async deleteUnused(
-    manager: EntityManager,
-    userId: number,
-    purpose: AccountTokenPurpose,
-  ): Promise<void> {
-    await manager.getRepository(AccountToken).delete({ userId, purpose, usedAt: IsNull() });
+  async deleteUnused(manager: EntityManager, userId: number, purpose: LinkPurpose): Promise<void> {
+    await manager.getRepository(OneTimeLink).delete({ userId, purpose, usedAt: IsNull() });
   }
 
   findByHash(
     hash: string,
-    purpose: AccountTokenPurpose,
+    purpose: LinkPurpose,
     manager: EntityManager = this.dataSource.manager,
-  ): Promise<AccountToken | null> {
-    return manager.getRepository(AccountToken).findOneBy({ tokenHash: hash, purpose });
+  ): Promise<OneTimeLink | null> {
+    return manager.getRepository(OneTimeLink).findOneBy({ tokenHash: hash, purpose });
   }
 
   /** Marks the token used, unless it already was: true for the one caller that used it. */
   async markUsed(manager: EntityManager, id: number, at: Date): Promise<boolean> {
     const result = await manager
-      .getRepository(AccountToken)
+      .getRepository(OneTimeLink)
       .update({ id, usedAt: IsNull() }, { usedAt: at });
     return (result.affected ?? 0) > 0;
   }
 
   async deleteExpired(manager: EntityManager, before: Date): Promise<number> {
-    const result = await manager
-      .getRepository(AccountToken)
-      .delete({ expiresAt: LessThan(before) });
+    const result = await manager.getRepository(OneTimeLink).delete({ expiresAt: LessThan(before) });
     return result.affected ?? 0;
   }
 }
