@@ -16,6 +16,7 @@ import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const LOG = '/settings/security-log';
@@ -329,10 +330,9 @@ describe('security log and team audit log', () => {
     }
     // Tried again: the event is not lost to a short outage.
     await t.app.get(AuditLog).flush();
-    const deadline = Date.now() + 10_000;
-    while ((await rowsOf(person.user.id, 'token.created')).length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await waitFor(async () => (await rowsOf(person.user.id, 'token.created')).length > 0, {
+      intervalMs: 200,
+    });
     expect(await rowsOf(person.user.id, 'token.created')).toHaveLength(1);
   });
 

@@ -79,7 +79,6 @@ describe('concurrent changes', () => {
     await waitFor(
       async () =>
         (await t.dataSource.getRepository(OutboxMessage).countBy({ status: 'pending' })) === 0,
-      60_000,
     );
   });
 
