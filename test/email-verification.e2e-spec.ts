@@ -119,7 +119,7 @@ describe('confirming an e-mail address', () => {
     expect(visibleText((await client.get(TOKENS)).text)).toContain(
       'A new confirmation link is on its way.',
     );
-    await waitForMails(email, 2);
+    await t.mail.waitForCount({ to: email, subject: CONFIRM }, 2);
     const newest = TestSmtpServer.linkPath(
       t.mail.find({ to: email, subject: CONFIRM })[1],
       '/verify-email/',
@@ -144,7 +144,7 @@ describe('confirming an e-mail address', () => {
       statuses.push((await client.submit(TOKENS, '/verify-email/resend')).status);
     }
     expect(statuses).toEqual([303, 303, 429]);
-    await waitForMails(email, 3);
+    await t.mail.waitForCount({ to: email, subject: CONFIRM }, 3);
   });
 
   it('should say there is nothing to confirm to a person whose address is confirmed', async () => {
@@ -157,14 +157,6 @@ describe('confirming an e-mail address', () => {
     );
     expect(t.mail.find({ to: email, subject: CONFIRM })).toHaveLength(1);
   });
-
-  async function waitForMails(email: string, count: number): Promise<void> {
-    const end = Date.now() + 10_000;
-    while (t.mail.find({ to: email, subject: CONFIRM }).length < count) {
-      if (Date.now() > end) throw new Error(`fewer than ${count} confirmation mails`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 });
 
 describe('with EMAIL_VERIFICATION=off', () => {

@@ -331,12 +331,8 @@ describe('hardening, third round', () => {
     async function resetLink(email: string): Promise<string> {
       const before = t.mail.find({ to: email, subject: RESET }).length;
       await new WebClient(t.server).submit('/forgot-password', '/forgot-password', { email });
-      for (;;) {
-        const mails = t.mail.find({ to: email, subject: RESET });
-        if (mails.length > before)
-          return TestSmtpServer.linkPath(mails.at(-1)!, '/reset-password/');
-        await t.mail.waitFor({ to: email, subject: RESET });
-      }
+      const mails = await t.mail.waitForCount({ to: email, subject: RESET }, before + 1);
+      return TestSmtpServer.linkPath(mails.at(-1)!, '/reset-password/');
     }
 
     it('should cancel a reset link asked for before the password is changed', async () => {

@@ -42,13 +42,8 @@ describe('team invitations', () => {
 
   /** The path of the link in the newest invitation mail to `email`. */
   async function linkFor(email: string, after = 0): Promise<string> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const mails = t.mail.find({ to: email, subject: INVITED });
-      if (mails.length > after) return TestSmtpServer.linkPath(mails.at(-1)!, '/invitations/');
-      if (Date.now() > deadline) throw new Error(`no invitation mail to ${email}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const mails = await t.mail.waitForCount({ to: email, subject: INVITED }, after + 1);
+    return TestSmtpServer.linkPath(mails.at(-1)!, '/invitations/');
   }
 
   it('should invite someone with an account, who accepts from the link and lands in the team', async () => {

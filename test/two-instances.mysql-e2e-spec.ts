@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
 import { TestSmtpServer } from './support/smtp-server.js';
+import { waitFor } from './support/wait-for.js';
 import { Transactions } from '../src/database/transactions.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
@@ -84,11 +85,7 @@ describe('two instances', () => {
     // A was woken by its commit; B is woken as its timer would.
     b.app.get(OutboxSender).wake();
 
-    const deadline = Date.now() + 20_000;
-    while (smtp.find({ subject: 'Both instances' }).length < recipients.length) {
-      if (Date.now() > deadline) throw new Error('not every message arrived');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await smtp.waitForCount({ subject: 'Both instances' }, recipients.length);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const received = smtp.find({ subject: 'Both instances' }).flatMap((mail) => mail.to);
     expect(received.sort()).toEqual([...recipients].sort());
@@ -126,13 +123,11 @@ describe('two instances', () => {
     ]);
     expect(runs.reduce((n, r) => n + r.reminded, 0)).toBe(owners.length);
     const emails = owners.map((o) => o.email);
-    const deadline = Date.now() + 20_000;
     const reminders = () =>
       smtp.find({ subject: 'Your API token "soon" expires in 3 days' }).flatMap((m) => m.to);
-    while (reminders().length < owners.length) {
-      if (Date.now() > deadline) throw new Error('not every reminder arrived');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor(() => reminders().length >= owners.length, {
+      message: 'not every reminder arrived',
+    });
     b.app.get(OutboxSender).wake();
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(reminders().sort()).toEqual([...emails].sort());
