@@ -16,7 +16,7 @@ import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
-import { waitFor } from './support/wait-for.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const LOG = '/settings/security-log';
@@ -455,7 +455,7 @@ describe('token expiry reminders', () => {
   const run = () => t.app.get(TokenExpiryReminders).run();
   const settle = async () => {
     await t.app.get(AuditLog).flush();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
   };
 
   it('should mail a reminder a week before and one on the day, each once, linking to the token’s page', async () => {

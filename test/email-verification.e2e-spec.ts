@@ -6,6 +6,7 @@ import { uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const TOKENS = '/settings/api-tokens';
@@ -191,7 +192,7 @@ describe('with EMAIL_VERIFICATION=off', () => {
     expect(created.text).toMatch(/value="tsr_[0-9A-Za-z]{36}"/);
     // The only mail is the notice of the new token: no confirmation.
     await t.mail.waitFor({ to: email, subject: 'A new API token was created' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(t.mail.find({ to: email }).map((m) => m.subject)).toEqual([
       'A new API token was created',
     ]);

@@ -3,7 +3,6 @@ import { simpleParser } from 'mailparser';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import { DataSource, In } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
@@ -16,7 +15,7 @@ import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase } from './support/test-database.js';
-import { waitFor } from './support/wait-for.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const METRICS_TOKEN = 'mail-metrics-secret-0123456789-abcdef';

@@ -10,7 +10,7 @@ import { sessionIdOf, visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer, type ReceivedMail } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { waitFor } from './support/wait-for.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const OLD_PASSWORD = 'the old password';
@@ -83,7 +83,7 @@ describe('forgotten passwords', () => {
     const mail = await t.mail.waitFor({ to: email, subject: RESET });
     expect(mail.text).toContain('Hello Forgetful Person');
     expect(mail.text).toContain('60 minutes');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(t.mail.find({ to: nobody })).toEqual([]);
   });
 
@@ -263,7 +263,7 @@ describe('forgotten passwords', () => {
     }
     expect(answers.size).toBe(1);
     await t.mail.waitForCount({ to: email, subject: RESET }, 3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(resetMails(email)).toHaveLength(3);
   });
 

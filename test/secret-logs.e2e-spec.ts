@@ -7,6 +7,7 @@ import { sessionIdOf } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 describe('secrets in the logs', () => {
@@ -152,7 +153,7 @@ describe('secrets in the logs', () => {
       // A failing send logs its error: the server's password is not in it either.
       await smtp.stop();
       await client.submit('/forgot-password', '/forgot-password', { email });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
 
       const log = mailLogs.text;
       expect(log).toMatch(/Could not send password-reset message/);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Secret, TOTP } from 'otpauth';
 import { Session } from '../src/auth/session.entity.js';
 import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
@@ -8,6 +7,7 @@ import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.ent
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const STEP_MS = 30_000;

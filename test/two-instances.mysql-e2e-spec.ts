@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
 import { TestSmtpServer } from './support/smtp-server.js';
-import { waitFor } from './support/wait-for.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { Transactions } from '../src/database/transactions.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
@@ -86,7 +86,7 @@ describe('two instances', () => {
     b.app.get(OutboxSender).wake();
 
     await smtp.waitForCount({ subject: 'Both instances' }, recipients.length);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     const received = smtp.find({ subject: 'Both instances' }).flatMap((mail) => mail.to);
     expect(received.sort()).toEqual([...recipients].sort());
     expect([...sentBy.a, ...sentBy.b].sort()).toEqual([...recipients].sort());
@@ -129,7 +129,7 @@ describe('two instances', () => {
       message: 'not every reminder arrived',
     });
     b.app.get(OutboxSender).wake();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect(reminders().sort()).toEqual([...emails].sort());
   });
 });

@@ -35,7 +35,7 @@ export async function waitFor<T>(
   }
 }
 
-/** Waits `ms` milliseconds: for what must not happen in that time. */
+/** Waits `ms` milliseconds whatever happens (`waitFor` waits for something to happen). */
 export function sleep(ms: number): Promise<void> {
   return delay(ms);
 }
