@@ -14,6 +14,7 @@ import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { AUTHORIZATION_CASES } from './support/authorization-cases.js';
+import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -53,10 +54,11 @@ describe('hostile requests', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
-    web = new WebClient(t.server, t.mail);
-    const email = uniqueEmail('hostile');
-    await web.register('Hostile Tester', email);
-    me = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    ({ client: web, user: me } = await signedInPerson(t, {
+      name: 'Hostile Tester',
+      email: uniqueEmail('hostile'),
+      register: true,
+    }));
     tokens.valid = (await createToken(t.app, me)).plaintext;
     tokens.teamOnly = (await createToken(t.app, me, { abilities: ['team:read'] })).plaintext;
     tokens.userOnly = (await createToken(t.app, me, { abilities: ['user:read'] })).plaintext;
@@ -721,10 +723,8 @@ describe('hostile requests', () => {
     it.each([SQL, TEMPLATE, EMOJI])(
       'should store %j verbatim and show it escaped',
       async (text) => {
-        const client = new WebClient(t.server, t.mail);
         const email = uniqueEmail('text');
-        await client.register(text, email);
-        const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+        const { client, user } = await signedInPerson(t, { name: text, email, register: true });
         expect(user.name).toBe(text);
 
         await client.submit('/teams', '/teams', { name: text });

@@ -6,8 +6,8 @@ import { User } from '../src/users/user.entity.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
+import { signedInPerson, type SignedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { WebClient } from './support/web-client.js';
 
 describe('teams pages', () => {
   let t: TestApp;
@@ -19,18 +19,15 @@ describe('teams pages', () => {
     await t.close();
   });
 
-  interface Person {
-    client: WebClient;
-    user: User;
+  interface Person extends SignedInPerson {
+    /** An API token of the person's, to see their current team as the API does. */
     token: string;
   }
 
+  /** A person signed up through the pages, with an API token. */
   async function person(name = 'Team Person'): Promise<Person> {
-    const client = new WebClient(t.server, t.mail);
-    const email = uniqueEmail('teams');
-    await client.register(name, email);
-    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
-    return { client, user, token: (await createToken(t.app, user)).plaintext };
+    const someone = await signedInPerson(t, { name, email: uniqueEmail('teams'), register: true });
+    return { ...someone, token: (await createToken(t.app, someone.user)).plaintext };
   }
 
   const currentTeamId = async (user: User) =>

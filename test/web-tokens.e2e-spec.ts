@@ -3,11 +3,10 @@ import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
-import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
+import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { WebClient } from './support/web-client.js';
 
 const PAGE = '/settings/api-tokens';
 const TOKEN_IN_PAGE = /value="(tsr_[0-9A-Za-z]{36})"/;
@@ -22,12 +21,8 @@ describe('Account Settings > API Tokens', () => {
     await t.close();
   });
 
-  async function signedIn(): Promise<{ client: WebClient; user: User }> {
-    const client = new WebClient(t.server, t.mail);
-    const email = uniqueEmail('tokens');
-    await client.register('Token Person', email);
-    return { client, user: await t.dataSource.getRepository(User).findOneByOrFail({ email }) };
-  }
+  const signedIn = () =>
+    signedInPerson(t, { name: 'Token Person', email: uniqueEmail('tokens'), register: true });
 
   const api = (path: string, token: string) =>
     request(t.server).get(path).set('Authorization', `Bearer ${token}`);
