@@ -10,6 +10,7 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
@@ -383,13 +384,7 @@ describe('account settings', () => {
 
     it('should ask for the password again before changing the address after 15 minutes', async () => {
       const person = await signedInPerson(t);
-      for (const row of await sessionsOf(person.user.id)) {
-        const data = JSON.parse(row.data) as Record<string, unknown>;
-        data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-        await t.dataSource
-          .getRepository(Session)
-          .update({ id: row.id }, { data: JSON.stringify(data) });
-      }
+      await forgetPasswordConfirmation(t, person);
       const res = await person.client.submit('/settings/profile', '/settings/profile', {
         name: 'Someone',
         email: uniqueEmail('sudo'),

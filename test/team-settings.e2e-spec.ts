@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { Session } from '../src/auth/session.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 interface Member extends SignedInPerson {
@@ -53,16 +53,6 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
     (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
   const flashOn = async (person: Member, page: string) =>
     visibleText((await person.client.get(page)).text);
-
-  /** Makes the person's password confirmation older than sudo mode's 15 minutes. */
-  async function forgetPasswordConfirmation(person: Member): Promise<void> {
-    const sessions = t.dataSource.getRepository(Session);
-    for (const session of await sessions.findBy({ userId: person.user.id })) {
-      const data = JSON.parse(session.data) as Record<string, unknown>;
-      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
-    }
-  }
 
   describe('rename', () => {
     it('should let the owner and admins rename the team, the slug following the name', async () => {
@@ -203,7 +193,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const owner = await member('Owner Transfer');
       const heir = await member('Heir Transfer');
       const team = await teamOf(owner, [[heir, 'member']], 'Dynasty');
-      await forgetPasswordConfirmation(owner);
+      await forgetPasswordConfirmation(t, owner);
 
       const asked = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
         user_id: String(heir.user.id),

@@ -11,6 +11,7 @@ import { TokensService } from '../src/tokens/tokens.service.js';
 import { createToken, createUser } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase } from './support/test-database.js';
 
@@ -38,16 +39,6 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     request(t.server).get(path).set('Authorization', `Bearer ${token}`);
   const page = (person: SignedInPerson, path: string) => person.client.get(path);
   const flush = () => t.app.get(TokenUsageRecorder).flush();
-
-  /** Makes the person's password confirmation older than sudo mode's 15 minutes. */
-  async function forgetPasswordConfirmation(person: SignedInPerson): Promise<void> {
-    const sessions = t.dataSource.getRepository(Session);
-    for (const session of await sessions.findBy({ userId: person.user.id })) {
-      const data = JSON.parse(session.data) as Record<string, unknown>;
-      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
-    }
-  }
 
   function regenerate(person: SignedInPerson, id: number, fields: Record<string, string> = {}) {
     return person.client.submit(`${LIST}/${id}`, `${LIST}/${id}/regenerate`, fields);
@@ -178,7 +169,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     it('should ask for the password when it was typed more than 15 minutes ago, then regenerate', async () => {
       const person = await signedInPerson(t);
       const { plaintext, token } = await createToken(t.app, person.user);
-      await forgetPasswordConfirmation(person);
+      await forgetPasswordConfirmation(t, person);
 
       const asked = await regenerate(person, token.id);
       expect(asked.status).toBe(303);

@@ -6,6 +6,7 @@ import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
@@ -329,12 +330,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
   it('should turn off only with the password typed in the last 15 minutes', async () => {
     const person = await withTwoFactor();
-    const sessions = t.dataSource.getRepository(Session);
-    for (const session of await sessions.findBy({ userId: person.user.id })) {
-      const data = JSON.parse(session.data) as Record<string, unknown>;
-      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
-    }
+    await forgetPasswordConfirmation(t, person);
     const asked = await person.client.submit('/settings/security', '/settings/two-factor/disable');
     expect(asked.headers.location).toBe(
       `/confirm-password?return_to=${encodeURIComponent('/settings/security')}`,
