@@ -10,7 +10,7 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
-import { forgetPasswordConfirmation } from './support/sessions.js';
+import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
@@ -164,11 +164,14 @@ describe('account settings', () => {
 
       // A minute later (the session's note aged by hand), the next page writes it once.
       const [row] = await sessionsOf(person.user.id);
-      const data = JSON.parse(row.data) as { activity: { at: number } };
-      data.activity.at -= 61_000;
-      await t.dataSource
-        .getRepository(Session)
-        .update({ id: row.id }, { data: JSON.stringify(data), lastActiveAt: new Date(0) });
+      await editSessions(
+        t,
+        { id: row.id },
+        (data) => {
+          data.activity!.at -= 61_000;
+        },
+        { lastActiveAt: new Date(0) },
+      );
       await person.client.get('/dashboard');
       await person.client.get('/dashboard');
       const [after] = await sessionsOf(person.user.id);

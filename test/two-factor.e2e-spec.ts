@@ -6,7 +6,7 @@ import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
-import { forgetPasswordConfirmation } from './support/sessions.js';
+import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
@@ -295,12 +295,10 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     const person = await withTwoFactor();
     const pending = await passwordOnly(person, '/teams');
     const csrf = await person.client.csrfFrom(CHALLENGE);
-    const sessions = t.dataSource.getRepository(Session);
     const id = sessionIdOf(person.client.sessionCookie(pending)!);
-    const row = (await sessions.findOneBy({ id }))!;
-    const data = JSON.parse(row.data) as { pendingSignIn: { at: number } };
-    data.pendingSignIn.at -= 5 * 60_000 + 1000;
-    await sessions.update({ id }, { data: JSON.stringify(data) });
+    await editSessions(t, { id }, (data) => {
+      data.pendingSignIn!.at -= 5 * 60_000 + 1000;
+    });
 
     const late = await person.client.post(CHALLENGE, csrf, { code: await freshCode(person) });
     expect(late.headers.location).toBe(`/login?return_to=${encodeURIComponent('/teams')}`);
