@@ -9,7 +9,7 @@ import { AuditLog } from '../src/audit/audit-log.js';
 import { addMember, createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { burst } from './support/burst.js';
-import { sessionIdOf, visibleText } from './support/html.js';
+import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
 import {
   addressChangeLink,
   PASSWORD,
@@ -471,7 +471,7 @@ describe('hardening, third round', () => {
       const email = uniqueEmail('forged');
       await signedInPerson(t, { email });
       // A token from another visitor's page, without that visitor's cookie: refused.
-      const stolenToken = /name="_csrf" value="([^"]+)"/.exec(views[0].text)![1];
+      const stolenToken = csrfTokenIn(views[0].text);
       const forged = await request(t.server)
         .post('/login')
         .type('form')

@@ -14,6 +14,13 @@ export function visibleText(html: string): string {
     .trim();
 }
 
+/** The CSRF token of a page's form, as a browser would submit it (`page` names it in errors). */
+export function csrfTokenIn(html: string, page = 'the page'): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!match) throw new Error(`no CSRF field on ${page}`);
+  return match[1];
+}
+
 /** The session id inside an express-session cookie (`tessera.sid=s%3A<id>.<signature>`). */
 export function sessionIdOf(cookie: string): string {
   return decodeURIComponent(cookie.split('=')[1]).slice(2).split('.')[0];

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
+import { csrfTokenIn } from './html.js';
 import { TestSmtpServer } from './smtp-server.js';
 
 /** A browser-like HTTP client: keeps cookies, and posts forms with the page's CSRF token. */
@@ -34,9 +35,7 @@ export class WebClient {
   /** The CSRF token of a page's form, as the browser would submit it. */
   async csrfFrom(path: string): Promise<string> {
     const page = await this.agent.get(path);
-    const match = /name="_csrf" value="([^"]+)"/.exec(page.text);
-    if (!match) throw new Error(`no CSRF field on ${path} (status ${page.status})`);
-    return match[1];
+    return csrfTokenIn(page.text, `${path} (status ${page.status})`);
   }
 
   /** Submits a form found on `page` to `action`, as a browser would. */
