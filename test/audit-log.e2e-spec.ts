@@ -10,7 +10,7 @@ import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokenExpiryReminders } from '../src/tokens/token-expiry-reminders.js';
 import { addMember, createTeam, createToken, uniqueEmail } from './factories/index.js';
-import { visibleText } from './support/html.js';
+import { NEW_TOKEN_VALUE, newTokenValueIn, visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -20,7 +20,6 @@ import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const LOG = '/settings/security-log';
-const NEW_VALUE = /value="(tsr_[0-9A-Za-z]{36})"/;
 const DAY_MS = 86_400_000;
 
 /** The event names a log page lists, newest first. */
@@ -151,13 +150,11 @@ describe('security log and team audit log', () => {
 
   it('should record a token’s life: created, edited, regenerated, used from a new address, refused, revoked', async () => {
     const person = await signedInPerson(t, { name: 'Toke Nowner' });
-    const created = await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+    const { value, id } = await person.client.createTokenOnPage({
       name: 'CI deploy',
       abilities: 'user:read',
       expires_in_days: '30',
     });
-    const value = NEW_VALUE.exec(created.text)![1];
-    const id = Number(/data-token-id="(\d+)"/.exec(created.text)![1]);
     const tokenPage = `/settings/api-tokens/${id}`;
     await person.client.submit(tokenPage, tokenPage, {
       name: 'CI deploy 2',
@@ -176,7 +173,7 @@ describe('security log and team audit log', () => {
     await t.app.get(TokenUsageRecorder).flush();
 
     const regenerated = await person.client.submit(tokenPage, `${tokenPage}/regenerate`);
-    const newValue = NEW_VALUE.exec(regenerated.text)![1];
+    const newValue = newTokenValueIn(regenerated.text);
     // The old value, refused again and again: one event a minute.
     for (let i = 0; i < 5; i++) expect((await api(value, '203.0.113.5')).status).toBe(401);
     await person.client.submit('/settings/api-tokens', `/settings/api-tokens/${id}/revoke`);
@@ -322,7 +319,7 @@ describe('security log and team audit log', () => {
         expires_in_days: '30',
       });
       expect(created.status).toBe(200);
-      expect(NEW_VALUE.test(created.text)).toBe(true);
+      expect(NEW_TOKEN_VALUE.test(created.text)).toBe(true);
       await t.app.get(AuditLog).flush();
       expect(logs.text).toContain('Could not write the security log');
     } finally {

@@ -6,6 +6,7 @@ import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { NEW_TOKEN_VALUE } from './support/html.js';
 import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
@@ -66,9 +67,7 @@ describe('concurrent changes', () => {
     );
     expect(created.every((r) => r.revokedAt === null)).toBe(true);
     // Each creation's own answer shows its own token, however many ran at once in one session.
-    const shown = answers
-      .slice(0, 100)
-      .map((a) => /value="(tsr_[0-9A-Za-z]{36})"/.exec(a.text)?.[1] ?? '');
+    const shown = answers.slice(0, 100).map((a) => NEW_TOKEN_VALUE.exec(a.text)?.[1] ?? '');
     const hashes = shown.map((p) => createHash('sha256').update(p).digest('hex'));
     expect(new Set(hashes)).toEqual(new Set(created.map((r) => r.tokenHash)));
     for (const { plaintext } of existing.slice(0, 5)) {

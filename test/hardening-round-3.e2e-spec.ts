@@ -9,7 +9,7 @@ import { AuditLog } from '../src/audit/audit-log.js';
 import { addMember, createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { burst } from './support/burst.js';
-import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
+import { csrfTokenIn, newTokenValueIn, sessionIdOf, visibleText } from './support/html.js';
 import {
   addressChangeLink,
   PASSWORD,
@@ -410,7 +410,7 @@ describe('hardening, third round', () => {
       const res = await person.client.submit(page, `${page}/regenerate`, { grace_minutes: '60' });
       expect(res.status).toBe(200);
       expect(visibleText(res.text)).toContain('The old value is refused from now on.');
-      const value = /value="(tsr_[0-9A-Za-z]{36})"/.exec(res.text)![1];
+      const value = newTokenValueIn(res.text);
       const api = (bearer: string) =>
         request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${bearer}`);
       const refused = await api(old);

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
-import { csrfTokenIn } from './html.js';
+import { csrfTokenIn, newTokenIn } from './html.js';
 import { TestSmtpServer } from './smtp-server.js';
 
 /** A browser-like HTTP client: keeps cookies, and posts forms with the page's CSRF token. */
@@ -45,6 +45,15 @@ export class WebClient {
       .post(action)
       .type('form')
       .send({ ...fields, _csrf });
+  }
+
+  /**
+   * Creates an API token from the tokens page, as a person would. Returns the page's answer, the
+   * value it shows once and the token's id.
+   */
+  async createTokenOnPage(fields: Record<string, string | string[]>) {
+    const page = await this.submit('/settings/api-tokens', '/settings/api-tokens', fields);
+    return { page, ...newTokenIn(page.text) };
   }
 
   /** Posts a form with a CSRF token fetched beforehand: for requests sent at the same moment. */
