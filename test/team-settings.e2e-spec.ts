@@ -7,6 +7,7 @@ import { createTeam, createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
+import { rolesIn } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 interface Member extends SignedInPerson {
@@ -42,13 +43,6 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
     return team;
   }
 
-  const roles = async (teamId: number) =>
-    Object.fromEntries(
-      (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
-        m.userId,
-        m.role,
-      ]),
-    );
   const apiTeam = async (token: string) =>
     (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
   const flashOn = async (person: Member, page: string) =>
@@ -143,7 +137,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect((await role(owner, plain, 'member')).status).toBe(303);
       expect((await role(admin, plain, 'admin')).status).toBe(303);
       expect((await role(owner, plain, 'member')).status).toBe(303);
-      expect(await roles(team.id)).toEqual({
+      expect(await rolesIn(t, team.id)).toEqual({
         [owner.user.id]: 'owner',
         [admin.user.id]: 'admin',
         [plain.user.id]: 'member',
@@ -160,7 +154,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
         'Role must be one of member, admin.',
       );
-      expect(await roles(team.id)).toEqual({
+      expect(await rolesIn(t, team.id)).toEqual({
         [owner.user.id]: 'owner',
         [admin.user.id]: 'admin',
         [plain.user.id]: 'member',
@@ -184,7 +178,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         { role: 'member' },
       );
       expect(across.status).toBe(404);
-      expect(await roles(theirs.id)).toEqual({ [stranger.user.id]: 'owner' });
+      expect(await rolesIn(t, theirs.id)).toEqual({ [stranger.user.id]: 'owner' });
     });
   });
 
@@ -202,7 +196,10 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(asked.headers.location).toBe(
         `/confirm-password?return_to=${encodeURIComponent(`/teams/${team.id}`)}`,
       );
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [heir.user.id]: 'member' });
+      expect(await rolesIn(t, team.id)).toEqual({
+        [owner.user.id]: 'owner',
+        [heir.user.id]: 'member',
+      });
 
       const wrong = await owner.client.submit(asked.headers.location, '/confirm-password', {
         password: 'not my password',
@@ -226,7 +223,10 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
         'Heir Transfer now owns the team; you are an admin.',
       );
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'admin', [heir.user.id]: 'owner' });
+      expect(await rolesIn(t, team.id)).toEqual({
+        [owner.user.id]: 'admin',
+        [heir.user.id]: 'owner',
+      });
       expect(
         (await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).ownerId,
       ).toBe(heir.user.id);
@@ -247,7 +247,10 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect((await transfer(admin, admin)).status).toBe(403);
       expect((await transfer(owner, owner)).status).toBe(404);
       expect((await transfer(owner, outsider)).status).toBe(404);
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [admin.user.id]: 'admin' });
+      expect(await rolesIn(t, team.id)).toEqual({
+        [owner.user.id]: 'owner',
+        [admin.user.id]: 'admin',
+      });
     });
   });
 
@@ -262,7 +265,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const res = await leaver.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
       expect(res.headers.location).toBe('/teams');
       expect((await apiTeam(leaver.token)).name).toBe("Leaver's Team");
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner' });
+      expect(await rolesIn(t, team.id)).toEqual({ [owner.user.id]: 'owner' });
 
       const ownerLeaves = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
       expect(ownerLeaves.headers.location).toBe(`/teams/${team.id}`);
