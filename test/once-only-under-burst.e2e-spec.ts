@@ -46,8 +46,6 @@ describe.each([
     await instances?.close();
   });
 
-  /** The same browser on each instance, taking turns. */
-  const onEach = (client: WebClient) => servers.map((server) => client.on(server));
   /** How many events of the kind the security log holds for the account. */
   const eventsOf = async (userId: number, event: AuditEventName) => {
     for (const app of apps) await app.app.get(AuditLog).flush();
@@ -64,7 +62,7 @@ describe.each([
       '/reset-password/',
     );
     const csrf = await visitor.csrfFrom(link);
-    const browsers = onEach(visitor);
+    const browsers = visitor.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(link, csrf, {
         password: `new password number ${i}`,
@@ -89,7 +87,7 @@ describe.each([
     const person = await signedInPerson(t);
     const link = await addressChangeLink(t, person, uniqueEmail('moved'));
     const csrf = await person.client.csrfFrom(link);
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(link, csrf),
     );
@@ -127,7 +125,7 @@ describe.each([
       '/verify-email/',
     );
     const csrf = await newcomer.csrfFrom(link);
-    const browsers = onEach(newcomer);
+    const browsers = newcomer.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(link, csrf),
     );
@@ -153,7 +151,7 @@ describe.each([
       '/invitations/',
     );
     const csrf = await invitee.client.csrfFrom(link);
-    const browsers = onEach(invitee.client);
+    const browsers = invitee.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(`${link}/accept`, csrf),
     );
@@ -202,7 +200,7 @@ describe.each([
     const shown = (await person.client.get(page)).text;
     const version = /name="version" value="(\d+)"/.exec(shown)![1];
     const csrf = await person.client.csrfFrom(page);
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(`${page}/regenerate`, csrf, { version }),
     );
@@ -226,7 +224,7 @@ describe.each([
       (await person.client.get('/settings/sessions')).text,
     )![1];
     const csrf = await person.client.csrfFrom('/settings/sessions');
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(`/settings/sessions/${handle}/revoke`, csrf),
     );
@@ -238,7 +236,7 @@ describe.each([
   it('should sign a session out once, of 20 sign-outs sent from it at once', async () => {
     const person = await signedInPerson(t);
     const csrf = await person.client.csrfFrom('/dashboard');
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post('/logout', csrf),
     );

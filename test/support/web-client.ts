@@ -28,6 +28,11 @@ export class WebClient {
     return other;
   }
 
+  /** The same browser on each of the servers, in their order (see `on`). */
+  onEach(servers: Server[]): WebClient[] {
+    return servers.map((server) => this.on(server));
+  }
+
   get(path: string) {
     return this.agent.get(path);
   }
