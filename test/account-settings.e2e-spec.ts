@@ -31,8 +31,6 @@ describe('account settings', () => {
     await t.close();
   });
 
-  const textOf = async (client: WebClient, page: string) =>
-    visibleText((await client.get(page)).text);
   const sessionsOf = (userId: number) => t.dataSource.getRepository(Session).findBy({ userId });
   const cookieOf = (res: request.Response, client: WebClient) => client.sessionCookie(res)!;
 
@@ -91,7 +89,7 @@ describe('account settings', () => {
         password: 'short',
         password_confirmation: 'different',
       });
-      const text = await textOf(person.client, '/settings/password');
+      const text = await person.client.textOf('/settings/password');
       expect(text).toContain('Password must be 8 to 1024 characters.');
       expect(text).toContain('The passwords do not match.');
     });
@@ -105,7 +103,7 @@ describe('account settings', () => {
         password_confirmation: NEW_PASSWORD,
       });
       expect(`${res.status} ${res.headers.location}`).toBe('303 /settings/security');
-      expect(await textOf(person.client, '/settings/security')).toContain(
+      expect(await person.client.textOf('/settings/security')).toContain(
         'Your password has been changed. Every other session of your account was signed out.',
       );
       expect(await signedIn(person.client)).toBe(true);
@@ -223,7 +221,7 @@ describe('account settings', () => {
         { password: 'not my password' },
       );
       expect(wrong.headers.location).toBe('/settings/sessions');
-      expect(await textOf(person.client, '/settings/sessions')).toContain(
+      expect(await person.client.textOf('/settings/sessions')).toContain(
         'That is not your password.',
       );
       expect(await sessionsOf(person.user.id)).toHaveLength(3);
@@ -231,7 +229,7 @@ describe('account settings', () => {
       await person.client.submit('/settings/sessions', '/settings/sessions/revoke-others', {
         password: PASSWORD,
       });
-      expect(await textOf(person.client, '/settings/sessions')).toContain(
+      expect(await person.client.textOf('/settings/sessions')).toContain(
         '2 other sessions have been signed out.',
       );
       expect(await signedIn(phone.client)).toBe(false);
@@ -252,7 +250,7 @@ describe('account settings', () => {
         password: PASSWORD,
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'You own the team Shared Crew, which has other members. Transfer it to another member or delete it first, then delete your account.',
       );
       expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
@@ -266,7 +264,7 @@ describe('account settings', () => {
         password: 'not my password',
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'That is not your password.',
       );
       expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
@@ -286,7 +284,7 @@ describe('account settings', () => {
         password: PASSWORD,
       });
       expect(`${res.status} ${res.headers.location}`).toBe('303 /login');
-      expect(await textOf(person.client, '/login')).toContain(
+      expect(await person.client.textOf('/login')).toContain(
         'Your account has been deleted. Goodbye.',
       );
       expect(await signedIn(person.client)).toBe(false);
@@ -328,7 +326,7 @@ describe('account settings', () => {
         name: 'New Name',
         email: person.email,
       });
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'Your profile has been saved.',
       );
       const user = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
@@ -343,7 +341,7 @@ describe('account settings', () => {
         email: newEmail.toUpperCase(),
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'follow the link we are mailing to the new one',
       );
       const users = t.dataSource.getRepository(User);
@@ -403,7 +401,7 @@ describe('account settings', () => {
         email: taken.email,
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'follow the link we are mailing to the new one',
       );
       await expect(

@@ -45,8 +45,6 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
 
   const apiTeam = async (token: string) =>
     (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
-  const flashOn = async (person: Member, page: string) =>
-    visibleText((await person.client.get(page)).text);
 
   describe('rename', () => {
     it('should let the owner and admins rename the team, the slug following the name', async () => {
@@ -59,7 +57,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       });
       expect(res.status).toBe(303);
       expect(res.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'The team is now called "Blue Whales".',
       );
       expect(await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).toMatchObject(
@@ -107,7 +105,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         name: '   ',
       });
       expect(empty.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'Team name must be 1 to 100 characters.',
       );
       expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
@@ -131,7 +129,9 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         });
 
       expect((await role(owner, plain, 'admin')).headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain('Member Roles is now an admin.');
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
+        'Member Roles is now an admin.',
+      );
       // Only the owner changes an admin's role: an admin could otherwise demote one, then remove.
       expect((await role(admin, plain, 'member')).status).toBe(403);
       expect((await role(owner, plain, 'member')).status).toBe(303);
@@ -145,13 +145,13 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
 
       const onOwner = await role(admin, owner, 'member');
       expect(onOwner.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(admin, `/teams/${team.id}`)).toContain(
+      expect(await admin.client.textOf(`/teams/${team.id}`)).toContain(
         "The owner's role changes only when the owner transfers the team to someone else.",
       );
       expect((await role(plain, admin, 'member')).status).toBe(403);
       const madeOwner = await role(owner, plain, 'owner');
       expect(madeOwner.status).toBe(303);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'Role must be one of member, admin.',
       );
       expect(await rolesIn(t, team.id)).toEqual({
@@ -220,7 +220,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         user_id: String(heir.user.id),
       });
       expect(done.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'Heir Transfer now owns the team; you are an admin.',
       );
       expect(await rolesIn(t, team.id)).toEqual({
@@ -269,7 +269,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
 
       const ownerLeaves = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
       expect(ownerLeaves.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'The owner of a team cannot be removed from it.',
       );
     });
@@ -289,11 +289,11 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         `/teams/${owner.user.currentTeamId}/delete`,
       );
       expect(personal.status).toBe(303);
-      expect(await flashOn(owner, '/teams')).toContain('A personal team cannot be deleted.');
+      expect(await owner.client.textOf('/teams')).toContain('A personal team cannot be deleted.');
 
       const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`);
       expect(res.headers.location).toBe('/teams');
-      expect(await flashOn(owner, '/teams')).toContain('Team "Doomed" was deleted.');
+      expect(await owner.client.textOf('/teams')).toContain('Team "Doomed" was deleted.');
       expect(await t.dataSource.getRepository(Team).findOneBy({ id: team.id })).toBeNull();
       expect(await t.dataSource.getRepository(TeamMember).findBy({ teamId: team.id })).toEqual([]);
       expect((await apiTeam(owner.token)).name).toBe("Owner's Team");

@@ -43,8 +43,6 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     t.dataSource.getRepository(TwoFactorCredential).findOneBy({ userId: person.user.id });
   const recoveryRowsOf = (person: SignedInPerson) =>
     t.dataSource.getRepository(RecoveryCode).findBy({ userId: person.user.id });
-  const textOf = async (client: WebClient, page: string) =>
-    visibleText((await client.get(page)).text);
 
   /**
    * A code of the person's app the server has not accepted yet: the current step's, or the next
@@ -98,7 +96,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
   it('should let a person without two-factor sign in with the password alone, as before', async () => {
     const person = await signedInPerson(t);
-    expect(await textOf(person.client, '/settings/security')).toContain(
+    expect(await person.client.textOf('/settings/security')).toContain(
       'Off Your password alone signs you in.',
     );
     await person.client.submit('/dashboard', '/logout');
@@ -177,7 +175,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     expect((await person.client.get('/settings/two-factor')).headers.location).toBe(
       '/settings/security',
     );
-    const page = await textOf(person.client, '/settings/security');
+    const page = await person.client.textOf('/settings/security');
     expect(page).toContain('On since');
     expect(page).toContain('10 recovery codes left.');
     for (const code of codes) expect(page).not.toContain(code);
@@ -204,7 +202,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     await passwordOnly(person);
     const reused = await answer(person, { code });
     expect(reused.headers.location).toBe(CHALLENGE);
-    expect(await textOf(person.client, CHALLENGE)).toContain('That code has been used already.');
+    expect(await person.client.textOf(CHALLENGE)).toContain('That code has been used already.');
     expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
 
     // A code the app showed minutes ago is answered as any wrong code is (no hint that it came
@@ -214,13 +212,13 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
       timestamp: Date.now() - 5 * STEP_MS,
     });
     await answer(person, { code: old });
-    const answered = await textOf(person.client, CHALLENGE);
+    const answered = await person.client.textOf(CHALLENGE);
     expect(answered).toContain('That code is not right.');
     expect(answered).not.toContain('expired');
     await answer(person, { code: 'abc' });
-    expect(await textOf(person.client, CHALLENGE)).toContain('Enter the 6-digit code');
+    expect(await person.client.textOf(CHALLENGE)).toContain('Enter the 6-digit code');
     await answer(person, {});
-    expect(await textOf(person.client, CHALLENGE)).toContain('or use a recovery code');
+    expect(await person.client.textOf(CHALLENGE)).toContain('or use a recovery code');
   });
 
   // On MySQL/MariaDB the two overlap in the database; SQLite runs them one after the other.
@@ -249,12 +247,12 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     // Typed as people type: capitals, no dashes.
     const res = await answer(person, { recovery_code: first.toUpperCase().replace(/-/g, '') });
     expect(`${res.status} ${res.headers.location}`).toBe('303 /dashboard');
-    expect(await textOf(person.client, '/dashboard')).toContain(
+    expect(await person.client.textOf('/dashboard')).toContain(
       'You signed in with a recovery code; it cannot be used again. 9 left',
     );
     const used = (await recoveryRowsOf(person)).filter((r) => r.usedAt !== null);
     expect(used).toHaveLength(1);
-    expect(await textOf(person.client, '/settings/security')).toContain('9 recovery codes left.');
+    expect(await person.client.textOf('/settings/security')).toContain('9 recovery codes left.');
 
     await passwordOnly(person);
     const again = await answer(person, { recovery_code: first });
@@ -302,7 +300,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
     const late = await person.client.post(CHALLENGE, csrf, { code: await freshCode(person) });
     expect(late.headers.location).toBe(`/login?return_to=${encodeURIComponent('/teams')}`);
-    expect(await textOf(person.client, '/login')).toContain('Signing in took too long.');
+    expect(await person.client.textOf('/login')).toContain('Signing in took too long.');
     expect((await person.client.get(CHALLENGE)).headers.location).toBe('/login');
     expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
   });
@@ -347,7 +345,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     expect(confirmed.headers.location).toBe('/settings/security');
     const off = await person.client.submit('/settings/security', '/settings/two-factor/disable');
     expect(off.headers.location).toBe('/settings/security');
-    expect(await textOf(person.client, '/settings/security')).toContain(
+    expect(await person.client.textOf('/settings/security')).toContain(
       'Two-factor sign-in is off.',
     );
     expect(await credentialOf(person)).toBeNull();
@@ -362,7 +360,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     const person = await withTwoFactor();
     const again = await person.client.submit('/settings/security', '/settings/two-factor');
     expect(again.headers.location).toBe('/settings/security');
-    expect(await textOf(person.client, '/settings/security')).toContain(
+    expect(await person.client.textOf('/settings/security')).toContain(
       'Two-factor sign-in is already on.',
     );
 
@@ -372,7 +370,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
       '/settings/two-factor/recovery-codes',
     );
     expect(codes.headers.location).toBe('/settings/security');
-    expect(await textOf(other.client, '/settings/security')).toContain(
+    expect(await other.client.textOf('/settings/security')).toContain(
       'Two-factor sign-in is not on.',
     );
     const confirm = await other.client.submit(

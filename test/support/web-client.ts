@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
-import { csrfTokenIn, newTokenIn } from './html.js';
+import { csrfTokenIn, newTokenIn, visibleText } from './html.js';
 import { TestSmtpServer } from './smtp-server.js';
 
 /** A browser-like HTTP client: keeps cookies, and posts forms with the page's CSRF token. */
@@ -35,6 +35,11 @@ export class WebClient {
 
   get(path: string) {
     return this.agent.get(path);
+  }
+
+  /** The text a person reads on the page at `path` (see `visibleText`). */
+  async textOf(path: string): Promise<string> {
+    return visibleText((await this.agent.get(path)).text);
   }
 
   /** The CSRF token of a page's form, as the browser would submit it. */
