@@ -8,11 +8,11 @@ import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { atTheChallenge, CHALLENGE } from './support/two-factor.js';
 import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const STEP_MS = 30_000;
-const CHALLENGE = '/two-factor-challenge';
 
 interface TwoFactorPerson extends SignedInPerson {
   /** The base32 secret read off the setup page, as a person would type it into their app. */
@@ -80,13 +80,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
   /** Signs out, then types the password: half signed in, at the challenge. */
   async function passwordOnly(person: SignedInPerson, returnTo?: string) {
-    const signedIn = (await person.client.get('/dashboard')).status === 200;
-    if (signedIn) await person.client.submit('/dashboard', '/logout');
-    const res = await person.client.submit('/login', '/login', {
-      email: person.email,
-      password: PASSWORD,
-      ...(returnTo ? { return_to: returnTo } : {}),
-    });
+    const res = await atTheChallenge(person, returnTo);
     expect(`${res.status} ${res.headers.location}`).toBe(`303 ${CHALLENGE}`);
     return res;
   }

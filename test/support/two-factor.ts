@@ -32,18 +32,23 @@ export async function turnOnTwoFactor(
   return { secret, recoveryCodes, code };
 }
 
-/** Signs the person out and types their password again: half signed in, at the challenge. */
-export async function atTheChallenge(person: SignedInPerson): Promise<void> {
+/**
+ * Signs the person out and types their password again (asking to go to `returnTo` once signed
+ * in): half signed in, at the challenge. Returns the sign-in form's answer.
+ */
+export async function atTheChallenge(person: SignedInPerson, returnTo?: string) {
   if ((await person.client.get('/dashboard')).status === 200) {
     await person.client.submit('/dashboard', '/logout');
   }
   const res = await person.client.submit('/login', '/login', {
     email: person.email,
     password: person.password,
+    ...(returnTo ? { return_to: returnTo } : {}),
   });
   if (res.headers.location !== CHALLENGE) {
     throw new Error(`the password did not lead to the challenge: ${res.status}`);
   }
+  return res;
 }
 
 /**
