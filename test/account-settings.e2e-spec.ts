@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
 import { AccountToken } from '../src/account-tokens/account-token.entity.js';
 import { Session } from '../src/auth/session.entity.js';
@@ -13,6 +12,7 @@ import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.
 import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { turnOnTwoFactorOnPages } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
@@ -425,10 +425,7 @@ describe('account settings', () => {
 
     it('should mail a notice when two-factor sign-in is turned on and off, and when a token is created', async () => {
       const person = await signedInPerson(t);
-      const setup = await person.client.submit('/settings/security', '/settings/two-factor');
-      const secret = /id="totp-secret"[^>]*>\s*([A-Z2-7]+)\s*</.exec(setup.text)![1];
-      const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
-      await person.client.submit('/settings/two-factor', '/settings/two-factor/confirm', { code });
+      await turnOnTwoFactorOnPages(person);
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned on' });
       await person.client.submit('/settings/security', '/settings/two-factor/disable');
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned off' });

@@ -7,6 +7,7 @@ import { sessionIdOf } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { totpSecretIn } from './support/two-factor.js';
 import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
@@ -27,7 +28,7 @@ describe('secrets in the logs', () => {
     const email = uniqueEmail('otp-logs');
     await client.register('Code Keeper', email);
     const setup = await client.submit('/dashboard', '/settings/two-factor');
-    const secret = /id="totp-secret"[^>]*>\s*([A-Z2-7]+)/.exec(setup.text)![1];
+    const secret = totpSecretIn(setup.text)!;
     const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
     await client.submit('/settings/two-factor', '/settings/two-factor/confirm', { code: '000001' });
     const enabled = await client.submit('/settings/two-factor', '/settings/two-factor/confirm', {

@@ -8,7 +8,13 @@ import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { atTheChallenge, CHALLENGE } from './support/two-factor.js';
+import {
+  atTheChallenge,
+  CHALLENGE,
+  recoveryCodesOf,
+  totpSecretIn,
+  turnOnTwoFactorOnPages,
+} from './support/two-factor.js';
 import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
@@ -19,14 +25,6 @@ interface TwoFactorPerson extends SignedInPerson {
   secret: string;
   recoveryCodes: string[];
 }
-
-/** The recovery codes of a page: one per `<li>` inside `#recovery-codes`. */
-function recoveryCodesOf(html: string): string[] {
-  const list = /id="recovery-codes"[^>]*>([\s\S]*?)<\/ul>/.exec(html)?.[1] ?? '';
-  return [...list.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => visibleText(m[1]));
-}
-
-const secretOf = (html: string) => /id="totp-secret"[^>]*>\s*([A-Z2-7]+)\s*</.exec(html)?.[1];
 
 describe('two-factor sign-in (TOTP and recovery codes)', () => {
   let t: TestApp;
@@ -63,19 +61,10 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
   /** A person who turned two-factor sign-in on through the pages, still signed in. */
   async function withTwoFactor(): Promise<TwoFactorPerson> {
     const person = await signedInPerson(t);
-    const setup = await person.client.submit('/settings/security', '/settings/two-factor');
+    const { setup, done, secret, recoveryCodes } = await turnOnTwoFactorOnPages(person);
     expect(setup.status).toBe(200);
-    const secret = secretOf(setup.text)!;
-    const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
-    const done = await person.client.submit(
-      '/settings/two-factor',
-      '/settings/two-factor/confirm',
-      {
-        code,
-      },
-    );
     expect(done.status).toBe(200);
-    return { ...person, secret, recoveryCodes: recoveryCodesOf(done.text) };
+    return { ...person, secret, recoveryCodes };
   }
 
   /** Signs out, then types the password: half signed in, at the challenge. */
@@ -106,7 +95,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
     const setup = await person.client.submit('/settings/security', '/settings/two-factor');
     expect(setup.status).toBe(200);
-    const secret = secretOf(setup.text)!;
+    const secret = totpSecretIn(setup.text)!;
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(setup.text).toMatch(/<svg[^>]*class="qr-code"[\s\S]*<\/svg>/);
     // Nothing stored yet, and the session holds the pending secret only encrypted.
@@ -116,7 +105,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     expect(sessions.map((s) => s.data).join()).not.toContain(secret);
 
     // The page shows the same pending setup again; a wrong code is refused with a message.
-    expect(secretOf((await person.client.get('/settings/two-factor')).text)).toBe(secret);
+    expect(totpSecretIn((await person.client.get('/settings/two-factor')).text)).toBe(secret);
     const wrong = await person.client.submit(
       '/settings/two-factor',
       '/settings/two-factor/confirm',

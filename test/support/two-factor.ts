@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { Secret, TOTP } from 'otpauth';
 import { TwoFactorService } from '../../src/two-factor/two-factor.service.js';
+import { visibleText } from './html.js';
 import type { SignedInPerson } from './people.js';
 import type { TestApp } from './test-app.js';
 import { WebClient } from './web-client.js';
@@ -12,6 +13,33 @@ export interface TwoFactorSecret {
   recoveryCodes: string[];
   /** The app's code `steps` 30-second steps from now (0: the code it shows now). */
   code(steps?: number): string;
+}
+
+/** The base32 secret a setup page shows, to be typed into an authenticator app. */
+export function totpSecretIn(html: string): string | undefined {
+  return /id="totp-secret"[^>]*>\s*([A-Z2-7]+)\s*</.exec(html)?.[1];
+}
+
+/** The recovery codes of a page: one per `<li>` inside `#recovery-codes`. */
+export function recoveryCodesOf(html: string): string[] {
+  const list = /id="recovery-codes"[^>]*>([\s\S]*?)<\/ul>/.exec(html)?.[1] ?? '';
+  return [...list.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => visibleText(m[1]));
+}
+
+/**
+ * Turns two-factor sign-in on for the person through the pages, as they would: the setup page
+ * from the security page, then the current code of the secret it shows. Returns both answers,
+ * the secret and the recovery codes shown.
+ */
+export async function turnOnTwoFactorOnPages(person: SignedInPerson) {
+  const setup = await person.client.submit('/settings/security', '/settings/two-factor');
+  const secret = totpSecretIn(setup.text);
+  if (!secret) throw new Error(`no secret on the setup page (status ${setup.status})`);
+  const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+  const done = await person.client.submit('/settings/two-factor', '/settings/two-factor/confirm', {
+    code,
+  });
+  return { setup, done, secret, recoveryCodes: recoveryCodesOf(done.text) };
 }
 
 /**
