@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
 import { AccountToken } from '../src/account-tokens/account-token.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
@@ -9,13 +8,13 @@ import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
-import { TwoFactorService } from '../src/two-factor/two-factor.service.js';
 import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { AUTHORIZATION_CASES } from './support/authorization-cases.js';
 import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { turnOnTwoFactor } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
 interface Answer {
@@ -74,11 +73,7 @@ describe('hostile requests', () => {
     tokens.other = (await createToken(t.app, other)).plaintext;
     otherTeamId = other.currentTeamId!;
     guarded = await createUser(t.app, { name: 'Two Factor', password: 'correct horse battery' });
-    const twoFactor = t.app.get(TwoFactorService);
-    const sealed = await twoFactor.beginSetup({ userId: guarded.id });
-    const { secret } = twoFactor.describeSetup({ userId: guarded.id }, sealed, guarded.email);
-    const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
-    await twoFactor.confirm({ userId: guarded.id }, sealed, code);
+    await turnOnTwoFactor(t, { user: guarded, email: guarded.email });
     // Three argon2 hashes and an app to boot: seconds on a busy machine running every spec.
   });
   afterAll(async () => {

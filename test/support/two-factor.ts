@@ -48,7 +48,7 @@ export async function turnOnTwoFactorOnPages(person: SignedInPerson) {
  */
 export async function turnOnTwoFactor(
   t: Pick<TestApp, 'app'>,
-  person: SignedInPerson,
+  person: Pick<SignedInPerson, 'user' | 'email'>,
 ): Promise<TwoFactorSecret> {
   const twoFactor = t.app.get(TwoFactorService);
   const who = { userId: person.user.id };
