@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import request from 'supertest';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
@@ -7,7 +6,7 @@ import { createTeam, createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
-import { rolesIn } from './support/teams.js';
+import { apiTeam, rolesIn } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 interface Member extends SignedInPerson {
@@ -43,9 +42,6 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
     return team;
   }
 
-  const apiTeam = async (token: string) =>
-    (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
-
   describe('rename', () => {
     it('should let the owner and admins rename the team, the slug following the name', async () => {
       const owner = await member('Olive Owner');
@@ -63,7 +59,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).toMatchObject(
         { name: 'Blue Whales', slug: 'blue-whales' },
       );
-      expect(await apiTeam(owner.token)).toEqual({
+      expect(await apiTeam(t, owner.token)).toEqual({
         id: team.id,
         name: 'Blue Whales',
         slug: 'blue-whales',
@@ -260,11 +256,11 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const leaver = await member('Leaver');
       const team = await teamOf(owner, [[leaver, 'member']]);
       await leaver.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
-      expect((await apiTeam(leaver.token)).id).toBe(team.id);
+      expect((await apiTeam(t, leaver.token)).id).toBe(team.id);
 
       const res = await leaver.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
       expect(res.headers.location).toBe('/teams');
-      expect((await apiTeam(leaver.token)).name).toBe("Leaver's Team");
+      expect((await apiTeam(t, leaver.token)).name).toBe("Leaver's Team");
       expect(await rolesIn(t, team.id)).toEqual({ [owner.user.id]: 'owner' });
 
       const ownerLeaves = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
@@ -279,7 +275,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const admin = await member('Admin Delete');
       const team = await teamOf(owner, [[admin, 'admin']], 'Doomed');
       await admin.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
-      expect((await apiTeam(owner.token)).id).toBe(team.id);
+      expect((await apiTeam(t, owner.token)).id).toBe(team.id);
 
       expect(
         (await admin.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`)).status,
@@ -296,8 +292,8 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(await owner.client.textOf('/teams')).toContain('Team "Doomed" was deleted.');
       expect(await t.dataSource.getRepository(Team).findOneBy({ id: team.id })).toBeNull();
       expect(await t.dataSource.getRepository(TeamMember).findBy({ teamId: team.id })).toEqual([]);
-      expect((await apiTeam(owner.token)).name).toBe("Owner's Team");
-      expect((await apiTeam(admin.token)).name).toBe("Admin's Team");
+      expect((await apiTeam(t, owner.token)).name).toBe("Owner's Team");
+      expect((await apiTeam(t, admin.token)).name).toBe("Admin's Team");
       expect((await owner.client.get(`/teams/${team.id}`)).status).toBe(404);
     });
   });
@@ -336,7 +332,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(strays).toEqual([]);
       expect(await t.dataSource.getRepository(Team).findOneBy({ id: team.id })).toBeNull();
       for (const p of [owner, ...crowd]) {
-        expect((await apiTeam(p.token)).name).toBe(`${p.user.name.split(' ')[0]}'s Team`);
+        expect((await apiTeam(t, p.token)).name).toBe(`${p.user.name.split(' ')[0]}'s Team`);
       }
     }
   });
@@ -360,7 +356,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       return_to: '/settings/api-tokens',
     });
     expect(res.headers.location).toBe('/settings/api-tokens');
-    expect((await apiTeam(person.token)).name).toBe('Header Team');
+    expect((await apiTeam(t, person.token)).name).toBe('Header Team');
     const offsite = await person.client.submit('/dashboard', '/teams/switch', {
       team_id: String(team.id),
       return_to: '//evil.example/',
