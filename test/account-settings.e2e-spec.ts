@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
@@ -10,8 +9,10 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { turnOnTwoFactorOnPages } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
@@ -30,8 +31,6 @@ describe('account settings', () => {
     await t.close();
   });
 
-  const textOf = async (client: WebClient, page: string) =>
-    visibleText((await client.get(page)).text);
   const sessionsOf = (userId: number) => t.dataSource.getRepository(Session).findBy({ userId });
   const cookieOf = (res: request.Response, client: WebClient) => client.sessionCookie(res)!;
 
@@ -90,7 +89,7 @@ describe('account settings', () => {
         password: 'short',
         password_confirmation: 'different',
       });
-      const text = await textOf(person.client, '/settings/password');
+      const text = await person.client.textOf('/settings/password');
       expect(text).toContain('Password must be 8 to 1024 characters.');
       expect(text).toContain('The passwords do not match.');
     });
@@ -104,7 +103,7 @@ describe('account settings', () => {
         password_confirmation: NEW_PASSWORD,
       });
       expect(`${res.status} ${res.headers.location}`).toBe('303 /settings/security');
-      expect(await textOf(person.client, '/settings/security')).toContain(
+      expect(await person.client.textOf('/settings/security')).toContain(
         'Your password has been changed. Every other session of your account was signed out.',
       );
       expect(await signedIn(person.client)).toBe(true);
@@ -163,11 +162,14 @@ describe('account settings', () => {
 
       // A minute later (the session's note aged by hand), the next page writes it once.
       const [row] = await sessionsOf(person.user.id);
-      const data = JSON.parse(row.data) as { activity: { at: number } };
-      data.activity.at -= 61_000;
-      await t.dataSource
-        .getRepository(Session)
-        .update({ id: row.id }, { data: JSON.stringify(data), lastActiveAt: new Date(0) });
+      await editSessions(
+        t,
+        { id: row.id },
+        (data) => {
+          data.activity!.at -= 61_000;
+        },
+        { lastActiveAt: new Date(0) },
+      );
       await person.client.get('/dashboard');
       await person.client.get('/dashboard');
       const [after] = await sessionsOf(person.user.id);
@@ -219,7 +221,7 @@ describe('account settings', () => {
         { password: 'not my password' },
       );
       expect(wrong.headers.location).toBe('/settings/sessions');
-      expect(await textOf(person.client, '/settings/sessions')).toContain(
+      expect(await person.client.textOf('/settings/sessions')).toContain(
         'That is not your password.',
       );
       expect(await sessionsOf(person.user.id)).toHaveLength(3);
@@ -227,7 +229,7 @@ describe('account settings', () => {
       await person.client.submit('/settings/sessions', '/settings/sessions/revoke-others', {
         password: PASSWORD,
       });
-      expect(await textOf(person.client, '/settings/sessions')).toContain(
+      expect(await person.client.textOf('/settings/sessions')).toContain(
         '2 other sessions have been signed out.',
       );
       expect(await signedIn(phone.client)).toBe(false);
@@ -248,7 +250,7 @@ describe('account settings', () => {
         password: PASSWORD,
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'You own the team Shared Crew, which has other members. Transfer it to another member or delete it first, then delete your account.',
       );
       expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
@@ -262,7 +264,7 @@ describe('account settings', () => {
         password: 'not my password',
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'That is not your password.',
       );
       expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
@@ -282,7 +284,7 @@ describe('account settings', () => {
         password: PASSWORD,
       });
       expect(`${res.status} ${res.headers.location}`).toBe('303 /login');
-      expect(await textOf(person.client, '/login')).toContain(
+      expect(await person.client.textOf('/login')).toContain(
         'Your account has been deleted. Goodbye.',
       );
       expect(await signedIn(person.client)).toBe(false);
@@ -324,7 +326,7 @@ describe('account settings', () => {
         name: 'New Name',
         email: person.email,
       });
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'Your profile has been saved.',
       );
       const user = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
@@ -339,7 +341,7 @@ describe('account settings', () => {
         email: newEmail.toUpperCase(),
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'follow the link we are mailing to the new one',
       );
       const users = t.dataSource.getRepository(User);
@@ -383,13 +385,7 @@ describe('account settings', () => {
 
     it('should ask for the password again before changing the address after 15 minutes', async () => {
       const person = await signedInPerson(t);
-      for (const row of await sessionsOf(person.user.id)) {
-        const data = JSON.parse(row.data) as Record<string, unknown>;
-        data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-        await t.dataSource
-          .getRepository(Session)
-          .update({ id: row.id }, { data: JSON.stringify(data) });
-      }
+      await forgetPasswordConfirmation(t, person);
       const res = await person.client.submit('/settings/profile', '/settings/profile', {
         name: 'Someone',
         email: uniqueEmail('sudo'),
@@ -405,7 +401,7 @@ describe('account settings', () => {
         email: taken.email,
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await textOf(person.client, '/settings/profile')).toContain(
+      expect(await person.client.textOf('/settings/profile')).toContain(
         'follow the link we are mailing to the new one',
       );
       await expect(
@@ -429,10 +425,7 @@ describe('account settings', () => {
 
     it('should mail a notice when two-factor sign-in is turned on and off, and when a token is created', async () => {
       const person = await signedInPerson(t);
-      const setup = await person.client.submit('/settings/security', '/settings/two-factor');
-      const secret = /id="totp-secret"[^>]*>\s*([A-Z2-7]+)\s*</.exec(setup.text)![1];
-      const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
-      await person.client.submit('/settings/two-factor', '/settings/two-factor/confirm', { code });
+      await turnOnTwoFactorOnPages(person);
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned on' });
       await person.client.submit('/settings/security', '/settings/two-factor/disable');
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned off' });

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Actors } from '../src/common/actor.js';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Secret, TOTP } from 'otpauth';
 import request from 'supertest';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
@@ -10,12 +8,13 @@ import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
-import { TwoFactorService } from '../src/two-factor/two-factor.service.js';
 import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { AUTHORIZATION_CASES } from './support/authorization-cases.js';
+import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { turnOnTwoFactor } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
 interface Answer {
@@ -54,10 +53,11 @@ describe('hostile requests', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
-    web = new WebClient(t.server, t.mail);
-    const email = uniqueEmail('hostile');
-    await web.register('Hostile Tester', email);
-    me = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    ({ client: web, user: me } = await signedInPerson(t, {
+      name: 'Hostile Tester',
+      email: uniqueEmail('hostile'),
+      register: true,
+    }));
     tokens.valid = (await createToken(t.app, me)).plaintext;
     tokens.teamOnly = (await createToken(t.app, me, { abilities: ['team:read'] })).plaintext;
     tokens.userOnly = (await createToken(t.app, me, { abilities: ['user:read'] })).plaintext;
@@ -73,11 +73,7 @@ describe('hostile requests', () => {
     tokens.other = (await createToken(t.app, other)).plaintext;
     otherTeamId = other.currentTeamId!;
     guarded = await createUser(t.app, { name: 'Two Factor', password: 'correct horse battery' });
-    const twoFactor = t.app.get(TwoFactorService);
-    const sealed = await twoFactor.beginSetup(Actors.person(guarded.id));
-    const { secret } = twoFactor.describeSetup(Actors.person(guarded.id), sealed, guarded.email);
-    const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
-    await twoFactor.confirm(Actors.person(guarded.id), sealed, code);
+    await turnOnTwoFactor(t, { user: guarded, email: guarded.email });
     // Three argon2 hashes and an app to boot: seconds on a busy machine running every spec.
   });
   afterAll(async () => {
@@ -722,10 +718,8 @@ describe('hostile requests', () => {
     it.each([SQL, TEMPLATE, EMOJI])(
       'should store %j verbatim and show it escaped',
       async (text) => {
-        const client = new WebClient(t.server, t.mail);
         const email = uniqueEmail('text');
-        await client.register(text, email);
-        const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+        const { client, user } = await signedInPerson(t, { name: text, email, register: true });
         expect(user.name).toBe(text);
 
         await client.submit('/teams', '/teams', { name: text });
@@ -735,11 +729,10 @@ describe('hostile requests', () => {
         expect(team.name).toBe(text);
         expect(team.slug).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
 
-        const page = await client.submit('/settings/api-tokens', '/settings/api-tokens', {
+        const { page, value: plaintext } = await client.createTokenOnPage({
           name: text,
           abilities: ['user:read', 'team:read'],
         });
-        const plaintext = /value="(tsr_[0-9A-Za-z]{36})"/.exec(page.text)![1];
         expect(page.text).not.toContain('<script>alert(1)</script>');
         expect(visibleText(page.text)).toContain(text.replace(/\s+/g, ' '));
         expect(

@@ -11,16 +11,16 @@ import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokenExpiryReminders } from '../src/tokens/token-expiry-reminders.js';
 import { addMember, createTeam, createToken, uniqueEmail } from './factories/index.js';
-import { visibleText } from './support/html.js';
+import { NEW_TOKEN_VALUE, newTokenValueIn, visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const LOG = '/settings/security-log';
-const NEW_VALUE = /value="(tsr_[0-9A-Za-z]{36})"/;
 const DAY_MS = 86_400_000;
 
 /** The event names a log page lists, newest first. */
@@ -151,13 +151,11 @@ describe('security log and team audit log', () => {
 
   it('should record a token’s life: created, edited, regenerated, used from a new address, refused, revoked', async () => {
     const person = await signedInPerson(t, { name: 'Toke Nowner' });
-    const created = await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+    const { value, id } = await person.client.createTokenOnPage({
       name: 'CI deploy',
       abilities: 'user:read',
       expires_in_days: '30',
     });
-    const value = NEW_VALUE.exec(created.text)![1];
-    const id = Number(/data-token-id="(\d+)"/.exec(created.text)![1]);
     const tokenPage = `/settings/api-tokens/${id}`;
     await person.client.submit(tokenPage, tokenPage, {
       name: 'CI deploy 2',
@@ -176,7 +174,7 @@ describe('security log and team audit log', () => {
     await t.app.get(TokenUsageRecorder).flush();
 
     const regenerated = await person.client.submit(tokenPage, `${tokenPage}/regenerate`);
-    const newValue = NEW_VALUE.exec(regenerated.text)![1];
+    const newValue = newTokenValueIn(regenerated.text);
     // The old value, refused again and again: one event a minute.
     for (let i = 0; i < 5; i++) expect((await api(value, '203.0.113.5')).status).toBe(401);
     await person.client.submit('/settings/api-tokens', `/settings/api-tokens/${id}/revoke`);
@@ -321,7 +319,7 @@ describe('security log and team audit log', () => {
         expires_in_days: '30',
       });
       expect(created.status).toBe(200);
-      expect(NEW_VALUE.test(created.text)).toBe(true);
+      expect(NEW_TOKEN_VALUE.test(created.text)).toBe(true);
       await t.app.get(AuditLog).flush();
       expect(logs.text).toContain('Could not write the security log');
     } finally {
@@ -329,10 +327,9 @@ describe('security log and team audit log', () => {
     }
     // Tried again: the event is not lost to a short outage.
     await t.app.get(AuditLog).flush();
-    const deadline = Date.now() + 10_000;
-    while ((await rowsOf(person.user.id, 'token.created')).length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await waitFor(async () => (await rowsOf(person.user.id, 'token.created')).length > 0, {
+      intervalMs: 200,
+    });
     expect(await rowsOf(person.user.id, 'token.created')).toHaveLength(1);
   });
 
@@ -455,7 +452,7 @@ describe('token expiry reminders', () => {
   const run = () => t.app.get(TokenExpiryReminders).run();
   const settle = async () => {
     await t.app.get(AuditLog).flush();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
   };
 
   it('should mail a reminder a week before and one on the day, each once, linking to the token’s page', async () => {

@@ -5,6 +5,7 @@ import { OpenApiContract } from './support/openapi-contract.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * An unreachable database is a network condition, so the app reaches its database server
@@ -61,12 +62,14 @@ describe('database outage', () => {
     expect((await timed('/health/live', false)).res.status).toBe(200);
 
     await proxy.restore();
-    const deadline = Date.now() + 5_000;
     let status = 0;
-    while (Date.now() < deadline && status !== 200) {
-      status = (await timed('/api/v1/user/profile')).res.status;
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      async () => {
+        status = (await timed('/api/v1/user/profile')).res.status;
+        return status === 200;
+      },
+      { intervalMs: 100 },
+    );
     expect(status).toBe(200);
     expect((await timed('/health/ready', false)).res.status).toBe(200);
   });

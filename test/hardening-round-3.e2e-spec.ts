@@ -3,19 +3,14 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
-import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { AuditLog } from '../src/audit/audit-log.js';
 import { addMember, createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { burst } from './support/burst.js';
-import { sessionIdOf, visibleText } from './support/html.js';
-import {
-  addressChangeLink,
-  PASSWORD,
-  signedInPerson,
-  type SignedInPerson,
-} from './support/people.js';
+import { csrfTokenIn, newTokenValueIn, sessionIdOf, visibleText } from './support/html.js';
+import { addressChangeLink, PASSWORD, signedInPerson } from './support/people.js';
+import { invite, rolesIn } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { startInstances, type Instances } from './support/instances.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -122,15 +117,6 @@ describe('hardening, third round', () => {
     });
 
     const users = () => t.dataSource.getRepository(User);
-    const roles = async (teamId: number) =>
-      Object.fromEntries(
-        (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
-          m.userId,
-          m.role,
-        ]),
-      );
-    const invite = (by: SignedInPerson, teamId: number, email: string, role = 'member') =>
-      by.client.submit(`/teams/${teamId}`, `/teams/${teamId}/invitations`, { email, role });
 
     it('should confirm an address only by a POST from the signed-in account the link was sent for', async () => {
       const email = uniqueEmail('confirming');
@@ -176,7 +162,7 @@ describe('hardening, third round', () => {
       const csrf = await attacker.csrfFrom('/dashboard');
       const accepted = await attacker.post(`/invitations/pending/${invitation.id}/accept`, csrf);
       expect(accepted.status).toBe(403);
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner' });
+      expect(await rolesIn(t, team.id)).toEqual({ [owner.user.id]: 'owner' });
     });
 
     it("should change an address only by a POST from the link's page, whoever opens the link first", async () => {
@@ -224,7 +210,7 @@ describe('hardening, third round', () => {
         `/teams/${team.id}/members/${adminB.user.id}/remove`,
       );
       expect(removed.status).toBe(403);
-      expect((await roles(team.id))[adminB.user.id]).toBe('admin');
+      expect((await rolesIn(t, team.id))[adminB.user.id]).toBe('admin');
 
       // An admin still makes a member an admin; the owner changes an admin's role.
       const promoted = await adminA.client.submit(
@@ -239,7 +225,7 @@ describe('hardening, third round', () => {
         { role: 'member' },
       );
       expect(byOwner.status).toBe(303);
-      expect(await roles(team.id)).toMatchObject({
+      expect(await rolesIn(t, team.id)).toMatchObject({
         [adminB.user.id]: 'member',
         [member.user.id]: 'admin',
       });
@@ -261,7 +247,7 @@ describe('hardening, third round', () => {
         ),
       ]);
       expect(answers[0].status === 303 || answers[0].status === 404).toBe(true);
-      const after = await roles(team.id);
+      const after = await rolesIn(t, team.id);
       // Either removed while still a member (and then the promotion found no one), or promoted
       // first and then kept: never an admin removed by an admin.
       if (after[member.user.id] === undefined) expect(answers[0].status).toBe(404);
@@ -309,10 +295,10 @@ describe('hardening, third round', () => {
       expect(accepted.status).toBe(410);
       const pending = (await invitees[2].client.get('/dashboard')).text;
       expect(pending).not.toContain('Staffed');
-      expect(Object.keys(await roles(team.id)).map(Number)).not.toEqual(
+      expect(Object.keys(await rolesIn(t, team.id)).map(Number)).not.toEqual(
         expect.arrayContaining(invitees.map((i) => i.user.id)),
       );
-      expect(Object.keys(await roles(team.id))).toHaveLength(3);
+      expect(Object.keys(await rolesIn(t, team.id))).toHaveLength(3);
     });
   });
 
@@ -331,12 +317,8 @@ describe('hardening, third round', () => {
     async function resetLink(email: string): Promise<string> {
       const before = t.mail.find({ to: email, subject: RESET }).length;
       await new WebClient(t.server).submit('/forgot-password', '/forgot-password', { email });
-      for (;;) {
-        const mails = t.mail.find({ to: email, subject: RESET });
-        if (mails.length > before)
-          return TestSmtpServer.linkPath(mails.at(-1)!, '/reset-password/');
-        await t.mail.waitFor({ to: email, subject: RESET });
-      }
+      const mails = await t.mail.waitForCount({ to: email, subject: RESET }, before + 1);
+      return TestSmtpServer.linkPath(mails.at(-1)!, '/reset-password/');
     }
 
     it('should cancel a reset link asked for before the password is changed', async () => {
@@ -414,7 +396,7 @@ describe('hardening, third round', () => {
       const res = await person.client.submit(page, `${page}/regenerate`, { grace_minutes: '60' });
       expect(res.status).toBe(200);
       expect(visibleText(res.text)).toContain('The old value is refused from now on.');
-      const value = /value="(tsr_[0-9A-Za-z]{36})"/.exec(res.text)![1];
+      const value = newTokenValueIn(res.text);
       const api = (bearer: string) =>
         request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${bearer}`);
       const refused = await api(old);
@@ -475,7 +457,7 @@ describe('hardening, third round', () => {
       const email = uniqueEmail('forged');
       await signedInPerson(t, { email });
       // A token from another visitor's page, without that visitor's cookie: refused.
-      const stolenToken = /name="_csrf" value="([^"]+)"/.exec(views[0].text)![1];
+      const stolenToken = csrfTokenIn(views[0].text);
       const forged = await request(t.server)
         .post('/login')
         .type('form')

@@ -18,6 +18,7 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
+import { signedInPerson } from './support/people.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
@@ -427,15 +428,13 @@ describe('hardening', () => {
 
     it('should let only the owner remove an admin; an admin removes members only', async () => {
       const [owner, adminA, adminB, member] = await Promise.all(
-        ['Owner', 'Admin A', 'Admin B', 'Member'].map(async (name) => {
-          const client = new WebClient(t.server, t.mail);
-          const email = uniqueEmail(name.replace(' ', '').toLowerCase());
-          await client.register(name, email);
-          return {
-            client,
-            user: await t.dataSource.getRepository(User).findOneByOrFail({ email }),
-          };
-        }),
+        ['Owner', 'Admin A', 'Admin B', 'Member'].map((name) =>
+          signedInPerson(t, {
+            name,
+            email: uniqueEmail(name.replace(' ', '').toLowerCase()),
+            register: true,
+          }),
+        ),
       );
       await owner.client.submit('/teams', '/teams', { name: 'Guarded' });
       const team = await t.dataSource.getRepository(Team).findOneByOrFail({ name: 'Guarded' });

@@ -4,8 +4,9 @@ import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
-import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
+import { invite, rolesIn } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -21,13 +22,6 @@ describe('team invitations', () => {
     await t.close();
   });
 
-  const roles = async (teamId: number) =>
-    Object.fromEntries(
-      (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
-        m.userId,
-        m.role,
-      ]),
-    );
   const invitations = () => t.dataSource.getRepository(TeamInvitation);
 
   async function ownerWithTeam(name = 'Acme') {
@@ -36,19 +30,10 @@ describe('team invitations', () => {
     return { owner, team };
   }
 
-  async function invite(by: SignedInPerson, teamId: number, email: string, role = 'member') {
-    return by.client.submit(`/teams/${teamId}`, `/teams/${teamId}/invitations`, { email, role });
-  }
-
   /** The path of the link in the newest invitation mail to `email`. */
   async function linkFor(email: string, after = 0): Promise<string> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const mails = t.mail.find({ to: email, subject: INVITED });
-      if (mails.length > after) return TestSmtpServer.linkPath(mails.at(-1)!, '/invitations/');
-      if (Date.now() > deadline) throw new Error(`no invitation mail to ${email}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const mails = await t.mail.waitForCount({ to: email, subject: INVITED }, after + 1);
+    return TestSmtpServer.linkPath(mails.at(-1)!, '/invitations/');
   }
 
   it('should invite someone with an account, who accepts from the link and lands in the team', async () => {
@@ -74,7 +59,10 @@ describe('team invitations', () => {
     expect(visibleText(page.text)).toContain('Accept and join');
     const accepted = await invitee.client.submit(link, `${link}/accept`);
     expect(accepted.headers.location).toBe(`/teams/${team.id}`);
-    expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [invitee.user.id]: 'admin' });
+    expect(await rolesIn(t, team.id)).toEqual({
+      [owner.user.id]: 'owner',
+      [invitee.user.id]: 'admin',
+    });
     const api = await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`);
     expect(api.body.data.id).toBe(team.id);
 
@@ -98,7 +86,7 @@ describe('team invitations', () => {
     expect(visibleText(refused.text)).toContain('This invitation was sent to another address');
     const declined = await mallory.client.submit('/dashboard', `${link}/decline`);
     expect(declined.status).toBe(403);
-    expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner' });
+    expect(await rolesIn(t, team.id)).toEqual({ [owner.user.id]: 'owner' });
     expect((await invitations().findOneByOrFail({ teamId: team.id })).status).toBe('pending');
 
     // A visitor holding it registers with the address fixed, but joins only once that address
@@ -117,13 +105,13 @@ describe('team invitations', () => {
       invitation: link.split('/').pop()!,
     });
     expect(registered.headers.location).toBe('/register/check-email');
-    expect(Object.keys(await roles(team.id))).toHaveLength(1);
+    expect(Object.keys(await rolesIn(t, team.id))).toHaveLength(1);
 
     const signedIn = await visitor.login(addressee);
     expect(signedIn.headers.location).toBe('/dashboard');
-    expect(Object.keys(await roles(team.id))).toHaveLength(1);
+    expect(Object.keys(await rolesIn(t, team.id))).toHaveLength(1);
     await visitor.confirmEmail(addressee);
-    const members = await roles(team.id);
+    const members = await rolesIn(t, team.id);
     expect(Object.values(members).sort()).toEqual(['member', 'owner']);
     expect((await invitations().findOneByOrFail({ teamId: team.id })).status).toBe('accepted');
     expect(visibleText((await visitor.get('/dashboard')).text)).toContain('Forwarded');
@@ -154,7 +142,7 @@ describe('team invitations', () => {
     expect(visibleText((await invitee.client.get('/dashboard')).text)).toContain(
       'You declined the invitation to Declined Team.',
     );
-    expect(await roles(other.id)).toEqual({ [owner.user.id]: 'owner' });
+    expect(await rolesIn(t, other.id)).toEqual({ [owner.user.id]: 'owner' });
 
     // Someone else's invitation id is not theirs to answer.
     const stranger = await signedInPerson(t);

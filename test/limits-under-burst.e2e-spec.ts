@@ -67,16 +67,13 @@ describe.each([
   /** A person signed in through the first instance; their browser's cookies go to every one. */
   const person = (): Promise<SignedInPerson> => signedInPerson(t);
 
-  /** The same browser on each instance, for requests that take turns among them. */
-  const onEach = (client: WebClient) => servers.map((server) => client.on(server));
-
   it('should check exactly RATE_LIMIT_SIGN_IN of 100 wrong passwords sent at once from one address', async () => {
     const email = uniqueEmail('burst');
     await createUser(t.app, { email, password: PASSWORD });
     const client = new WebClient(t.server);
     const csrf = await client.csrfFrom('/login');
     const ip = clientIp();
-    const browsers = onEach(client);
+    const browsers = client.onEach(servers);
     const answers = await burst(100, servers, (i) =>
       browsers[i % browsers.length].agent
         .post('/login')
@@ -97,7 +94,7 @@ describe.each([
   it('should check exactly RATE_LIMIT_SIGN_IN of 100 wrong passwords typed again in sudo mode at once', async () => {
     const someone = await person();
     const csrf = await someone.client.csrfFrom('/confirm-password');
-    const browsers = onEach(someone.client);
+    const browsers = someone.client.onEach(servers);
     const ip = clientIp();
     const answers = await burst(100, servers, (i) =>
       browsers[i % browsers.length]
@@ -121,7 +118,7 @@ describe.each([
       const code = String(100_000 + i);
       return code === right ? '999999' : code;
     };
-    const browsers = onEach(someone.client);
+    const browsers = someone.client.onEach(servers);
     const answers = await burst(200, servers, (i) =>
       browsers[i % browsers.length].post(CHALLENGE, csrf, { code: i === 149 ? right : wrong(i) }),
     );
@@ -139,7 +136,7 @@ describe.each([
     const client = new WebClient(t.server);
     const csrf = await client.csrfFrom('/register');
     const ip = clientIp();
-    const browsers = onEach(client);
+    const browsers = client.onEach(servers);
     const emails = Array.from({ length: 30 }, () => uniqueEmail('signup'));
     const answers = await burst(30, servers, (i) =>
       browsers[i % browsers.length].agent
@@ -165,7 +162,7 @@ describe.each([
     const client = new WebClient(t.server);
     const csrf = await client.csrfFrom('/forgot-password');
     const ip = clientIp();
-    const browsers = onEach(client);
+    const browsers = client.onEach(servers);
     const answers = await burst(30, servers, (i) =>
       browsers[i % browsers.length].agent
         .post('/forgot-password')
@@ -181,7 +178,7 @@ describe.each([
     await createUser(t.app, { email });
     const client = new WebClient(t.server);
     const csrf = await client.csrfFrom('/forgot-password');
-    const browsers = onEach(client);
+    const browsers = client.onEach(servers);
     // From as many addresses as requests: only the limit per mailbox is at work.
     const answers = await burst(30, servers, (i) =>
       browsers[i % browsers.length].agent
@@ -202,7 +199,7 @@ describe.each([
     const client = new WebClient(t.server);
     await client.login(email);
     const csrf = await client.csrfFrom('/settings/api-tokens');
-    const browsers = onEach(client);
+    const browsers = client.onEach(servers);
     const answers = await burst(30, servers, (i) =>
       browsers[i % browsers.length].post('/verify-email/resend', csrf),
     );
@@ -218,7 +215,7 @@ describe.each([
     const owner = await person();
     const team = await createTeam(t.app, owner.user, 'Burst');
     const csrf = await owner.client.csrfFrom(`/teams/${team.id}`);
-    const browsers = onEach(owner.client);
+    const browsers = owner.client.onEach(servers);
     const answers = await burst(30, servers, (i) =>
       browsers[i % browsers.length].post(`/teams/${team.id}/invitations`, csrf, {
         email: uniqueEmail(`invitee${i}`),
@@ -232,7 +229,7 @@ describe.each([
   it('should mail exactly RATE_LIMIT_EMAIL_CHANGE_PER_HOUR of 30 address changes asked for at once', async () => {
     const someone = await person();
     const csrf = await someone.client.csrfFrom('/settings/profile');
-    const browsers = onEach(someone.client);
+    const browsers = someone.client.onEach(servers);
     const targets = Array.from({ length: 30 }, () => uniqueEmail('stranger'));
     const answers = await burst(30, servers, (i) =>
       browsers[i % browsers.length].post('/settings/profile', csrf, {

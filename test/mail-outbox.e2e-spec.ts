@@ -3,7 +3,6 @@ import { simpleParser } from 'mailparser';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import { DataSource, In } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
@@ -16,18 +15,10 @@ import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase } from './support/test-database.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const METRICS_TOKEN = 'mail-metrics-secret-0123456789-abcdef';
-
-/** Waits until `check` holds, or fails after `ms`. */
-async function eventually(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
 
 describe('mail outbox', () => {
   let t: TestApp;
@@ -89,9 +80,7 @@ describe('mail outbox', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(mail.from).toBe('no-reply@localhost');
     expect(mail.subject).toBe('Note 3');
-    await eventually(
-      async () => (await rows().findOneByOrFail({ recipient: to })).status === 'sent',
-    );
+    await waitFor(async () => (await rows().findOneByOrFail({ recipient: to })).status === 'sent');
     const row = await rows().findOneByOrFail({ recipient: to });
     expect(row).toMatchObject({
       attempts: 1,
@@ -110,7 +99,7 @@ describe('mail outbox', () => {
     await client.register('Patient Person', email, 'correct horse battery', { confirm: false });
 
     // The first try failed at once; the message waits for its retry, about a second later.
-    await eventually(async () => (await rows().findOneBy({ recipient: email }))?.lastError != null);
+    await waitFor(async () => (await rows().findOneBy({ recipient: email }))?.lastError != null);
     const waiting = await rows().findOneByOrFail({ recipient: email });
     expect(waiting).toMatchObject({ status: 'pending', kind: 'verify-email', claimedBy: null });
     expect(waiting.lastError).toMatch(/ECONNREFUSED/);
@@ -142,9 +131,8 @@ describe('mail outbox', () => {
       const to = uniqueEmail('bounce');
       await enqueue(to, 4);
       // MAIL_MAX_ATTEMPTS=3: now, a second later, two seconds after that.
-      await eventually(
+      await waitFor(
         async () => (await rows().findOneByOrFail({ recipient: to })).status === 'failed',
-        15_000,
       );
       const row = await rows().findOneByOrFail({ recipient: to });
       expect(row).toMatchObject({ attempts: 3, claimedBy: null, sentAt: null });
@@ -201,7 +189,7 @@ describe('mail outbox', () => {
       // The next instance to start takes what the stopped one handed back.
       smtp.slowDown(0);
       second = await withNotes();
-      await eventually(async () => (await stored()).every((r) => r.status === 'sent'));
+      await waitFor(async () => (await stored()).every((r) => r.status === 'sent'));
       expect(
         smtp
           .find({ subject: 'Slow note' })
@@ -233,7 +221,7 @@ describe('mail without an SMTP server', () => {
         password: 'correct horse battery',
         password_confirmation: 'correct horse battery',
       });
-      await eventually(async () => readdirSync(dir).length === 1);
+      await waitFor(async () => readdirSync(dir).length === 1);
       const [file] = readdirSync(dir);
       expect(file).toMatch(/\.eml$/);
       const eml = await simpleParser(readFileSync(join(dir, file)));
@@ -266,7 +254,7 @@ describe('mail without an SMTP server', () => {
       const email = uniqueEmail('quiet');
       await client.register('Quiet Person', email);
       await client.submit('/forgot-password', '/forgot-password', { email });
-      await eventually(async () => readdirSync(prodDir).length === 1);
+      await waitFor(async () => readdirSync(prodDir).length === 1);
       const eml = await simpleParser(readFileSync(join(prodDir, readdirSync(prodDir)[0])));
       expect(eml.text).toMatch(/reset-password\/[A-Za-z0-9_-]{43}/);
       expect(prodLogs.entries.map((e) => e.msg)).toContainEqual(

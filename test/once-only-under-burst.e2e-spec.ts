@@ -10,6 +10,7 @@ import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
+import { newTokenValueIn } from './support/html.js';
 import { addressChangeLink, PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { startInstances, type Instances } from './support/instances.js';
@@ -45,8 +46,6 @@ describe.each([
     await instances?.close();
   });
 
-  /** The same browser on each instance, taking turns. */
-  const onEach = (client: WebClient) => servers.map((server) => client.on(server));
   /** How many events of the kind the security log holds for the account. */
   const eventsOf = async (userId: number, event: AuditEventName) => {
     for (const app of apps) await app.app.get(AuditLog).flush();
@@ -63,7 +62,7 @@ describe.each([
       '/reset-password/',
     );
     const csrf = await visitor.csrfFrom(link);
-    const browsers = onEach(visitor);
+    const browsers = visitor.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(link, csrf, {
         password: `new password number ${i}`,
@@ -88,7 +87,7 @@ describe.each([
     const person = await signedInPerson(t);
     const link = await addressChangeLink(t, person, uniqueEmail('moved'));
     const csrf = await person.client.csrfFrom(link);
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(link, csrf),
     );
@@ -126,7 +125,7 @@ describe.each([
       '/verify-email/',
     );
     const csrf = await newcomer.csrfFrom(link);
-    const browsers = onEach(newcomer);
+    const browsers = newcomer.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(link, csrf),
     );
@@ -152,7 +151,7 @@ describe.each([
       '/invitations/',
     );
     const csrf = await invitee.client.csrfFrom(link);
-    const browsers = onEach(invitee.client);
+    const browsers = invitee.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(`${link}/accept`, csrf),
     );
@@ -201,15 +200,13 @@ describe.each([
     const shown = (await person.client.get(page)).text;
     const version = /name="version" value="(\d+)"/.exec(shown)![1];
     const csrf = await person.client.csrfFrom(page);
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(`${page}/regenerate`, csrf, { version }),
     );
     // The others go back to the page, told the token changed meanwhile.
     expect(tally(answers, status)).toEqual({ '200': 1, '303': TIMES - 1 });
-    const value = /value="(tsr_[0-9A-Za-z]{36})"/.exec(
-      answers.find((a) => a.status === 200)!.text,
-    )![1];
+    const value = newTokenValueIn(answers.find((a) => a.status === 200)!.text);
     const api = (bearer: string, server: Server) =>
       request(server).get('/api/v1/user/profile').set('Authorization', `Bearer ${bearer}`);
     for (const server of servers) {
@@ -227,7 +224,7 @@ describe.each([
       (await person.client.get('/settings/sessions')).text,
     )![1];
     const csrf = await person.client.csrfFrom('/settings/sessions');
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post(`/settings/sessions/${handle}/revoke`, csrf),
     );
@@ -239,7 +236,7 @@ describe.each([
   it('should sign a session out once, of 20 sign-outs sent from it at once', async () => {
     const person = await signedInPerson(t);
     const csrf = await person.client.csrfFrom('/dashboard');
-    const browsers = onEach(person.client);
+    const browsers = person.client.onEach(servers);
     const answers = await burst(TIMES, servers, (i) =>
       browsers[i % browsers.length].post('/logout', csrf),
     );

@@ -10,6 +10,7 @@ import { sessionIdOf, visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer, type ReceivedMail } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const OLD_PASSWORD = 'the old password';
@@ -53,7 +54,7 @@ describe('forgotten passwords', () => {
     t.mail.slowDown(3_000);
     const { email: other } = await person();
     await ask(web(), other);
-    await waitUntil(() => t.mail.receiving === 1);
+    await waitFor(() => t.mail.receiving === 1);
     const seen = [];
     for (const address of [email, nobody]) {
       const client = web();
@@ -82,7 +83,7 @@ describe('forgotten passwords', () => {
     const mail = await t.mail.waitFor({ to: email, subject: RESET });
     expect(mail.text).toContain('Hello Forgetful Person');
     expect(mail.text).toContain('60 minutes');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(t.mail.find({ to: nobody })).toEqual([]);
   });
 
@@ -215,7 +216,7 @@ describe('forgotten passwords', () => {
     await ask(client, email);
     await t.mail.waitFor({ to: email, subject: RESET });
     await ask(client, email);
-    await waitUntil(() => resetMails(email).length === 2);
+    await waitFor(() => resetMails(email).length === 2);
     const [older, newer] = resetMails(email).map(linkOf);
     expect(older).not.toBe(newer);
 
@@ -261,8 +262,8 @@ describe('forgotten passwords', () => {
       );
     }
     expect(answers.size).toBe(1);
-    await waitUntil(() => resetMails(email).length >= 3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await t.mail.waitForCount({ to: email, subject: RESET }, 3);
+    await sleep(300);
     expect(resetMails(email)).toHaveLength(3);
   });
 
@@ -287,14 +288,6 @@ describe('forgotten passwords', () => {
     expect(lines.map((e) => e.path)).toContain('/verify-email/[redacted]');
     expect(logs.text).not.toContain(token);
   });
-
-  async function waitUntil(check: () => boolean): Promise<void> {
-    const end = Date.now() + 10_000;
-    while (!check()) {
-      if (Date.now() > end) throw new Error('condition not met in time');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 });
 
 describe('forgotten passwords, per client', () => {

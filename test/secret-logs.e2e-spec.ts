@@ -7,6 +7,8 @@ import { sessionIdOf } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { totpSecretIn } from './support/two-factor.js';
+import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 describe('secrets in the logs', () => {
@@ -26,7 +28,7 @@ describe('secrets in the logs', () => {
     const email = uniqueEmail('otp-logs');
     await client.register('Code Keeper', email);
     const setup = await client.submit('/dashboard', '/settings/two-factor');
-    const secret = /id="totp-secret"[^>]*>\s*([A-Z2-7]+)/.exec(setup.text)![1];
+    const secret = totpSecretIn(setup.text)!;
     const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
     await client.submit('/settings/two-factor', '/settings/two-factor/confirm', { code: '000001' });
     const enabled = await client.submit('/settings/two-factor', '/settings/two-factor/confirm', {
@@ -70,11 +72,10 @@ describe('secrets in the logs', () => {
     await client.login(email, 'a wrong password, also secret');
     const signedIn = await client.login(email, password);
     const csrf = await client.csrfFrom('/settings/api-tokens');
-    const created = await client.submit('/settings/api-tokens', '/settings/api-tokens', {
+    const { value: plaintext } = await client.createTokenOnPage({
       name: 'logged?',
       abilities: 'user:read',
     });
-    const plaintext = /value="(tsr_[0-9A-Za-z]{36})"/.exec(created.text)![1];
 
     await request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${plaintext}`);
     await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${plaintext}`);
@@ -152,7 +153,7 @@ describe('secrets in the logs', () => {
       // A failing send logs its error: the server's password is not in it either.
       await smtp.stop();
       await client.submit('/forgot-password', '/forgot-password', { email });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
 
       const log = mailLogs.text;
       expect(log).toMatch(/Could not send password-reset message/);

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { spawnBuiltServer, startBuiltServer } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+import { sleep } from './support/wait-for.js';
 
 /**
  * Starts a form POST but holds back half of its body, so it is in flight until `finish` sends
@@ -46,10 +47,10 @@ describe('graceful shutdown', () => {
   it('should finish requests in flight, refuse new connections, and exit 0 on SIGTERM', async () => {
     const server = await startBuiltServer({ DATABASE_URL: db.url, SHUTDOWN_TIMEOUT_MS: '10000' });
     const inFlight = Array.from({ length: 5 }, () => slowPost(server.url));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
 
     const exited = server.stop();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     await expect(fetch(`${server.url}/health/live`)).rejects.toThrow();
     for (const request of inFlight) request.finish();
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import request from 'supertest';
-import { Session } from '../src/auth/session.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
+import { apiTeam, rolesIn } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 interface Member extends SignedInPerson {
@@ -42,28 +42,6 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
     return team;
   }
 
-  const roles = async (teamId: number) =>
-    Object.fromEntries(
-      (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
-        m.userId,
-        m.role,
-      ]),
-    );
-  const apiTeam = async (token: string) =>
-    (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
-  const flashOn = async (person: Member, page: string) =>
-    visibleText((await person.client.get(page)).text);
-
-  /** Makes the person's password confirmation older than sudo mode's 15 minutes. */
-  async function forgetPasswordConfirmation(person: Member): Promise<void> {
-    const sessions = t.dataSource.getRepository(Session);
-    for (const session of await sessions.findBy({ userId: person.user.id })) {
-      const data = JSON.parse(session.data) as Record<string, unknown>;
-      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
-    }
-  }
-
   describe('rename', () => {
     it('should let the owner and admins rename the team, the slug following the name', async () => {
       const owner = await member('Olive Owner');
@@ -75,13 +53,13 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       });
       expect(res.status).toBe(303);
       expect(res.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'The team is now called "Blue Whales".',
       );
       expect(await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).toMatchObject(
         { name: 'Blue Whales', slug: 'blue-whales' },
       );
-      expect(await apiTeam(owner.token)).toEqual({
+      expect(await apiTeam(t, owner.token)).toEqual({
         id: team.id,
         name: 'Blue Whales',
         slug: 'blue-whales',
@@ -123,7 +101,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         name: '   ',
       });
       expect(empty.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'Team name must be 1 to 100 characters.',
       );
       expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
@@ -147,13 +125,15 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         });
 
       expect((await role(owner, plain, 'admin')).headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain('Member Roles is now an admin.');
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
+        'Member Roles is now an admin.',
+      );
       // Only the owner changes an admin's role: an admin could otherwise demote one, then remove.
       expect((await role(admin, plain, 'member')).status).toBe(403);
       expect((await role(owner, plain, 'member')).status).toBe(303);
       expect((await role(admin, plain, 'admin')).status).toBe(303);
       expect((await role(owner, plain, 'member')).status).toBe(303);
-      expect(await roles(team.id)).toEqual({
+      expect(await rolesIn(t, team.id)).toEqual({
         [owner.user.id]: 'owner',
         [admin.user.id]: 'admin',
         [plain.user.id]: 'member',
@@ -161,16 +141,16 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
 
       const onOwner = await role(admin, owner, 'member');
       expect(onOwner.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(admin, `/teams/${team.id}`)).toContain(
+      expect(await admin.client.textOf(`/teams/${team.id}`)).toContain(
         "The owner's role changes only when the owner transfers the team to someone else.",
       );
       expect((await role(plain, admin, 'member')).status).toBe(403);
       const madeOwner = await role(owner, plain, 'owner');
       expect(madeOwner.status).toBe(303);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'Role must be one of member, admin.',
       );
-      expect(await roles(team.id)).toEqual({
+      expect(await rolesIn(t, team.id)).toEqual({
         [owner.user.id]: 'owner',
         [admin.user.id]: 'admin',
         [plain.user.id]: 'member',
@@ -194,7 +174,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         { role: 'member' },
       );
       expect(across.status).toBe(404);
-      expect(await roles(theirs.id)).toEqual({ [stranger.user.id]: 'owner' });
+      expect(await rolesIn(t, theirs.id)).toEqual({ [stranger.user.id]: 'owner' });
     });
   });
 
@@ -203,7 +183,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const owner = await member('Owner Transfer');
       const heir = await member('Heir Transfer');
       const team = await teamOf(owner, [[heir, 'member']], 'Dynasty');
-      await forgetPasswordConfirmation(owner);
+      await forgetPasswordConfirmation(t, owner);
 
       const asked = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
         user_id: String(heir.user.id),
@@ -212,7 +192,10 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(asked.headers.location).toBe(
         `/confirm-password?return_to=${encodeURIComponent(`/teams/${team.id}`)}`,
       );
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [heir.user.id]: 'member' });
+      expect(await rolesIn(t, team.id)).toEqual({
+        [owner.user.id]: 'owner',
+        [heir.user.id]: 'member',
+      });
 
       const wrong = await owner.client.submit(asked.headers.location, '/confirm-password', {
         password: 'not my password',
@@ -233,10 +216,13 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         user_id: String(heir.user.id),
       });
       expect(done.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'Heir Transfer now owns the team; you are an admin.',
       );
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'admin', [heir.user.id]: 'owner' });
+      expect(await rolesIn(t, team.id)).toEqual({
+        [owner.user.id]: 'admin',
+        [heir.user.id]: 'owner',
+      });
       expect(
         (await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).ownerId,
       ).toBe(heir.user.id);
@@ -257,7 +243,10 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect((await transfer(admin, admin)).status).toBe(403);
       expect((await transfer(owner, owner)).status).toBe(404);
       expect((await transfer(owner, outsider)).status).toBe(404);
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner', [admin.user.id]: 'admin' });
+      expect(await rolesIn(t, team.id)).toEqual({
+        [owner.user.id]: 'owner',
+        [admin.user.id]: 'admin',
+      });
     });
   });
 
@@ -267,16 +256,16 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const leaver = await member('Leaver');
       const team = await teamOf(owner, [[leaver, 'member']]);
       await leaver.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
-      expect((await apiTeam(leaver.token)).id).toBe(team.id);
+      expect((await apiTeam(t, leaver.token)).id).toBe(team.id);
 
       const res = await leaver.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
       expect(res.headers.location).toBe('/teams');
-      expect((await apiTeam(leaver.token)).name).toBe("Leaver's Team");
-      expect(await roles(team.id)).toEqual({ [owner.user.id]: 'owner' });
+      expect((await apiTeam(t, leaver.token)).name).toBe("Leaver's Team");
+      expect(await rolesIn(t, team.id)).toEqual({ [owner.user.id]: 'owner' });
 
       const ownerLeaves = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
       expect(ownerLeaves.headers.location).toBe(`/teams/${team.id}`);
-      expect(await flashOn(owner, `/teams/${team.id}`)).toContain(
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'The owner of a team cannot be removed from it.',
       );
     });
@@ -286,7 +275,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const admin = await member('Admin Delete');
       const team = await teamOf(owner, [[admin, 'admin']], 'Doomed');
       await admin.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
-      expect((await apiTeam(owner.token)).id).toBe(team.id);
+      expect((await apiTeam(t, owner.token)).id).toBe(team.id);
 
       expect(
         (await admin.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`)).status,
@@ -296,15 +285,15 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         `/teams/${owner.user.currentTeamId}/delete`,
       );
       expect(personal.status).toBe(303);
-      expect(await flashOn(owner, '/teams')).toContain('A personal team cannot be deleted.');
+      expect(await owner.client.textOf('/teams')).toContain('A personal team cannot be deleted.');
 
       const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`);
       expect(res.headers.location).toBe('/teams');
-      expect(await flashOn(owner, '/teams')).toContain('Team "Doomed" was deleted.');
+      expect(await owner.client.textOf('/teams')).toContain('Team "Doomed" was deleted.');
       expect(await t.dataSource.getRepository(Team).findOneBy({ id: team.id })).toBeNull();
       expect(await t.dataSource.getRepository(TeamMember).findBy({ teamId: team.id })).toEqual([]);
-      expect((await apiTeam(owner.token)).name).toBe("Owner's Team");
-      expect((await apiTeam(admin.token)).name).toBe("Admin's Team");
+      expect((await apiTeam(t, owner.token)).name).toBe("Owner's Team");
+      expect((await apiTeam(t, admin.token)).name).toBe("Admin's Team");
       expect((await owner.client.get(`/teams/${team.id}`)).status).toBe(404);
     });
   });
@@ -343,7 +332,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(strays).toEqual([]);
       expect(await t.dataSource.getRepository(Team).findOneBy({ id: team.id })).toBeNull();
       for (const p of [owner, ...crowd]) {
-        expect((await apiTeam(p.token)).name).toBe(`${p.user.name.split(' ')[0]}'s Team`);
+        expect((await apiTeam(t, p.token)).name).toBe(`${p.user.name.split(' ')[0]}'s Team`);
       }
     }
   });
@@ -367,7 +356,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       return_to: '/settings/api-tokens',
     });
     expect(res.headers.location).toBe('/settings/api-tokens');
-    expect((await apiTeam(person.token)).name).toBe('Header Team');
+    expect((await apiTeam(t, person.token)).name).toBe('Header Team');
     const offsite = await person.client.submit('/dashboard', '/teams/switch', {
       team_id: String(team.id),
       return_to: '//evil.example/',

@@ -6,8 +6,9 @@ import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createToken, uniqueEmail } from './factories/index.js';
+import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { WebClient } from './support/web-client.js';
+import type { WebClient } from './support/web-client.js';
 
 /**
  * Every route that takes an id, given another person's or another team's id: 404 where the
@@ -24,10 +25,11 @@ describe('tenant isolation', () => {
   beforeAll(async () => {
     t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
     for (const name of ['alice', 'bob', 'mallory']) {
-      const client = new WebClient(t.server, t.mail);
-      const email = uniqueEmail(name);
-      await client.register(name, email);
-      const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+      const { client, user } = await signedInPerson(t, {
+        name,
+        email: uniqueEmail(name),
+        register: true,
+      });
       people[name] = { client, user, token: (await createToken(t.app, user)).plaintext };
     }
     const alice = people.alice;

@@ -9,13 +9,13 @@ import { hashToken } from '../src/tokens/token-format.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createToken, createUser } from './factories/index.js';
-import { visibleText } from './support/html.js';
+import { NEW_TOKEN_VALUE, newTokenValueIn, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase } from './support/test-database.js';
 
 const LIST = '/settings/api-tokens';
-const NEW_VALUE = /value="(tsr_[0-9A-Za-z]{36})"/;
 const DAY_MS = 86_400_000;
 
 describe('token lifecycle: regenerate, edit, history, usage', () => {
@@ -39,16 +39,6 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
   const page = (person: SignedInPerson, path: string) => person.client.get(path);
   const flush = () => t.app.get(TokenUsageRecorder).flush();
 
-  /** Makes the person's password confirmation older than sudo mode's 15 minutes. */
-  async function forgetPasswordConfirmation(person: SignedInPerson): Promise<void> {
-    const sessions = t.dataSource.getRepository(Session);
-    for (const session of await sessions.findBy({ userId: person.user.id })) {
-      const data = JSON.parse(session.data) as Record<string, unknown>;
-      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
-    }
-  }
-
   function regenerate(person: SignedInPerson, id: number, fields: Record<string, string> = {}) {
     return person.client.submit(`${LIST}/${id}`, `${LIST}/${id}/regenerate`, fields);
   }
@@ -71,7 +61,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       const res = await regenerate(person, token.id);
       expect(res.status).toBe(200);
       expect(res.headers['cache-control']).toBe('no-store');
-      const value = NEW_VALUE.exec(res.text)?.[1];
+      const value = NEW_TOKEN_VALUE.exec(res.text)?.[1];
       expect(value).toBeDefined();
       expect(value).not.toBe(old);
       const text = visibleText(res.text);
@@ -117,7 +107,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       const { plaintext: old, token } = await createToken(t.app, person.user, { name: 'CI' });
 
       const res = await regenerate(person, token.id, { grace_minutes: '10' });
-      const value = NEW_VALUE.exec(res.text)![1];
+      const value = newTokenValueIn(res.text);
       expect(visibleText(res.text)).toMatch(/The old value keeps working until \d{4}-\d\d-\d\d/);
       const graceEnd = (await row(token.id)).previousValidUntil!.getTime() - Date.now();
       expect(graceEnd).toBeGreaterThan(9 * 60_000);
@@ -150,7 +140,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       );
 
       // Regenerated again: only the value just replaced is still known; the first is unknown.
-      const third = NEW_VALUE.exec((await regenerate(person, token.id)).text)![1];
+      const third = newTokenValueIn((await regenerate(person, token.id)).text);
       expect((await api(old)).body.error.code).toBe('invalid_token');
       expect((await api(value)).body.error.code).toBe('token_revoked');
       expect((await api(third)).status).toBe(200);
@@ -178,7 +168,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     it('should ask for the password when it was typed more than 15 minutes ago, then regenerate', async () => {
       const person = await signedInPerson(t);
       const { plaintext, token } = await createToken(t.app, person.user);
-      await forgetPasswordConfirmation(person);
+      await forgetPasswordConfirmation(t, person);
 
       const asked = await regenerate(person, token.id);
       expect(asked.status).toBe(303);

@@ -9,7 +9,7 @@ import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createToken, createUser } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { waitFor } from './support/wait-for.js';
+import { sleep, waitFor } from './support/wait-for.js';
 
 describe('personal access tokens', () => {
   let t: TestApp;
@@ -75,7 +75,7 @@ describe('personal access tokens', () => {
       expect((await profile(plaintext).set('User-Agent', 'curl/8.5.0')).status).toBe(200);
     }
     await waitFor(async () => t.queries.count('UPDATE') > 0);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
 
     expect(t.queries.count('SELECT')).toBe(100);
     expect(t.queries.count('UPDATE')).toBe(1);
@@ -117,7 +117,7 @@ describe('personal access tokens', () => {
     t.queries.clear();
 
     expect((await profile(plaintext)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
 
     expect(t.queries.count('UPDATE')).toBe(0);
   });

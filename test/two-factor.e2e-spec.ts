@@ -1,31 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Secret, TOTP } from 'otpauth';
 import { Session } from '../src/auth/session.entity.js';
 import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import {
+  atTheChallenge,
+  CHALLENGE,
+  recoveryCodesOf,
+  totpSecretIn,
+  turnOnTwoFactorOnPages,
+} from './support/two-factor.js';
+import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const STEP_MS = 30_000;
-const CHALLENGE = '/two-factor-challenge';
 
 interface TwoFactorPerson extends SignedInPerson {
   /** The base32 secret read off the setup page, as a person would type it into their app. */
   secret: string;
   recoveryCodes: string[];
 }
-
-/** The recovery codes of a page: one per `<li>` inside `#recovery-codes`. */
-function recoveryCodesOf(html: string): string[] {
-  const list = /id="recovery-codes"[^>]*>([\s\S]*?)<\/ul>/.exec(html)?.[1] ?? '';
-  return [...list.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => visibleText(m[1]));
-}
-
-const secretOf = (html: string) => /id="totp-secret"[^>]*>\s*([A-Z2-7]+)\s*</.exec(html)?.[1];
 
 describe('two-factor sign-in (TOTP and recovery codes)', () => {
   let t: TestApp;
@@ -42,8 +41,6 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     t.dataSource.getRepository(TwoFactorCredential).findOneBy({ userId: person.user.id });
   const recoveryRowsOf = (person: SignedInPerson) =>
     t.dataSource.getRepository(RecoveryCode).findBy({ userId: person.user.id });
-  const textOf = async (client: WebClient, page: string) =>
-    visibleText((await client.get(page)).text);
 
   /**
    * A code of the person's app the server has not accepted yet: the current step's, or the next
@@ -64,30 +61,15 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
   /** A person who turned two-factor sign-in on through the pages, still signed in. */
   async function withTwoFactor(): Promise<TwoFactorPerson> {
     const person = await signedInPerson(t);
-    const setup = await person.client.submit('/settings/security', '/settings/two-factor');
+    const { setup, done, secret, recoveryCodes } = await turnOnTwoFactorOnPages(person);
     expect(setup.status).toBe(200);
-    const secret = secretOf(setup.text)!;
-    const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
-    const done = await person.client.submit(
-      '/settings/two-factor',
-      '/settings/two-factor/confirm',
-      {
-        code,
-      },
-    );
     expect(done.status).toBe(200);
-    return { ...person, secret, recoveryCodes: recoveryCodesOf(done.text) };
+    return { ...person, secret, recoveryCodes };
   }
 
   /** Signs out, then types the password: half signed in, at the challenge. */
   async function passwordOnly(person: SignedInPerson, returnTo?: string) {
-    const signedIn = (await person.client.get('/dashboard')).status === 200;
-    if (signedIn) await person.client.submit('/dashboard', '/logout');
-    const res = await person.client.submit('/login', '/login', {
-      email: person.email,
-      password: PASSWORD,
-      ...(returnTo ? { return_to: returnTo } : {}),
-    });
+    const res = await atTheChallenge(person, returnTo);
     expect(`${res.status} ${res.headers.location}`).toBe(`303 ${CHALLENGE}`);
     return res;
   }
@@ -97,7 +79,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
   it('should let a person without two-factor sign in with the password alone, as before', async () => {
     const person = await signedInPerson(t);
-    expect(await textOf(person.client, '/settings/security')).toContain(
+    expect(await person.client.textOf('/settings/security')).toContain(
       'Off Your password alone signs you in.',
     );
     await person.client.submit('/dashboard', '/logout');
@@ -113,7 +95,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
     const setup = await person.client.submit('/settings/security', '/settings/two-factor');
     expect(setup.status).toBe(200);
-    const secret = secretOf(setup.text)!;
+    const secret = totpSecretIn(setup.text)!;
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(setup.text).toMatch(/<svg[^>]*class="qr-code"[\s\S]*<\/svg>/);
     // Nothing stored yet, and the session holds the pending secret only encrypted.
@@ -123,7 +105,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     expect(sessions.map((s) => s.data).join()).not.toContain(secret);
 
     // The page shows the same pending setup again; a wrong code is refused with a message.
-    expect(secretOf((await person.client.get('/settings/two-factor')).text)).toBe(secret);
+    expect(totpSecretIn((await person.client.get('/settings/two-factor')).text)).toBe(secret);
     const wrong = await person.client.submit(
       '/settings/two-factor',
       '/settings/two-factor/confirm',
@@ -176,7 +158,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     expect((await person.client.get('/settings/two-factor')).headers.location).toBe(
       '/settings/security',
     );
-    const page = await textOf(person.client, '/settings/security');
+    const page = await person.client.textOf('/settings/security');
     expect(page).toContain('On since');
     expect(page).toContain('10 recovery codes left.');
     for (const code of codes) expect(page).not.toContain(code);
@@ -203,7 +185,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     await passwordOnly(person);
     const reused = await answer(person, { code });
     expect(reused.headers.location).toBe(CHALLENGE);
-    expect(await textOf(person.client, CHALLENGE)).toContain('That code has been used already.');
+    expect(await person.client.textOf(CHALLENGE)).toContain('That code has been used already.');
     expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
 
     // A code the app showed minutes ago is answered as any wrong code is (no hint that it came
@@ -213,13 +195,13 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
       timestamp: Date.now() - 5 * STEP_MS,
     });
     await answer(person, { code: old });
-    const answered = await textOf(person.client, CHALLENGE);
+    const answered = await person.client.textOf(CHALLENGE);
     expect(answered).toContain('That code is not right.');
     expect(answered).not.toContain('expired');
     await answer(person, { code: 'abc' });
-    expect(await textOf(person.client, CHALLENGE)).toContain('Enter the 6-digit code');
+    expect(await person.client.textOf(CHALLENGE)).toContain('Enter the 6-digit code');
     await answer(person, {});
-    expect(await textOf(person.client, CHALLENGE)).toContain('or use a recovery code');
+    expect(await person.client.textOf(CHALLENGE)).toContain('or use a recovery code');
   });
 
   // On MySQL/MariaDB the two overlap in the database; SQLite runs them one after the other.
@@ -248,12 +230,12 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     // Typed as people type: capitals, no dashes.
     const res = await answer(person, { recovery_code: first.toUpperCase().replace(/-/g, '') });
     expect(`${res.status} ${res.headers.location}`).toBe('303 /dashboard');
-    expect(await textOf(person.client, '/dashboard')).toContain(
+    expect(await person.client.textOf('/dashboard')).toContain(
       'You signed in with a recovery code; it cannot be used again. 9 left',
     );
     const used = (await recoveryRowsOf(person)).filter((r) => r.usedAt !== null);
     expect(used).toHaveLength(1);
-    expect(await textOf(person.client, '/settings/security')).toContain('9 recovery codes left.');
+    expect(await person.client.textOf('/settings/security')).toContain('9 recovery codes left.');
 
     await passwordOnly(person);
     const again = await answer(person, { recovery_code: first });
@@ -294,16 +276,14 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     const person = await withTwoFactor();
     const pending = await passwordOnly(person, '/teams');
     const csrf = await person.client.csrfFrom(CHALLENGE);
-    const sessions = t.dataSource.getRepository(Session);
     const id = sessionIdOf(person.client.sessionCookie(pending)!);
-    const row = (await sessions.findOneBy({ id }))!;
-    const data = JSON.parse(row.data) as { pendingSignIn: { at: number } };
-    data.pendingSignIn.at -= 5 * 60_000 + 1000;
-    await sessions.update({ id }, { data: JSON.stringify(data) });
+    await editSessions(t, { id }, (data) => {
+      data.pendingSignIn!.at -= 5 * 60_000 + 1000;
+    });
 
     const late = await person.client.post(CHALLENGE, csrf, { code: await freshCode(person) });
     expect(late.headers.location).toBe(`/login?return_to=${encodeURIComponent('/teams')}`);
-    expect(await textOf(person.client, '/login')).toContain('Signing in took too long.');
+    expect(await person.client.textOf('/login')).toContain('Signing in took too long.');
     expect((await person.client.get(CHALLENGE)).headers.location).toBe('/login');
     expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
   });
@@ -329,12 +309,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
   it('should turn off only with the password typed in the last 15 minutes', async () => {
     const person = await withTwoFactor();
-    const sessions = t.dataSource.getRepository(Session);
-    for (const session of await sessions.findBy({ userId: person.user.id })) {
-      const data = JSON.parse(session.data) as Record<string, unknown>;
-      data.passwordConfirmedAt = Date.now() - 16 * 60_000;
-      await sessions.update({ id: session.id }, { data: JSON.stringify(data) });
-    }
+    await forgetPasswordConfirmation(t, person);
     const asked = await person.client.submit('/settings/security', '/settings/two-factor/disable');
     expect(asked.headers.location).toBe(
       `/confirm-password?return_to=${encodeURIComponent('/settings/security')}`,
@@ -353,7 +328,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     expect(confirmed.headers.location).toBe('/settings/security');
     const off = await person.client.submit('/settings/security', '/settings/two-factor/disable');
     expect(off.headers.location).toBe('/settings/security');
-    expect(await textOf(person.client, '/settings/security')).toContain(
+    expect(await person.client.textOf('/settings/security')).toContain(
       'Two-factor sign-in is off.',
     );
     expect(await credentialOf(person)).toBeNull();
@@ -368,7 +343,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     const person = await withTwoFactor();
     const again = await person.client.submit('/settings/security', '/settings/two-factor');
     expect(again.headers.location).toBe('/settings/security');
-    expect(await textOf(person.client, '/settings/security')).toContain(
+    expect(await person.client.textOf('/settings/security')).toContain(
       'Two-factor sign-in is already on.',
     );
 
@@ -378,7 +353,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
       '/settings/two-factor/recovery-codes',
     );
     expect(codes.headers.location).toBe('/settings/security');
-    expect(await textOf(other.client, '/settings/security')).toContain(
+    expect(await other.client.textOf('/settings/security')).toContain(
       'Two-factor sign-in is not on.',
     );
     const confirm = await other.client.submit(

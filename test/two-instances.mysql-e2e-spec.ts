@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
 import { TestSmtpServer } from './support/smtp-server.js';
+import { sleep, waitFor } from './support/wait-for.js';
 import { Transactions } from '../src/database/transactions.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
@@ -36,12 +37,10 @@ describe('two instances', () => {
   it('should refuse on B a token revoked through A, on the very next request', async () => {
     const client = new WebClient(a.server, smtp);
     await client.register('Two Places', uniqueEmail('two'));
-    const page = await client.submit('/settings/api-tokens', '/settings/api-tokens', {
+    const { value: token, id } = await client.createTokenOnPage({
       name: 'shared',
       abilities: 'user:read',
     });
-    const token = /value="(tsr_[0-9A-Za-z]{36})"/.exec(page.text)![1];
-    const id = /data-token-id="(\d+)"/.exec(page.text)![1];
     const onB = () =>
       request(b.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${token}`);
     expect((await onB()).status).toBe(200);
@@ -84,12 +83,8 @@ describe('two instances', () => {
     // A was woken by its commit; B is woken as its timer would.
     b.app.get(OutboxSender).wake();
 
-    const deadline = Date.now() + 20_000;
-    while (smtp.find({ subject: 'Both instances' }).length < recipients.length) {
-      if (Date.now() > deadline) throw new Error('not every message arrived');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await smtp.waitForCount({ subject: 'Both instances' }, recipients.length);
+    await sleep(500);
     const received = smtp.find({ subject: 'Both instances' }).flatMap((mail) => mail.to);
     expect(received.sort()).toEqual([...recipients].sort());
     expect([...sentBy.a, ...sentBy.b].sort()).toEqual([...recipients].sort());
@@ -126,15 +121,13 @@ describe('two instances', () => {
     ]);
     expect(runs.reduce((n, r) => n + r.reminded, 0)).toBe(owners.length);
     const emails = owners.map((o) => o.email);
-    const deadline = Date.now() + 20_000;
     const reminders = () =>
       smtp.find({ subject: 'Your API token "soon" expires in 3 days' }).flatMap((m) => m.to);
-    while (reminders().length < owners.length) {
-      if (Date.now() > deadline) throw new Error('not every reminder arrived');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor(() => reminders().length >= owners.length, {
+      message: 'not every reminder arrived',
+    });
     b.app.get(OutboxSender).wake();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect(reminders().sort()).toEqual([...emails].sort());
   });
 });

@@ -4,6 +4,7 @@ import { Session } from '../src/auth/session.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
+import { editSessions } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -298,14 +299,12 @@ describe('sign-up, sign-in and sessions', () => {
       const client = web();
       const res = await client.register('Absolute', uniqueEmail());
       const sid = sessionIdOf(client.sessionCookie(res)!);
-      const repo = t.dataSource.getRepository(Session);
-      const row = await repo.findOneByOrFail({ id: sid });
-      const data = JSON.parse(row.data);
-      data.signedInAt = Date.now() - 2 * 3_600_000;
-      await repo.update({ id: sid }, { data: JSON.stringify(data) });
+      await editSessions(t, { id: sid }, (data) => {
+        data.signedInAt = Date.now() - 2 * 3_600_000;
+      });
 
       expect((await client.get('/dashboard')).headers.location).toBe('/login');
-      expect(await repo.findOneBy({ id: sid })).toBeNull();
+      expect(await t.dataSource.getRepository(Session).findOneBy({ id: sid })).toBeNull();
     });
   });
 

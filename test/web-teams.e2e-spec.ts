@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import request from 'supertest';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
+import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { apiTeam } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { WebClient } from './support/web-client.js';
 
 describe('teams pages', () => {
   let t: TestApp;
@@ -19,24 +19,19 @@ describe('teams pages', () => {
     await t.close();
   });
 
-  interface Person {
-    client: WebClient;
-    user: User;
+  interface Person extends SignedInPerson {
+    /** An API token of the person's, to see their current team as the API does. */
     token: string;
   }
 
+  /** A person signed up through the pages, with an API token. */
   async function person(name = 'Team Person'): Promise<Person> {
-    const client = new WebClient(t.server, t.mail);
-    const email = uniqueEmail('teams');
-    await client.register(name, email);
-    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
-    return { client, user, token: (await createToken(t.app, user)).plaintext };
+    const someone = await signedInPerson(t, { name, email: uniqueEmail('teams'), register: true });
+    return { ...someone, token: (await createToken(t.app, someone.user)).plaintext };
   }
 
   const currentTeamId = async (user: User) =>
     (await t.dataSource.getRepository(User).findOneByOrFail({ id: user.id })).currentTeamId;
-  const apiTeam = async (token: string) =>
-    (await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`)).body.data;
   const members = (teamId: number) => t.dataSource.getRepository(TeamMember).findBy({ teamId });
 
   async function teamOf(
@@ -62,7 +57,7 @@ describe('teams pages', () => {
     expect(team.ownerId).toBe(ada.user.id);
     text = visibleText((await ada.client.get('/teams')).text);
     expect(text).toContain('Team "Difference Engine 🚂" was created and is now your current team.');
-    expect(await apiTeam(ada.token)).toEqual({
+    expect(await apiTeam(t, ada.token)).toEqual({
       id: team.id,
       name: 'Difference Engine 🚂',
       slug: team.slug,
@@ -76,7 +71,7 @@ describe('teams pages', () => {
 
     const res = await ada.client.submit('/teams', '/teams/switch', { team_id: String(personal) });
     expect(res.headers.location).toBe('/teams');
-    expect((await apiTeam(ada.token)).id).toBe(personal);
+    expect((await apiTeam(t, ada.token)).id).toBe(personal);
 
     const stranger = await createUser(t.app);
     const refused = await ada.client.submit('/teams', '/teams/switch', {
@@ -177,7 +172,7 @@ describe('teams pages', () => {
     const bobPersonal = (await currentTeamId(bob.user))!;
     const team = await teamOf(owner, 'Removals', [bob, 'member']);
     await bob.client.submit('/teams', '/teams/switch', { team_id: String(team.id) });
-    expect((await apiTeam(bob.token)).id).toBe(team.id);
+    expect((await apiTeam(t, bob.token)).id).toBe(team.id);
 
     const res = await owner.client.submit(
       `/teams/${team.id}`,
@@ -185,7 +180,7 @@ describe('teams pages', () => {
     );
     expect(res.headers.location).toBe(`/teams/${team.id}`);
 
-    expect((await apiTeam(bob.token)).id).toBe(bobPersonal);
+    expect((await apiTeam(t, bob.token)).id).toBe(bobPersonal);
     expect((await bob.client.get(`/teams/${team.id}`)).status).toBe(404);
     const switchBack = await bob.client.submit('/teams', '/teams/switch', {
       team_id: String(team.id),

@@ -3,14 +3,12 @@ import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
-import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
-import { visibleText } from './support/html.js';
+import { NEW_TOKEN_VALUE, visibleText } from './support/html.js';
+import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { WebClient } from './support/web-client.js';
 
 const PAGE = '/settings/api-tokens';
-const TOKEN_IN_PAGE = /value="(tsr_[0-9A-Za-z]{36})"/;
 
 describe('Account Settings > API Tokens', () => {
   let t: TestApp;
@@ -22,12 +20,8 @@ describe('Account Settings > API Tokens', () => {
     await t.close();
   });
 
-  async function signedIn(): Promise<{ client: WebClient; user: User }> {
-    const client = new WebClient(t.server, t.mail);
-    const email = uniqueEmail('tokens');
-    await client.register('Token Person', email);
-    return { client, user: await t.dataSource.getRepository(User).findOneByOrFail({ email }) };
-  }
+  const signedIn = () =>
+    signedInPerson(t, { name: 'Token Person', email: uniqueEmail('tokens'), register: true });
 
   const api = (path: string, token: string) =>
     request(t.server).get(path).set('Authorization', `Bearer ${token}`);
@@ -44,7 +38,7 @@ describe('Account Settings > API Tokens', () => {
     expect(created.headers['cache-control']).toBe('no-store');
 
     const page = created;
-    const plaintext = TOKEN_IN_PAGE.exec(page.text)?.[1];
+    const plaintext = NEW_TOKEN_VALUE.exec(page.text)?.[1];
     expect(plaintext).toBeDefined();
     expect(page.text).toContain('data-copy-target="new-token"');
     expect(visibleText(page.text)).toContain('it will not be shown again');
@@ -55,7 +49,7 @@ describe('Account Settings > API Tokens', () => {
 
     const reloaded = await client.get(PAGE);
     expect(reloaded.text).not.toContain(plaintext!);
-    expect(reloaded.text).not.toMatch(TOKEN_IN_PAGE);
+    expect(reloaded.text).not.toMatch(NEW_TOKEN_VALUE);
     expect(visibleText(reloaded.text)).toContain(`tsr_…${plaintext!.slice(-4)}`);
 
     const [row] = await tokens().findBy({ userId: user.id });

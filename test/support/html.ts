@@ -14,6 +14,34 @@ export function visibleText(html: string): string {
     .trim();
 }
 
+/** The CSRF token of a page's form, as a browser would submit it (`page` names it in errors). */
+export function csrfTokenIn(html: string, page = 'the page'): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!match) throw new Error(`no CSRF field on ${page}`);
+  return match[1];
+}
+
+/** A new API token's value in the page that shows it, once, after creating or regenerating it. */
+export const NEW_TOKEN_VALUE = /value="(tsr_[0-9A-Za-z]{36})"/;
+
+/** The value of the new API token a page shows once. */
+export function newTokenValueIn(html: string): string {
+  const value = NEW_TOKEN_VALUE.exec(html)?.[1];
+  if (!value) throw new Error('the page shows no new token');
+  return value;
+}
+
+/**
+ * The new API token the tokens page shows once: its value, and its id from the first row of the
+ * page's list (active tokens are listed newest first).
+ */
+export function newTokenIn(html: string): { value: string; id: number } {
+  const value = newTokenValueIn(html);
+  const id = /data-token-id="(\d+)"/.exec(html)?.[1];
+  if (!id) throw new Error('the page lists no token');
+  return { value, id: Number(id) };
+}
+
 /** The session id inside an express-session cookie (`tessera.sid=s%3A<id>.<signature>`). */
 export function sessionIdOf(cookie: string): string {
   return decodeURIComponent(cookie.split('=')[1]).slice(2).split('.')[0];

@@ -1,5 +1,5 @@
 import { createUser, uniqueEmail } from '../factories/index.js';
-import type { User } from '../../src/users/user.entity.js';
+import { User } from '../../src/users/user.entity.js';
 import type { TestApp } from './test-app.js';
 import { TestSmtpServer } from './smtp-server.js';
 import { WebClient } from './web-client.js';
@@ -14,14 +14,31 @@ export interface SignedInPerson {
   client: WebClient;
 }
 
-/** A person with an account (made directly, not through the pages) signed in through /login. */
+export interface PersonOptions {
+  name?: string;
+  email?: string;
+  /**
+   * Sign up through the pages, as a person would (the form, signing in, then confirming the
+   * address from the link in its mail), instead of having the account made directly.
+   */
+  register?: boolean;
+}
+
+/**
+ * A person with an account signed in through /login: the account made directly (not through
+ * the pages) unless `register` asks to sign up through them.
+ */
 export async function signedInPerson(
-  t: Pick<TestApp, 'app' | 'server' | 'mail'>,
-  overrides: { name?: string; email?: string } = {},
+  t: Pick<TestApp, 'app' | 'server' | 'mail' | 'dataSource'>,
+  { name, email = uniqueEmail('person'), register = false }: PersonOptions = {},
 ): Promise<SignedInPerson> {
-  const email = overrides.email ?? uniqueEmail('person');
-  const user = await createUser(t.app, { name: overrides.name, email, password: PASSWORD });
   const client = new WebClient(t.server, t.mail);
+  if (register) {
+    await client.register(name ?? 'Ada Lovelace', email, PASSWORD);
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    return { user, email, password: PASSWORD, client };
+  }
+  const user = await createUser(t.app, { name, email, password: PASSWORD });
   const res = await client.login(email, PASSWORD);
   if (res.status !== 303 || res.headers.location !== '/dashboard') {
     throw new Error(`sign-in failed: ${res.status} ${res.headers.location}`);

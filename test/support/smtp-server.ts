@@ -1,6 +1,7 @@
 import { simpleParser } from 'mailparser';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { WAIT_TIMEOUT_MS, waitFor } from './wait-for.js';
 
 /** A message as the SMTP server received it. */
 export interface ReceivedMail {
@@ -33,7 +34,6 @@ export class TestSmtpServer {
   private delayMs = 0;
   /** Messages whose data has arrived and that have not been answered yet. */
   receiving = 0;
-  private readonly arrivals = new Set<() => void>();
 
   private constructor(private readonly credentials?: { user: string; pass: string }) {}
 
@@ -93,7 +93,6 @@ export class TestSmtpServer {
               links: text.match(LINK) ?? [],
               raw,
             });
-            for (const arrival of this.arrivals) arrival();
             done();
           }, done);
         };
@@ -135,23 +134,27 @@ export class TestSmtpServer {
   }
 
   /** The next (or an already received) message that matches; fails after `timeoutMs`. */
-  waitFor(match: Match = {}, timeoutMs = 10_000): Promise<ReceivedMail> {
-    const found = this.find(match)[0];
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve, reject) => {
-      const arrival = () => {
-        const mail = this.find(match)[0];
-        if (!mail) return;
-        this.arrivals.delete(arrival);
-        clearTimeout(timer);
-        resolve(mail);
-      };
-      const timer = setTimeout(() => {
-        this.arrivals.delete(arrival);
-        reject(new Error(`no mail matching ${describe(match)} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.arrivals.add(arrival);
-    });
+  async waitFor(match: Match = {}, timeoutMs?: number): Promise<ReceivedMail> {
+    return (await this.waitForCount(match, 1, timeoutMs))[0];
+  }
+
+  /**
+   * Every message that matches, once there are at least `count` of them (in the order they
+   * arrived); fails after `timeoutMs`.
+   */
+  waitForCount(match: Match, count: number, timeoutMs?: number): Promise<ReceivedMail[]> {
+    return waitFor(
+      () => {
+        const found = this.find(match);
+        return found.length >= count ? found : undefined;
+      },
+      {
+        timeoutMs,
+        message: () =>
+          `${count === 1 ? 'no mail' : `fewer than ${count} mails`} matching ${describe(match)}` +
+          ` within ${timeoutMs ?? WAIT_TIMEOUT_MS} ms`,
+      },
+    );
   }
 
   /** The path (and query) of the first link in `mail` whose path starts with `prefix`. */

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
+import { csrfTokenIn, newTokenIn, visibleText } from './html.js';
 import { TestSmtpServer } from './smtp-server.js';
 
 /** A browser-like HTTP client: keeps cookies, and posts forms with the page's CSRF token. */
@@ -27,16 +28,24 @@ export class WebClient {
     return other;
   }
 
+  /** The same browser on each of the servers, in their order (see `on`). */
+  onEach(servers: Server[]): WebClient[] {
+    return servers.map((server) => this.on(server));
+  }
+
   get(path: string) {
     return this.agent.get(path);
+  }
+
+  /** The text a person reads on the page at `path` (see `visibleText`). */
+  async textOf(path: string): Promise<string> {
+    return visibleText((await this.agent.get(path)).text);
   }
 
   /** The CSRF token of a page's form, as the browser would submit it. */
   async csrfFrom(path: string): Promise<string> {
     const page = await this.agent.get(path);
-    const match = /name="_csrf" value="([^"]+)"/.exec(page.text);
-    if (!match) throw new Error(`no CSRF field on ${path} (status ${page.status})`);
-    return match[1];
+    return csrfTokenIn(page.text, `${path} (status ${page.status})`);
   }
 
   /** Submits a form found on `page` to `action`, as a browser would. */
@@ -46,6 +55,15 @@ export class WebClient {
       .post(action)
       .type('form')
       .send({ ...fields, _csrf });
+  }
+
+  /**
+   * Creates an API token from the tokens page, as a person would. Returns the page's answer, the
+   * value it shows once and the token's id.
+   */
+  async createTokenOnPage(fields: Record<string, string | string[]>) {
+    const page = await this.submit('/settings/api-tokens', '/settings/api-tokens', fields);
+    return { page, ...newTokenIn(page.text) };
   }
 
   /** Posts a form with a CSRF token fetched beforehand: for requests sent at the same moment. */

@@ -1,0 +1,25 @@
+import request from 'supertest';
+import { TeamMember } from '../../src/teams/team-member.entity.js';
+import type { SignedInPerson } from './people.js';
+import type { TestApp } from './test-app.js';
+
+/** Each member's role in the team, by user id, as the database has it. */
+export async function rolesIn(t: Pick<TestApp, 'dataSource'>, teamId: number) {
+  return Object.fromEntries(
+    (await t.dataSource.getRepository(TeamMember).findBy({ teamId })).map((m) => [
+      m.userId,
+      m.role,
+    ]),
+  );
+}
+
+/** Invites `email` into the team from the team's page, as `by` would. */
+export function invite(by: SignedInPerson, teamId: number, email: string, role = 'member') {
+  return by.client.submit(`/teams/${teamId}`, `/teams/${teamId}/invitations`, { email, role });
+}
+
+/** The current team of a token's owner, as the API shows it to the token. */
+export async function apiTeam(t: Pick<TestApp, 'server'>, token: string) {
+  const res = await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`);
+  return res.body.data;
+}
