@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 const swc = [
   '@swc/jest',
   {
@@ -21,6 +23,10 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
+  // Spec files run side by side: each app has its own database, SMTP server and port. Jest's
+  // default (one worker fewer than the cores) runs everything in one process on two cores,
+  // where most of the time is spent waiting on sockets, databases and the browser.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   // A guard against a hang, not a measure of speed: no test sets a shorter one, so a busy
   // machine (the browser tests take minutes there) never fails a test for being slow.
   testTimeout: 600_000,
@@ -30,6 +36,8 @@ export default {
       ...common,
       displayName: 'e2e',
       rootDir: '.',
+      // Closes what a spec's failed afterAll left open, so Jest never waits on it.
+      setupFilesAfterEnv: ['<rootDir>/test/support/close-leftovers.ts'],
       // Specs that need a database server (cutting its connection, say) run with TEST_DATABASE_URL.
       testMatch: [
         '<rootDir>/test/**/*.e2e-spec.ts',

@@ -1,6 +1,7 @@
 import { simpleParser } from 'mailparser';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { track } from './leftovers.js';
 import { WAIT_TIMEOUT_MS, waitFor } from './wait-for.js';
 
 /** A message as the SMTP server received it. */
@@ -34,6 +35,7 @@ export class TestSmtpServer {
   private delayMs = 0;
   /** Messages whose data has arrived and that have not been answered yet. */
   receiving = 0;
+  private forget?: () => void;
 
   private constructor(private readonly credentials?: { user: string; pass: string }) {}
 
@@ -104,12 +106,14 @@ export class TestSmtpServer {
     });
     this.port = (server.server.address() as AddressInfo).port;
     this.server = server;
+    this.forget = track(() => this.stop());
   }
 
   /** Stops listening and drops open connections: sending fails until `listen()`. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
+    this.forget?.();
     if (!server) return;
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

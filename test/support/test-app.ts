@@ -7,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.factory.js';
 import type { Clock } from '../../src/clock/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
+import { track } from './leftovers.js';
 import { QueryLog } from './query-log.js';
 import { TestSmtpServer } from './smtp-server.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -69,6 +70,15 @@ export async function createTestApp(
     throw error;
   }
   const dataSource = app.get<DataSource>(getDataSourceToken());
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      forget();
+      await app.close();
+      if (!mail) await smtp.stop();
+      if (!database) await db.drop();
+    })());
+  const forget = track(close);
   return {
     app,
     server: app.getHttpServer() as Server,
@@ -77,11 +87,7 @@ export async function createTestApp(
     config,
     queries: QueryLog.attach(dataSource),
     mail: smtp,
-    close: async () => {
-      await app.close();
-      if (!mail) await smtp.stop();
-      if (!database) await db.drop();
-    },
+    close,
   };
 }
 
