@@ -11,6 +11,7 @@ import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
 import { newTokenValueIn } from './support/html.js';
+import { invite } from './support/teams.js';
 import { addressChangeLink, PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { startInstances, type Instances } from './support/instances.js';
@@ -214,6 +215,45 @@ describe.each([
       expect((await api(old, server)).body.error.code).toBe('token_revoked');
     }
     expect(await eventsOf(person.user.id, 'token.regenerated')).toBe(1);
+  });
+
+  it('should revoke a token once, of 20 revocations at once, and log it once', async () => {
+    const person = await signedInPerson(t);
+    const { plaintext, token } = await createToken(t.app, person.user);
+    const csrf = await person.client.csrfFrom('/settings/api-tokens');
+    const browsers = person.client.onEach(servers);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(`/settings/api-tokens/${token.id}/revoke`, csrf),
+    );
+    // Every answer says the token is revoked, as it is; the revocation happened once.
+    expect(tally(answers, status)).toEqual({ '303': TIMES });
+    for (const server of servers) {
+      const res = await request(server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${plaintext}`);
+      expect(res.body.error.code).toBe('token_revoked');
+    }
+    expect(await eventsOf(person.user.id, 'token.revoked')).toBe(1);
+  });
+
+  it('should withdraw an invitation once, of 20 withdrawals at once', async () => {
+    const owner = await signedInPerson(t);
+    const team = await createTeam(t.app, owner.user, 'Withdrawals');
+    await invite(owner, team.id, uniqueEmail('withdrawn'));
+    const id = /action="\/teams\/\d+\/invitations\/(\d+)\/revoke"/.exec(
+      (await owner.client.get(`/teams/${team.id}`)).text,
+    )![1];
+    const csrf = await owner.client.csrfFrom(`/teams/${team.id}`);
+    const browsers = owner.client.onEach(servers);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(`/teams/${team.id}/invitations/${id}/revoke`, csrf),
+    );
+    // One withdrew it; the others are told it is gone (or was answered meanwhile).
+    const withdrawn = answers.filter((a) => a.status === 303);
+    expect(withdrawn).toHaveLength(1);
+    expect(answers.every((a) => a.status === 303 || a.status === 404 || a.status === 410)).toBe(
+      true,
+    );
   });
 
   it('should sign another session out once, of 20 sign-outs of it at once', async () => {

@@ -396,6 +396,34 @@ describe('InvitationsService', () => {
     });
   });
 
+  it('should say an invitation answered before it was withdrawn is used, and leave it accepted', async () => {
+    const { invitation } = store.seed();
+    // Read as waiting by the team page's request, accepted before its update ran.
+    store.repo.update.mockImplementationOnce(async () => {
+      store.rows.get(invitation.id)!.status = 'accepted';
+      return { affected: 0, raw: [], generatedMaps: [] };
+    });
+    await expect(service.revoke(Actors.person(ADAM), APOLLO, invitation.id)).rejects.toMatchObject({
+      code: 'link_used',
+    });
+    expect(statusOf(invitation.id)).toBe('accepted');
+  });
+
+  it('should let the owner invite again an address whose invitation its sender can no longer back', async () => {
+    const { invitation } = store.seed({ invitedById: ADAM });
+    store.managers.delete(`${APOLLO}:${ADAM}`);
+    await service.invite(Actors.person(OLIVIA), APOLLO, {
+      email: 'ivy@example.com',
+      role: 'admin',
+    });
+    expect(store.rows.get(invitation.id)).toMatchObject({
+      status: 'pending',
+      invitedById: OLIVIA,
+      role: 'admin',
+    });
+    expect(send).toHaveBeenCalledTimes(1);
+  });
+
   describe('answering', () => {
     it('should let the addressee accept from the link: accepted, joined with the role offered', async () => {
       const { invitation, token } = store.seed({ role: 'admin' });
@@ -503,6 +531,15 @@ describe('InvitationsService', () => {
         code: 'link_used',
       });
       expect(statusOf(invitation.id)).toBe('declined');
+      expect(join).not.toHaveBeenCalled();
+    });
+
+    it('should say an expired invitation is expired when accepted from the dashboard', async () => {
+      const { invitation } = store.seed();
+      clock.set(invitation.expiresAt);
+      await expect(service.acceptById(Actors.person(IVY), invitation.id)).rejects.toMatchObject({
+        code: 'link_expired',
+      });
       expect(join).not.toHaveBeenCalled();
     });
 

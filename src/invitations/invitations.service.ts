@@ -87,7 +87,10 @@ export class InvitationsService {
     }
     return this.transactions.run(async (m) => {
       const current = await this.repo(m).findOneBy({ teamId: team.id, email: input.email });
-      if (current && isOpen(current, this.clock.now())) throw new AlreadyInvitedError();
+      // One sent by someone who may no longer invite cannot be accepted: a new one replaces it.
+      if (current && isOpen(current, this.clock.now()) && (await this.stillBacked(m, current))) {
+        throw new AlreadyInvitedError();
+      }
       const fields = {
         role: input.role,
         invitedById: accountOf(actor),
@@ -124,14 +127,16 @@ export class InvitationsService {
     });
   }
 
+  /** Withdraws an invitation still waiting; one answered meanwhile is said to be used. */
   async revoke(actor: Actor, teamId: number, invitationId: number): Promise<TeamInvitation> {
     const invitation = await this.ofTeam(actor, teamId, invitationId);
-    await this.transactions.run((m) =>
+    const done = await this.transactions.run((m) =>
       this.repo(m).update(
         { id: invitation.id, status: 'pending' },
         { status: 'revoked', tokenHash: null, respondedAt: this.clock.now() },
       ),
     );
+    if (!done.affected) throw new InvitationLinkError('used');
     return invitation;
   }
 
@@ -296,8 +301,18 @@ export class InvitationsService {
   private async openById(id: number, user: User): Promise<TeamInvitation> {
     const invitation = await this.repo().findOneBy({ id, email: user.email });
     if (!invitation) throw new InvitationNotFoundError();
-    if (!isOpen(invitation, this.clock.now())) throw new InvitationLinkError('used');
+    if (invitation.status !== 'pending') throw new InvitationLinkError('used');
+    if (invitation.expiresAt <= this.clock.now()) throw new InvitationLinkError('expired');
     return invitation;
+  }
+
+  /** Whether whoever sent the invitation is still the team's owner or an admin. */
+  private stillBacked(manager: EntityManager, invitation: TeamInvitation): Promise<boolean> {
+    return this.repo(manager)
+      .createQueryBuilder('i')
+      .where('i.id = :id', { id: invitation.id })
+      .andWhere(senderMayInvite())
+      .getExists();
   }
 
   /** One of the team's own invitations, for its owner or an admin; anything else is not found. */

@@ -68,7 +68,12 @@ export class RegistrationService {
       await this.transactions.run(async (m) => {
         const owner = await this.users.findByEmail(input.email, m);
         if (owner) return notifyOwner(m, owner);
-        const user = await this.insertAccount(m, { ...input, passwordHash, emailVerifiedAt: null });
+        const user = await this.insertAccount(m, {
+          name: input.name,
+          email: input.email,
+          passwordHash,
+          emailVerifiedAt: null,
+        });
         await this.verification.requestFor(m, user);
         await this.events.publish(m, 'account.registered', {
           actor: asPerson(actor, user.id),

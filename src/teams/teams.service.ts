@@ -153,7 +153,7 @@ export class TeamsService {
           userId: user.id,
           teamId: team.id,
           target: { type: 'user', id: user.id },
-          detail: { team: team.name, member: user.email, role: input.role, added_by: 'operator' },
+          detail: { team: team.name, member: user.email, role: input.role, added_by: actor.kind },
         });
       });
     } catch (error) {

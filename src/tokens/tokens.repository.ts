@@ -184,16 +184,20 @@ export class TokensRepository {
     return result.affected === 1;
   }
 
-  /** Marks the token revoked unless it already is; scoped by owner so no one revokes another's. */
+  /**
+   * Marks the token revoked unless it already is; scoped by owner so no one revokes another's.
+   * Whether this call revoked it (of several at once, one does).
+   */
   async revokeForOwner(
     manager: EntityManager,
     userId: number,
     id: number,
     at: Date,
-  ): Promise<void> {
-    await manager
+  ): Promise<boolean> {
+    const result = await manager
       .getRepository(PersonalAccessToken)
       .update({ id, userId, revokedAt: IsNull() }, { revokedAt: at });
+    return result.affected === 1;
   }
 
   /** Writes last_used_at unless another instance wrote a fresher one in the meantime. */

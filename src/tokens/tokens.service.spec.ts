@@ -174,9 +174,9 @@ describe('TokensService token lifecycle', () => {
 
   beforeEach(async () => {
     clock.set(now);
-    for (const mock of [run, notify, recordAfterCommit, updateDetails, revokeForOwner]) {
-      mock.mockClear();
-    }
+    for (const mock of [run, notify, recordAfterCommit]) mock.mockClear();
+    updateDetails.mockReset().mockResolvedValue(true);
+    revokeForOwner.mockReset().mockResolvedValue(true);
     insert
       .mockReset()
       .mockImplementation(async (_m, row) => stored({ ...row, id: 12, createdAt: clock.now() }));
@@ -341,6 +341,14 @@ describe('TokensService token lifecycle', () => {
       expect(recordAfterCommit).not.toHaveBeenCalled();
     });
 
+    it('should refuse, and record nothing, when the token was revoked after it was read', async () => {
+      updateDetails.mockResolvedValue(false);
+      await expect(
+        service.update(person, 7, { name: 'desktop', abilities: ['user:read'] }),
+      ).rejects.toBeInstanceOf(TokenRevokedError);
+      expect(recordAfterCommit).not.toHaveBeenCalled();
+    });
+
     it("should answer not found for another user's token", async () => {
       findForOwner.mockResolvedValue(null);
       await expect(
@@ -460,6 +468,19 @@ describe('TokensService token lifecycle', () => {
       });
       expect(run).not.toHaveBeenCalled();
       expect(revokeForOwner).not.toHaveBeenCalled();
+      expect(recordAfterCommit).not.toHaveBeenCalled();
+    });
+
+    it('should say alreadyRevoked, and record nothing, when another revocation got there first', async () => {
+      const first = new Date(now - 1000);
+      findForOwner
+        .mockResolvedValueOnce(stored())
+        .mockResolvedValueOnce(stored({ revokedAt: first }));
+      revokeForOwner.mockResolvedValue(false);
+      await expect(service.revoke(person, 7)).resolves.toMatchObject({
+        alreadyRevoked: true,
+        token: { status: 'revoked', revokedAt: first },
+      });
       expect(recordAfterCommit).not.toHaveBeenCalled();
     });
 

@@ -153,7 +153,9 @@ export class TokensService {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();
       if (token.revokedAt) throw new TokenRevokedError();
-      await this.tokens.updateDetails(m, userId, tokenId, { name: details.name, abilities });
+      // Revoked since it was read: nothing changes, and nothing is recorded.
+      if (!(await this.tokens.updateDetails(m, userId, tokenId, { name: details.name, abilities })))
+        throw new TokenRevokedError();
       this.audit.recordAfterCommit(m, actor, {
         event: 'token.updated',
         userId,
@@ -224,21 +226,27 @@ export class TokensService {
     const userId = accountOf(actor);
     const token = await this.tokens.findForOwner(userId, tokenId);
     if (!token) throw new TokenNotFoundError();
-    const alreadyRevoked = token.revokedAt !== null;
-    if (!alreadyRevoked) {
-      const at = (token.revokedAt = this.clock.now());
-      await this.transactions.run(async (m) => {
-        await this.tokens.revokeForOwner(m, userId, tokenId, at);
-        this.audit.recordAfterCommit(m, actor, {
-          event: 'token.revoked',
-          userId,
-          tokenId,
-          target: { type: 'token', id: tokenId },
-          detail: { name: token.name },
-        });
-      });
+    if (token.revokedAt !== null) {
+      return { token: toTokenView(token, this.clock.now()), alreadyRevoked: true };
     }
-    return { token: toTokenView(token, this.clock.now()), alreadyRevoked };
+    const at = this.clock.now();
+    const revoked = await this.transactions.run(async (m) => {
+      if (!(await this.tokens.revokeForOwner(m, userId, tokenId, at))) return false;
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'token.revoked',
+        userId,
+        tokenId,
+        target: { type: 'token', id: tokenId },
+        detail: { name: token.name },
+      });
+      return true;
+    });
+    // Of two revocations at once, the one that revoked it records it; the other says so.
+    const current = revoked
+      ? { ...token, revokedAt: at }
+      : await this.tokens.findForOwner(userId, tokenId);
+    if (!current) throw new TokenNotFoundError();
+    return { token: toTokenView(current, this.clock.now()), alreadyRevoked: !revoked };
   }
 
   /**
