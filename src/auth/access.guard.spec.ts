@@ -2,7 +2,6 @@ import { describe, expect, it, jest } from '@jest/globals';
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Metrics } from '../metrics/metrics.js';
-import { AuthenticationError } from '../tokens/tokens.errors.js';
 import { InsufficientScopeError } from './auth.errors.js';
 import { AccessGuard, MissingAuthPolicyError } from './access.guard.js';
 import { BearerAuth, Public, SignedIn } from '../common/auth-policy.decorator.js';
@@ -54,15 +53,6 @@ describe('AccessGuard', () => {
     );
     expect(metrics.authentication).toHaveBeenCalledWith('insufficient_scope');
     expect(guard.canActivate(contextFor('anyToken', { user }))).toBe(true);
-  });
-
-  it("should answer a bearer route with the API middleware's refusal", () => {
-    const { guard, metrics } = build();
-    const refusal = new AuthenticationError('token_revoked');
-    expect(() => guard.canActivate(contextFor('guarded', { authRefusal: refusal }))).toThrow(
-      refusal,
-    );
-    expect(metrics.authentication).toHaveBeenCalledWith('token_revoked');
   });
 
   it('should refuse a bearer route whose token nothing read, rather than let it through', () => {

@@ -1,7 +1,6 @@
 import { Injectable, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { DomainError } from '../common/errors/domain.error.js';
 import { Metrics } from '../metrics/metrics.js';
 import {
   AlreadySignedInError,
@@ -15,8 +14,9 @@ export class MissingAuthPolicyError extends Error {}
 /**
  * The global guard: each route declares its policy, and a route that declares none is refused
  * rather than left open. It authenticates nothing itself: pages' sessions are read by the pages'
- * middleware and API tokens by the API's (`ApiAuthentication`); here a route's policy is checked
- * against what they found, and a bearer route's ability against the token's.
+ * middleware and API tokens by the API's (`ApiAuthentication`, which also answers a refused
+ * token); here a route's policy is checked against what they found, and a bearer route's ability
+ * against the token's.
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -51,21 +51,17 @@ export class AccessGuard implements CanActivate {
     }
   }
 
-  /** The token the API's middleware accepted, with the route's ability; or its refusal. */
+  /**
+   * The token the API's middleware accepted (it answers a refusal itself), with the route's
+   * ability; each outcome counted.
+   */
   private checkBearer(request: Request, ability: string | undefined): true {
     const principal = request.user as { abilities: readonly string[] } | undefined;
-    try {
-      if (!principal) {
-        throw (
-          request.authRefusal ?? new Error('A bearer route outside the API: nothing read its token')
-        );
-      }
-      if (ability && !principal.abilities.includes(ability)) {
-        throw new InsufficientScopeError(ability);
-      }
-    } catch (error) {
-      this.metrics?.authentication(error instanceof DomainError ? error.code : 'error');
-      throw error;
+    if (!principal) throw new Error('A bearer route outside the API: nothing read its token');
+    if (ability && !principal.abilities.includes(ability)) {
+      const refusal = new InsufficientScopeError(ability);
+      this.metrics?.authentication(refusal.code);
+      throw refusal;
     }
     this.metrics?.authentication('success');
     return true;

@@ -12,8 +12,6 @@ declare global {
       formFields?: readonly string[];
       /** Who acts in this request, once `actorOf` has built it. */
       actor?: Actor;
-      /** Why the API's middleware did not accept the request's token (the guard answers it). */
-      authRefusal?: unknown;
     }
   }
 }

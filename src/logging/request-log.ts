@@ -18,11 +18,14 @@ export interface RequestLine {
 }
 
 /**
- * The pattern of the route that answered (`/teams/:id`); for a static file, the folder it was
- * served from (`/css`); null when nothing matched.
+ * The pattern of the route that answered (`/teams/:id`), or whose middleware did (a refused
+ * token); for a static file, the folder it was served from (`/css`); null when nothing matched.
  */
 export function routeOf(req: Request): string | null {
-  return (req.route as { path?: string } | undefined)?.path ?? (req.baseUrl || null);
+  const route = (req.route as { path?: string } | undefined)?.path;
+  if (route === undefined) return req.baseUrl || null;
+  // A controller's root route as Nest registers its middleware (`/api/v1/team/`): one series.
+  return route.length > 1 && route.endsWith('/') ? route.slice(0, -1) : route;
 }
 
 /** Without the query string, and without the token of a mailed link. */

@@ -1,17 +1,22 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { Request, Response } from 'express';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { ApiRateLimiter } from '../../rate-limit/api-rate-limiter.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
 import type { TokenPrincipal, TokensService } from '../../tokens/tokens.service.js';
-import { ApiAuthentication } from './api-authentication.js';
-import type { BearerAuthenticator } from './bearer-authenticator.js';
+import { ApiAuthentication, type BearerStrategy } from './api-authentication.js';
 
 describe('ApiAuthentication', () => {
   function build(outcome: TokenPrincipal | Error) {
+    // The strategy as passport-http-bearer calls back: success or error on the attempt.
     const bearer = {
-      authenticate: jest.fn(() =>
-        outcome instanceof Error ? Promise.reject(outcome) : Promise.resolve(outcome),
-      ),
+      authenticate: jest.fn(function (this: {
+        success(principal: TokenPrincipal): void;
+        error(error: unknown): void;
+      }) {
+        if (outcome instanceof Error) this.error(outcome);
+        else this.success(outcome);
+      }),
     };
     const tokens = { recordUse: jest.fn(), recordRefusal: jest.fn() };
     const attempt = { key: 'api-client:203.0.113.9', window: { count: 1, resetMs: 60_000 } };
@@ -23,7 +28,7 @@ describe('ApiAuthentication', () => {
       admitToken: jest.fn(),
     };
     const api = new ApiAuthentication(
-      bearer as unknown as BearerAuthenticator,
+      bearer as unknown as BearerStrategy,
       tokens as unknown as TokensService,
       limiter as unknown as ApiRateLimiter,
     );
@@ -88,11 +93,37 @@ describe('ApiAuthentication', () => {
     expect(limiter.admitToken).not.toHaveBeenCalled();
   });
 
-  it('should hand a refusal to the route on the request, and go on to routing either way', async () => {
-    const refused = new AuthenticationError('invalid_token');
-    const { api, req, res } = build(refused);
-    await new Promise<void>((resolve) => api.use(req, res, () => resolve()));
-    expect(req.authRefusal).toBe(refused);
+  it('should answer a refusal itself, in the envelope with its challenge, count it, and route nothing', async () => {
+    const refused = new AuthenticationError('token_revoked');
+    const metrics = { authentication: jest.fn() };
+    const { bearer, tokens, limiter } = build(refused);
+    const api = new ApiAuthentication(
+      bearer as unknown as BearerStrategy,
+      tokens as unknown as TokensService,
+      limiter as unknown as ApiRateLimiter,
+      metrics as unknown as Metrics,
+    );
+    const req = { ip: '203.0.113.9', path: '/api/v1/team', headers: {} } as Request;
+    const json = jest.fn();
+    const headers = new Map<string, unknown>();
+    const res = {
+      headersSent: false,
+      setHeader: (name: string, value: unknown) => headers.set(name, value),
+      status: jest.fn(() => ({ json })),
+    } as unknown as Response;
+    const next = jest.fn();
+    api.use(req, res, next);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(res.status).toHaveBeenCalledWith(401);
+    expect(json).toHaveBeenCalledWith(
+      expect.objectContaining({
+        success: false,
+        error: expect.objectContaining({ code: 'token_revoked' }),
+      }),
+    );
+    expect(headers.get('WWW-Authenticate')).toMatch(/^Bearer realm="tessera"/);
+    expect(metrics.authentication).toHaveBeenCalledWith('token_revoked');
+    expect(next).not.toHaveBeenCalled();
     expect(req.user).toBeUndefined();
   });
 });

@@ -1,33 +1,89 @@
-import { Injectable, type NestMiddleware } from '@nestjs/common';
+import {
+  createParamDecorator,
+  Injectable,
+  Optional,
+  type ExecutionContext,
+  type NestMiddleware,
+} from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
 import type { NextFunction, Request, Response } from 'express';
+import { Strategy } from 'passport-http-bearer';
+import { BEARER_REALM } from '../../auth/auth.errors.js';
+import { DomainError } from '../../common/errors/domain.error.js';
+import { AllExceptionsFilter } from '../../common/filters/all-exceptions.filter.js';
+import { Metrics } from '../../metrics/metrics.js';
 import { ApiRateLimiter, type ClientAttempt } from '../../rate-limit/api-rate-limiter.js';
+import { TeamNotFoundError } from '../../teams/teams.errors.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
 import { TokensService, type TokenPrincipal } from '../../tokens/tokens.service.js';
-import { BearerAuthenticator } from './bearer-authenticator.js';
+
+/** passport-http-bearer's answer for a malformed Authorization header. */
+const MALFORMED_HEADER = 400;
+
+/**
+ * passport-http-bearer, with the token looked up by TokensService. Only the Authorization header
+ * may carry a token: the library would also take `access_token` from the body or the query
+ * string, and URLs and bodies end up in logs. RFC 6750 allows several spaces after the scheme,
+ * which the library's split(' ') does not.
+ */
+@Injectable()
+export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  constructor(private readonly tokens: TokensService) {
+    super({ realm: BEARER_REALM });
+  }
+
+  validate(token: string): Promise<TokenPrincipal> {
+    return this.tokens.authenticate(token);
+  }
+
+  override authenticate(req: Request, options?: object): void {
+    const authorization = req.headers.authorization?.replace(/^(\S+) +(?=\S)/, '$1 ');
+    super.authenticate({ headers: { authorization } } as Request, options);
+  }
+}
+
+/** The object passport.authenticate() puts over a strategy for one request. */
+interface Attempt {
+  success(principal: TokenPrincipal): void;
+  fail(challenge?: string | number, status?: number): void;
+  error(error: unknown): void;
+  authenticate(req: Request): void;
+}
 
 /**
  * The one place an API request is authenticated: the API module mounts it on its routes, ahead
  * of their guard and handler. The attempt is counted against the client address before the token
  * is looked up and, once the token proves good, on the token instead (the rate limits); a success
  * is counted in the token's usage (in memory, written later), a refusal of a known token kept for
- * the security log. The principal goes on `req.user`, a refusal on `req.authRefusal`: the route's
- * guard answers it, so it is logged and counted under its route. A path or method no route takes
- * is answered 404 or 405 whatever its token, and costs no lookup (docs/architecture.md).
+ * the security log. The principal goes on `req.user` for the route's guard, which checks the
+ * route's ability. A refusal is answered right here, in the envelope the exception filter gives
+ * every error, without Nest's route execution: Express has matched the route to run this
+ * middleware, so the log and the metrics still name it. A path or method no route takes is
+ * answered 404 or 405 whatever its token, and costs no lookup (docs/architecture.md).
  */
 @Injectable()
 export class ApiAuthentication implements NestMiddleware {
+  private readonly errors = new AllExceptionsFilter();
+
   constructor(
-    private readonly bearer: BearerAuthenticator,
+    private readonly strategy: BearerStrategy,
     private readonly tokens: TokensService,
     private readonly limiter: ApiRateLimiter,
+    // Present when METRICS_ENABLED (and never in the operators' CLI).
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   use(req: Request, res: Response, next: NextFunction): void {
     this.authenticate(req, res).then(
       () => next(),
       (refusal: unknown) => {
-        req.authRefusal = refusal;
-        next();
+        this.metrics?.authentication(refusal instanceof DomainError ? refusal.code : 'error');
+        try {
+          this.errors.answer(refusal, req, res);
+        } catch (failed) {
+          // Never a rejection nobody handles: Express's error handling takes it from here.
+          next(failed);
+        }
       },
     );
   }
@@ -42,7 +98,7 @@ export class ApiAuthentication implements NestMiddleware {
     }
     let principal: TokenPrincipal;
     try {
-      principal = await this.bearer.authenticate(request);
+      principal = await this.bearer(request);
     } catch (error) {
       if (error instanceof AuthenticationError && error.refused) {
         this.tokens.recordRefusal(error, {
@@ -68,4 +124,51 @@ export class ApiAuthentication implements NestMiddleware {
     request.user = principal;
     return principal;
   }
+
+  /**
+   * Runs the strategy for one request as passport.authenticate() does (a fresh object over the
+   * strategy with success/fail/error), without building passport's middleware anew for every
+   * request, and turns its failures into the API's error codes.
+   */
+  private bearer(req: Request): Promise<TokenPrincipal> {
+    return new Promise((resolve, reject) => {
+      const attempt = Object.create(this.strategy) as Attempt;
+      attempt.success = resolve;
+      attempt.error = reject;
+      // A bare challenge means no bearer token was sent; 400, a malformed Bearer header.
+      attempt.fail = (challenge, status) =>
+        reject(
+          new AuthenticationError(
+            challenge === MALFORMED_HEADER || status === MALFORMED_HEADER
+              ? 'invalid_token'
+              : 'missing_token',
+          ),
+        );
+      attempt.authenticate(req);
+    });
+  }
 }
+
+function principalOf(ctx: ExecutionContext): TokenPrincipal {
+  const principal = ctx.switchToHttp().getRequest<Request>().user as TokenPrincipal | undefined;
+  if (!principal)
+    throw new Error('No principal on the request: is the route behind @BearerAuth()?');
+  return principal;
+}
+
+/** The user the presented token acts for. */
+export const CurrentUser = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext) => principalOf(ctx).user,
+);
+
+/** The current team of the token's user, as it was when this request was authenticated. */
+export const CurrentTeam = createParamDecorator((_: unknown, ctx: ExecutionContext) => {
+  const team = principalOf(ctx).team;
+  if (!team) throw new TeamNotFoundError();
+  return team;
+});
+
+/** The presented token itself, as it was when this request was authenticated. */
+export const CurrentToken = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
+  principalOf(ctx),
+);

@@ -2,9 +2,7 @@ import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common
 import { PassportModule } from '@nestjs/passport';
 import { RateLimitModule } from '../../rate-limit/rate-limit.module.js';
 import { TokensModule } from '../../tokens/tokens.module.js';
-import { ApiAuthentication } from './api-authentication.js';
-import { BearerAuthenticator } from './bearer-authenticator.js';
-import { BearerStrategy } from './bearer.strategy.js';
+import { ApiAuthentication, BearerStrategy } from './api-authentication.js';
 import { TeamController } from './team.controller.js';
 import { TokenController } from './token.controller.js';
 import { UserController } from './user.controller.js';
@@ -18,7 +16,7 @@ const API_CONTROLLERS = [UserController, TeamController, TokenController];
 @Module({
   imports: [PassportModule.register({ session: false }), RateLimitModule, TokensModule],
   controllers: API_CONTROLLERS,
-  providers: [BearerStrategy, BearerAuthenticator, ApiAuthentication],
+  providers: [BearerStrategy, ApiAuthentication],
 })
 export class ApiV1Module implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { CurrentTeam } from './principal.decorator.js';
+import { CurrentTeam } from './api-authentication.js';
 import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { toTeamSummary, type TeamSummary } from '../../teams/team.view.js';
 import { ApiEndpoint } from './openapi/api-endpoint.decorator.js';

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { CurrentToken } from './principal.decorator.js';
+import { CurrentToken } from './api-authentication.js';
 import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { toTokenInfo, type TokenInfo } from '../../tokens/token.view.js';
 import type { TokenPrincipal } from '../../tokens/tokens.service.js';

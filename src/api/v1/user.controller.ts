@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { CurrentUser } from './principal.decorator.js';
+import { CurrentUser } from './api-authentication.js';
 import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { toUserProfile, type UserProfile } from '../../users/user.view.js';
 import { ApiEndpoint } from './openapi/api-endpoint.decorator.js';
