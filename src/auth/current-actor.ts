@@ -11,6 +11,7 @@ export function sessionHandle(sessionId: string): string {
 /** What a token's authentication leaves on the request (`req.user`), as far as acting goes. */
 interface TokenCredential {
   tokenId: number;
+  abilities: readonly string[];
   user: { id: number };
 }
 
@@ -26,7 +27,13 @@ export function actorOf(req: Request): Actor {
   if (req.actor) return req.actor;
   const token = req.user as TokenCredential | undefined;
   const actor: Actor = token
-    ? { kind: 'token', userId: token.user.id, tokenId: token.tokenId, client: clientOf(req) }
+    ? {
+        kind: 'token',
+        userId: token.user.id,
+        tokenId: token.tokenId,
+        abilities: token.abilities,
+        client: clientOf(req),
+      }
     : req.currentUser
       ? signedInActor(req, req.currentUser.id)
       : { kind: 'visitor', client: clientOf(req) };

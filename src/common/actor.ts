@@ -18,6 +18,8 @@ export interface TokenActor {
   kind: 'token';
   userId: number;
   tokenId: number;
+  /** What the token may do, when the actor comes from the request it authenticated. */
+  abilities?: readonly string[];
   client: Client;
 }
 
