@@ -60,20 +60,11 @@ export class RegenerateTokenForm {
 export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'custom', 'none'] as const;
 type ExpiryChoice = (typeof EXPIRY_CHOICES)[number];
 
-/** The "new token" form of Account Settings > API Tokens, with the page's field names. */
-export class CreateTokenForm {
-  @Trim()
-  @VisibleText('Name')
-  @Length(1, TOKEN_NAME_MAX, { message: `Name must be 1 to ${TOKEN_NAME_MAX} characters.` })
-  @IsString({ message: 'Give the token a name.' })
-  name!: string;
-
-  @CheckboxList()
-  @IsIn(ABILITIES, { each: true, message: `Abilities must be among ${ABILITIES.join(', ')}.` })
-  @ArrayNotEmpty({ message: 'Choose at least one ability.' })
-  @IsArray({ message: 'Abilities must be a list.' })
-  abilities: Ability[] = [];
-
+/**
+ * The "new token" form of Account Settings > API Tokens, with the page's field names: the name
+ * and abilities as the token page's form has them, and an expiry.
+ */
+export class CreateTokenForm extends UpdateTokenForm {
   /** Left out: `custom` when a date is given, else 30 days. */
   @IsOptional()
   @IsIn(EXPIRY_CHOICES, { message: 'Choose an expiry from the list.' })
