@@ -19,7 +19,7 @@ import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.
 import { ValidationError } from './common/errors/domain.error.js';
 import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-input.js';
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
-import { securityHeaders } from './common/http/security-headers.js';
+import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
 import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-methods.js';
 import { compressResponses } from './common/http/compression.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
@@ -27,8 +27,7 @@ import { Assets } from './common/web/assets.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 import { TeamSwitcher } from './teams/team-switcher.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
-import { ROOT_LOGGER, type RootLogger } from './logging/logging.module.js';
-import { logRequest } from './logging/request-log.js';
+import { AccessLog } from './logging/access-log.js';
 import { observeRequests, type ResponseWatcher } from './logging/request-observer.js';
 import { Metrics } from './metrics/metrics.js';
 import { SchemaBehindError, SchemaState } from './database/schema-state.js';
@@ -44,12 +43,17 @@ export function configureApp(app: INestApplication): INestApplication {
 
   // First of all, so every answer carries its request id and every request is logged.
   const watchers: ResponseWatcher[] = [];
-  if (config.observability.logRequests) watchers.push(logRequest(app.get<RootLogger>(ROOT_LOGGER)));
+  if (config.observability.logRequests) watchers.push(app.get(AccessLog).watcher());
   if (config.observability.metrics.enabled) watchers.push(app.get(Metrics).watch);
   express.use(observeRequests(watchers));
   app.useLogger(app.get(Logger));
 
-  express.use(securityHeaders());
+  // The API's JSON gets its own, stricter list; pages (and the API's description) helmet's.
+  const pageHeaders = securityHeaders();
+  const apiHeaders = securityHeaders(API_SECURITY_HEADERS);
+  express.use((req: Request, res: Response, next: NextFunction) =>
+    (isApiPath(req.path) && !isApiDocsPath(req.path) ? apiHeaders : pageHeaders)(req, res, next),
+  );
   if (!config.database.migrate) express.use(schemaGate(app.get(SchemaState)));
   if (config.security.corsOrigins.length > 0) {
     // Only the listed origins, only reads; never a reflected arbitrary origin.

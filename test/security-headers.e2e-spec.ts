@@ -13,7 +13,7 @@ describe('security headers and CORS', () => {
     await t.close();
   });
 
-  it.each(['/login', '/api/v1/user/profile', 'the stylesheet', '/health/live', '/no-such-page'])(
+  it.each(['/login', 'the stylesheet', '/health/live', '/no-such-page', '/api/docs'])(
     'should send the security headers on %s',
     async (name) => {
       const path =
@@ -34,6 +34,26 @@ describe('security headers and CORS', () => {
       expect(res.headers['x-powered-by']).toBeUndefined();
       expect(res.headers['strict-transport-security']).toBeUndefined();
       expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    },
+  );
+
+  it.each(['/api/v1/user/profile', '/api/v1/no-such-endpoint'])(
+    "should send the API's stricter list on %s: nothing loaded, framed or sniffed from its JSON",
+    async (path) => {
+      const res = await request(t.server).get(path).set('Authorization', 'Bearer nonsense');
+      expect(res.status).toBeLessThan(500);
+      expect(res.headers['content-security-policy']).toBe(
+        "default-src 'none'; frame-ancestors 'none'",
+      );
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(res.headers['cache-control']).toBe('no-store');
+      // Headers that only mean something for documents are not sent with JSON.
+      expect(res.headers['cross-origin-opener-policy']).toBeUndefined();
+      expect(res.headers['x-powered-by']).toBeUndefined();
+      expect(res.headers['strict-transport-security']).toBeUndefined();
     },
   );
 

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { spawnBuiltServer, startBuiltServer } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
-import { sleep } from './support/wait-for.js';
+import { sleep, waitFor } from './support/wait-for.js';
 
 /**
  * Starts a form POST but holds back half of its body, so it is in flight until `finish` sends
@@ -58,6 +58,33 @@ describe('graceful shutdown', () => {
     expect(await Promise.all(inFlight.map((r) => r.status))).toEqual([403, 403, 403, 403, 403]);
     expect(await exited).toBe(0);
     expect(server.output()).toMatch(/SIGTERM received/);
+  });
+
+  it('should write every access line, buffered, while it runs and when it stops, each line whole', async () => {
+    const server = await startBuiltServer({ DATABASE_URL: db.url, LOG_FORMAT: 'json' });
+    const completed = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"request completed"'));
+    const ids = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => `access-${from + i}`);
+    const send = (id: string, i: number) =>
+      fetch(`${server.url}${i % 2 ? '/health/live' : '/api/v1/user/profile'}`, {
+        headers: { 'X-Request-Id': id },
+      }).then((res) => res.arrayBuffer());
+
+    // A few requests: too few lines to fill the buffer, written by the flush that follows.
+    await Promise.all(ids(0, 3).map(send));
+    await waitFor(() => completed().length >= 3);
+    // Many at once, then a stop: what is still buffered is written before the process exits.
+    await Promise.all(ids(3, 300).map(send));
+    expect(await server.stop()).toBe(0);
+
+    const lines = server.output().trim().split('\n');
+    const parsed = lines.map((line) => JSON.parse(line) as { reqId?: string; msg: string });
+    const logged = parsed.filter((l) => l.msg === 'request completed').map((l) => l.reqId);
+    expect(logged.sort()).toEqual(ids(0, 303).sort());
   });
 
   it('should stop at once on SIGTERM while still starting, before it listens', async () => {

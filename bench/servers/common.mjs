@@ -43,3 +43,26 @@ export function verdict(row) {
 }
 
 export const port = Number(process.env.PORT ?? 4000);
+
+/**
+ * The token's row by its hash, from DATABASE_URL: mysql2's promise pool with a prepared
+ * statement for MySQL/MariaDB (as people usually write it), better-sqlite3 for `sqlite:` URLs.
+ * @returns {Promise<(hash: string) => Promise<object | undefined>>}
+ */
+export async function profileLookup(url = process.env.DATABASE_URL) {
+  if (url.startsWith('sqlite:')) {
+    const { default: Database } = await import('better-sqlite3');
+    const statement = new Database(url.slice('sqlite:'.length), { readonly: true }).prepare(
+      PROFILE_SQL,
+    );
+    return async (hash) => statement.get(hash);
+  }
+  const { default: mysql } = await import('mysql2/promise');
+  const pool = mysql.createPool({
+    uri: url,
+    connectionLimit: 10,
+    charset: 'utf8mb4_bin',
+    timezone: 'Z',
+  });
+  return async (hash) => (await pool.execute(PROFILE_SQL, [hash]))[0][0];
+}

@@ -1,23 +1,18 @@
-// The peer: a plain Express 5 + passport-http-bearer + mysql2 app, written the usual way.
+// The peer: a plain Express 5 + passport-http-bearer app, written the usual way, over mysql2's
+// promise pool (or better-sqlite3 for a `sqlite:` DATABASE_URL).
 import express from 'express';
-import mysql from 'mysql2/promise';
 import passport from 'passport';
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
-import { errorBody, port, PROFILE_SQL, profileBody, sha256, verdict } from './common.mjs';
+import { errorBody, port, profileBody, profileLookup, sha256, verdict } from './common.mjs';
 
-const pool = mysql.createPool({
-  uri: process.env.DATABASE_URL,
-  connectionLimit: 10,
-  charset: 'utf8mb4_bin',
-  timezone: 'Z',
-});
+const lookup = await profileLookup();
 
 passport.use(
   new BearerStrategy(async (token, done) => {
     try {
-      const [rows] = await pool.execute(PROFILE_SQL, [sha256(token)]);
-      const code = verdict(rows[0]);
-      return code ? done(null, false, code) : done(null, rows[0]);
+      const row = await lookup(sha256(token));
+      const code = verdict(row);
+      return code ? done(null, false, code) : done(null, row);
     } catch (error) {
       return done(error);
     }

@@ -26,11 +26,11 @@ export class AccessGuard implements CanActivate {
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
+  /** Each route's policy, read from its metadata once (a handler with the class it ran for). */
+  private readonly policies = new WeakMap<object, { of: object; policy: AuthPolicy | undefined }>();
+
   canActivate(context: ExecutionContext): boolean {
-    const policy = this.reflector.getAllAndOverride<AuthPolicy | undefined>(AUTH_POLICY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const policy = this.policyOf(context.getHandler(), context.getClass());
     if (!policy) {
       throw new MissingAuthPolicyError(
         `${context.getClass().name}.${context.getHandler().name} has no auth policy`,
@@ -49,6 +49,17 @@ export class AccessGuard implements CanActivate {
       case 'bearer':
         return this.checkBearer(request, policy.ability);
     }
+  }
+
+  private policyOf(handler: object, controller: object): AuthPolicy | undefined {
+    const known = this.policies.get(handler);
+    if (known?.of === controller) return known.policy;
+    const policy = this.reflector.getAllAndOverride<AuthPolicy | undefined>(AUTH_POLICY, [
+      handler as () => unknown,
+      controller as () => unknown,
+    ]);
+    this.policies.set(handler, { of: controller, policy });
+    return policy;
   }
 
   /**

@@ -2,9 +2,10 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { Logger, type PinoLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger as PinoRoot } from 'pino';
 import type { Config } from '../config/config.js';
-import { createRootLogger } from './root-logger.js';
+import { AccessLog } from './access-log.js';
+import { ACCESS_LOGGER, createAccessLogger, createRootLogger, ROOT_LOGGER } from './root-logger.js';
 
-export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+export { ACCESS_LOGGER, ROOT_LOGGER } from './root-logger.js';
 
 /**
  * Logging through nestjs-pino's `Logger`: Nest's own messages and every `new Logger(context)`
@@ -27,10 +28,12 @@ export class LoggingModule {
       module: LoggingModule,
       providers: [
         { provide: ROOT_LOGGER, useValue: root },
+        { provide: ACCESS_LOGGER, useValue: createAccessLogger(config, root, destination) },
+        AccessLog,
         // The Logger only calls its logger's level methods, which pino's own logger has.
         { provide: Logger, useValue: new Logger(root as unknown as PinoLogger, {}) },
       ],
-      exports: [ROOT_LOGGER, Logger],
+      exports: [ROOT_LOGGER, Logger, AccessLog],
     };
   }
 }

@@ -4,6 +4,9 @@ import type { LogLevel } from '../config/app.config.js';
 import type { Config } from '../config/config.js';
 import { safeError } from './error-serializer.js';
 
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+export const ACCESS_LOGGER = Symbol('ACCESS_LOGGER');
+
 /** LOG_LEVEL speaks Nest's names; pino's differ for two of them. */
 const PINO_LEVEL: Record<LogLevel, Level> = {
   fatal: 'fatal',
@@ -46,10 +49,39 @@ export const REDACT_PATHS = [
   'plaintext',
 ];
 
+/** How many bytes of access lines wait for one write (at most one pipe buffer: written whole). */
+export const ACCESS_LOG_BUFFER_BYTES = 4096;
+
 /**
- * The process's one pino logger: JSON lines on stdout, written asynchronously so a request
- * never waits for the terminal or the log collector; readable lines in development.
- * `destination` replaces stdout (tests capture lines through it).
+ * pino's ISO time, made once a millisecond rather than once a line: under load several lines
+ * share a millisecond, and `toISOString()` is a good part of writing one.
+ */
+let stampedAt = -1;
+let stamp = '';
+export function isoTime(): string {
+  const now = Date.now();
+  if (now !== stampedAt) {
+    stampedAt = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
+}
+
+function pinoOptions(config: Config): pino.LoggerOptions {
+  return {
+    level: PINO_LEVEL[config.app.logLevel],
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+    serializers: { err: safeError },
+    formatters: { level: (label) => ({ level: label }) },
+    timestamp: isoTime,
+  };
+}
+
+/**
+ * The process's pino logger for everything but the access lines: JSON lines on stdout, each
+ * written before the call returns, so a warning or an error is on its way out even if the
+ * process dies at the next instruction; readable lines in development. `destination` replaces
+ * stdout (tests capture lines through it).
  */
 export function createRootLogger(config: Config, destination?: DestinationStream): Logger {
   const stream =
@@ -63,15 +95,32 @@ export function createRootLogger(config: Config, destination?: DestinationStream
           messageFormat: '{if context}({context}) {end}{msg}',
           destination: destination ?? 1,
         })
-      : (destination ?? pino.destination({ dest: 1, sync: false }));
+      : (destination ?? pino.destination({ dest: 1, sync: true }));
+  return pino(pinoOptions(config), stream);
+}
+
+/**
+ * The access log's logger: the same lines, buffered. In production JSON they gather in pino's
+ * asynchronous destination and leave in writes of up to `ACCESS_LOG_BUFFER_BYTES`, whole lines
+ * only, so a write to a pipe is never split and never interleaved with the root logger's lines;
+ * `AccessLog` flushes it every second and at shutdown, and pino at exit. A hard crash (a kill,
+ * the machine) loses at most what was buffered: the access lines of the last second.
+ * In development and under test it is the root logger itself.
+ */
+export function createAccessLogger(
+  config: Config,
+  root: Logger,
+  destination?: DestinationStream,
+): Logger {
+  if (destination || config.observability.logFormat === 'pretty') return root;
   return pino(
-    {
-      level: PINO_LEVEL[config.app.logLevel],
-      redact: { paths: REDACT_PATHS, censor: REDACTED },
-      serializers: { err: safeError },
-      formatters: { level: (label) => ({ level: label }) },
-      timestamp: pino.stdTimeFunctions.isoTime,
-    },
-    stream,
+    pinoOptions(config),
+    pino.destination({
+      dest: 1,
+      sync: false,
+      // A write once a few lines short of a full one (sonic-boom wants the two apart).
+      minLength: ACCESS_LOG_BUFFER_BYTES - 1024,
+      maxWrite: ACCESS_LOG_BUFFER_BYTES,
+    }),
   );
 }

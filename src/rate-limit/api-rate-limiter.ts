@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { clientKeyOf } from './client-address.js';
@@ -39,9 +39,9 @@ export class ApiRateLimiter {
    * moment, no more than the limit get their token looked up. A failure keeps the attempt
    * (`reportFailure`); a success gives it back (`admitToken`).
    */
-  reserveClient(req: Request, res: Response): ClientAttempt | Promise<ClientAttempt> {
+  reserveClient(ip: string | undefined, res: Response): ClientAttempt | Promise<ClientAttempt> {
     const limit = this.config.security.rateLimit.anonymousPerIp;
-    const key = this.clientKey(req);
+    const key = `api-client:${clientKeyOf(ip)}`;
     return settle(this.storage.hit(key, this.windowMs), (window) => {
       if (window.count <= limit) return { key, window };
       this.report(res, limit, window);
@@ -78,10 +78,6 @@ export class ApiRateLimiter {
   private admit(res: Response, limit: number, window: WindowCount, used: number): void {
     this.report(res, limit, window);
     if (used >= limit) throw new RateLimitedError(seconds(window.resetMs));
-  }
-
-  private clientKey(req: Request): string {
-    return `api-client:${clientKeyOf(req.ip)}`;
   }
 
   private report(res: Response, limit: number, window: WindowCount): void {

@@ -22,7 +22,7 @@ describe('ApiAuthentication', () => {
     const attempt = { key: 'api-client:203.0.113.9', window: { count: 1, resetMs: 60_000 } };
     const limiter = {
       enabled: true,
-      reserveClient: jest.fn((_req: Request, _res: Response): typeof attempt => attempt),
+      reserveClient: jest.fn((_ip: string | undefined, _res: Response): typeof attempt => attempt),
       reportFailure: jest.fn(),
       giveBack: jest.fn(),
       admitToken: jest.fn(),
@@ -47,7 +47,7 @@ describe('ApiAuthentication', () => {
       userAgent: 'curl/8.5.0',
     });
     // Counted against the client before the lookup, then moved to the token's budget.
-    expect(limiter.reserveClient).toHaveBeenCalledWith(req, res);
+    expect(limiter.reserveClient).toHaveBeenCalledWith('203.0.113.9', res);
     expect(limiter.admitToken).toHaveBeenCalledWith(attempt, 4, res);
     expect(limiter.reportFailure).not.toHaveBeenCalled();
   });

@@ -15,7 +15,11 @@ import { Metrics } from '../../metrics/metrics.js';
 import { ApiRateLimiter, type ClientAttempt } from '../../rate-limit/api-rate-limiter.js';
 import { TeamNotFoundError } from '../../teams/teams.errors.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
-import { TokensService, type TokenPrincipal } from '../../tokens/tokens.service.js';
+import {
+  TokensService,
+  type ClientInfo,
+  type TokenPrincipal,
+} from '../../tokens/tokens.service.js';
 
 /** passport-http-bearer's answer for a malformed Authorization header. */
 const MALFORMED_HEADER = 400;
@@ -91,9 +95,11 @@ export class ApiAuthentication implements NestMiddleware {
   async authenticate(request: Request, response: Response): Promise<TokenPrincipal> {
     // The attempt is counted against the client IP before the token is looked up (an atomic
     // step), and given back once the token proves good.
+    // Express works the address out anew on each read (TRUST_PROXY, X-Forwarded-For): once here.
+    const client: ClientInfo = { ip: request.ip, userAgent: request.headers['user-agent'] };
     let reserved: ClientAttempt | undefined;
     if (this.limiter.enabled) {
-      const reserving = this.limiter.reserveClient(request, response);
+      const reserving = this.limiter.reserveClient(client.ip, response);
       reserved = reserving instanceof Promise ? await reserving : reserving;
     }
     let principal: TokenPrincipal;
@@ -101,10 +107,7 @@ export class ApiAuthentication implements NestMiddleware {
       principal = await this.bearer(request);
     } catch (error) {
       if (error instanceof AuthenticationError && error.refused) {
-        this.tokens.recordRefusal(error, {
-          ip: request.ip,
-          userAgent: request.headers['user-agent'],
-        });
+        this.tokens.recordRefusal(error, client);
       }
       if (reserved) {
         if (error instanceof AuthenticationError) this.limiter.reportFailure(response, reserved);
@@ -112,10 +115,7 @@ export class ApiAuthentication implements NestMiddleware {
       }
       throw error;
     }
-    this.tokens.recordUse(principal, {
-      ip: request.ip,
-      userAgent: request.headers['user-agent'],
-    });
+    this.tokens.recordUse(principal, client);
     if (reserved) {
       const counting = this.limiter.admitToken(reserved, principal.tokenId, response);
       if (counting) await counting;

@@ -58,4 +58,38 @@ describe('ExpressHttpAdapter', () => {
     expect(seen).toEqual([false]);
     expect(await answer.json()).toEqual({ ok: true });
   });
+
+  it("should answer a route's object with the bytes and headers Express's res.json() sends", async () => {
+    const adapter = new ExpressHttpAdapter();
+    adapter.initHttpServer({});
+    const app = adapter.getInstance<Express>();
+    const body = { success: true, data: { name: 'Zoë <b>&' }, list: [1, null] };
+    app.all('/express', (req: Request, res: Response) => res.status(201).json(body));
+    app.all('/ours', (req: Request, res: Response) => adapter.reply(res, body, 201));
+    app.all('/string', (req: Request, res: Response) => adapter.reply(res, 'plain', 200));
+    app.all('/typed', (req: Request, res: Response) => {
+      res.type('text/csv');
+      adapter.reply(res, { a: 1 }, 200);
+    });
+    const url = await serve(adapter);
+    const headers = (r: Response | globalThis.Response) => {
+      const all = Object.fromEntries((r as globalThis.Response).headers);
+      delete all.date;
+      delete all.etag;
+      return all;
+    };
+
+    for (const method of ['GET', 'HEAD']) {
+      const [theirs, ours] = await Promise.all([
+        fetch(`${url}/express`, { method }),
+        fetch(`${url}/ours`, { method }),
+      ]);
+      expect(ours.status).toBe(201);
+      expect(headers(ours)).toEqual(headers(theirs));
+      expect(await ours.text()).toBe(await theirs.text());
+    }
+    // What it does not handle goes to Nest's adapter as before.
+    expect(await (await fetch(`${url}/string`)).text()).toBe('plain');
+    expect((await fetch(`${url}/typed`)).headers.get('content-type')).toMatch(/^text\/csv/);
+  });
 });

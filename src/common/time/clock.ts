@@ -27,6 +27,14 @@ export function isoTimestampMicros(): string {
   }
   const micros = Math.floor(nowMs * 1000);
   const ms = Math.floor(micros / 1000);
-  const fraction = String(micros % 1000).padStart(3, '0');
-  return `${new Date(ms).toISOString().slice(0, -1)}${fraction}Z`;
+  // Several answers share a millisecond under load: its text is made once.
+  if (ms !== stampedMs) {
+    stampedMs = ms;
+    stamp = new Date(ms).toISOString().slice(0, -1);
+  }
+  return `${stamp}${FRACTIONS[micros % 1000]}Z`;
 }
+
+let stampedMs = -1;
+let stamp = '';
+const FRACTIONS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
