@@ -5,6 +5,8 @@
 //   npm run bench:instructions                               Tessera and the yardstick
 //   npm run bench:instructions -- --server tessera --env LOG_REQUESTS=false
 //   npm run bench:instructions -- --server peer --server hello --requests 10000
+//   npm run bench:instructions -- --server tessera --server compared --compare ../before
+//                                 (`compared`: the build of another checkout; `floor`: NestJS)
 //
 // Each server runs under callgrind with instrumentation off, is warmed up, and is counted over
 // `--requests` requests (10 at a time, rotating 1,000 valid tokens); only user-space
@@ -26,6 +28,7 @@ const SERVERS = {
   yardstick: { script: join(ROOT, 'bench', 'servers', 'yardstick.mjs') },
   peer: { script: join(ROOT, 'bench', 'servers', 'express-passport.mjs') },
   hello: { script: join(ROOT, 'bench', 'servers', 'express-hello.mjs') },
+  floor: { script: join(ROOT, 'bench', 'servers', 'nest-floor.mjs') },
 };
 const { values: opts } = parseArgs({
   options: {
@@ -34,8 +37,12 @@ const { values: opts } = parseArgs({
     requests: { type: 'string', default: '5000' },
     warmup: { type: 'string', default: '3000' },
     invalid: { type: 'boolean', default: false },
+    compare: { type: 'string' },
   },
 });
+if (opts.compare) {
+  SERVERS.compared = { script: join(opts.compare, 'dist', 'src', 'main.js'), tessera: true };
+}
 const requests = Number(opts.requests);
 const warmup = Number(opts.warmup);
 const extraEnv = Object.fromEntries(opts.env.map((pair) => pair.split(/=(.*)/s).slice(0, 2)));

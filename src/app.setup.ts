@@ -1,4 +1,4 @@
-import { ValidationPipe, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   json,
@@ -8,6 +8,7 @@ import {
   type RequestHandler,
   type Response,
 } from 'express';
+import cors from 'cors';
 import hbs from 'hbs';
 import { Logger } from 'nestjs-pino';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,8 +17,6 @@ import { PROJECT_ROOT as ROOT } from './common/paths.js';
 import type { Config } from './config/config.js';
 import { CONFIG } from './config/config.module.js';
 import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
-import { ValidationError } from './common/errors/domain.error.js';
-import { toFieldErrors, VALIDATOR_OPTIONS } from './common/validation/validate-input.js';
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
 import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-methods.js';
@@ -41,24 +40,14 @@ export function configureApp(app: INestApplication): INestApplication {
   express.set('trust proxy', config.web.trustProxy);
   express.set('etag', false);
 
-  // First of all, so every answer carries its request id and every request is logged.
   const watchers: ResponseWatcher[] = [];
   if (config.observability.logRequests) watchers.push(app.get(AccessLog).watcher());
   if (config.observability.metrics.enabled) watchers.push(app.get(Metrics).watch);
-  express.use(observeRequests(watchers));
   app.useLogger(app.get(Logger));
 
   // The API's JSON gets its own, stricter list; pages (and the API's description) helmet's.
   const pageHeaders = securityHeaders();
   const apiHeaders = securityHeaders(API_SECURITY_HEADERS);
-  express.use((req: Request, res: Response, next: NextFunction) =>
-    (isApiPath(req.path) && !isApiDocsPath(req.path) ? apiHeaders : pageHeaders)(req, res, next),
-  );
-  if (!config.database.migrate) express.use(schemaGate(app.get(SchemaState)));
-  if (config.security.corsOrigins.length > 0) {
-    // Only the listed origins, only reads; never a reflected arbitrary origin.
-    express.enableCors({ origin: config.security.corsOrigins, methods: ['GET', 'HEAD'] });
-  }
 
   const assets = new Assets().addFolder(join(ROOT, 'public'));
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
@@ -67,32 +56,44 @@ export function configureApp(app: INestApplication): INestApplication {
   // Pages, their assets and the API's description are compressed; the API's answers are not
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
   const compress = compressResponses();
-  // One split, one layer each way: every request pays for each layer it passes.
   const web = app.get(WebSessionMiddleware);
   const teamSwitcher = app.get(TeamSwitcher);
+  // Everything before the routes is one layer of Express's, its steps run one after the other:
+  // every layer Express passes costs each request a lookup (docs/PERFORMANCE.md).
   express.use(
-    apiOrPages(
-      apiResponses(docs && series([compress, docs])),
-      series([
-        compress,
-        assets.handler(),
-        // Before the body parsers and CSRF: a form sent to a path that takes no such method is
-        // answered 405 (or 404), not refused as a forgery of a form that does not exist.
-        (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next)),
-        urlencoded({ extended: true, limit: '100kb' }),
-        json({ limit: '100kb' }),
-        (req, res, next) => web.use(req, res, next),
-        // A signed-in page's header shows the person's teams (the teams feature provides it).
-        (req, res, next) => teamSwitcher.use(req, res, next),
-      ]),
-    ),
-  );
-  app.useGlobalPipes(
-    new ValidationPipe({
-      ...VALIDATOR_OPTIONS,
-      transform: true,
-      exceptionFactory: (errors) => new ValidationError(toFieldErrors(errors)),
-    }),
+    series([
+      // First of all, so every answer carries its request id and every request is logged.
+      observeRequests(watchers),
+      (req, res, next) =>
+        (isApiPath(req.path) && !isApiDocsPath(req.path) ? apiHeaders : pageHeaders)(
+          req,
+          res,
+          next,
+        ),
+      ...(config.database.migrate ? [] : [schemaGate(app.get(SchemaState))]),
+      // Only the listed origins, only reads; never a reflected arbitrary origin. A preflight is
+      // answered here, before any session is read.
+      ...(config.security.corsOrigins.length > 0
+        ? [cors({ origin: config.security.corsOrigins, methods: ['GET', 'HEAD'] })]
+        : []),
+      // One split: API requests one way, pages the other.
+      apiOrPages(
+        apiResponses(docs && series([compress, docs])),
+        series([
+          compress,
+          assets.handler(),
+          // Before the body parsers and CSRF: a form sent to a path that takes no such method is
+          // answered 405 (or 404), not refused as a forgery of a form that does not exist.
+          (req, res, next) =>
+            SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next),
+          urlencoded({ extended: true, limit: '100kb' }),
+          json({ limit: '100kb' }),
+          (req, res, next) => web.use(req, res, next),
+          // A signed-in page's header shows the person's teams (the teams feature provides it).
+          (req, res, next) => teamSwitcher.use(req, res, next),
+        ]),
+      ),
+    ]),
   );
   app.useGlobalFilters(new AllExceptionsFilter());
   return app;

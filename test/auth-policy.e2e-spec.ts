@@ -125,6 +125,16 @@ describe('auth policy of every route', () => {
     expect(declaredPolicies()).toEqual(ROUTES);
   });
 
+  it('should validate every form and query string a route reads against its class', () => {
+    const routes = declaredRoutes(t.app);
+    // The check sees what it checks: forms are read (a POST /register, say).
+    expect(routes.filter((r) => r.method === 'POST').length).toBeGreaterThan(20);
+    const unvalidated = routes
+      .filter((r) => r.unvalidatedInputs.length > 0)
+      .map((r) => `${r.method} ${r.path}`);
+    expect(unvalidated).toEqual([]);
+  });
+
   /** What an anonymous visitor gets from a GET of each kind. */
   const concrete = (path: string) => path.replace(/:[a-zA-Z]+/g, '1');
 

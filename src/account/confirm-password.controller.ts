@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Post, Query, Redirect, Render, Req } from '@nestjs/common';
+import { Controller, Get, Post, Query, Redirect, Render, Req } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
@@ -30,7 +31,7 @@ export class ConfirmPasswordController {
   @Redirect('/dashboard', 303)
   async confirm(
     @CurrentActor() actor: Actor,
-    @Body() form: ConfirmPasswordForm,
+    @Form() form: ConfirmPasswordForm,
     @Req() req: Request,
   ): Promise<{ url: string }> {
     await this.auth.confirmPassword(actor, form.password);

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
@@ -32,7 +33,7 @@ export class PasswordController {
   @Redirect('/settings/security', 303)
   async change(
     @CurrentActor() actor: Actor,
-    @Body() form: ChangePasswordForm,
+    @Form() form: ChangePasswordForm,
     @Req() req: Request,
   ): Promise<void> {
     const stamp = await this.passwords.change(

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
@@ -39,7 +40,7 @@ export class ProfileController {
   @Redirect(PAGE, 303)
   async update(
     @CurrentActor() actor: Actor,
-    @Body() form: ProfileForm,
+    @Form() form: ProfileForm,
     @Req() req: Request,
   ): Promise<void> {
     const emailAsked = await this.profile.update(actor, form);
@@ -74,7 +75,7 @@ export class ProfileController {
   @Redirect('/login', 303)
   async delete(
     @CurrentActor() actor: Actor,
-    @Body() form: PasswordForm,
+    @Form() form: PasswordForm,
     @Req() req: Request,
   ): Promise<void> {
     await this.deletion.delete(actor, form.password);

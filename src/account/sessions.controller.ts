@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
@@ -40,7 +41,7 @@ export class SessionsController {
   @Redirect(PAGE, 303)
   async revokeOthers(
     @CurrentActor() actor: Actor,
-    @Body() form: PasswordForm,
+    @Form() form: PasswordForm,
     @Req() req: Request,
   ): Promise<void> {
     const ended = await this.sessions.revokeOthers(actor, form.password, req.sessionID);

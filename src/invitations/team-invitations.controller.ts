@@ -1,4 +1,5 @@
-import { Body, Controller, Post, Redirect, Session } from '@nestjs/common';
+import { Controller, Post, Redirect, Session } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
@@ -23,7 +24,7 @@ export class TeamInvitationsController {
   async invite(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Body() form: InviteForm,
+    @Form() form: InviteForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     const invitation = await this.invitations.invite(actor, id, form);

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Request } from 'express';
@@ -36,7 +37,7 @@ export class PasswordResetController {
   @RouteLimit('forgot-password')
   @FormPage('/forgot-password')
   @Redirect('/forgot-password', 303)
-  async forgot(@Body() form: ForgotPasswordForm, @Session() session: SessionData): Promise<void> {
+  async forgot(@Form() form: ForgotPasswordForm, @Session() session: SessionData): Promise<void> {
     await this.resets.request(form.email);
     flash(session, { notice: REQUESTED });
   }
@@ -56,7 +57,7 @@ export class PasswordResetController {
   async reset(
     @CurrentActor() actor: Actor,
     @Param('token') token: string,
-    @Body() form: ResetPasswordForm,
+    @Form() form: ResetPasswordForm,
     @Req() req: Request,
   ): Promise<void> {
     await this.resets.reset(actor, token, form.password);

@@ -1,4 +1,5 @@
-import { Controller, Get, Query, Render } from '@nestjs/common';
+import { Controller, Get, Render } from '@nestjs/common';
+import { QueryForm } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
@@ -30,7 +31,7 @@ export class SecurityLogController {
   async own(
     @CurrentActor() actor: Actor,
     @SignedInUser() user: User,
-    @Query() query: AuditLogQuery,
+    @QueryForm() query: AuditLogQuery,
   ): Promise<object> {
     const [page, memberships] = await Promise.all([
       this.audit.forUser(actor, query.kind || undefined, query.before),
@@ -56,7 +57,7 @@ export class SecurityLogController {
     @CurrentActor() actor: Actor,
     @SignedInUser() user: User,
     @IdParam() id: number,
-    @Query() query: AuditLogQuery,
+    @QueryForm() query: AuditLogQuery,
   ): Promise<object> {
     const team = await this.teams.getManageableTeam(actor, id);
     const page = await this.audit.forTeam(team.id, query.kind || undefined, query.before);

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
+import { Controller, Get, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Request, Response } from 'express';
@@ -45,7 +46,7 @@ export class AuthController {
   @RouteLimit('register')
   @FormPage('/register')
   @Redirect('/register/check-email', 303)
-  async register(@CurrentActor() actor: Actor, @Body() form: RegisterForm): Promise<void> {
+  async register(@CurrentActor() actor: Actor, @Form() form: RegisterForm): Promise<void> {
     await this.registration.register(actor, form);
   }
 
@@ -70,7 +71,7 @@ export class AuthController {
   @Redirect('/dashboard', 303)
   async login(
     @CurrentActor() actor: Actor,
-    @Body() form: LoginForm,
+    @Form() form: LoginForm,
     @Req() req: Request,
   ): Promise<{ url: string }> {
     return {

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import type { Request } from 'express';
 import { GuestOnly } from '../common/auth-policy.decorator.js';
 import { FormPage } from '../common/web/form-page.js';
@@ -22,7 +23,7 @@ export class TwoFactorChallengeController {
   @FormPage(CHALLENGE_PAGE)
   @Redirect('/dashboard', 303)
   async verify(
-    @Body() form: TwoFactorChallengeForm,
+    @Form() form: TwoFactorChallengeForm,
     @Req() req: Request,
   ): Promise<{ url: string }> {
     const input = { code: form.code, recoveryCode: form.recovery_code };

@@ -1,4 +1,5 @@
-import { Body, Controller, Post, Redirect, Session } from '@nestjs/common';
+import { Controller, Post, Redirect, Session } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
@@ -26,7 +27,7 @@ export class TeamSettingsController {
   async rename(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Body() form: CreateTeamDto,
+    @Form() form: CreateTeamDto,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     const team = await this.teams.rename(actor, id, form);
@@ -41,7 +42,7 @@ export class TeamSettingsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('userId') userId: number,
-    @Body() form: ChangeRoleForm,
+    @Form() form: ChangeRoleForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     const member = await this.teams.changeRole(actor, id, userId, form.role);
@@ -58,7 +59,7 @@ export class TeamSettingsController {
   async transfer(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Body() form: TransferTeamForm,
+    @Form() form: TransferTeamForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     const owner = await this.teams.transfer(actor, id, form.user_id);

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
@@ -30,7 +31,7 @@ export class TeamsController {
   @Redirect('/teams', 303)
   async create(
     @CurrentActor() actor: Actor,
-    @Body() form: CreateTeamDto,
+    @Form() form: CreateTeamDto,
     @Session() session: SessionData,
   ): Promise<void> {
     const team = await this.teams.createTeam(actor, form);
@@ -42,7 +43,7 @@ export class TeamsController {
   @Redirect('/teams', 303)
   async switch(
     @CurrentActor() actor: Actor,
-    @Body() form: SwitchTeamForm,
+    @Form() form: SwitchTeamForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     const team = await this.teams.switchTeam(actor, form.team_id);

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
@@ -35,7 +36,7 @@ export class TokenSettingsController {
   async update(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Body() form: UpdateTokenForm,
+    @Form() form: UpdateTokenForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     const token = await this.tokens.update(actor, id, form);
@@ -55,7 +56,7 @@ export class TokenSettingsController {
   async regenerate(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Body() form: RegenerateTokenForm,
+    @Form() form: RegenerateTokenForm,
   ): Promise<object> {
     const version = form.version === undefined ? undefined : Number(form.version);
     const { plaintext } = await this.tokens.regenerate(actor, id, form.grace_minutes, version);

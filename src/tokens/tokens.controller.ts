@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
@@ -41,7 +42,7 @@ export class TokensController {
   async create(
     @CurrentActor() actor: Actor,
     @SignedInUser() user: User,
-    @Body() form: CreateTokenForm,
+    @Form() form: CreateTokenForm,
   ): Promise<object> {
     const created = await this.tokens.create(actor, toCreateTokenDto(form));
     return this.page(actor, user, {

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
+import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
@@ -61,7 +62,7 @@ export class TwoFactorSettingsController {
   @Render('two-factor/recovery-codes')
   async confirm(
     @CurrentActor() actor: Actor,
-    @Body() form: ConfirmTwoFactorForm,
+    @Form() form: ConfirmTwoFactorForm,
     @Session() session: SessionData,
   ): Promise<object> {
     const codes = await this.twoFactor.confirm(actor, this.setups.of(session), form.code);

@@ -1,7 +1,9 @@
 import { RequestMethod, type INestApplication } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { AUTH_POLICY, type AuthPolicy } from '../../src/common/auth-policy.decorator.js';
+import { INPUT_PIPE } from '../../src/common/validation/form.decorator.js';
 
 export interface DeclaredRoute {
   /** `GET`, `POST`, … */
@@ -10,6 +12,28 @@ export interface DeclaredRoute {
   path: string;
   /** What the route's decorators declare; undefined when they declare nothing. */
   policy: AuthPolicy | undefined;
+  /** The parameters that take the whole body or query string without `INPUT_PIPE` (by index). */
+  unvalidatedInputs: number[];
+}
+
+interface RouteArg {
+  index: number;
+  data?: unknown;
+  pipes?: unknown[];
+}
+
+function unvalidatedInputs(type: object, name: string): number[] {
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, type.constructor, name) ?? {}) as Record<
+    string,
+    RouteArg
+  >;
+  return Object.entries(args)
+    .filter(([key, arg]) => {
+      const kind = Number(key.split(':')[0]);
+      const input = kind === RouteParamtypes.BODY || kind === RouteParamtypes.QUERY;
+      return input && arg.data === undefined && !arg.pipes?.includes(INPUT_PIPE);
+    })
+    .map(([, arg]) => arg.index);
 }
 
 /** Every route of the app's controllers, read from their metadata. */
@@ -29,6 +53,7 @@ export function declaredRoutes(app: INestApplication): DeclaredRoute[] {
         method: RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number],
         path: `/${[base, path].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/'),
         policy: reflector.getAllAndOverride<AuthPolicy | undefined>(AUTH_POLICY, [handler, type]),
+        unvalidatedInputs: unvalidatedInputs(type.prototype, name),
       });
     }
   }
