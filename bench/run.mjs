@@ -142,15 +142,21 @@ async function main() {
           env: { DATABASE_URL: main.url },
           key: 'yardstick',
         },
+    {
+      name: 'Express 5 + passport (peer)',
+      script: join(ROOT, 'bench/servers/express-passport.mjs'),
+      env: { DATABASE_URL: main.url },
+      key: 'peer',
+    },
+    {
+      name: 'NestJS on Express (floor)',
+      script: join(ROOT, 'bench/servers/nest-floor.mjs'),
+      env: { DATABASE_URL: main.url },
+      key: 'floor',
+    },
     ...(opts.sqlite
       ? []
       : [
-          {
-            name: 'Express 5 + passport (peer)',
-            script: join(ROOT, 'bench/servers/express-passport.mjs'),
-            env: { DATABASE_URL: main.url },
-            key: 'peer',
-          },
           {
             name: 'Express 5 hello world (ceiling)',
             script: join(ROOT, 'bench/servers/express-hello.mjs'),
@@ -231,7 +237,7 @@ async function main() {
   const scenarios = (s) => {
     const t = s.tokens ?? main;
     const list = [{ scenario: 'valid', tokens: t.valid }];
-    if (['tessera', 'tessera-compared', 'yardstick', 'peer'].includes(s.key)) {
+    if (['tessera', 'tessera-compared', 'yardstick', 'peer', 'floor'].includes(s.key)) {
       list.push(
         { scenario: 'invalid', tokens: [t.invalid] },
         { scenario: 'revoked', tokens: [t.revoked] },
