@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createTransport, type Transporter } from 'nodemailer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MailConfig } from '../config/mail.config.js';
 import type { MailMessage } from './mail-message.js';
@@ -86,8 +86,13 @@ export class FileMailTransport extends MailTransport {
     const info = await this.transporter.sendMail({ ...asSent(message), from: this.from });
     await mkdir(this.dir, { recursive: true });
     const stamp = this.clock.now().toISOString().replace(/[:.]/g, '-');
-    const file = join(this.dir, `${stamp}-${randomBytes(4).toString('hex')}.eml`);
-    await writeFile(file, info.message as Buffer, { mode: 0o600 });
+    const name = `${stamp}-${randomBytes(4).toString('hex')}.eml`;
+    const file = join(this.dir, name);
+    // Written under a hidden name, then renamed: whoever watches the folder (a mail program, a
+    // test) sees each message whole or not at all.
+    const partial = join(this.dir, `.${name}.partial`);
+    await writeFile(partial, info.message as Buffer, { mode: 0o600 });
+    await rename(partial, file);
     const links = this.logLinks ? [...new Set(message.text.match(LINK) ?? [])] : [];
     this.logger.log(
       `"${message.subject}" written to ${file}${links.length ? `; links: ${links.join(' ')}` : ''}`,
