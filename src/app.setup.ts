@@ -23,6 +23,7 @@ import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-m
 import { compressResponses } from './common/http/compression.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
+import { formPagesOf } from './common/web/form-page.js';
 import { WebSessionMiddleware } from './auth/web-session.middleware.js';
 import { TeamSwitcher } from './teams/team-switcher.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
@@ -120,10 +121,10 @@ function methodsCheck(app: INestApplication, assets: Assets, docs: boolean): Req
   if (!(adapter instanceof ExpressHttpAdapter)) {
     throw new Error('configureApp needs the app created with new ExpressHttpAdapter()');
   }
-  const allowed = new AllowedMethods(adapter.getInstance());
+  const allowed = new AllowedMethods(adapter.getInstance(), formPagesOf(app));
   for (const path of docs ? API_DOCS_PATHS : []) allowed.add(path, ['GET']);
   for (const url of assets.urls()) allowed.add(url, ['GET']);
-  const refuse = refuseUnansweredMethods(allowed);
+  const refuse = refuseUnansweredMethods(allowed, (path) => !isApiPath(path));
   adapter.useForUnrouted(refuse);
   return refuse;
 }

@@ -383,14 +383,53 @@ describe('account settings', () => {
       expect((await fresh.login(newEmail, PASSWORD)).headers.location).toBe('/dashboard');
     });
 
-    it('should ask for the password again before changing the address after 15 minutes', async () => {
+    it('should ask for the password again before changing the address after 15 minutes, then go on', async () => {
+      const person = await signedInPerson(t);
+      await forgetPasswordConfirmation(t, person);
+      const newEmail = uniqueEmail('sudo');
+      const res = await person.client.submit('/settings/profile', '/settings/profile', {
+        name: 'Someone Else',
+        email: newEmail,
+      });
+      expect(res.headers.location).toBe('/confirm-password?return_to=%2Fsettings%2Fprofile');
+      expect(await person.client.textOf(res.headers.location)).toContain(
+        'Waiting for your password: Change your email address',
+      );
+      const before = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
+      expect(before.name).not.toBe('Someone Else');
+
+      const confirmed = await person.client.submit(res.headers.location, '/confirm-password', {
+        password: PASSWORD,
+        return_to: '/settings/profile',
+      });
+      expect(confirmed.headers.location).toBe('/confirm-password/continue');
+      const done = await person.client.resume();
+      expect(done.headers.location).toBe('/settings/profile');
+      expect(await person.client.textOf('/settings/profile')).toContain(
+        'follow the link we are mailing to the new one',
+      );
+      await t.mail.waitFor({ to: newEmail, subject: 'Confirm your new email address' });
+      const after = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
+      expect(after.name).toBe('Someone Else');
+      // Sent once: the continue page offers nothing more.
+      expect(await person.client.textOf('/confirm-password/continue')).toContain(
+        'No action is waiting for your password',
+      );
+    });
+
+    it('should save a new name at once, without asking for the password', async () => {
       const person = await signedInPerson(t);
       await forgetPasswordConfirmation(t, person);
       const res = await person.client.submit('/settings/profile', '/settings/profile', {
-        name: 'Someone',
-        email: uniqueEmail('sudo'),
+        name: 'Renamed Without Password',
+        email: person.email,
       });
-      expect(res.headers.location).toBe('/confirm-password?return_to=%2Fsettings%2Fprofile');
+      expect(res.headers.location).toBe('/settings/profile');
+      expect(await person.client.textOf('/settings/profile')).toContain(
+        'Your profile has been saved.',
+      );
+      const after = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
+      expect(after.name).toBe('Renamed Without Password');
     });
 
     it('should send no link for an address another account has, with the same answer', async () => {

@@ -52,6 +52,7 @@ const ROUTES: Record<string, string> = {
   'POST /teams/:id/delete': 'session',
   'GET /confirm-password': 'session',
   'POST /confirm-password': 'session',
+  'GET /confirm-password/continue': 'session',
   'GET /settings/security': 'session',
   'GET /settings/security-log': 'session',
   'GET /settings/profile': 'session',

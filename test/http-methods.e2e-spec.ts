@@ -56,8 +56,51 @@ describe('methods a path does not take', () => {
 
   it('should name every method taken at a path, and only those', async () => {
     expect((await request(t.server).put('/teams')).headers.allow).toBe('GET, HEAD, POST');
-    expect((await request(t.server).get('/logout')).headers.allow).toBe('POST');
+    expect((await request(t.server).put('/logout')).headers.allow).toBe('POST');
     expect((await request(t.server).delete('/health/live')).headers.allow).toBe('GET, HEAD');
+  });
+
+  it("should lead a GET of a form's address to the page the form is on, never to a 405", async () => {
+    const cases: Record<string, string> = {
+      '/settings/api-tokens/5/regenerate': '/settings/api-tokens/5',
+      '/settings/api-tokens/5/revoke': '/settings/api-tokens/5',
+      '/teams/3/transfer': '/teams/3',
+      '/teams/3/members/7/role': '/teams/3',
+      '/settings/two-factor/disable': '/settings/security',
+      '/settings/account/delete': '/settings/profile',
+      '/logout': '/',
+    };
+    const seen: Record<string, string> = {};
+    for (const path of Object.keys(cases)) {
+      const res = await request(t.server).get(path);
+      const head = await request(t.server).head(path);
+      seen[path] =
+        `${res.status} ${res.headers.location}, HEAD ${head.status} ${head.headers.location}`;
+    }
+    expect(seen).toEqual(
+      Object.fromEntries(Object.entries(cases).map(([k, v]) => [k, `303 ${v}, HEAD 303 ${v}`])),
+    );
+
+    // Every form's address that no page has: GET leads to a page (or to what answers GET there).
+    const routes = declaredRoutes(t.app);
+    const pages = routes
+      .filter((r) => r.method === 'GET')
+      .map((r) => new RegExp(`^${r.path.replace(/:\w+/g, '[^/]+')}$`));
+    const wrong: string[] = [];
+    for (const { path } of routes.filter((r) => r.method === 'POST')) {
+      const res = await request(t.server).get(path.replace(/:\w+/g, '1'));
+      if (path.startsWith('/api/')) {
+        if (res.status !== 405) wrong.push(`${path}: ${res.status}`);
+      } else if (res.status === 405) {
+        wrong.push(`${path}: 405`);
+      } else if (
+        res.status === 303 &&
+        !pages.some((page) => page.test(res.headers.location.split('?')[0]))
+      ) {
+        wrong.push(`${path}: 303 to ${res.headers.location}, which is no page`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 
   it('should answer the paths served beside the routes: the API description and the assets', async () => {

@@ -325,7 +325,17 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
       password: PASSWORD,
       return_to: '/settings/security',
     });
-    expect(confirmed.headers.location).toBe('/settings/security');
+    // The last action asked for goes on once the password is confirmed.
+    expect(confirmed.headers.location).toBe('/confirm-password/continue');
+    expect(await person.client.textOf('/confirm-password/continue')).toContain(
+      'going on with what you asked: Make new recovery codes',
+    );
+    const codes = await person.client.resume();
+    expect(codes.status).toBe(200);
+    expect(visibleText(codes.text)).toContain('Recovery codes');
+    expect(await person.client.textOf('/confirm-password/continue')).toContain(
+      'No action is waiting for your password',
+    );
     const off = await person.client.submit('/settings/security', '/settings/two-factor/disable');
     expect(off.headers.location).toBe('/settings/security');
     expect(await person.client.textOf('/settings/security')).toContain(

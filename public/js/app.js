@@ -38,3 +38,8 @@ for (const select of document.querySelectorAll('[data-expiry-choice]')) {
   select.addEventListener('change', update);
   update();
 }
+
+// After the password is confirmed, the form that waited for it goes on as it was sent: the
+// continue page submits it at once (without this script it takes one click).
+const resume = document.querySelector('form[data-resume]');
+if (resume) resume.requestSubmit();

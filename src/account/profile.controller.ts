@@ -8,7 +8,7 @@ import { SignedIn } from '../common/auth-policy.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
-import { RequireRecentPassword } from '../auth/sudo-mode.js';
+import { SudoMode } from '../auth/sudo-mode.js';
 import type { User } from '../users/user.entity.js';
 import { AccountDeletionService } from './account-deletion.service.js';
 import { PasswordForm, ProfileForm } from './dto/account.forms.js';
@@ -25,6 +25,7 @@ export class ProfileController {
     private readonly profile: ProfileService,
     private readonly deletion: AccountDeletionService,
     private readonly sessions: SessionLifecycle,
+    private readonly sudo: SudoMode,
   ) {}
 
   @Get('settings/profile')
@@ -33,16 +34,20 @@ export class ProfileController {
     return { title: 'Profile', profile: { name: user.name, email: user.email } };
   }
 
-  /** Sudo mode: changing the address that password resets go to needs the password typed lately. */
+  /**
+   * A new name is saved at once. Sudo mode: changing the address that password resets go to
+   * needs the password typed lately (then the change goes on as it was asked).
+   */
   @Post('settings/profile')
   @FormPage(PAGE)
-  @RequireRecentPassword()
   @Redirect(PAGE, 303)
   async update(
     @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
     @Form() form: ProfileForm,
     @Req() req: Request,
   ): Promise<void> {
+    if (form.email !== user.email) this.sudo.require(req, 'Change your email address');
     const emailAsked = await this.profile.update(actor, form);
     flash(req.session, { notice: emailAsked ? EMAIL_ASKED : 'Your profile has been saved.' });
   }

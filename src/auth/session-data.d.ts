@@ -26,6 +26,8 @@ declare module 'express-session' {
     credentialStamp?: string;
     /** The browser and address last seen on this session, and when (epoch ms), for its list. */
     activity?: { userAgent: string; ip: string; at: number };
+    /** A form that waits for the password to be confirmed, to be sent again then (sudo mode). */
+    pendingAction?: import('./sudo-mode.js').PendingAction;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;
   }

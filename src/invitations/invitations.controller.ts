@@ -1,3 +1,4 @@
+import { FormPage } from '../common/web/form-page.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
@@ -55,6 +56,7 @@ export class InvitationsController {
 
   @Post('pending/:invitationId/accept')
   @SignedIn()
+  @FormPage('/dashboard')
   @Redirect(undefined, 303)
   async acceptListed(
     @CurrentActor() actor: Actor,
@@ -66,6 +68,7 @@ export class InvitationsController {
 
   @Post('pending/:invitationId/decline')
   @SignedIn()
+  @FormPage('/dashboard')
   @Redirect('/dashboard', 303)
   async declineListed(
     @CurrentActor() actor: Actor,

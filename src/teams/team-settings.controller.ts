@@ -54,7 +54,7 @@ export class TeamSettingsController {
 
   @Post(':id/transfer')
   @FormPage('/teams/:id')
-  @RequireRecentPassword()
+  @RequireRecentPassword('Hand the team to its new owner')
   @Redirect(undefined, 303)
   async transfer(
     @CurrentActor() actor: Actor,
@@ -81,7 +81,7 @@ export class TeamSettingsController {
 
   @Post(':id/delete')
   @FormPage('/teams/:id')
-  @RequireRecentPassword()
+  @RequireRecentPassword('Delete the team')
   @Redirect('/teams', 303)
   async delete(
     @CurrentActor() actor: Actor,

@@ -51,7 +51,7 @@ export class TokenSettingsController {
   @Post(':id/regenerate')
   @HttpCode(200)
   @FormPage(TOKEN_PAGE)
-  @RequireRecentPassword()
+  @RequireRecentPassword('Regenerate the token')
   @Render('tokens/show')
   async regenerate(
     @CurrentActor() actor: Actor,

@@ -43,7 +43,7 @@ export class TwoFactorSettingsController {
   @Post()
   @HttpCode(200)
   @FormPage(SECURITY_PAGE)
-  @RequireRecentPassword()
+  @RequireRecentPassword('Set up two-factor sign-in')
   @Render('two-factor/setup')
   async begin(
     @CurrentActor() actor: Actor,
@@ -73,7 +73,7 @@ export class TwoFactorSettingsController {
   @Post('recovery-codes')
   @HttpCode(200)
   @FormPage(SECURITY_PAGE)
-  @RequireRecentPassword()
+  @RequireRecentPassword('Make new recovery codes')
   @Render('two-factor/recovery-codes')
   async regenerate(@CurrentActor() actor: Actor): Promise<object> {
     const codes = await this.twoFactor.regenerateRecoveryCodes(actor);
@@ -82,7 +82,7 @@ export class TwoFactorSettingsController {
 
   @Post('disable')
   @FormPage(SECURITY_PAGE)
-  @RequireRecentPassword()
+  @RequireRecentPassword('Turn off two-factor sign-in')
   @Redirect(SECURITY_PAGE, 303)
   async disable(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<void> {
     await this.twoFactor.disable(actor);

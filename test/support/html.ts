@@ -55,3 +55,28 @@ export function assetUrl(html: string, file: string): string {
   if (!match) throw new Error(`the page links no ${file}`);
   return match[1];
 }
+
+/** Text of an attribute as the browser reads it (entities decoded). */
+function attributeText(value: string): string {
+  return value
+    .replace(/&#x27;|&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#x3D;/g, '=')
+    .replace(/&#x60;/g, '`')
+    .replace(/&amp;/g, '&');
+}
+
+/**
+ * The form the page's script submits at once (`data-resume`): where it posts and its fields as a
+ * browser would send them (a name that repeats sends each value).
+ */
+export function resumedFormIn(html: string): { action: string; fields: [string, string][] } {
+  const form = /<form method="post" action="([^"]*)" data-resume>([\s\S]*?)<\/form>/.exec(html);
+  if (!form) throw new Error('the page has no form to go on with');
+  const fields = [...form[2].matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map(
+    ([, name, value]) => [attributeText(name), attributeText(value)] as [string, string],
+  );
+  return { action: attributeText(form[1]), fields };
+}

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
-import { csrfTokenIn, newTokenIn, visibleText } from './html.js';
+import { csrfTokenIn, newTokenIn, resumedFormIn, visibleText } from './html.js';
 import { TestSmtpServer } from './smtp-server.js';
 
 /** A browser-like HTTP client: keeps cookies, and posts forms with the page's CSRF token. */
@@ -55,6 +55,19 @@ export class WebClient {
       .post(action)
       .type('form')
       .send({ ...fields, _csrf });
+  }
+
+  /**
+   * After the password is confirmed (sudo mode): the form that waited for it, sent as the
+   * continue page's script sends it.
+   */
+  async resume() {
+    const page = await this.agent.get('/confirm-password/continue');
+    const { action, fields } = resumedFormIn(page.text);
+    const body = fields.map(
+      ([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`,
+    );
+    return this.agent.post(action).type('form').send(body.join('&'));
   }
 
   /**
