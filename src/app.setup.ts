@@ -89,9 +89,10 @@ export function configureApp(app: INestApplication): INestApplication {
             SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next),
           urlencoded({ extended: true, limit: '100kb' }),
           json({ limit: '100kb' }),
-          (req, res, next) => web.use(req, res, next),
-          // A signed-in page's header shows the person's teams (the teams feature provides it).
-          (req, res, next) => teamSwitcher.use(req, res, next),
+          // A signed-in page's header shows the person's teams (the teams feature provides it),
+          // error pages' included.
+          (req, res, next) =>
+            web.use(req, res, (error?: unknown) => teamSwitcher.use(req, res, () => next(error))),
         ]),
       ),
     ]),

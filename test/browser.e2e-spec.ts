@@ -8,9 +8,11 @@ import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { User } from '../src/users/user.entity.js';
 import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, freePort, type TestApp } from './support/test-app.js';
 
@@ -330,6 +332,60 @@ describe('in a real browser', () => {
     }
     await page.goto('/settings/sessions');
     await expect(page.getByText('This device').isVisible()).resolves.toBe(true);
+  });
+
+  it('should go on with the action once the password is confirmed, without asking for it again', async () => {
+    const page = await newPage();
+    const email = uniqueEmail('resume');
+    await register(page, 'Resume Person', email);
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    await forgetPasswordConfirmation(t, { user });
+    await page.goto('/settings/profile');
+    const moved = uniqueEmail('resumed');
+    await page.getByRole('textbox', { name: 'Email' }).fill(moved);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL('**/confirm-password?**');
+    await page.getByText('Waiting for your password: Change your email address').waitFor();
+    const axe = await accessibilityProblems(page, 'password confirmation, with an action waiting');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.waitForURL('**/settings/profile');
+    await page.getByText('follow the link we are mailing to the new one').waitFor();
+    await t.mail.waitFor({ to: moved, subject: 'Confirm your new email address' });
+    expect(axe).toEqual([]);
+  });
+
+  it('should keep one header menu open at a time, close it on Escape or a click elsewhere, and keep it on a 390 px screen', async () => {
+    const page = await newPage({ width: 390, height: 844 });
+    await register(page, 'Menu Person', uniqueEmail('menus'));
+    await page.goto('/teams');
+    await page.getByLabel('Team name').fill('Second Team');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByText('Team "Second Team" was created').waitFor();
+    const account = page.locator('.account-menu');
+    const teams = page.locator('.team-switcher');
+    const isOpen = (menu: typeof account) => menu.evaluate((e) => (e as HTMLDetailsElement).open);
+
+    await teams.locator('summary').click();
+    const current = teams.locator('[aria-current="true"]');
+    expect(await current.textContent()).toContain('Second Team');
+    const other = teams.getByRole('button', { name: "Switch to Menu's Team" });
+    for (const box of [await current.boundingBox(), await other.boundingBox()]) {
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    }
+    await account.locator('summary').click();
+    expect([await isOpen(account), await isOpen(teams)]).toEqual([true, false]);
+    await page.keyboard.press('Escape');
+    expect(await isOpen(account)).toBe(false);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Account Settings');
+    await teams.locator('summary').click();
+    await page.locator('main h1').click();
+    expect(await isOpen(teams)).toBe(false);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
   });
 
   it('should take a person from sign-up to a working token, and revoke it', async () => {

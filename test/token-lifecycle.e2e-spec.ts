@@ -191,6 +191,22 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       expect((await api(plaintext)).status).toBe(200);
     });
 
+    it("should not say a revoked token's old value still works", async () => {
+      const person = await signedInPerson(t);
+      const { plaintext: old, token } = await createToken(t.app, person.user, { name: 'Gone' });
+      await regenerate(person, token.id, { grace_minutes: '60' });
+      expect(visibleText((await page(person, `${LIST}/${token.id}`)).text)).toMatch(
+        /Old value Works until \d{4}-\d\d-\d\d/,
+      );
+      await person.client.submit(`${LIST}/${token.id}`, `${LIST}/${token.id}/revoke`);
+
+      expect((await api(old)).body.error.code).toBe('token_revoked');
+      const text = visibleText((await page(person, `${LIST}/${token.id}`)).text);
+      expect(text).not.toContain('Works until');
+      const revokedAt = (await row(token.id)).revokedAt!;
+      expect(text).toContain(`Old value Refused since ${revokedAt.toISOString().slice(0, 10)}`);
+    });
+
     it('should refuse to regenerate a revoked token', async () => {
       const person = await signedInPerson(t);
       const { token } = await createToken(t.app, person.user);

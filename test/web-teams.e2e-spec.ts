@@ -5,6 +5,7 @@ import { User } from '../src/users/user.entity.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
+import { turnOnTwoFactorOnPages } from './support/two-factor.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
 import { apiTeam } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -234,6 +235,46 @@ describe('teams pages', () => {
     );
     expect(res.status).toBe(404);
     expect(await members(team.id)).toHaveLength(2);
+  });
+
+  it('should show the same header, team menu included, on pages that answer a form and on error pages', async () => {
+    const ada = { ...(await signedInPerson(t, { name: 'Header Person' })), token: '' };
+    const team = await teamOf(ada, 'Header Team');
+    const menu =
+      /<summary><span class="visually-hidden">Current team: <\/span>Header Team<\/summary>/;
+    const header = (html: string) => ({
+      menu: menu.test(html),
+      signedIn: visibleText(html).includes('Header Person Sign out'),
+    });
+    const states: Record<string, string> = {};
+    const created = await ada.client.createTokenOnPage({
+      name: 'shown once',
+      abilities: 'user:read',
+      expires_in_days: '30',
+    });
+    states['new token'] = created.page.text;
+    states['regenerated token'] = (
+      await ada.client.submit(
+        `/settings/api-tokens/${created.id}`,
+        `/settings/api-tokens/${created.id}/regenerate`,
+      )
+    ).text;
+    const twoFactor = await turnOnTwoFactorOnPages(ada);
+    states['two-factor setup'] = twoFactor.setup.text;
+    states['recovery codes'] = twoFactor.done.text;
+    states['new recovery codes'] = (
+      await ada.client.submit('/settings/security', '/settings/two-factor/recovery-codes')
+    ).text;
+    states['forged form (403)'] = (
+      await ada.client.agent.post('/teams').type('form').send('name=Forged')
+    ).text;
+    states['not a member (404)'] = (await ada.client.get(`/teams/${team.id + 1000}`)).text;
+    states['no such page (404)'] = (await ada.client.get('/no-such-page')).text;
+
+    const seen = Object.fromEntries(Object.entries(states).map(([k, html]) => [k, header(html)]));
+    expect(seen).toEqual(
+      Object.fromEntries(Object.keys(states).map((k) => [k, { menu: true, signedIn: true }])),
+    );
   });
 
   it('should keep a team created by the service layer visible to its owner', async () => {

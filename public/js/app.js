@@ -43,3 +43,22 @@ for (const select of document.querySelectorAll('[data-expiry-choice]')) {
 // continue page submits it at once (without this script it takes one click).
 const resume = document.querySelector('form[data-resume]');
 if (resume) resume.requestSubmit();
+
+// The header's menus (disclosures, which open by keyboard without this script): one open at a
+// time, and Escape or a click elsewhere closes them (Escape gives the focus back to the menu).
+const menus = [...document.querySelectorAll('.site-header details')];
+for (const menu of menus) {
+  menu.addEventListener('toggle', () => {
+    if (menu.open) for (const other of menus) if (other !== menu) other.open = false;
+  });
+}
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Escape') return;
+  for (const menu of menus.filter((m) => m.open)) {
+    menu.open = false;
+    menu.querySelector('summary').focus();
+  }
+});
+document.addEventListener('click', (event) => {
+  for (const menu of menus) if (menu.open && !menu.contains(event.target)) menu.open = false;
+});

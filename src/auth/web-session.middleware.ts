@@ -21,9 +21,9 @@ export class WebSessionMiddleware implements NestMiddleware {
     saveSessionBeforeRedirect(req, res);
     this.session.use(req, res, (error?: unknown) => {
       if (error) return next(error);
+      // A refused form still knows who is signed in, so its error page has their header.
       this.csrf.use(req, res, (csrfError?: unknown) => {
-        if (csrfError) return next(csrfError);
-        void this.currentUser.use(req, res, next);
+        void this.currentUser.use(req, res, (userError?: unknown) => next(csrfError ?? userError));
       });
     });
   }

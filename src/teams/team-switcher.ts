@@ -6,8 +6,9 @@ import { TeamsService } from './teams.service.js';
 
 /**
  * The team menu in a signed-in page's header: the current team, the others to switch to, and the
- * way back. The pages' chain runs it after the signed-in person is known (app.setup.ts), for
- * pages shown (GET) only: a form's answer is a redirect.
+ * way back. The pages' chain runs it once the signed-in person is known (app.setup.ts), whatever
+ * the method and even after an error (a refused form's error page has the same header); the
+ * teams are read only when a page is rendered, not for a redirect.
  */
 @Injectable()
 export class TeamSwitcher {
@@ -15,17 +16,31 @@ export class TeamSwitcher {
 
   use(req: Request, res: Response, next: NextFunction): void {
     const user = req.currentUser;
-    if (!user || req.method !== 'GET') return next();
-    this.teams.membershipsOf(actorOf(req)).then((memberships) => {
-      const current = memberships.find((m) => m.team.id === user.currentTeamId)?.team;
-      res.locals.teamSwitcher = {
-        current: current ? { id: current.id, name: current.name } : undefined,
-        others: memberships
-          .filter((m) => m.team.id !== user.currentTeamId)
-          .map((m) => ({ id: m.team.id, name: m.team.name })),
-        returnTo: isReturnPage(req.originalUrl) ? req.originalUrl : '/teams',
-      };
-      next();
-    }, next);
+    if (user) {
+      const render = res.render.bind(res) as (...args: unknown[]) => void;
+      res.render = ((...args: unknown[]) => {
+        this.menuFor(req, user.currentTeamId).then(
+          (menu) => {
+            res.locals.teamSwitcher = menu;
+            render(...args);
+          },
+          // The page matters more than its menu: shown without it.
+          () => render(...args),
+        );
+      }) as Response['render'];
+    }
+    next();
+  }
+
+  private async menuFor(req: Request, currentTeamId: number | null): Promise<object> {
+    const memberships = await this.teams.membershipsOf(actorOf(req));
+    const current = memberships.find((m) => m.team.id === currentTeamId)?.team;
+    return {
+      current: current ? { id: current.id, name: current.name } : undefined,
+      others: memberships
+        .filter((m) => m.team.id !== currentTeamId)
+        .map((m) => ({ id: m.team.id, name: m.team.name })),
+      returnTo: req.method === 'GET' && isReturnPage(req.originalUrl) ? req.originalUrl : '/teams',
+    };
   }
 }

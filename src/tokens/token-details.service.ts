@@ -8,6 +8,7 @@ import { toTokenView, type TokenView } from './token.view.js';
 import { TokenNotFoundError } from './tokens.errors.js';
 import { TokensRepository } from './tokens.repository.js';
 import { Clock } from '../clock/clock.js';
+import type { PersonalAccessToken } from './personal-access-token.entity.js';
 
 const DAY_MS = 86_400_000;
 /** The days the token page counts requests for: today (UTC) and the 29 before. */
@@ -80,13 +81,24 @@ export class TokenDetailsService {
       days,
       totalRequests: days.reduce((sum, d) => sum + d.requests, 0),
       previousValue: token.previousValidUntil && {
-        validUntil: token.previousValidUntil,
-        stillValid: token.previousValidUntil.getTime() > now,
+        validUntil: previousRefusedFrom(token),
+        stillValid: previousRefusedFrom(token).getTime() > now,
         requests: token.previousRequests,
         lastUsedAt: token.previousLastUsedAt,
       },
     };
   }
+}
+
+/**
+ * When a regenerated token's old value is refused from: the end of its grace period, or the
+ * token's revocation or expiry when that came first (the API refuses it then).
+ */
+function previousRefusedFrom(token: PersonalAccessToken): Date {
+  const ends = [token.previousValidUntil, token.revokedAt, token.expiresAt].filter(
+    (at): at is Date => at instanceof Date,
+  );
+  return ends.reduce((first, at) => (at.getTime() < first.getTime() ? at : first));
 }
 
 /** The last USAGE_DAYS_SHOWN days, newest first, each with its count (0 when none). */
