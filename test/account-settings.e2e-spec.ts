@@ -132,7 +132,13 @@ describe('account settings', () => {
       const page = await laptop.client.get('/settings/sessions');
       const text = visibleText(page.text);
       expect(text).toContain('Mobile Safari 17 on iOS 17');
-      expect(text).toMatch(/Firefox 128 on Linux This device 127\.0\.0\.1 · last active \d{4}-/);
+      // This browser first; times as people say them, the exact one on hover.
+      expect(text).toMatch(
+        /^.*Signed-in browsers Firefox 128 on Linux This device 127\.0\.0\.1 · last active (just now|1 minute ago) /,
+      );
+      expect(page.text).toMatch(
+        /last active <time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="\d{4}-\d\d-\d\d \d\d:\d\d UTC">/,
+      );
       expect(page.text.match(/data-session="/g)).toHaveLength(3);
       for (const row of await sessionsOf(person.user.id)) {
         expect(page.text).not.toContain(row.id);
@@ -455,6 +461,19 @@ describe('account settings', () => {
       await createUser(t.app, { email, password: PASSWORD, verified: false });
       const client = new WebClient(t.server, t.mail);
       await client.login(email, PASSWORD);
+      // The page says what to do first, and offers the link again instead of the setup.
+      const page = await client.get('/settings/security');
+      expect(visibleText(page.text)).toContain('Confirm your email address first.');
+      expect(page.text).not.toContain('Turn on two-factor sign-in');
+      const resent = await client.submit('/settings/security', '/verify-email/resend', {
+        return_to: '/settings/security',
+      });
+      expect(resent.headers.location).toBe('/settings/security');
+      expect(await client.textOf('/settings/security')).toContain(
+        'A new confirmation link is on its way.',
+      );
+      await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+
       const res = await client.submit('/settings/security', '/settings/two-factor');
       expect(res.status).toBe(403);
       expect(visibleText(res.text)).toContain(

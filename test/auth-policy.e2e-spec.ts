@@ -18,6 +18,7 @@ const ROUTES: Record<string, string> = {
   'GET /register': 'guest',
   'POST /register': 'guest',
   'GET /register/check-email': 'public',
+  'POST /register/resend': 'public',
   'GET /login': 'guest',
   'POST /login': 'guest',
   // The second step of signing in: for a visitor whose password was right (nobody signed in yet).

@@ -131,6 +131,13 @@ describe('operator command line', () => {
     );
     const all = await cli('--help');
     expect(all.stdout).toContain('user:password-link --email EMAIL');
+    // Each command with one line of what it does.
+    expect(all.stdout).toContain(
+      "  token:revoke --email EMAIL (--name NAME | --id ID)\n      Revokes one of the account's tokens, by name or by id.\n",
+    );
+    expect(all.stdout).toContain(
+      '\n      Creates a personal access token for the account and prints it, alone on the last line, this once.\n',
+    );
     expect(all.stdout).toContain('"npm run cli -- <command> --help" says what a command does.');
   });
 
@@ -157,6 +164,47 @@ describe('operator command line', () => {
     expect(rows[0].expires_at).not.toBeNull();
     const dump = JSON.stringify(await dataSource.query('SELECT * FROM personal_access_tokens'));
     expect(dump).not.toContain(token.slice(4));
+  });
+
+  it('should make a token that expires in 30 days unless told otherwise, as the page does', async () => {
+    const before = Date.now();
+    expect((await cli('token:create', '--email', 'ada@example.com', '--name', 'month')).code).toBe(
+      0,
+    );
+    expect(
+      (
+        await cli(
+          'token:create',
+          '--email',
+          'ada@example.com',
+          '--name',
+          'forever',
+          '--expires',
+          'never',
+        )
+      ).code,
+    ).toBe(0);
+    const rows = await dataSource.query(
+      "SELECT name, expires_at FROM personal_access_tokens WHERE name IN ('month', 'forever')",
+    );
+    const expiry = Object.fromEntries(
+      rows.map((r: { name: string; expires_at: string | Date | null }) => [
+        r.name,
+        r.expires_at === null ? null : new Date(r.expires_at).getTime(),
+      ]),
+    );
+    expect(expiry.forever).toBeNull();
+    const days = (expiry.month - before) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThanOrEqual(30.01);
+    for (const args of [
+      ['--expires', 'soon'],
+      ['--expires', 'never', '--expires-in-days', '7'],
+    ]) {
+      const r = await cli('token:create', '--email', 'ada@example.com', '--name', 'bad', ...args);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/--expires/);
+    }
   });
 
   it('should revoke a token by name and by id', async () => {

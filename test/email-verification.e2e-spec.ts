@@ -58,6 +58,34 @@ describe('confirming an e-mail address', () => {
     );
   });
 
+  it('should name the address on the check-your-mail page and send a new link from it, a limited number of times', async () => {
+    const email = uniqueEmail('signup-resend');
+    const client = new WebClient(t.server, t.mail);
+    const res = await client.submit('/register', '/register', {
+      name: 'New Comer',
+      email,
+      password: 'correct horse battery',
+      password_confirmation: 'correct horse battery',
+    });
+    expect(res.headers.location).toBe('/register/check-email');
+    const first = await t.mail.waitFor({ to: email, subject: CONFIRM });
+    expect(await client.textOf('/register/check-email')).toContain(`We sent a message to ${email}`);
+
+    // Sent at once from one page: two new links an hour (RATE_LIMIT_VERIFY_RESEND_PER_HOUR=2).
+    const csrf = await client.csrfFrom('/register/check-email');
+    const burst = await Promise.all(
+      Array.from({ length: 5 }, () => client.post('/register/resend', csrf)),
+    );
+    expect(burst.map((r) => r.status).sort()).toEqual([303, 303, 429, 429, 429]);
+    expect(await client.textOf('/register/check-email')).toContain(
+      `If an account waits for ${email} to be confirmed, a new link is on its way`,
+    );
+    const mails = await t.mail.waitForCount({ to: email, subject: CONFIRM }, 3);
+    const newest = TestSmtpServer.linkPath(mails.at(-1)!, '/verify-email/');
+    expect((await client.get(TestSmtpServer.linkPath(first, '/verify-email/'))).status).toBe(404);
+    expect((await client.get(newest)).status).toBe(200);
+  });
+
   it('should confirm the address with the mailed link, once, after which tokens can be made', async () => {
     const { client, email, mail, link } = await unconfirmed('Ada Confirmer');
     expect(mail.text).toContain('Hello Ada Confirmer');

@@ -66,9 +66,11 @@ describe('team invitations', () => {
     const api = await request(t.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`);
     expect(api.body.data.id).toBe(team.id);
 
-    // Once only: the link is spent.
-    expect((await invitee.client.get(link)).status).toBe(404);
-    expect((await invitee.client.submit('/dashboard', `${link}/accept`)).status).toBe(404);
+    // Once only: the link is spent, and says so.
+    const spent = await invitee.client.get(link);
+    expect(spent.status).toBe(410);
+    expect(visibleText(spent.text)).toContain('This invitation link has already been used.');
+    expect((await invitee.client.submit('/dashboard', `${link}/accept`)).status).toBe(410);
   });
 
   it('should not let someone else use a forwarded link, and change nothing', async () => {
@@ -129,6 +131,10 @@ describe('team invitations', () => {
       where: { email: invitee.email },
       order: { id: 'ASC' },
     });
+    const until = first.expiresAt.toISOString().slice(0, 16).replace('T', ' ');
+    expect(visibleText(dashboard)).toContain(
+      `Invited by Olga Owner; the invitation is open until ${until} UTC.`,
+    );
     const accepted = await invitee.client.submit(
       '/dashboard',
       `/invitations/pending/${first.id}/accept`,
@@ -189,7 +195,15 @@ describe('team invitations', () => {
       `/teams/${team.id}/invitations/${row.id}/revoke`,
     );
     expect((await invitations().findOneByOrFail({ id: row.id })).status).toBe('revoked');
-    expect((await request(t.server).get(second)).status).toBe(404);
+    const withdrawn = await request(t.server).get(second);
+    expect(withdrawn.status).toBe(410);
+    expect(visibleText(withdrawn.text)).toContain(
+      'This invitation link no longer works: it was withdrawn.',
+    );
+    // The replaced link is still only unknown.
+    expect(visibleText((await request(t.server).get(first)).text)).toContain(
+      'a newer link may have replaced it',
+    );
   });
 
   it('should let only owners and admins invite, and refuse another team’s invitation ids', async () => {

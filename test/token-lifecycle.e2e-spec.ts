@@ -352,8 +352,9 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     expect(text).toMatch(/Created \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     expect(text).toMatch(/Expires \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     expect(text).toMatch(
-      /Last used \d{4}-\d\d-\d\d \d\d:\d\d UTC from 198\.51\.100\.7 with curl 8\.5\.0/,
+      /Last used (just now|\d+ minutes? ago) from 198\.51\.100\.7 with curl 8\.5\.0/,
     );
+    expect(html).toMatch(/<time datetime="[\d-]+T[\d:.]+Z" title="[\d-]+ [\d:]+ UTC">/);
     const addresses = text.slice(
       text.indexOf('Recent addresses'),
       text.indexOf('Requests per day'),

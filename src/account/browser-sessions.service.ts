@@ -20,10 +20,11 @@ export class BrowserSessionsService {
     private readonly clock: Clock,
   ) {}
 
-  /** The account's live sessions, `currentId` (this browser's) marked. */
+  /** The account's live sessions, `currentId` (this browser's) marked and first. */
   async list(actor: Actor, currentId: string): Promise<SessionView[]> {
     const rows = await this.sessions.findLiveForUser(accountOf(actor), this.clock.now());
-    return rows.map((row) => toSessionView(row, currentId));
+    const views = rows.map((row) => toSessionView(row, currentId));
+    return [...views.filter((v) => v.current), ...views.filter((v) => !v.current)];
   }
 
   /**

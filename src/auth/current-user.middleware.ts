@@ -45,6 +45,8 @@ export class CurrentUserMiddleware implements NestMiddleware {
       // A function, so the token is made only when a page renders a form ({{csrfToken}} calls
       // it): redirects and error pages set no cookie.
       res.locals.csrfToken = () => req.csrfToken?.();
+      // Times on the page are told relative to this ("3 minutes ago").
+      res.locals.now = now;
       // Pages are per person: never kept, so Back cannot show a just-created token again.
       res.setHeader('Cache-Control', 'no-store');
       // A redirect's messages are shown by the page it lands on.

@@ -28,6 +28,8 @@ declare module 'express-session' {
     activity?: { userAgent: string; ip: string; at: number };
     /** A form that waits for the password to be confirmed, to be sent again then (sudo mode). */
     pendingAction?: import('./sudo-mode.js').PendingAction;
+    /** The address this browser signed up with last, for the check-your-mail page. */
+    signUpEmail?: string;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;
   }

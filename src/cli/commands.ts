@@ -12,6 +12,7 @@ import { TeamsService } from '../teams/teams.service.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
+import { DEFAULT_DAYS } from '../tokens/token-expiry.js';
 import { TokenExpiryReminders } from '../tokens/token-expiry-reminders.js';
 import { AuditService } from '../audit/audit.service.js';
 import { toExportLine } from '../security-log/audit.view.js';
@@ -129,16 +130,23 @@ export const COMMANDS: Record<string, Command> = {
 
   'token:create': {
     usage:
-      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS]',
-    description:
-      'Creates a personal access token for the account and prints it, alone on the last line, this once.',
-    options: ['email', 'name', 'abilities', 'expires-in-days'],
+      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never]',
+    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It expires in ${DEFAULT_DAYS} days, as on the tokens page, unless --expires-in-days says otherwise or --expires never asks for a token that never expires.`,
+    options: ['email', 'name', 'abilities', 'expires-in-days', 'expires'],
     required: ['email', 'name'],
     async run(app, v, out) {
+      if (v.expires !== undefined && v.expires !== 'never') {
+        throw new ValidationError({ expires: '--expires takes only "never".' });
+      }
+      if (v.expires !== undefined && v['expires-in-days'] !== undefined) {
+        throw new ValidationError({ expires: 'Give either --expires-in-days or --expires never.' });
+      }
+      const days =
+        v.expires === 'never' ? undefined : (v['expires-in-days'] ?? String(DEFAULT_DAYS));
       const input = validateInput(CreateTokenDto, {
         name: v.name,
         abilities: v.abilities?.split(',').map((a) => a.trim()),
-        expiresInDays: v['expires-in-days'],
+        expiresInDays: days,
       });
       const user = await app.get(UsersService).getByEmail(v.email!);
       const created = await app.get(TokensService).create(Actors.operator(user.id), input);

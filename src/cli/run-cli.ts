@@ -8,9 +8,14 @@ import { isDatabaseRefusal, isDatabaseUnavailable } from '../common/errors/datab
 /** Thrown for a bad command line: printed as it is, with no stack. */
 class UsageError extends Error {}
 
+/** A command's first sentence, for the list of commands. */
+function summary(command: Command): string {
+  return /^.*?[.:](?=\s|$)/.exec(command.description)?.[0] ?? command.description;
+}
+
 function usage(): string {
   return ['Usage: npm run cli -- <command> [options]', '', 'Commands:']
-    .concat(Object.values(COMMANDS).map((c) => `  ${c.usage}`))
+    .concat(Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${summary(c)}`))
     .concat(['', '"npm run cli -- <command> --help" says what a command does.'])
     .join('\n');
 }

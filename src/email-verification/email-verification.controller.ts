@@ -8,6 +8,8 @@ import { flash } from '../common/web/flash.js';
 import { signInPageFor } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { EmailVerificationService } from './email-verification.service.js';
+import { Form } from '../common/validation/form.decorator.js';
+import { ResendForm } from './dto/email-verification.forms.js';
 
 const RESENT = {
   sent: 'A new confirmation link is on its way. It works for 24 hours; earlier links no longer do.',
@@ -22,12 +24,18 @@ const RESENT = {
 export class EmailVerificationController {
   constructor(private readonly verification: EmailVerificationService) {}
 
+  /** Back to the page that asked (the API tokens page, or the security page). */
   @Post('resend')
   @SignedIn()
   @RouteLimit('verify-email-resend')
   @Redirect('/settings/api-tokens', 303)
-  async resend(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<void> {
+  async resend(
+    @CurrentActor() actor: Actor,
+    @Form() form: ResendForm,
+    @Session() session: SessionData,
+  ): Promise<{ url: string } | void> {
     flash(session, { notice: RESENT[await this.verification.resend(actor)] });
+    if (form.return_to === '/settings/security') return { url: form.return_to };
   }
 
   @Get(':token')

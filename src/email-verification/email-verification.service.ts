@@ -70,6 +70,18 @@ export class EmailVerificationService {
   }
 
   /**
+   * From the check-your-mail page, for the address just signed up with: a new link when an
+   * account waits for that address to be confirmed, else nothing (the answer is the same).
+   */
+  async resendTo(email: string): Promise<void> {
+    if (!this.required) return;
+    await this.transactions.run(async (m) => {
+      const user = await this.users.findByEmail(email, m);
+      if (user && this.isPending(user)) await this.requestFor(m, user);
+    });
+  }
+
+  /**
    * What the link's page offers, before anything changes (mail scanners open links before people
    * do): `sign-in` for a visitor, `confirm` for the account the link was sent to, `confirmed`
    * when it was used and the address is confirmed. Anyone else hears it does not exist.
@@ -120,6 +132,13 @@ export class EmailVerificationService {
    * Refuses what needs a confirmed address when the person has not confirmed theirs; `before`
    * names it in the message.
    */
+  /** Whether the acting person must still confirm their address (see isPending). */
+  async isPendingFor(actor: Actor): Promise<boolean> {
+    if (!this.required) return false;
+    const user = await this.users.findById(accountOf(actor));
+    return user !== null && this.isPending(user);
+  }
+
   async assertConfirmed(actor: Actor, before?: string): Promise<void> {
     if (!this.required) return;
     const user = await this.users.findById(accountOf(actor));

@@ -133,7 +133,7 @@ export class InvitationsService {
     const done = await this.transactions.run((m) =>
       this.repo(m).update(
         { id: invitation.id, status: 'pending' },
-        { status: 'revoked', tokenHash: null, respondedAt: this.clock.now() },
+        { status: 'revoked', respondedAt: this.clock.now() },
       ),
     );
     if (!done.affected) throw new InvitationLinkError('used');
@@ -159,6 +159,7 @@ export class InvitationsService {
     const rows = await this.repo()
       .createQueryBuilder('i')
       .innerJoinAndSelect('i.team', 'team')
+      .leftJoinAndSelect('i.invitedBy', 'inviter')
       .where('i.email = :email AND i.status = :pending', { email: user.email, pending: 'pending' })
       .andWhere(senderMayInvite())
       .orderBy('i.created_at', 'ASC')
@@ -219,7 +220,7 @@ export class InvitationsService {
       if (answer === 'declined') {
         const done = await this.repo(m).update(
           { id: invitation.id, status: 'pending' },
-          { status: answer, tokenHash: null, respondedAt: this.clock.now() },
+          { status: answer, respondedAt: this.clock.now() },
         );
         return done.affected ? this.teamOf(m, invitation) : ('used' as const);
       }
@@ -273,14 +274,14 @@ export class InvitationsService {
     const done = await this.repo(manager)
       .createQueryBuilder()
       .update()
-      .set({ status: 'accepted', tokenHash: null, respondedAt: this.clock.now() })
+      .set({ status: 'accepted', respondedAt: this.clock.now() })
       .where('id = :id AND status = :pending', { id, pending: 'pending' })
       .andWhere(senderMayInvite('team_invitations'))
       .execute();
     if (done.affected) return true;
     const withdrawn = await this.repo(manager).update(
       { id, status: 'pending' },
-      { status: 'revoked', tokenHash: null, respondedAt: this.clock.now() },
+      { status: 'revoked', respondedAt: this.clock.now() },
     );
     return withdrawn.affected ? 'withdrawn' : 'used';
   }
@@ -293,6 +294,8 @@ export class InvitationsService {
     if (!TOKEN_SHAPE.test(token)) throw new InvitationLinkError('unknown');
     const invitation = await this.repo().findOneBy({ tokenHash: hashOf(token) });
     if (!invitation) throw new InvitationLinkError('unknown');
+    // An answered link keeps its hash, so it can say so (a resent mail's replaces it).
+    if (invitation.status === 'revoked') throw new InvitationLinkError('withdrawn');
     if (invitation.status !== 'pending') throw new InvitationLinkError('used');
     if (invitation.expiresAt <= this.clock.now()) throw new InvitationLinkError('expired');
     return invitation;

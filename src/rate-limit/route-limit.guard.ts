@@ -27,6 +27,7 @@ const ROUTE_LIMITS = {
     per: 'user',
     limit: (c: RateLimitConfig) => c.verificationResendsPerHour,
   },
+  'sign-up-resend': { per: 'ip', limit: (c: RateLimitConfig) => c.verificationResendsPerHour },
 } as const;
 
 export type RouteLimitName = keyof typeof ROUTE_LIMITS;

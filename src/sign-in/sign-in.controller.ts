@@ -4,6 +4,7 @@ import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../common/web/form-page.js';
+import { flash } from '../common/web/flash.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { AuthService } from '../auth/auth.service.js';
@@ -46,15 +47,40 @@ export class AuthController {
   @RouteLimit('register')
   @FormPage('/register')
   @Redirect('/register/check-email', 303)
-  async register(@CurrentActor() actor: Actor, @Form() form: RegisterForm): Promise<void> {
+  async register(
+    @CurrentActor() actor: Actor,
+    @Form() form: RegisterForm,
+    @Req() req: Request,
+  ): Promise<void> {
     await this.registration.register(actor, form);
+    // For the next page to name, and to send a new link to; whatever the outcome.
+    req.session.signUpEmail = form.email;
   }
 
   @Get('register/check-email')
   @Public()
   @Render('auth/check-email')
-  checkEmailPage(): object {
-    return { title: 'Check your mail', verification: this.verification.required };
+  checkEmailPage(@Req() req: Request): object {
+    return {
+      title: 'Check your mail',
+      verification: this.verification.required,
+      email: req.session?.signUpEmail,
+    };
+  }
+
+  /** A new link for the address just signed up with; the same answer whatever it holds. */
+  @Post('register/resend')
+  @Public()
+  @RouteLimit('sign-up-resend')
+  @Redirect('/register/check-email', 303)
+  async resendConfirmation(@Req() req: Request): Promise<void> {
+    const email = req.session.signUpEmail;
+    if (email) await this.verification.resendTo(email);
+    flash(req.session, {
+      notice: email
+        ? `If an account waits for ${email} to be confirmed, a new link is on its way; earlier links no longer work.`
+        : 'Sign up first: there is no address to send a link to.',
+    });
   }
 
   @Get('login')

@@ -5,7 +5,8 @@ const DAY_MS = 86_400_000;
 
 /** The lifetimes the pages offer, in days, besides a date of one's own and (maybe) none. */
 export const EXPIRY_DAY_CHOICES = [7, 30, 90, 365] as const;
-const DEFAULT_DAYS = 30;
+/** What a new token's lifetime is when nobody chooses (the pages' first choice, the CLI's default). */
+export const DEFAULT_DAYS = 30;
 
 /** When a new token should stop working, as asked: a number of days, a date, or neither. */
 export interface ExpiryRequest {

@@ -27,6 +27,8 @@ export interface TwoFactorStatus {
   enabled: boolean;
   enabledAt: Date | null;
   recoveryCodesLeft: number;
+  /** Off, and cannot be turned on until the person confirms their address. */
+  addressToConfirm: boolean;
 }
 
 /** What the person typed at the challenge: a code from the app, or a recovery code. */
@@ -79,7 +81,9 @@ export class TwoFactorService {
 
   async status(actor: Actor): Promise<TwoFactorStatus> {
     const credential = await this.repository.findCredential(accountOf(actor));
+    const addressToConfirm = !credential && (await this.verification.isPendingFor(actor));
     return {
+      addressToConfirm,
       enabled: credential !== null,
       enabledAt: credential?.enabledAt ?? null,
       recoveryCodesLeft: credential

@@ -1,6 +1,30 @@
 import type { HelperOptions } from 'handlebars';
 
-type Root = { flash?: { old?: Record<string, unknown>; fields?: Record<string, string> } };
+import hbs from 'hbs';
+
+type Root = {
+  flash?: { old?: Record<string, unknown>; fields?: Record<string, string> };
+  /** When the page is drawn (epoch ms, from the app's clock), for times relative to it. */
+  now?: number;
+};
+
+const MINUTE_MS = 60_000;
+
+/** How long ago (or how soon) `at` is from `now`, in the words people use. */
+export function relativeTime(at: number, now: number): string {
+  const ms = Math.abs(now - at);
+  const past = at <= now;
+  const words = (n: number, unit: string) =>
+    past ? `${n} ${unit}${n === 1 ? '' : 's'} ago` : `in ${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (ms < 45_000) return past ? 'just now' : 'in under a minute';
+  if (ms < 90 * MINUTE_MS) return words(Math.max(1, Math.round(ms / MINUTE_MS)), 'minute');
+  if (ms < 36 * 60 * MINUTE_MS) return words(Math.round(ms / (60 * MINUTE_MS)), 'hour');
+  if (ms < 45 * 24 * 60 * MINUTE_MS) return words(Math.round(ms / (24 * 60 * MINUTE_MS)), 'day');
+  return `on ${new Date(at).toISOString().slice(0, 10)}`;
+}
+
+const exactTime = (value: Date): string =>
+  `${value.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 const root = (options: HelperOptions): Root => (options.data as { root: Root }).root;
 
@@ -37,6 +61,22 @@ export const VIEW_HELPERS = {
   /** A date as people read it, in UTC. */
   date(value: unknown): string {
     if (!(value instanceof Date) || Number.isNaN(value.getTime())) return 'never';
-    return `${value.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+    return exactTime(value);
+  },
+
+  /**
+   * A time relative to now ("3 minutes ago"), in a `<time>` element that carries the exact
+   * time for machines and, on hover, for people.
+   */
+  ago(
+    value: unknown,
+    options: HelperOptions,
+  ): string | InstanceType<typeof hbs.handlebars.SafeString> {
+    if (!(value instanceof Date) || Number.isNaN(value.getTime())) return 'never';
+    const now = root(options).now ?? Date.now();
+    const exact = exactTime(value);
+    return new hbs.handlebars.SafeString(
+      `<time datetime="${value.toISOString()}" title="${exact}">${relativeTime(value.getTime(), now)}</time>`,
+    );
   },
 };
