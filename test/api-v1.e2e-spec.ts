@@ -346,7 +346,7 @@ describe('API v1', () => {
       const res = await request(t.server).get('/no-such-page');
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
-      expect(res.text).toContain('Not found.');
+      expect(res.text).toContain('We could not find that page');
     });
   });
 });

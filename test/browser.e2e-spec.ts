@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
-import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
@@ -17,15 +17,15 @@ import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, freePort, type TestApp } from './support/test-app.js';
 
 /**
- * The words of the token tables that a line break cuts in two (such a word has a box on each
- * line), run in the page.
+ * The words of the tables that a line break cuts in two (such a word has a box on each line;
+ * a break after a hyphen, as in "read-|only", is where a line may end), run in the page.
  */
 const BROKEN_WORDS = `(() => {
   const found = [];
-  for (const cell of document.querySelectorAll('.token-table td')) {
+  for (const cell of document.querySelectorAll('.stack-table td')) {
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      for (const match of (node.textContent ?? '').matchAll(/\\S+/g)) {
+      for (const match of (node.textContent ?? '').matchAll(/[^\\s-]+/g)) {
         const range = document.createRange();
         range.setStart(node, match.index);
         range.setEnd(node, match.index + match[0].length);
@@ -319,7 +319,8 @@ describe('in a real browser', () => {
     ]) {
       await page.locator('.account-menu summary').focus();
       await page.keyboard.press('Enter');
-      const link = page.getByRole('navigation', { name: 'Account Settings' }).getByRole('link', {
+      const menu = page.getByRole('navigation', { name: 'Account Settings', exact: true });
+      const link = menu.getByRole('link', {
         name,
         exact: true,
       });
@@ -386,6 +387,44 @@ describe('in a real browser', () => {
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     expect(overflow).toBeLessThanOrEqual(0);
+  });
+
+  it('should lay out every Account Settings page alike: its sections beside it on a laptop, above it on a phone', async () => {
+    const page = await newPage({ width: 1280, height: 900 });
+    await register(page, 'Layout Person', uniqueEmail('layout'));
+    const sections = [
+      ['Profile', '/settings/profile'],
+      ['Security', '/settings/security'],
+      ['Sessions', '/settings/sessions'],
+      ['API Tokens', '/settings/api-tokens'],
+      ['Security log', '/settings/security-log'],
+      ['Security', '/settings/password'],
+    ];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      const contentWidths = new Set<number>();
+      for (const [name, path] of sections) {
+        await page.goto(path);
+        const nav = page.getByRole('navigation', { name: 'Account Settings sections' });
+        expect(await nav.locator('[aria-current="page"]').textContent()).toBe(name);
+        const navBox = (await nav.boundingBox())!;
+        const content = (await page.locator('.settings-content').boundingBox())!;
+        if (width === 1280) expect(navBox.x + navBox.width).toBeLessThanOrEqual(content.x);
+        else expect(navBox.y + navBox.height).toBeLessThanOrEqual(content.y);
+        // Every card as wide as the content: no page centres a narrow one.
+        for (const card of await page.locator('.settings-content .card').all()) {
+          expect(Math.round((await card.boundingBox())!.width)).toBe(Math.round(content.width));
+        }
+        contentWidths.add(Math.round(content.width));
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+          width,
+        );
+      }
+      expect(contentWidths.size).toBe(1);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto('/settings/profile');
+    await page.screenshot({ path: join(shots, 'profile.png'), fullPage: true });
   });
 
   it('should take a person from sign-up to a working token, and revoke it', async () => {
@@ -486,9 +525,17 @@ describe('in a real browser', () => {
     expect(await details.locator('[data-previous-value]').textContent()).toMatch(
       /Works until .*used 1 time/s,
     );
+    // The days as a chart that says what it shows, the numbers a click away.
+    const chart = page.getByRole('img', { name: 'Requests per day, last 30 days' });
+    expect(await chart.getAttribute('aria-labelledby')).toBe('usage-chart-title usage-chart-desc');
+    expect(await page.locator('#usage-chart-desc').textContent()).toMatch(
+      /^3 requests from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d; the busiest day was/,
+    );
     const usage = page.getByRole('table', { name: /requests in the last 30 days/ });
-    expect(await usage.getByRole('row').nth(1).textContent()).toMatch(/\d{4}-\d\d-\d\d\s*3/);
+    expect(await usage.isVisible()).toBe(false);
     await page.screenshot({ path: join(shots, 'api-token.png'), fullPage: true });
+    await page.getByText('The numbers, day by day').click();
+    expect(await usage.getByRole('row').nth(1).textContent()).toMatch(/\d{4}-\d\d-\d\d\s*3/);
 
     // The security log tells the story, newest first; filtered to tokens by keyboard.
     await page.goto('/settings/security-log');
@@ -517,6 +564,13 @@ describe('in a real browser', () => {
     ] as const) {
       await createToken(t.app, user, { name, expiresInDays });
     }
+    const team = await createTeam(t.app, user, 'Lovelace and Babbage Analytical Engines');
+    for (const [name, email] of [
+      ['Augusta Ada King-Noel Lovelace', uniqueEmail('ada')],
+      ['Charles Babbage', uniqueEmail('charles')],
+    ]) {
+      await addMember(t.app, team.id, await createUser(t.app, { name, email }), 'member');
+    }
     const revoked = await createToken(t.app, user, { name: 'Retired laptop' });
     await t.app.get(TokensService).revoke(Actors.operator(user.id), revoked.token.id);
 
@@ -534,6 +588,13 @@ describe('in a real browser', () => {
         width,
       );
       expect(await page.evaluate(BROKEN_WORDS)).toEqual([]);
+      // Each table inside its card.
+      expect(
+        await page.evaluate(`[...document.querySelectorAll('.stack-table')].filter((table) => {
+          const card = table.closest('.card').getBoundingClientRect();
+          return table.getBoundingClientRect().right > card.right + 0.5;
+        }).length`),
+      ).toBe(0);
       for (const button of await page.getByRole('button', { name: /^Revoke the token/ }).all()) {
         await button.scrollIntoViewIfNeeded();
         const box = (await button.boundingBox())!;
@@ -542,6 +603,16 @@ describe('in a real browser', () => {
       }
       expect(await page.getByRole('link', { name: 'Retired laptop' }).isVisible()).toBe(true);
       await page.screenshot({ path: join(shots, `api-tokens-${width}.png`), fullPage: true });
+      // The members table too: names, addresses and roles whole, the role select in reach.
+      await page.goto(`/teams/${team.id}`);
+      expect(await page.evaluate(BROKEN_WORDS)).toEqual([]);
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+        width,
+      );
+      for (const select of await page.getByRole('combobox', { name: /^Role of/ }).all()) {
+        const box = (await select.boundingBox())!;
+        expect(box.x + box.width).toBeLessThanOrEqual(width);
+      }
       await page.context().close();
     }
   });

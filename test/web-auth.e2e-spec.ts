@@ -352,7 +352,12 @@ describe('sign-up, sign-in and sessions', () => {
       await client.register('Lost', uniqueEmail());
       const res = await client.get('/nowhere');
       expect(res.status).toBe(404);
-      expect(res.text).toContain('Not found.');
+      // Who is signed in, in the header, and what went wrong in words.
+      const text = visibleText(res.text);
+      expect(text).toContain('Lost Sign out');
+      expect(text).toContain('We could not find that page There is nothing at this address');
+      expect(text).toContain('Back to your dashboard');
+      expect(text).toContain('Error 404 (Not Found)');
     });
   });
 });

@@ -45,6 +45,7 @@ export class SecurityLogController {
       (e.teamId !== null && manages.has(e.teamId));
     return this.view(page, user, query, showClient, {
       title: 'Security log',
+      settingsSection: 'log',
       path: '/settings/security-log',
       intro:
         'What happened to your account and what was done with it, newest first: sign-ins, changes to your settings, your API tokens and your teams.',

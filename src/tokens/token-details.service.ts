@@ -7,6 +7,7 @@ import { TokenUsageRepository } from './token-usage.repository.js';
 import { toTokenView, type TokenView } from './token.view.js';
 import { TokenNotFoundError } from './tokens.errors.js';
 import { TokensRepository } from './tokens.repository.js';
+import { usageChart } from './usage-chart.js';
 import { Clock } from '../clock/clock.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
 
@@ -38,6 +39,8 @@ export interface TokenDetails {
   addresses: AddressView[];
   days: DayView[];
   totalRequests: number;
+  /** The days' requests as an SVG bar chart (usage-chart.ts), for the page to embed. */
+  usageChart: string;
   /** The value the last regeneration replaced: until when it works and how much it was used. */
   previousValue: {
     validUntil: Date;
@@ -80,6 +83,7 @@ export class TokenDetailsService {
       addresses: seen,
       days,
       totalRequests: days.reduce((sum, d) => sum + d.requests, 0),
+      usageChart: usageChart(days),
       previousValue: token.previousValidUntil && {
         validUntil: previousRefusedFrom(token),
         stillValid: previousRefusedFrom(token).getTime() > now,

@@ -46,6 +46,26 @@ const REDIRECTS: Record<string, string> = {
   already_signed_in: '/dashboard',
 };
 
+/** A page's 404 where nothing more precise was said (the API's envelope keeps "Not found."). */
+const PAGE_NOT_FOUND =
+  'There is nothing at this address, or it is not yours to see. Check the link, or start again from your dashboard.';
+
+/** What an error page says first, in words, by status; the message says what exactly. */
+const ERROR_HEADINGS: Record<number, string> = {
+  400: 'That request could not be read',
+  401: 'Sign in to go on',
+  403: 'You cannot do that here',
+  404: 'We could not find that page',
+  405: 'That is not something this page does',
+  409: 'That clashes with something already there',
+  410: 'This link no longer works',
+  413: 'That was too large to take',
+  422: 'Something in that form needs fixing',
+  429: 'Too many attempts for now',
+  500: 'Sorry, that did not work',
+  503: 'Tessera is not available right now',
+};
+
 const CSRF_MESSAGE =
   'This form has expired or did not come from this site. Go back, reload the page and try again.';
 
@@ -108,8 +128,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const page = {
       title: STATUS_CODES[error.status] ?? 'Error',
+      heading: ERROR_HEADINGS[error.status] ?? ERROR_HEADINGS[error.status >= 500 ? 500 : 400],
       status: error.status,
-      message: error.message,
+      message: error.message === GENERIC_MESSAGES[404] ? PAGE_NOT_FOUND : error.message,
       requestId: supportId(error, request),
       nextStep: error.nextStep,
     };

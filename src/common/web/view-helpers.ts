@@ -64,6 +64,14 @@ export const VIEW_HELPERS = {
     return exactTime(value);
   },
 
+  /** The day of a time (UTC), in a `<time>` element with the exact time on hover: for tables. */
+  dayOf(value: unknown): string | InstanceType<typeof hbs.handlebars.SafeString> {
+    if (!(value instanceof Date) || Number.isNaN(value.getTime())) return 'never';
+    return new hbs.handlebars.SafeString(
+      `<time datetime="${value.toISOString()}" title="${exactTime(value)}">${value.toISOString().slice(0, 10)}</time>`,
+    );
+  },
+
   /**
    * A time relative to now ("3 minutes ago"), in a `<time>` element that carries the exact
    * time for machines and, on hover, for people.
