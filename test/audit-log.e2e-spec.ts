@@ -71,7 +71,7 @@ describe('security log and team audit log', () => {
     expect(log.text).toContain('Someone not signed in');
     expect(log.text).toContain('reason wrong password');
     expect(log.text).toContain('from 127.0.0.1 · Firefox 133 on Linux');
-    expect((await ownLog(other)).names).toEqual(['sign-in.succeeded']);
+    expect((await ownLog(other)).names).toEqual(['sign-in.succeeded', 'account.created']);
 
     const [signIn] = await rowsOf(person.user.id, 'sign-in.succeeded');
     expect(signIn).toMatchObject({
@@ -92,6 +92,22 @@ describe('security log and team audit log', () => {
       'sign-in.succeeded',
       'sign-in.signed_out',
     ]);
+  });
+
+  it('should record an account made by signing up, and its address confirmed', async () => {
+    const email = uniqueEmail('signed-up');
+    const client = new WebClient(t.server, t.mail);
+    await client.register('Sig Nupp', email, PASSWORD);
+    const res = await client.get(LOG);
+    expect(namesOn(res.text)).toEqual([
+      'account.email_confirmed',
+      'sign-in.succeeded',
+      'account.created',
+    ]);
+    const text = visibleText(res.text);
+    expect(text).toContain('Account created');
+    expect(text).toContain('via sign-up address confirmed false');
+    expect(text).toContain('E-mail address confirmed');
   });
 
   it('should record changes to the account: password, address, sessions, two-factor, a reset', async () => {
@@ -193,9 +209,34 @@ describe('security log and team audit log', () => {
     ]);
     expect(text).toContain('Token used from a new address');
     expect(text).toContain('from 198.51.100.21 · deploy-script 2.1');
-    expect(text).toContain('reason token_revoked');
-    expect(text).toContain('previous name CI deploy');
-    expect(text).toContain(`You, with API token ${id}`);
+    // In words: the token by its name, the reason as a sentence would say it.
+    expect(text).toContain('reason it was revoked');
+    expect(text).toContain('token CI deploy 2 previous name CI deploy');
+    expect(text).toContain('You, with the token “CI deploy 2”');
+    expect(text).not.toMatch(/API token \d|token id/);
+
+    // The filtered log, every event of it, as JSON lines in the order they happened.
+    const download = await person.client.get(`${LOG}/export?kind=token`);
+    expect(download.status).toBe(200);
+    expect(download.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+    expect(download.headers['content-disposition']).toBe(
+      'attachment; filename="security-log.jsonl"',
+    );
+    const lines = download.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; occurred_at: string; token_id: number });
+    // The same events as the page, by when they happened: the old value was refused before
+    // the revocation, though its refusal was written after (with the minute's usage).
+    expect(lines.map((l) => l.event).sort()).toEqual([...names].sort());
+    expect(lines.map((l) => l.event).slice(-2)).toEqual(['token.refused', 'token.revoked']);
+    const times = lines.map((l) => l.occurred_at);
+    expect([...times].sort()).toEqual(times);
+    expect(lines.every((l) => l.token_id === id)).toBe(true);
+    expect(download.text).not.toContain(value);
+    expect((await ownLog(person, '?kind=token')).html).toContain(
+      `href="${LOG}/export?kind&#x3D;token" download`,
+    );
     const rows = JSON.stringify(await events().findBy({ userId: person.user.id }));
     expect(rows).not.toContain(value);
     expect(rows).not.toContain(newValue);
@@ -292,8 +333,8 @@ describe('security log and team audit log', () => {
       .replaceAll('&#x3D;', '=');
     expect(older).toMatch(/^\/settings\/security-log\?before=\d+$/);
     const second = await ownLog(person, older.slice(LOG.length));
-    // The 10 other renames, the team's creation and the sign-in.
-    expect(second.names).toHaveLength(12);
+    // The 10 other renames, the team's creation, the sign-in and the account's creation.
+    expect(second.names).toHaveLength(13);
     expect(second.text).toContain('name Name 0');
     expect(second.html).not.toContain('rel="next"');
 
@@ -377,11 +418,16 @@ describe('security log on the command line', () => {
     expect(mine.code).toBe(0);
     const lines = mine.out.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.event)).toEqual([
+      'account.created',
       'sign-in.succeeded',
       'team.created',
       'token.created',
     ]);
-    expect(lines[2]).toMatchObject({
+    expect(lines[0]).toMatchObject({
+      actor: { kind: 'operator', user_id: null },
+      detail: { via: 'command line', address_confirmed: true },
+    });
+    expect(lines[3]).toMatchObject({
       actor: { kind: 'operator', user_id: null },
       user_id: person.user.id,
       target: { type: 'token' },
@@ -407,6 +453,19 @@ describe('security log on the command line', () => {
       String(person.user.id),
     );
     expect(none.out).toEqual([]);
+    // In the order things happened, also when one was written after a later one.
+    const early = events().create({
+      occurredAt: new Date(Date.now() - 60 * DAY_MS),
+      event: 'token.new_ip',
+      actorKind: 'token',
+      actorUserId: person.user.id,
+      userId: person.user.id,
+    });
+    await events().save(early);
+    const ordered = await cli('audit:export', '--since', '2020-01-01', '--user', person.email);
+    const orderedLines = ordered.out.map((l) => JSON.parse(l) as { event: string; id: number });
+    expect(orderedLines[0]).toMatchObject({ event: 'token.new_ip', id: Number(early.id) });
+    await events().delete({ id: early.id });
     const bad = await cli('audit:export', '--since', 'yesterday');
     expect(bad.code).not.toBe(0);
     expect(bad.err.join('\n')).toContain('--since must be a date (YYYY-MM-DD)');

@@ -37,6 +37,7 @@ const ROUTES: Record<string, string> = {
   'POST /teams/switch': 'session',
   'GET /teams/:id': 'session',
   'GET /teams/:id/audit-log': 'session',
+  'GET /teams/:id/audit-log/export': 'session',
   'POST /teams/:id/invitations': 'session',
   'POST /teams/:id/invitations/:invitationId/resend': 'session',
   'POST /teams/:id/invitations/:invitationId/revoke': 'session',
@@ -56,6 +57,7 @@ const ROUTES: Record<string, string> = {
   'GET /confirm-password/continue': 'session',
   'GET /settings/security': 'session',
   'GET /settings/security-log': 'session',
+  'GET /settings/security-log/export': 'session',
   'GET /settings/profile': 'session',
   'POST /settings/profile': 'session',
   // The link mailed to a new address works only for the account that asked for it.

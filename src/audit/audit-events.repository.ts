@@ -18,7 +18,9 @@ export interface AuditExportQuery {
   since: Date;
   userId?: number;
   teamId?: number;
-  afterId: number;
+  kind?: AuditKind;
+  /** Only events after this one, in time order (the next batch). */
+  after?: { at: Date; id: number };
   limit: number;
 }
 
@@ -34,6 +36,21 @@ export class AuditEventsRepository {
     for (let i = 0; i < rows.length; i += CHUNK) {
       await manager.getRepository(AuditEvent).insert(rows.slice(i, i + CHUNK));
     }
+  }
+
+  /**
+   * The names of the tokens the events name, by id (a token pruned since is absent). Read from
+   * the tokens' table by name, so the log needs nothing of the tokens feature.
+   */
+  async tokenNames(ids: number[]): Promise<Map<number, string>> {
+    if (ids.length === 0) return new Map();
+    const rows: { id: number | string; name: string }[] = await this.events.manager
+      .createQueryBuilder()
+      .select(['t.id AS id', 't.name AS name'])
+      .from('personal_access_tokens', 't')
+      .where('t.id IN (:...ids)', { ids })
+      .getRawMany();
+    return new Map(rows.map((r) => [Number(r.id), r.name]));
   }
 
   /** A person's events: about their account, or done by them. Newest first. */
@@ -58,12 +75,25 @@ export class AuditEventsRepository {
     );
   }
 
-  /** Events since a time, oldest first, after `afterId`: the export's batches. */
+  /**
+   * Events since a time, in the order they happened (an event recorded late, such as a token's
+   * first use from an address, by when it happened), after `after`: the export's batches.
+   */
   findSince(query: AuditExportQuery): Promise<AuditEvent[]> {
     const q = this.events
       .createQueryBuilder('e')
-      .where('e.occurred_at >= :since', { since: query.since })
-      .andWhere('e.id > :afterId', { afterId: query.afterId });
+      .where('e.occurred_at >= :since', { since: query.since });
+    if (query.after) {
+      const { at, id } = query.after;
+      q.andWhere(
+        new Brackets((w) =>
+          w
+            .where('e.occurred_at > :at', { at })
+            .orWhere('e.occurred_at = :at AND e.id > :id', { at, id }),
+        ),
+      );
+    }
+    if (query.kind) q.andWhere('e.event LIKE :prefix', { prefix: `${query.kind}.%` });
     if (query.userId !== undefined) {
       q.andWhere(
         new Brackets((w) =>
@@ -74,7 +104,7 @@ export class AuditEventsRepository {
       );
     }
     if (query.teamId !== undefined) q.andWhere('e.team_id = :teamId', { teamId: query.teamId });
-    return q.orderBy('e.id', 'ASC').limit(query.limit).getMany();
+    return q.orderBy('e.occurred_at', 'ASC').addOrderBy('e.id', 'ASC').limit(query.limit).getMany();
   }
 
   /** Up to `limit` ids of events older than `before`. */

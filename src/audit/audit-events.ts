@@ -17,6 +17,8 @@ export const AUDIT_EVENTS = {
   'sign-in.failed': 'Sign-in refused',
   'sign-in.signed_out': 'Signed out',
   'sign-in.recovery_code_used': 'Signed in with a recovery code',
+  'account.created': 'Account created',
+  'account.email_confirmed': 'E-mail address confirmed',
   'account.password_changed': 'Password changed',
   'account.password_reset': 'Password reset by a mailed link',
   'account.email_change_requested': 'E-mail change asked for',

@@ -22,6 +22,8 @@ export interface AuditPage {
   events: AuditEvent[];
   /** The names of the people the events name, by id (absent: an account that is gone). */
   people: Map<number, Pick<User, 'id' | 'name' | 'email'>>;
+  /** The names of the tokens the events name, by id (absent: a token pruned since). */
+  tokens: Map<number, string>;
   olderThan?: number;
 }
 
@@ -63,19 +65,24 @@ export class AuditService {
     return this.page(rows);
   }
 
-  /** Every event since `since`, oldest first, in batches, for `audit:export`. */
+  /**
+   * Every event since `since` (of one account, one team, one kind), in the order they happened,
+   * read in batches: for `audit:export` and the pages' downloads.
+   */
   async *export(query: {
     since: Date;
     userId?: number;
     teamId?: number;
+    kind?: AuditKind;
   }): AsyncGenerator<AuditEvent> {
     await this.log.flush();
-    let afterId = 0;
+    let after: { at: Date; id: number } | undefined;
     for (;;) {
-      const rows = await this.events.findSince({ ...query, afterId, limit: EXPORT_BATCH });
+      const rows = await this.events.findSince({ ...query, after, limit: EXPORT_BATCH });
       yield* rows;
       if (rows.length < EXPORT_BATCH) return;
-      afterId = rows[rows.length - 1].id;
+      const last = rows[rows.length - 1];
+      after = { at: last.occurredAt, id: last.id };
     }
   }
 
@@ -100,10 +107,15 @@ export class AuditService {
       if (e.actorUserId !== null) ids.add(e.actorUserId);
       if (e.userId !== null) ids.add(e.userId);
     }
-    const people = await this.users.findNames([...ids]);
+    const tokenIds = [...new Set(events.flatMap((e) => (e.tokenId === null ? [] : [e.tokenId])))];
+    const [people, tokens] = await Promise.all([
+      this.users.findNames([...ids]),
+      this.events.tokenNames(tokenIds),
+    ]);
     return {
       events,
       people: new Map(people.map((p) => [p.id, p])),
+      tokens,
       olderThan: rows.length > AUDIT_PAGE_SIZE ? events[events.length - 1].id : undefined,
     };
   }

@@ -14,6 +14,7 @@ import { UsersRepository } from '../users/users.repository.js';
 import { EmailNotVerifiedError } from './email-verification.errors.js';
 import { Clock } from '../clock/clock.js';
 import { Events } from '../events/events.js';
+import { AuditLog } from '../audit/audit-log.js';
 
 declare module '../events/events.js' {
   interface DomainEvents {
@@ -39,6 +40,7 @@ export class EmailVerificationService {
     private readonly mailer: Mailer,
     private readonly transactions: Transactions,
     private readonly events: Events,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -117,6 +119,7 @@ export class EmailVerificationService {
       if (used.ok) {
         await this.users.markEmailVerified(m, userId, this.clock.now());
         await this.events.publish(m, 'address.confirmed', { actor });
+        this.audit.recordAfterCommit(m, actor, { event: 'account.email_confirmed' });
         return undefined;
       }
       return used.problem;
@@ -128,10 +131,6 @@ export class EmailVerificationService {
     throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
   }
 
-  /**
-   * Refuses what needs a confirmed address when the person has not confirmed theirs; `before`
-   * names it in the message.
-   */
   /** Whether the acting person must still confirm their address (see isPending). */
   async isPendingFor(actor: Actor): Promise<boolean> {
     if (!this.required) return false;
@@ -139,6 +138,10 @@ export class EmailVerificationService {
     return user !== null && this.isPending(user);
   }
 
+  /**
+   * Refuses what needs a confirmed address when the person has not confirmed theirs; `before`
+   * names it in the message.
+   */
   async assertConfirmed(actor: Actor, before?: string): Promise<void> {
     if (!this.required) return;
     const user = await this.users.findById(accountOf(actor));

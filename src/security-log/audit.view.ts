@@ -5,6 +5,45 @@ import { AUDIT_EVENTS, AUDIT_KINDS, kindOf, type AuditEventName } from '../audit
 
 type People = Map<number, Pick<User, 'id' | 'name' | 'email'>>;
 
+/** Who and what the events name: people and tokens by id. */
+export interface Names {
+  people: People;
+  tokens: Map<number, string>;
+}
+
+/** Why a token was refused, as the log says it (the API's error codes otherwise). */
+const REFUSALS: Record<string, string> = {
+  token_revoked: 'it was revoked',
+  token_expired: 'it had expired',
+  invalid_token: 'the value was not valid',
+  insufficient_scope: 'it lacks the ability the request needs',
+};
+
+/** Names of the detail's facts, as the log says them. */
+const FACT_NAMES: Record<string, string> = {
+  grace_minutes: 'old value kept working for (minutes)',
+  codes_left: 'recovery codes left',
+  signed_in_from: 'signed in from',
+  previous_name: 'previous name',
+  previous_role: 'previous role',
+  new_owner: 'new owner',
+  added_by: 'added by',
+};
+
+function factValue(key: string, value: unknown): string {
+  if (key === 'reason' && typeof value === 'string')
+    return REFUSALS[value] ?? value.replaceAll('_', ' ');
+  if (key === 'added_by' && value === 'operator') return 'an operator (command line)';
+  if (Array.isArray(value)) return value.join(', ');
+  // Times as every page writes them.
+  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(value)) {
+    const at = new Date(value);
+    if (!Number.isNaN(at.getTime()))
+      return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  }
+  return String(value);
+}
+
 /** One event as `audit:export` writes it: one JSON object a line, names in snake_case. */
 export function toExportLine(e: AuditEvent): object {
   return {
@@ -30,7 +69,7 @@ export interface AuditEventView {
   event: string;
   label: string;
   kind: string;
-  /** Who did it, in words: "You", "Ann Lee (ann@example.com)", "API token 12", "Tessera". */
+  /** Who did it, in words: "You", "Ann Lee (ann@example.com)", "You, with the token “ci”", "Tessera". */
   by: string;
   /** The facts of the detail, as name and value. */
   facts: { name: string; value: string }[];
@@ -44,31 +83,41 @@ export interface AuditEventView {
  */
 export function toEventView(
   e: AuditEvent,
-  people: People,
+  names: Names,
   viewerId: number,
   showClient = true,
 ): AuditEventView {
   const kind = kindOf(e.event);
-  const detail = parseDetail(e.detail) ?? {};
+  const parsed = parseDetail(e.detail) ?? {};
+  const tokenName = e.tokenId === null ? undefined : names.tokens.get(e.tokenId);
+  // A token event's `name` is the token's (as it was then): said first, as "token".
+  const { name, ...rest } = parsed;
+  const detail = kind === 'token' && typeof name === 'string' ? { token: name, ...rest } : parsed;
   const facts = Object.entries(detail)
     .filter(([, v]) => v !== null && v !== '')
-    .map(([k, v]) => ({ name: k.replaceAll('_', ' '), value: String(v) }));
-  if (e.tokenId !== null && !('token' in detail))
-    facts.unshift({ name: 'token id', value: String(e.tokenId) });
+    .map(([k, v]) => ({ name: FACT_NAMES[k] ?? k.replaceAll('_', ' '), value: factValue(k, v) }));
+  if (e.tokenId !== null && !('token' in detail) && e.actorKind !== 'token') {
+    facts.unshift({ name: 'token', value: tokenName ?? `a token since deleted (id ${e.tokenId})` });
+  }
   return {
     id: Number(e.id),
     at: e.occurredAt,
     event: e.event,
     label: AUDIT_EVENTS[e.event as AuditEventName] ?? e.event,
     kind: kind ? AUDIT_KINDS[kind] : 'Other',
-    by: actorOf(e, people, viewerId),
+    by: actorOf(e, names, viewerId, tokenName),
     facts,
     ip: showClient ? e.ip : null,
     client: showClient && e.userAgent ? describeClient(e.userAgent) : null,
   };
 }
 
-function actorOf(e: AuditEvent, people: People, viewerId: number): string {
+function actorOf(
+  e: AuditEvent,
+  { people }: Names,
+  viewerId: number,
+  tokenName: string | undefined,
+): string {
   switch (e.actorKind) {
     case 'operator':
       return 'An operator (command line)';
@@ -84,7 +133,10 @@ function actorOf(e: AuditEvent, people: People, viewerId: number): string {
       : id !== null && people.has(id)
         ? personName(people.get(id)!)
         : 'A deleted account';
-  return e.actorKind === 'token' ? `${person}, with API token ${e.tokenId}` : person;
+  if (e.actorKind !== 'token') return person;
+  return tokenName === undefined
+    ? `${person}, with a token since deleted (id ${e.tokenId})`
+    : `${person}, with the token “${tokenName}”`;
 }
 
 function personName(p: Pick<User, 'name' | 'email'>): string {

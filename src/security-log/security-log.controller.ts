@@ -1,4 +1,5 @@
-import { Controller, Get, Render } from '@nestjs/common';
+import { Controller, Get, Header, Render, StreamableFile } from '@nestjs/common';
+import { Readable } from 'node:stream';
 import { QueryForm } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/current-actor.js';
 import type { Actor } from '../common/actor.js';
@@ -10,7 +11,7 @@ import type { User } from '../users/user.entity.js';
 import type { AuditEvent } from '../audit/audit-event.entity.js';
 import { AUDIT_KINDS } from '../audit/audit-events.js';
 import { AuditService, type AuditPage } from '../audit/audit.service.js';
-import { toEventView } from './audit.view.js';
+import { toEventView, toExportLine } from './audit.view.js';
 import { AuditLogQuery } from './dto/security-log.forms.js';
 
 /**
@@ -33,16 +34,10 @@ export class SecurityLogController {
     @SignedInUser() user: User,
     @QueryForm() query: AuditLogQuery,
   ): Promise<object> {
-    const [page, memberships] = await Promise.all([
+    const [page, showClient] = await Promise.all([
       this.audit.forUser(actor, query.kind || undefined, query.before),
-      this.teams.membershipsOf(actor),
+      this.clientRule(actor, user),
     ]);
-    // Someone else's address and client only where the viewer may read the team's own log.
-    const manages = new Set(memberships.filter((m) => m.role !== 'member').map((m) => m.team.id));
-    const showClient = (e: AuditEvent) =>
-      e.actorUserId === null ||
-      e.actorUserId === user.id ||
-      (e.teamId !== null && manages.has(e.teamId));
     return this.view(page, user, query, showClient, {
       title: 'Security log',
       settingsSection: 'log',
@@ -50,6 +45,41 @@ export class SecurityLogController {
       intro:
         'What happened to your account and what was done with it, newest first: sign-ins, changes to your settings, your API tokens and your teams.',
     });
+  }
+
+  /** The log as the page filters it, every page of it, as JSON lines in the order it happened. */
+  @Get('settings/security-log/export')
+  @Header('Content-Type', 'application/x-ndjson; charset=utf-8')
+  @Header('Content-Disposition', 'attachment; filename="security-log.jsonl"')
+  async ownExport(
+    @CurrentActor() actor: Actor,
+    @SignedInUser() user: User,
+    @QueryForm() query: AuditLogQuery,
+  ): Promise<StreamableFile> {
+    const showClient = await this.clientRule(actor, user);
+    const events = this.audit.export({
+      since: new Date(0),
+      userId: user.id,
+      kind: query.kind || undefined,
+    });
+    return new StreamableFile(Readable.from(jsonLines(events, showClient)));
+  }
+
+  @Get('teams/:id/audit-log/export')
+  @Header('Content-Type', 'application/x-ndjson; charset=utf-8')
+  @Header('Content-Disposition', 'attachment; filename="team-audit-log.jsonl"')
+  async teamExport(
+    @CurrentActor() actor: Actor,
+    @IdParam() id: number,
+    @QueryForm() query: AuditLogQuery,
+  ): Promise<StreamableFile> {
+    const team = await this.teams.getManageableTeam(actor, id);
+    const events = this.audit.export({
+      since: new Date(0),
+      teamId: team.id,
+      kind: query.kind || undefined,
+    });
+    return new StreamableFile(Readable.from(jsonLines(events, () => true)));
   }
 
   @Get('teams/:id/audit-log')
@@ -70,6 +100,19 @@ export class SecurityLogController {
     });
   }
 
+  /**
+   * Whose address and client a person's own log may show: their own, the operator's and the
+   * system's, and anyone's in the teams they manage (whose audit log they may read anyway).
+   */
+  private async clientRule(actor: Actor, user: User): Promise<(e: AuditEvent) => boolean> {
+    const memberships = await this.teams.membershipsOf(actor);
+    const manages = new Set(memberships.filter((m) => m.role !== 'member').map((m) => m.team.id));
+    return (e) =>
+      e.actorUserId === null ||
+      e.actorUserId === user.id ||
+      (e.teamId !== null && manages.has(e.teamId));
+  }
+
   private view(
     page: AuditPage,
     user: User,
@@ -85,15 +128,33 @@ export class SecurityLogController {
         .join('&');
     return {
       ...page_,
-      events: page.events.map((e) => toEventView(e, page.people, user.id, showClient(e))),
+      events: page.events.map((e) =>
+        toEventView(e, { people: page.people, tokens: page.tokens }, user.id, showClient(e)),
+      ),
       kinds: Object.entries(AUDIT_KINDS).map(([value, label]) => ({
         value,
         label,
         selected: value === kind,
       })),
       filtered: kind !== '',
+      exportUrl: `${path}/export${kind ? `?kind=${encodeURIComponent(kind)}` : ''}`,
       olderUrl: page.olderThan ? `${path}?${params(page.olderThan)}` : undefined,
       newestUrl: query.before ? `${path}${kind ? `?${params()}` : ''}` : undefined,
     };
+  }
+}
+
+/** Each event as a line of JSON; someone else's address and client only where `showClient`. */
+async function* jsonLines(
+  events: AsyncIterable<AuditEvent>,
+  showClient: (e: AuditEvent) => boolean,
+): AsyncGenerator<string> {
+  for await (const e of events) {
+    const line = toExportLine(e) as { ip: string | null; user_agent: string | null };
+    if (!showClient(e)) {
+      line.ip = null;
+      line.user_agent = null;
+    }
+    yield `${JSON.stringify(line)}\n`;
   }
 }

@@ -8,6 +8,7 @@ import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { Events } from '../events/events.js';
+import { AuditLog } from '../audit/audit-log.js';
 import { Mailer } from '../mail/mailer.js';
 import { AddressLimiter } from '../rate-limit/address-limiter.js';
 import type { Team } from '../teams/team.entity.js';
@@ -75,6 +76,7 @@ describe('RegistrationService', () => {
         { provide: Mailer, useValue: { send } },
         { provide: AddressLimiter, useValue: { allow } },
         { provide: Events, useValue: { publish } },
+        { provide: AuditLog, useValue: { recordAfterCommit: jest.fn() } },
         { provide: Clock, useValue: clock },
         { provide: CONFIG, useValue: { app: { publicUrl: 'https://tessera.test' } } },
       ],

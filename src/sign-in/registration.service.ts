@@ -1,4 +1,4 @@
-import { asPerson, type Actor } from '../common/actor.js';
+import { Actors, asPerson, type Actor } from '../common/actor.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/config.js';
@@ -17,6 +17,7 @@ import { UsersRepository } from '../users/users.repository.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
 import { Clock } from '../clock/clock.js';
 import { Events } from '../events/events.js';
+import { AuditLog } from '../audit/audit-log.js';
 
 export const REGISTRATION_ATTEMPT_MAIL = 'registration-attempt';
 
@@ -48,6 +49,7 @@ export class RegistrationService {
     private readonly mailer: Mailer,
     private readonly limiter: AddressLimiter,
     private readonly events: Events,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -68,7 +70,7 @@ export class RegistrationService {
       await this.transactions.run(async (m) => {
         const owner = await this.users.findByEmail(input.email, m);
         if (owner) return notifyOwner(m, owner);
-        const user = await this.insertAccount(m, {
+        const user = await this.insertAccount(m, actor, 'sign-up', {
           name: input.name,
           email: input.email,
           passwordHash,
@@ -100,7 +102,7 @@ export class RegistrationService {
     const passwordHash = input.password ? await this.passwords.hash(input.password) : null;
     try {
       return await this.transactions.run((m) =>
-        this.insertAccount(m, {
+        this.insertAccount(m, Actors.operator(), 'command line', {
           name: input.name,
           email: input.email,
           passwordHash,
@@ -113,13 +115,22 @@ export class RegistrationService {
     }
   }
 
+  /** `actor` made it: a visitor signing up (who becomes the account), or an operator. */
   private async insertAccount(
     manager: EntityManager,
+    actor: Actor,
+    via: 'sign-up' | 'command line',
     fields: Pick<User, 'name' | 'email' | 'passwordHash' | 'emailVerifiedAt'>,
   ): Promise<User> {
     const user = await this.users.insert(manager, fields);
     const team = await this.teams.createPersonalTeam(manager, user);
     user.currentTeamId = team.id;
+    const by = actor.kind === 'operator' ? Actors.operator(user.id) : asPerson(actor, user.id);
+    this.audit.recordAfterCommit(manager, by, {
+      event: 'account.created',
+      userId: user.id,
+      detail: { via, address_confirmed: fields.emailVerifiedAt !== null },
+    });
     return user;
   }
 
