@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Express } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import request from 'supertest';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -37,5 +39,52 @@ describe('HTTP server', () => {
     } finally {
       t.server.off('request', check);
     }
+  });
+
+  /** Sends `raw` on a new connection and reads everything until the server closes it. */
+  function exchange(raw: string): Promise<string> {
+    const { port } = t.server.address() as AddressInfo;
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(raw));
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (answer += chunk));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+  }
+
+  function parse(answer: string) {
+    const [head, body] = answer.split('\r\n\r\n');
+    const [statusLine, ...lines] = head.split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 2)]),
+    );
+    return { statusLine, headers, body: JSON.parse(body) as Record<string, unknown> };
+  }
+
+  it('should answer what node refuses before any route (a bad request line, headers too large) in the JSON envelope, with a request id', async () => {
+    const cases = {
+      'a bad request line': ['NOT HTTP AT ALL\r\n\r\n', 'HTTP/1.1 400 Bad Request', 'bad_request'],
+      'headers too large': [
+        `GET /api/v1/team HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        'HTTP/1.1 431 Request Header Fields Too Large',
+        'headers_too_large',
+      ],
+    };
+    for (const [name, [raw, statusLine, code]] of Object.entries(cases)) {
+      const answer = parse(await exchange(raw));
+      expect({ name, statusLine: answer.statusLine }).toEqual({ name, statusLine });
+      expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(answer.body).toEqual({
+        success: false,
+        error: { code, message: expect.any(String) },
+        version: 'v1',
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      });
+    }
+    // The server goes on answering.
+    expect((await request(t.server).get('/health/live')).status).toBe(200);
   });
 });

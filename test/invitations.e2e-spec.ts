@@ -107,6 +107,9 @@ describe('team invitations', () => {
       invitation: link.split('/').pop()!,
     });
     expect(registered.headers.location).toBe('/register/check-email');
+    expect(await visitor.textOf('/register/check-email')).toContain(
+      'Your invitation is kept: once the address is confirmed you join the team that invited you',
+    );
     expect(Object.keys(await rolesIn(t, team.id))).toHaveLength(1);
 
     const signedIn = await visitor.login(addressee);

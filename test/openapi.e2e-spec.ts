@@ -70,6 +70,40 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.paths['/api/v1/team'].get.responses)).toContain('404');
   });
 
+  it('should describe HEAD, the methods each path does not take (405 with Allow) and what node refuses, as the API answers them', async () => {
+    type Operation = {
+      operationId: string;
+      responses: Record<string, { $ref?: string; content?: unknown }>;
+    };
+    const paths = contract.document.paths as unknown as Record<string, Record<string, Operation>>;
+    const { responses } = contract.document.components as unknown as {
+      responses: Record<string, { headers: Record<string, unknown> }>;
+    };
+    expect(Object.keys(responses.MethodNotAllowed.headers)).toContain('Allow');
+    for (const [path, item] of Object.entries(paths)) {
+      expect(Object.keys(item).sort()).toEqual(['delete', 'get', 'head', 'patch', 'post', 'put']);
+      // HEAD answers as GET does, without a body.
+      expect(Object.keys(item.head.responses)).toEqual(Object.keys(item.get.responses));
+      expect(Object.values(item.head.responses).some((r) => r.content)).toBe(false);
+      const head = await request(t.server).head(path);
+      expect(item.head.responses[String(head.status)]).toBeDefined();
+      for (const method of ['post', 'put', 'patch', 'delete'] as const) {
+        expect(Object.keys(item[method].responses)).toEqual(['405']);
+        const res = await request(t.server)[method](path);
+        expect({ path, method, status: res.status, allow: res.headers.allow }).toEqual({
+          path,
+          method,
+          status: 405,
+          allow: 'GET, HEAD',
+        });
+      }
+      // Every operation that is not a refusal has a success, and node's refusals.
+      for (const op of [item.get, item.head]) {
+        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '431']));
+      }
+    }
+  });
+
   it('should name the server at the public URL, the license and a contact', async () => {
     const { info, servers } = contract.document;
     expect(servers).toEqual([{ url: 'http://localhost:3000', description: expect.any(String) }]);

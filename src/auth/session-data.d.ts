@@ -30,6 +30,8 @@ declare module 'express-session' {
     pendingAction?: import('./sudo-mode.js').PendingAction;
     /** The address this browser signed up with last, for the check-your-mail page. */
     signUpEmail?: string;
+    /** Whether that sign-up came from an invitation's link (its team is joined on confirmation), for the same page. */
+    signUpInvited?: boolean;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;
   }

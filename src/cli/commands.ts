@@ -13,6 +13,8 @@ import { PasswordResetService } from '../password-reset/password-reset.service.j
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { DEFAULT_DAYS } from '../tokens/token-expiry.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
 import { TokenExpiryReminders } from '../tokens/token-expiry-reminders.js';
 import { AuditService } from '../audit/audit.service.js';
 import { toExportLine } from '../security-log/audit.view.js';
@@ -141,8 +143,10 @@ export const COMMANDS: Record<string, Command> = {
       if (v.expires !== undefined && v['expires-in-days'] !== undefined) {
         throw new ValidationError({ expires: 'Give either --expires-in-days or --expires never.' });
       }
-      const days =
-        v.expires === 'never' ? undefined : (v['expires-in-days'] ?? String(DEFAULT_DAYS));
+      // The page's default: 30 days, or the most a deployment allows when that is less.
+      const most = app.get<Config>(CONFIG).tokens.maxLifetimeDays;
+      const fallback = String(Math.min(DEFAULT_DAYS, most ?? DEFAULT_DAYS));
+      const days = v.expires === 'never' ? undefined : (v['expires-in-days'] ?? fallback);
       const input = validateInput(CreateTokenDto, {
         name: v.name,
         abilities: v.abilities?.split(',').map((a) => a.trim()),

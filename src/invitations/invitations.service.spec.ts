@@ -85,6 +85,7 @@ function makeStore() {
       update: () => qb,
       set: (values: Partial<TeamInvitation>) => ((patch = values), qb),
       innerJoinAndSelect: () => qb,
+      leftJoinAndSelect: () => qb,
       orderBy: () => qb,
       where: (_sql: string, params: Record<string, unknown>) => {
         for (const param of Object.keys(params)) {
@@ -384,13 +385,14 @@ describe('InvitationsService', () => {
       const { invitation, token } = store.seed();
       clock.advance(60_000);
       await service.revoke(Actors.person(ADAM), APOLLO, invitation.id);
+      // The hash stays, so the link can say it was withdrawn.
       expect(store.rows.get(invitation.id)).toMatchObject({
         status: 'revoked',
-        tokenHash: null,
+        tokenHash: hashOf(token),
         respondedAt: new Date(NOW + 60_000),
       });
       await expect(service.acceptByToken(Actors.person(IVY), token)).rejects.toMatchObject({
-        code: 'link_unknown',
+        code: 'link_withdrawn',
       });
       expect(join).not.toHaveBeenCalled();
     });
@@ -431,12 +433,12 @@ describe('InvitationsService', () => {
       await expect(service.acceptByToken(actor, token)).resolves.toMatchObject({ id: APOLLO });
       expect(store.rows.get(invitation.id)).toMatchObject({
         status: 'accepted',
-        tokenHash: null,
+        tokenHash: hashOf(token),
         respondedAt: new Date(NOW),
       });
       expect(join).toHaveBeenCalledWith(store.manager, actor, APOLLO, 'admin');
       await expect(service.acceptByToken(actor, token)).rejects.toMatchObject({
-        code: 'link_unknown',
+        code: 'link_used',
       });
       expect(join).toHaveBeenCalledTimes(1);
     });
@@ -514,7 +516,10 @@ describe('InvitationsService', () => {
       await expect(service.acceptByToken(Actors.person(IVY), token)).rejects.toMatchObject({
         code: 'link_withdrawn',
       });
-      expect(store.rows.get(invitation.id)).toMatchObject({ status: 'revoked', tokenHash: null });
+      expect(store.rows.get(invitation.id)).toMatchObject({
+        status: 'revoked',
+        tokenHash: hashOf(token),
+      });
       expect(join).not.toHaveBeenCalled();
     });
 
@@ -523,7 +528,10 @@ describe('InvitationsService', () => {
       await expect(service.declineByToken(Actors.person(IVY), token)).resolves.toMatchObject({
         id: APOLLO,
       });
-      expect(store.rows.get(invitation.id)).toMatchObject({ status: 'declined', tokenHash: null });
+      expect(store.rows.get(invitation.id)).toMatchObject({
+        status: 'declined',
+        tokenHash: hashOf(token),
+      });
       await expect(service.declineById(Actors.person(IVY), invitation.id)).rejects.toMatchObject({
         code: 'link_used',
       });

@@ -1,7 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 
-export const REQUEST_ID_HEADER = 'X-Request-Id';
+import { REQUEST_ID_HEADER } from '../common/http/request-id-header.js';
+
+export { REQUEST_ID_HEADER };
 
 /** What a client or a proxy may pass on: a UUID, a ULID, a trace id; nothing that could forge a log line. */
 export const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;

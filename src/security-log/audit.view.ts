@@ -23,7 +23,7 @@ const REFUSALS: Record<string, string> = {
 const FACT_NAMES: Record<string, string> = {
   grace_minutes: 'old value kept working for (minutes)',
   codes_left: 'recovery codes left',
-  signed_in_from: 'signed in from',
+  signed_in_from: 'signed-in address',
   previous_name: 'previous name',
   previous_role: 'previous role',
   new_owner: 'new owner',

@@ -55,6 +55,7 @@ export class AuthController {
     await this.registration.register(actor, form);
     // For the next page to name, and to send a new link to; whatever the outcome.
     req.session.signUpEmail = form.email;
+    req.session.signUpInvited = form.invitation !== undefined;
   }
 
   @Get('register/check-email')
@@ -65,6 +66,7 @@ export class AuthController {
       title: 'Check your mail',
       verification: this.verification.required,
       email: req.session?.signUpEmail,
+      invited: req.session?.signUpInvited === true,
     };
   }
 

@@ -1,6 +1,7 @@
 import { StreamableFile, type NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, RequestHandler, Response } from 'express';
+import { answerClientError } from './client-error.js';
 import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
 
 /**
@@ -62,8 +63,11 @@ export class ExpressHttpAdapter extends ExpressAdapter {
     // Nest's server stays for HTTPS, and when Nest tracks its connections (it listens on it);
     // Tessera uses neither (TLS ends at the proxy), and would lose only the speed-up. Otherwise
     // the server Nest made is replaced before anything listens on it.
-    if (options.httpsOptions || options.forceCloseConnections) return;
-    this.httpServer = createServer(prototypedClasses(this.getInstance()), this.getInstance());
+    if (!options.httpsOptions && !options.forceCloseConnections) {
+      this.httpServer = createServer(prototypedClasses(this.getInstance()), this.getInstance());
+    }
+    // What node's parser refuses is answered in the envelope too (client-error.ts).
+    this.httpServer.on('clientError', answerClientError);
   }
 }
 

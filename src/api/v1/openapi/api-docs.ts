@@ -10,6 +10,7 @@ import type { Assets } from '../../../common/web/assets.js';
 import type { Config } from '../../../config/config.js';
 import { CONFIG } from '../../../config/config.module.js';
 import { ApiV1Module } from '../api-v1.module.js';
+import { describeEveryMethod } from './every-method.js';
 import { BEARER_SCHEME } from './api-endpoint.decorator.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -55,6 +56,7 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
     // described here fails the contract test.
     if ('properties' in schema) schema.additionalProperties = false;
   }
+  describeEveryMethod(document);
   return document;
 }
 

@@ -23,7 +23,7 @@ import { ErrorEnvelope } from './schemas.js';
 export const BEARER_SCHEME = 'bearer';
 
 /** On every answer of the API. */
-const ALWAYS: HeadersObject = {
+export const ALWAYS: HeadersObject = {
   [REQUEST_ID_HEADER]: {
     description:
       "The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line.",
