@@ -116,6 +116,9 @@ describe('team invitations', () => {
     expect(signedIn.headers.location).toBe('/dashboard');
     expect(Object.keys(await rolesIn(t, team.id))).toHaveLength(1);
     await visitor.confirmEmail(addressee);
+    expect(await visitor.textOf('/settings/api-tokens')).toContain(
+      `Your email address is confirmed. You can create API tokens now. You joined ${team.name} through your invitation.`,
+    );
     const members = await rolesIn(t, team.id);
     expect(Object.values(members).sort()).toEqual(['member', 'owner']);
     expect((await invitations().findOneByOrFail({ teamId: team.id })).status).toBe('accepted');

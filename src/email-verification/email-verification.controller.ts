@@ -64,7 +64,11 @@ export class EmailVerificationController {
     @Param('token') token: string,
     @Session() session: SessionData,
   ): Promise<void> {
-    await this.verification.confirm(actor, token);
-    flash(session, { notice: 'Your email address is confirmed. You can create API tokens now.' });
+    const { joined } = await this.verification.confirm(actor, token);
+    const teams =
+      joined.length > 0 ? ` You joined ${joined.join(', ')} through your invitation.` : '';
+    flash(session, {
+      notice: `Your email address is confirmed. You can create API tokens now.${teams}`,
+    });
   }
 }

@@ -18,8 +18,11 @@ import { AuditLog } from '../audit/audit-log.js';
 
 declare module '../events/events.js' {
   interface DomainEvents {
-    /** A person confirmed their address from the link mailed to it. */
-    'address.confirmed': { actor: Actor };
+    /**
+     * A person confirmed their address from the link mailed to it. `joined`: the teams the
+     * confirmation made them join (subscribers add to it), for the page to say so.
+     */
+    'address.confirmed': { actor: Actor; joined: string[] };
   }
 }
 
@@ -110,24 +113,28 @@ export class EmailVerificationService {
    * and once (of two confirmations at once, one wins). A link used already is fine when the
    * address is confirmed.
    */
-  async confirm(actor: Actor, token: string): Promise<void> {
+  /** Returns the names of the teams the confirmation joined (a claimed invitation's). */
+  async confirm(actor: Actor, token: string): Promise<{ joined: string[] }> {
     const userId = accountOf(actor);
+    const joined: string[] = [];
     const outcome = await this.transactions.run(async (m) => {
       const checked = await this.tokens.check(token, 'verify_email', m);
       if (checked.token && checked.token.userId !== userId) return 'unknown' as const;
       const used = await this.tokens.use(m, token, 'verify_email');
       if (used.ok) {
         await this.users.markEmailVerified(m, userId, this.clock.now());
-        await this.events.publish(m, 'address.confirmed', { actor });
+        await this.events.publish(m, 'address.confirmed', { actor, joined });
         this.audit.recordAfterCommit(m, actor, { event: 'account.email_confirmed' });
         return undefined;
       }
       return used.problem;
     });
-    if (!outcome) return;
+    if (!outcome) return { joined };
     // Used by a confirmation a moment ago (another tab, say): read outside that transaction, whose
     // snapshot on MySQL may predate the other's commit.
-    if (outcome === 'used' && (await this.users.findById(userId))?.emailVerifiedAt) return;
+    if (outcome === 'used' && (await this.users.findById(userId))?.emailVerifiedAt) {
+      return { joined: [] };
+    }
     throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
   }
 

@@ -39,6 +39,14 @@ const APOLLO = 100;
 const PERSONAL = 201;
 
 const apollo = { id: APOLLO, name: 'Apollo', slug: 'apollo', ownerId: OLIVIA, personal: false };
+/** Teams other invitations of a test are for. */
+const others = [300, 301].map((id) => ({
+  id,
+  name: `Team ${id}`,
+  slug: `team-${id}`,
+  ownerId: MALLORY,
+  personal: false,
+}));
 const personal = {
   id: PERSONAL,
   name: "Olivia's Team",
@@ -133,7 +141,7 @@ function makeStore() {
   };
   const teamRepo = {
     findOneByOrFail: jest.fn(async ({ id }: { id: number }) => {
-      const team = [apollo, personal].find((t) => t.id === id);
+      const team = [apollo, personal, ...others].find((t) => t.id === id);
       if (!team) throw new Error('EntityNotFound');
       return { ...team } as Team;
     }),
@@ -585,9 +593,12 @@ describe('InvitationsService', () => {
       expect(store.rows.get(invitation.id)).toMatchObject({ claimedById: IVY, status: 'pending' });
       expect(join).not.toHaveBeenCalled();
 
-      await service.acceptClaimed({ actor }, store.manager);
+      const joined: string[] = [];
+      await service.acceptClaimed({ actor, joined }, store.manager);
       expect(statusOf(invitation.id)).toBe('accepted');
       expect(join).toHaveBeenCalledWith(store.manager, actor, APOLLO, 'member');
+      // Named for the confirmation's page.
+      expect(joined).toEqual(['Apollo']);
     });
 
     it('should join at once on registering when addresses need no confirmation', async () => {
@@ -617,7 +628,9 @@ describe('InvitationsService', () => {
       const good = store.seed({ teamId: 301, claimedById: IVY, invitedById: MALLORY }).invitation;
       store.managers.add(`301:${MALLORY}`);
       const actor = Actors.person(IVY);
-      await service.acceptClaimed({ actor }, store.manager);
+      const joined: string[] = [];
+      await service.acceptClaimed({ actor, joined }, store.manager);
+      expect(joined).toEqual(['Team 301']);
       expect(statusOf(expired.id)).toBe('pending');
       expect(statusOf(orphan.id)).toBe('revoked');
       expect(statusOf(good.id)).toBe('accepted');

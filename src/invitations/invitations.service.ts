@@ -245,11 +245,14 @@ export class InvitationsService {
       return;
     await this.repo(manager).update({ id: invitation.id }, { claimedById: user.id });
     // Without e-mail confirmation there is nothing more to wait for.
-    if (!this.verification.required) await this.acceptClaimed({ actor }, manager);
+    if (!this.verification.required) await this.acceptClaimed({ actor, joined: [] }, manager);
   }
 
   @OnEvent('address.confirmed')
-  async acceptClaimed({ actor }: { actor: Actor }, manager: EntityManager): Promise<void> {
+  async acceptClaimed(
+    { actor, joined }: { actor: Actor; joined: string[] },
+    manager: EntityManager,
+  ): Promise<void> {
     const userId = accountOf(actor);
     const user = await this.users.findById(userId, manager);
     const claimed = await this.repo(manager).findBy({ claimedById: userId, status: 'pending' });
@@ -258,6 +261,7 @@ export class InvitationsService {
         continue;
       if ((await this.markAccepted(manager, invitation.id)) !== true) continue;
       await this.teams.join(manager, actor, invitation.teamId, invitation.role);
+      joined.push((await this.teamOf(manager, invitation)).name);
     }
   }
 
