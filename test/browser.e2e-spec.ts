@@ -788,7 +788,7 @@ describe('in a real browser', () => {
     await page.getByLabel('auth-bearer-value').fill(plaintext);
     await page.getByRole('button', { name: 'Apply credentials' }).click();
     await page.locator('.modal-ux button.btn-done').click();
-    await page.locator('.opblock-summary', { hasText: '/api/v1/user/profile' }).click();
+    await page.locator('.opblock-summary-get', { hasText: '/api/v1/user/profile' }).click();
     await page.getByRole('button', { name: 'Try it out' }).click();
     await page.getByRole('button', { name: 'Execute' }).click();
     const body = page

@@ -1,15 +1,8 @@
 /** The text a person reads on a page: tags dropped, entities decoded, white space folded. */
 export function visibleText(html: string): string {
-  return html
-    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&#x27;|&#39;/g, "'")
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&#x3D;/g, '=')
-    .replace(/&#x60;/g, '`')
-    .replace(/&amp;/g, '&')
+  return attributeText(
+    html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]+>/g, ' '),
+  )
     .replace(/\s+/g, ' ')
     .trim();
 }
@@ -56,7 +49,7 @@ export function assetUrl(html: string, file: string): string {
   return match[1];
 }
 
-/** Text of an attribute as the browser reads it (entities decoded). */
+/** Text as the browser reads it: the entities Handlebars writes, decoded. */
 function attributeText(value: string): string {
   return value
     .replace(/&#x27;|&#39;/g, "'")
