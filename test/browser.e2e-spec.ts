@@ -171,6 +171,10 @@ describe('in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Confirm my address' }).waitFor();
     await check('confirm your email address');
+    await page.goto('/settings/security');
+    await page.getByText('Confirm your email address first.').waitFor();
+    await check('security, address not confirmed yet');
+    await page.goto(confirmationLink);
     await page.getByRole('button', { name: 'Confirm my address' }).click();
     await page.waitForURL('**/settings/api-tokens');
     await page.goto(confirmationLink);
@@ -534,6 +538,7 @@ describe('in a real browser', () => {
     const usage = page.getByRole('table', { name: /requests in the last 30 days/ });
     expect(await usage.isVisible()).toBe(false);
     await page.screenshot({ path: join(shots, 'api-token.png'), fullPage: true });
+    expect(await accessibilityProblems(page, 'a token with its usage chart')).toEqual([]);
     await page.getByText('The numbers, day by day').click();
     expect(await usage.getByRole('row').nth(1).textContent()).toMatch(/\d{4}-\d\d-\d\d\s*3/);
 

@@ -191,6 +191,21 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       expect((await api(plaintext)).status).toBe(200);
     });
 
+    it('should not contradict a recent use while its counts are not written yet', async () => {
+      const person = await signedInPerson(t);
+      const { token } = await createToken(t.app, person.user);
+      // Used a moment ago; the minute's usage (addresses, daily counts) not written yet.
+      await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .update({ id: token.id }, { lastUsedAt: clock.now() });
+      const text = visibleText((await page(person, `${LIST}/${token.id}`)).text);
+      expect(text).toMatch(/Last used (just now|1 minute ago)/);
+      expect(text).not.toContain('No use recorded yet');
+      expect(text).not.toContain('No requests in the last 30 days');
+      expect(text).toContain('they show here within a minute of its first use');
+      expect(text).toContain('so the first shows here within a minute');
+    });
+
     it("should not say a revoked token's old value still works", async () => {
       const person = await signedInPerson(t);
       const { plaintext: old, token } = await createToken(t.app, person.user, { name: 'Gone' });
