@@ -10,16 +10,20 @@ type Root = {
 
 const MINUTE_MS = 60_000;
 
+const inWords = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
+
 /** How long ago (or how soon) `at` is from `now`, in the words people use. */
 export function relativeTime(at: number, now: number): string {
   const ms = Math.abs(now - at);
-  const past = at <= now;
-  const words = (n: number, unit: string) =>
-    past ? `${n} ${unit}${n === 1 ? '' : 's'} ago` : `in ${n} ${unit}${n === 1 ? '' : 's'}`;
-  if (ms < 45_000) return past ? 'just now' : 'in under a minute';
-  if (ms < 90 * MINUTE_MS) return words(Math.max(1, Math.round(ms / MINUTE_MS)), 'minute');
-  if (ms < 36 * 60 * MINUTE_MS) return words(Math.round(ms / (60 * MINUTE_MS)), 'hour');
-  if (ms < 45 * 24 * 60 * MINUTE_MS) return words(Math.round(ms / (24 * 60 * MINUTE_MS)), 'day');
+  const sign = at <= now ? -1 : 1;
+  if (ms < 45_000) return sign < 0 ? 'just now' : 'in under a minute';
+  if (ms < 90 * MINUTE_MS)
+    return inWords.format(sign * Math.max(1, Math.round(ms / MINUTE_MS)), 'minute');
+  if (ms < 36 * 60 * MINUTE_MS)
+    return inWords.format(sign * Math.round(ms / (60 * MINUTE_MS)), 'hour');
+  if (ms < 45 * 24 * 60 * MINUTE_MS) {
+    return inWords.format(sign * Math.round(ms / (24 * 60 * MINUTE_MS)), 'day');
+  }
   return `on ${new Date(at).toISOString().slice(0, 10)}`;
 }
 
