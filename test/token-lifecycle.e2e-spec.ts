@@ -109,7 +109,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       const res = await regenerate(person, token.id, { grace_minutes: '10' });
       const value = newTokenValueIn(res.text);
       expect(visibleText(res.text)).toMatch(/The old value keeps working until \d{4}-\d\d-\d\d/);
-      const graceEnd = (await row(token.id)).previousValidUntil!.getTime() - Date.now();
+      const graceEnd = (await row(token.id)).previousValidUntil!.getTime() - clock.nowMs();
       expect(graceEnd).toBeGreaterThan(9 * 60_000);
       expect(graceEnd).toBeLessThanOrEqual(10 * 60_000);
 
@@ -126,7 +126,10 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       );
 
       // The grace period ends: move its end into the past rather than wait.
-      await tokens().update({ id: token.id }, { previousValidUntil: new Date(Date.now() - 1000) });
+      await tokens().update(
+        { id: token.id },
+        { previousValidUntil: new Date(clock.nowMs() - 1000) },
+      );
       const refused = await api(old);
       expect(refused.status).toBe(401);
       expect(refused.body.error).toEqual({
@@ -313,7 +316,10 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     const revoked = await createToken(t.app, person.user, { name: 'Was revoked' });
     const expired = await createToken(t.app, person.user, { name: 'Ran out', expiresInDays: 1 });
     await person.client.submit(LIST, `${LIST}/${revoked.token.id}/revoke`);
-    await tokens().update({ id: expired.token.id }, { expiresAt: new Date(Date.now() - 60_000) });
+    await tokens().update(
+      { id: expired.token.id },
+      { expiresAt: new Date(clock.nowMs() - 60_000) },
+    );
 
     const html = (await page(person, LIST)).text;
     const [current, history] = html.slice(html.indexOf('Your tokens')).split('Revoked and expired');
