@@ -13,6 +13,7 @@ import { RecoveryCode } from './two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from './two-factor/two-factor-credential.entity.js';
 import { TokenAddress } from './tokens/token-address.entity.js';
 import { TokenDailyUsage } from './tokens/token-daily-usage.entity.js';
+import { TokenPin } from './tokens/token-pin.entity.js';
 import { User } from './users/user.entity.js';
 
 export const ENTITIES = [
@@ -22,6 +23,7 @@ export const ENTITIES = [
   PersonalAccessToken,
   TokenDailyUsage,
   TokenAddress,
+  TokenPin,
   Session,
   TwoFactorCredential,
   RecoveryCode,

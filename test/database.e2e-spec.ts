@@ -17,6 +17,7 @@ const TABLES = [
   'mail_outbox',
   'personal_access_token_addresses',
   'personal_access_token_daily_usage',
+  'personal_access_token_pins',
   'personal_access_tokens',
   'sessions',
   'team_members',
@@ -201,6 +202,8 @@ describe('database schema', () => {
     await ds.query(
       `INSERT INTO audit_events (occurred_at, event, actor_kind, user_id) VALUES ('2026-11-01 00:00:00', 'token.created', 'user', 1)`,
     );
+    // The team governance migration first, then the security log's.
+    await ds.undoLastMigration({ transaction: 'each' });
     await ds.undoLastMigration({ transaction: 'each' });
 
     const runner = ds.createQueryRunner();
@@ -216,6 +219,37 @@ describe('database schema', () => {
     expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'kept' }]);
     const [usage] = await ds.query('SELECT requests FROM personal_access_token_daily_usage');
     expect(Number(usage.requests)).toBe(3);
+    expect(await runMigrations(ds)).toHaveLength(2);
+  });
+
+  it("should undo the team governance migration in place, keeping teams, members and tokens", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);
+    await ds.query(
+      `INSERT INTO teams (name, slug, owner_id, require_two_factor, token_max_lifetime_days) VALUES ('Acme', 'acme', 1, 1, 90)`,
+    );
+    await ds.query(`INSERT INTO team_members (team_id, user_id, role) VALUES (1, 1, 'owner')`);
+    await ds.query(
+      `INSERT INTO personal_access_tokens (user_id, name, token_hash, last_four, abilities)
+       VALUES (1, 'pinned', '${'d'.repeat(64)}', 'dddd', 'user:read')`,
+    );
+    await ds.query(`INSERT INTO personal_access_token_pins (token_id, team_id) VALUES (1, 1)`);
+    await ds.undoLastMigration({ transaction: 'each' });
+
+    const runner = ds.createQueryRunner();
+    try {
+      const table = (await runner.getTable('teams'))!;
+      expect(table.columns.map((c) => c.name)).not.toContain('require_two_factor');
+      expect(table.columns.map((c) => c.name)).not.toContain('token_max_lifetime_days');
+    } finally {
+      await runner.release();
+    }
+    expect(await tableNames(ds)).not.toContain('personal_access_token_pins');
+    // Dropping the columns copied no table: the members and tokens that refer to it remain.
+    expect(await ds.query('SELECT name FROM teams')).toEqual([{ name: 'Acme' }]);
+    expect(await ds.query('SELECT role FROM team_members')).toEqual([{ role: 'owner' }]);
+    expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'pinned' }]);
     expect(await runMigrations(ds)).toHaveLength(1);
   });
 

@@ -34,6 +34,14 @@ export class Team {
   @Column({ name: 'personal', type: 'boolean', default: false })
   personal!: boolean;
 
+  /** Members' tokens are refused in this team until their person turns two-factor sign-in on. */
+  @Column({ name: 'require_two_factor', type: 'boolean', default: false })
+  requireTwoFactor!: boolean;
+
+  /** Tokens living longer than this (from creation or last regeneration) are refused here. */
+  @Column({ name: 'token_max_lifetime_days', type: 'integer', nullable: true })
+  tokenMaxLifetimeDays!: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
   createdAt!: Date;
 

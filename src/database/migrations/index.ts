@@ -7,6 +7,7 @@ import { TeamInvitations1764633600000 } from './1764633600000-team-invitations.j
 import { TokenLifecycle1764720000000 } from './1764720000000-token-lifecycle.js';
 import { AccountSettings1764806400000 } from './1764806400000-account-settings.js';
 import { AuditLog1764892800000 } from './1764892800000-audit-log.js';
+import { TeamGovernance1764979200000 } from './1764979200000-team-governance.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   TokenLifecycle1764720000000,
   AccountSettings1764806400000,
   AuditLog1764892800000,
+  TeamGovernance1764979200000,
 ];
