@@ -95,6 +95,9 @@ describe('API v1', () => {
         created_at: token.createdAt.toISOString(),
         expires_at: token.expiresAt!.toISOString(),
         last_used_at: null,
+        binding: 'current',
+        team: { id: user.currentTeamId, name: "Ada's Team", slug: expect.any(String) },
+        team_refusal: null,
       });
       expect(t.queries.queries.filter((q) => /^\s*SELECT/i.test(q))).toHaveLength(1);
       expect(JSON.stringify(res.body)).not.toContain(plaintext.slice(4));

@@ -43,6 +43,7 @@ export const AUDIT_EVENTS = {
   'team.member_left': 'Member left',
   'team.role_changed': 'Role changed',
   'team.ownership_transferred': 'Ownership transferred',
+  'team.policy_changed': 'Team policy changed',
 } as const;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

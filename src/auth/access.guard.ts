@@ -8,6 +8,7 @@ import {
   SignInRequiredError,
 } from './auth.errors.js';
 import { AUTH_POLICY, type AuthPolicy } from '../common/auth-policy.decorator.js';
+import type { DomainError } from '../common/errors/domain.error.js';
 
 export class MissingAuthPolicyError extends Error {}
 
@@ -47,7 +48,7 @@ export class AccessGuard implements CanActivate {
         if (request.currentUser) throw new AlreadySignedInError();
         return true;
       case 'bearer':
-        return this.checkBearer(request, policy.ability);
+        return this.checkBearer(request, policy.ability, policy.actsInTeam !== false);
     }
   }
 
@@ -64,11 +65,18 @@ export class AccessGuard implements CanActivate {
 
   /**
    * The token the API's middleware accepted (it answers a refusal itself), with the route's
-   * ability; each outcome counted.
+   * ability, and for a route acting in the token's team, that team's refusal of the token (its
+   * policy, or a pinned team left), which the middleware found in the same query; each outcome
+   * counted.
    */
-  private checkBearer(request: Request, ability: string | undefined): true {
-    const principal = request.user as { abilities: readonly string[] } | undefined;
+  private checkBearer(request: Request, ability: string | undefined, actsInTeam: boolean): true {
+    const principal = request.user as
+      { abilities: readonly string[]; teamRefusal?: DomainError | null } | undefined;
     if (!principal) throw new Error('A bearer route outside the API: nothing read its token');
+    if (actsInTeam && principal.teamRefusal) {
+      this.metrics?.authentication(principal.teamRefusal.code);
+      throw principal.teamRefusal;
+    }
     if (ability && !principal.abilities.includes(ability)) {
       const refusal = new InsufficientScopeError(ability);
       this.metrics?.authentication(refusal.code);

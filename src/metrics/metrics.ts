@@ -21,6 +21,9 @@ const AUTH_OUTCOMES = [
   'token_revoked',
   'token_expired',
   'insufficient_scope',
+  'two_factor_required',
+  'token_lifetime_exceeds_policy',
+  'team_access_lost',
   'rate_limited',
   'error',
 ] as const;

@@ -17,6 +17,9 @@ const REFUSALS: Record<string, string> = {
   token_expired: 'it had expired',
   invalid_token: 'the value was not valid',
   insufficient_scope: 'it lacks the ability the request needs',
+  two_factor_required: 'its team requires two-factor sign-in',
+  token_lifetime_exceeds_policy: "it lives longer than its team's policy allows",
+  team_access_lost: 'it is pinned to a team its person left',
 };
 
 /** Names of the detail's facts, as the log says them. */
@@ -28,12 +31,19 @@ const FACT_NAMES: Record<string, string> = {
   previous_role: 'previous role',
   new_owner: 'new owner',
   added_by: 'added by',
+  by_team: 'revoked by the team',
+  pinned_to: 'pinned to',
+  require_two_factor: 'two-factor sign-in required',
+  token_max_lifetime_days: 'maximum token lifetime (days)',
+  previous_require_two_factor: 'two-factor sign-in required before',
+  previous_token_max_lifetime_days: 'maximum token lifetime before (days)',
 };
 
 function factValue(key: string, value: unknown): string {
   if (key === 'reason' && typeof value === 'string')
     return REFUSALS[value] ?? value.replaceAll('_', ' ');
   if (key === 'added_by' && value === 'operator') return 'an operator (command line)';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (Array.isArray(value)) return value.join(', ');
   // Times as every page writes them.
   if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(value)) {

@@ -2,10 +2,14 @@ import { Module } from '@nestjs/common';
 import { InvitationsModule } from '../invitations/invitations.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { TeamPageController } from './team-page.controller.js';
+import { TokensModule } from '../tokens/tokens.module.js';
+import { TeamTokensController } from './team-tokens.controller.js';
+import { TeamTokensService } from './team-tokens.service.js';
 
-/** A page that combines two features, above both of them. */
+/** Pages that combine features (teams with invitations, teams with tokens), above them. */
 @Module({
-  imports: [TeamsModule, InvitationsModule],
-  controllers: [TeamPageController],
+  imports: [TeamsModule, InvitationsModule, TokensModule],
+  controllers: [TeamPageController, TeamTokensController],
+  providers: [TeamTokensService],
 })
 export class TeamPageModule {}

@@ -26,6 +26,10 @@ const NOTICES = {
     subject: `You handed ${team} over`,
     line: `The team ${team} has a new owner; you are now one of its admins.`,
   }),
+  'two-factor-required': (team: string) => ({
+    subject: `${team} requires two-factor sign-in`,
+    line: `The team ${team} now requires two-factor sign-in. Until you turn it on, the API refuses your tokens while they act in ${team}, and the pages remind you. Turn it on in Account Settings, under Security.`,
+  }),
   'transferred-to': (team: string) => ({
     subject: `You now own ${team}`,
     line: `The team ${team} was handed over to you: you are its owner now.`,

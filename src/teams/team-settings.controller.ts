@@ -9,7 +9,7 @@ import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../auth/sudo-mode.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
-import { ChangeRoleForm, TransferTeamForm } from './dto/teams.forms.js';
+import { ChangeRoleForm, TeamPolicyForm, TransferTeamForm } from './dto/teams.forms.js';
 import { TeamsService } from './teams.service.js';
 
 /**
@@ -64,6 +64,27 @@ export class TeamSettingsController {
   ): Promise<{ url: string }> {
     const owner = await this.teams.transfer(actor, id, form.user_id);
     flash(session, { notice: `${owner.name} now owns the team; you are an admin.` });
+    return { url: `/teams/${id}` };
+  }
+
+  /** The owner's policy for the team; sudo mode. */
+  @Post(':id/policy')
+  @FormPage('/teams/:id')
+  @RequireRecentPassword("Change the team's policy")
+  @Redirect(undefined, 303)
+  async policy(
+    @CurrentActor() actor: Actor,
+    @IdParam() id: number,
+    @Form() form: TeamPolicyForm,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    const team = await this.teams.setPolicy(actor, id, {
+      requireTwoFactor: form.require_two_factor === 'on',
+      tokenMaxLifetimeDays: form.token_max_lifetime_days,
+    });
+    flash(session, {
+      notice: `The policy of ${team.name} was saved. It applies to the next API request of every token acting in the team.`,
+    });
     return { url: `/teams/${id}` };
   }
 

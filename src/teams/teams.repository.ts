@@ -6,6 +6,7 @@ import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
 import { User } from '../users/user.entity.js';
 import { Team } from './team.entity.js';
+import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
 
 const SLUG_ATTEMPTS = 5;
 
@@ -221,6 +222,34 @@ export class TeamsRepository {
   }
 
   /** Takes the team's row lock for the rest of the transaction (MySQL/MariaDB). */
+  /** Sets the team's policy. */
+  async setPolicy(
+    manager: EntityManager,
+    teamId: number,
+    policy: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays'>,
+  ): Promise<void> {
+    await manager.getRepository(Team).update({ id: teamId }, policy);
+  }
+
+  /** Whether the person has two-factor sign-in on. */
+  hasTwoFactor(userId: number, manager: EntityManager = this.manager): Promise<boolean> {
+    return manager.getRepository(TwoFactorCredential).exists({ where: { userId } });
+  }
+
+  /** The ids of the team's members who have not turned two-factor sign-in on. */
+  async findMembersWithoutTwoFactor(manager: EntityManager, teamId: number): Promise<number[]> {
+    const rows = await manager
+      .getRepository(TeamMember)
+      .createQueryBuilder('m')
+      .leftJoin(TwoFactorCredential, 'tf', 'tf.user_id = m.user_id')
+      .select('m.user_id', 'userId')
+      .where('m.team_id = :teamId', { teamId })
+      .andWhere('tf.user_id IS NULL')
+      .orderBy('m.user_id')
+      .getRawMany<{ userId: number | string }>();
+    return rows.map((r) => Number(r.userId));
+  }
+
   async lockForUpdate(manager: EntityManager, teamId: number): Promise<Team | null> {
     const sqlite = manager.connection.options.type === 'better-sqlite3';
     return manager.getRepository(Team).findOne({

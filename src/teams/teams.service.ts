@@ -48,7 +48,7 @@ export interface TeamDetails {
  * members and change members' roles; members do neither. Only the owner acts on an admin, so an
  * admin cannot remove another in two steps (a change to member, then a removal).
  */
-function mayManage(actorRole: TeamRole, targetRole: TeamRole): boolean {
+export function mayManage(actorRole: TeamRole, targetRole: TeamRole): boolean {
   return (
     targetRole !== 'owner' &&
     (actorRole === 'owner' || (actorRole === 'admin' && targetRole === 'member'))
@@ -110,6 +110,11 @@ export class TeamsService {
 
   async getCurrentTeam(actor: Actor): Promise<Team | null> {
     return this.teams.findCurrentOf(accountOf(actor));
+  }
+
+  /** Whether the person has two-factor sign-in on (the pages' reminder of a team's policy). */
+  hasTwoFactor(actor: Actor): Promise<boolean> {
+    return this.teams.hasTwoFactor(accountOf(actor));
   }
 
   /** The person's teams with their role in each, by name. */
@@ -284,6 +289,66 @@ export class TeamsService {
       });
     });
     return (await this.users.findById(newOwnerId))!;
+  }
+
+  /**
+   * The owner sets the team's policy: two-factor sign-in required of every member whose
+   * tokens act in it, and a maximum token lifetime. Requiring two-factor sign-in needs the
+   * owner's own on; turning it on mails every member without it. Takes effect on the very
+   * next API request (the policy is read with each token).
+   */
+  async setPolicy(
+    actor: Actor,
+    teamId: number,
+    policy: { requireTwoFactor: boolean; tokenMaxLifetimeDays: number | null },
+  ): Promise<Team> {
+    const ownerId = accountOf(actor);
+    const { team, role } = await this.getMembership(ownerId, teamId);
+    if (role !== 'owner') throw new OwnerOnlyError("change the team's policy");
+    if (policy.requireTwoFactor && !(await this.teams.hasTwoFactor(ownerId))) {
+      throw new ValidationError({
+        require_two_factor:
+          'Turn on two-factor sign-in for yourself first (Account Settings, Security): the team would refuse your own tokens.',
+      });
+    }
+    return this.transactions.run(async (m) => {
+      const locked = await this.teams.lockForUpdate(m, team.id);
+      if (locked?.ownerId !== ownerId) throw new OwnerOnlyError("change the team's policy");
+      await this.teams.setPolicy(m, team.id, policy);
+      const changed =
+        Boolean(locked.requireTwoFactor) !== policy.requireTwoFactor ||
+        locked.tokenMaxLifetimeDays !== policy.tokenMaxLifetimeDays;
+      if (policy.requireTwoFactor && !locked.requireTwoFactor) {
+        for (const userId of await this.teams.findMembersWithoutTwoFactor(m, team.id)) {
+          await this.notices.send(m, userId, 'two-factor-required', team);
+        }
+      }
+      if (changed) {
+        this.audit.recordAfterCommit(m, actor, {
+          event: 'team.policy_changed',
+          teamId: team.id,
+          target: { type: 'team', id: team.id },
+          detail: {
+            team: team.name,
+            require_two_factor: policy.requireTwoFactor,
+            token_max_lifetime_days: policy.tokenMaxLifetimeDays,
+            previous_require_two_factor: Boolean(locked.requireTwoFactor),
+            previous_token_max_lifetime_days: locked.tokenMaxLifetimeDays,
+          },
+        });
+      }
+      return Object.assign(locked, policy);
+    });
+  }
+
+  /**
+   * The team and the person's role in it, when they may see its token inventory (owners and
+   * admins); a member is refused (403), anyone else finds no team (404).
+   */
+  async getForManager(actor: Actor, teamId: number): Promise<{ team: Team; role: TeamRole }> {
+    const membership = await this.getMembership(accountOf(actor), teamId);
+    if (membership.role === 'member') throw new NotTeamManagerError();
+    return membership;
   }
 
   /** A member other than the owner leaves; their current team, if it was this, becomes their own. */

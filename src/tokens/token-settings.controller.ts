@@ -9,7 +9,12 @@ import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../auth/sudo-mode.js';
-import { MAX_GRACE_MINUTES, RegenerateTokenForm, UpdateTokenForm } from './dto/tokens.forms.js';
+import {
+  lifetimeDaysOf,
+  MAX_GRACE_MINUTES,
+  RegenerateTokenForm,
+  UpdateTokenForm,
+} from './dto/tokens.forms.js';
 import { TokenDetailsService } from './token-details.service.js';
 import { TokensService } from './tokens.service.js';
 
@@ -59,15 +64,25 @@ export class TokenSettingsController {
     @Form() form: RegenerateTokenForm,
   ): Promise<object> {
     const version = form.version === undefined ? undefined : Number(form.version);
-    const { plaintext } = await this.tokens.regenerate(actor, id, form.grace_minutes, version);
+    const { plaintext } = await this.tokens.regenerate(
+      actor,
+      id,
+      form.grace_minutes,
+      version,
+      lifetimeDaysOf(form.lifetime),
+    );
     return this.page(actor, id, plaintext);
   }
 
   private async page(actor: Actor, id: number, newValue?: string): Promise<object> {
-    const details = await this.details.get(actor, id);
+    const [details, lifetimes] = await Promise.all([
+      this.details.get(actor, id),
+      this.tokens.lifetimeChoices(actor, id),
+    ]);
     return {
       title: details.token.name,
       ...details,
+      lifetimes,
       newValue,
       tokenPath: `/settings/api-tokens/${id}`,
       allAbilities: ABILITIES,

@@ -1,6 +1,7 @@
 import type { Ability } from './abilities.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
 import { TOKEN_PREFIX } from './token-format.js';
+import { toTeamSummary, type TeamSummary } from '../teams/team.view.js';
 
 /** A token that works, or why it no longer does. */
 export type TokenStatus = 'active' | 'expired' | 'revoked';
@@ -60,6 +61,9 @@ export interface TokenInfo {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  binding: 'current' | 'pinned';
+  team: TeamSummary | null;
+  team_refusal: string | null;
 }
 
 export function toTokenInfo(token: {
@@ -69,6 +73,9 @@ export function toTokenInfo(token: {
   createdAt: Date;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
+  binding: 'current' | 'pinned';
+  team: TeamSummary | null;
+  teamRefusal: { code: string } | null;
 }): TokenInfo {
   return {
     id: token.tokenId,
@@ -77,5 +84,8 @@ export function toTokenInfo(token: {
     created_at: token.createdAt.toISOString(),
     expires_at: token.expiresAt?.toISOString() ?? null,
     last_used_at: token.lastUsedAt?.toISOString() ?? null,
+    binding: token.binding,
+    team: token.team && toTeamSummary(token.team),
+    team_refusal: token.teamRefusal?.code ?? null,
   };
 }

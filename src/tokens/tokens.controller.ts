@@ -70,7 +70,10 @@ export class TokensController {
     user: User,
     newToken?: { id: number; name: string; plaintext: string },
   ): Promise<object> {
-    const { active, history } = await this.tokens.list(actor);
+    const [{ active, history }, teams] = await Promise.all([
+      this.tokens.list(actor),
+      this.tokens.teamChoices(actor),
+    ]);
     return {
       title: 'API Tokens',
       tokens: active,
@@ -78,6 +81,14 @@ export class TokensController {
       newToken,
       abilities: ABILITIES.map((name) => ({ name, description: ABILITY_DESCRIPTIONS[name] })),
       expiry: this.tokens.expiryOptions(),
+      // Where a new token may act: the current team (following it), or pinned to one team.
+      teams: teams.map((t) => ({
+        // As the form sends it back, to select it again on a refused form.
+        id: String(t.id),
+        name: t.name,
+        maxDays: t.policy.tokenMaxLifetimeDays,
+        requireTwoFactor: t.policy.requireTwoFactor,
+      })),
       // Until the address is confirmed the page says why no token can be made, and offers a link.
       verificationPending: this.verification.isPending(user),
     };

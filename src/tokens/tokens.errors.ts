@@ -1,5 +1,6 @@
 import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
 import { BEARER_REALM } from '../auth/auth.errors.js';
+import type { TeamRefusalCode } from './team-policy.js';
 
 export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
 
@@ -68,5 +69,27 @@ export class TokenChangedError extends ConflictError {
       'token_changed',
       'The token was regenerated at the same moment elsewhere; look at it again before retrying.',
     );
+  }
+}
+
+const TEAM_REFUSALS: Record<TeamRefusalCode, string> = {
+  team_access_lost:
+    'The token is pinned to a team its person is no longer a member of, or that was deleted.',
+  two_factor_required:
+    "The token's team requires two-factor sign-in, which the token's person has not turned on.",
+  token_lifetime_exceeds_policy:
+    "The token lives longer than its team's policy allows; regenerate it with a shorter lifetime.",
+};
+
+/**
+ * A good token that the team it acts in refuses (its policy, or a pinned team its person left):
+ * 403, with an RFC 6750 challenge as for a missing ability.
+ */
+export class TeamRefusalError extends DomainError {
+  readonly status = 403;
+  override readonly challenge: string;
+  constructor(readonly code: TeamRefusalCode) {
+    super(TEAM_REFUSALS[code]);
+    this.challenge = `${REALM}, error="insufficient_scope", error_description="${code}"`;
   }
 }

@@ -1,12 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm';
+import { User } from '../users/user.entity.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { toDate } from '../common/errors/database-errors.js';
 import { hotPathQuery } from '../database/hot-path-query.js';
 import type { Ability } from './abilities.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
+import { TokenPin } from './token-pin.entity.js';
+import { Team } from '../teams/team.entity.js';
+import { TeamMember, type TeamRole } from '../teams/team-member.entity.js';
+import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
+import { TokenAddress } from './token-address.entity.js';
 
 /** What a new token's row holds; the rest takes the columns' defaults. */
 export type NewToken = Pick<
@@ -33,11 +39,22 @@ export interface ExpiryDue {
   startedAt: Date;
 }
 
-/** A token with the user it acts for and that user's current team, as one query loads them. */
+/** The policy of a team, as it governs the tokens acting in it. */
+export interface TeamPolicy {
+  requireTwoFactor: boolean;
+  tokenMaxLifetimeDays: number | null;
+}
+
+/**
+ * A token with the user it acts for and the team it acts in (its pinned team, or its user's
+ * current team) with that team's policy, as one query loads them.
+ */
 export interface TokenWithOwner {
   tokenId: number;
   tokenName: string;
   createdAt: Date;
+  /** When its value was last replaced: its lifetime is counted from here, else from creation. */
+  regeneratedAt: Date | null;
   abilities: Ability[];
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -46,14 +63,20 @@ export interface TokenWithOwner {
   previousValue: boolean;
   /** Until when that previous value is accepted (null when the token was never regenerated). */
   previousValidUntil: Date | null;
-  user: { id: number; name: string; email: string };
-  team: { id: number; name: string; slug: string } | null;
+  user: { id: number; name: string; email: string; twoFactor: boolean };
+  /** `current`: it follows its user's current team; `pinned`: it acts in one team only. */
+  binding: 'current' | 'pinned';
+  /** The team it acts in, while its user is a member of it. */
+  team: { id: number; name: string; slug: string; policy: TeamPolicy } | null;
+  /** The id of the team it is pinned to, even when its user has left it (null once deleted). */
+  pinnedTeamId: number | null;
 }
 
 interface TokenWithOwnerRow {
   token_id: number;
   token_name: string;
   created_at: Date | string;
+  regenerated_at: Date | string | null;
   abilities: string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
@@ -63,25 +86,82 @@ interface TokenWithOwnerRow {
   user_id: number;
   user_name: string;
   user_email: string;
+  two_factor: number | null;
+  pinned: number | null;
+  pinned_team_id: number | null;
   team_id: number | null;
   team_name: string | null;
   team_slug: string | null;
+  require_two_factor: number | boolean | null;
+  token_max_lifetime_days: number | null;
+  member: number | null;
 }
 
 /**
  * The whole cost of authentication: one lookup in the two unique hash indexes (the current
  * value, or the one a regeneration replaced; MariaDB and MySQL merge the two index lookups, SQLite
- * runs a multi-index OR) joined by primary keys. docs/architecture.md shows the plans.
+ * runs a multi-index OR) joined by primary keys: the user, the token's pin, the team it acts in
+ * (pinned, or the user's current one) with its policy, the user's membership of that team and
+ * whether the user has two-factor sign-in. docs/architecture.md shows the plans.
  */
 const FIND_BY_HASH_SQL = `
-  SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.abilities, t.expires_at,
-         t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
-         u.id AS user_id, u.name AS user_name, u.email AS user_email,
-         tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug
+  SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.regenerated_at, t.abilities,
+         t.expires_at, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
+         u.id AS user_id, u.name AS user_name, u.email AS user_email, tf.user_id AS two_factor,
+         p.token_id AS pinned, p.team_id AS pinned_team_id,
+         tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
+         tm.token_max_lifetime_days, m.user_id AS member
     FROM personal_access_tokens t
     JOIN users u ON u.id = t.user_id
-    LEFT JOIN teams tm ON tm.id = u.current_team_id
+    LEFT JOIN two_factor_credentials tf ON tf.user_id = u.id
+    LEFT JOIN personal_access_token_pins p ON p.token_id = t.id
+    LEFT JOIN teams tm
+      ON tm.id = CASE WHEN p.token_id IS NULL THEN u.current_team_id ELSE p.team_id END
+    LEFT JOIN team_members m ON m.team_id = tm.id AND m.user_id = u.id
    WHERE t.token_hash = ? OR t.previous_token_hash = ?`;
+
+/** A team as it governs tokens: its name and policy. */
+export interface GoverningTeam {
+  id: number;
+  name: string;
+  policy: TeamPolicy;
+}
+
+/** What decides which team each of a person's tokens acts in, and whether it refuses them. */
+export interface Governance {
+  currentTeam: GoverningTeam | null;
+  /** The pinned tokens: the team each is pinned to while the person is in it, else null. */
+  pins: Map<number, GoverningTeam | null>;
+  twoFactor: boolean;
+}
+
+/** A token that can act in a team, as its inventory lists it: never its value or hash. */
+export interface TeamToken {
+  id: number;
+  name: string;
+  lastFour: string;
+  abilities: Ability[];
+  createdAt: Date;
+  regeneratedAt: Date | null;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  lastAddress: string | null;
+  pinned: boolean;
+  person: { id: number; name: string; email: string; role: TeamRole; twoFactor: boolean };
+  /** The person's current team is this one (a following token acts here now). */
+  actingNow: boolean;
+}
+
+const policyOf = (team: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays'>): TeamPolicy => ({
+  requireTwoFactor: Boolean(team.requireTwoFactor),
+  tokenMaxLifetimeDays: team.tokenMaxLifetimeDays,
+});
+
+const governing = (team: Team): GoverningTeam => ({
+  id: team.id,
+  name: team.name,
+  policy: policyOf(team),
+});
 
 @Injectable()
 export class TokensRepository {
@@ -106,18 +186,162 @@ export class TokensRepository {
       tokenId: Number(row.token_id),
       tokenName: row.token_name,
       createdAt: toDate(row.created_at)!,
+      regeneratedAt: toDate(row.regenerated_at),
       abilities: row.abilities.split(',') as Ability[],
       expiresAt: toDate(row.expires_at),
       revokedAt: toDate(row.revoked_at),
       lastUsedAt: toDate(row.last_used_at),
       previousValue: row.token_hash !== hash,
       previousValidUntil: toDate(row.previous_valid_until),
-      user: { id: Number(row.user_id), name: row.user_name, email: row.user_email },
+      user: {
+        id: Number(row.user_id),
+        name: row.user_name,
+        email: row.user_email,
+        twoFactor: row.two_factor !== null,
+      },
+      binding: row.pinned === null ? 'current' : 'pinned',
+      // Only a team the user is in: a pinned team they left is no team at all.
       team:
-        row.team_id === null
+        row.team_id === null || row.member === null
           ? null
-          : { id: Number(row.team_id), name: row.team_name!, slug: row.team_slug! },
+          : {
+              id: Number(row.team_id),
+              name: row.team_name!,
+              slug: row.team_slug!,
+              policy: {
+                requireTwoFactor: Boolean(Number(row.require_two_factor)),
+                tokenMaxLifetimeDays:
+                  row.token_max_lifetime_days === null ? null : Number(row.token_max_lifetime_days),
+              },
+            },
+      pinnedTeamId: row.pinned_team_id === null ? null : Number(row.pinned_team_id),
     };
+  }
+
+  /** A team the person is a member of, with its policy; null for any other id. */
+  async findTeamOfMember(
+    userId: number,
+    teamId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<GoverningTeam | null> {
+    const member = await manager
+      .getRepository(TeamMember)
+      .findOne({ where: { userId, teamId }, relations: { team: true } });
+    return member?.team ? governing(member.team) : null;
+  }
+
+  /** The person's teams with their policies, by name: where a new token may be pinned. */
+  async findTeamsOfMember(userId: number): Promise<GoverningTeam[]> {
+    const rows = await this.dataSource.manager.getRepository(TeamMember).find({
+      where: { userId },
+      relations: { team: true },
+      order: { team: { name: 'ASC', id: 'ASC' } },
+    });
+    return rows.map((row) => governing(row.team!));
+  }
+
+  /** Pins a new token to a team, in the transaction that creates it. */
+  async insertPin(manager: EntityManager, tokenId: number, teamId: number): Promise<void> {
+    await manager.getRepository(TokenPin).insert({ tokenId, teamId });
+  }
+
+  /** Which team each of the person's tokens acts in and what that team requires. */
+  async findGovernance(userId: number): Promise<Governance> {
+    const m = this.dataSource.manager;
+    const [user, pins, memberships, twoFactor] = await Promise.all([
+      m
+        .getRepository(User)
+        .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } }),
+      m
+        .getRepository(TokenPin)
+        .createQueryBuilder('p')
+        .innerJoin(PersonalAccessToken, 't', 't.id = p.token_id')
+        .select('p.token_id', 'tokenId')
+        .addSelect('p.team_id', 'teamId')
+        .where('t.user_id = :userId', { userId })
+        .getRawMany<{ tokenId: number | string; teamId: number | string | null }>(),
+      this.findTeamsOfMember(userId),
+      m.getRepository(TwoFactorCredential).exists({ where: { userId } }),
+    ]);
+    const teams = new Map(memberships.map((t) => [t.id, t]));
+    return {
+      currentTeam: (user?.currentTeamId && teams.get(user.currentTeamId)) || null,
+      pins: new Map(
+        pins.map((p) => [
+          Number(p.tokenId),
+          p.teamId === null ? null : (teams.get(Number(p.teamId)) ?? null),
+        ]),
+      ),
+      twoFactor,
+    };
+  }
+
+  /**
+   * The active tokens that can act in the team: those of its members that follow their
+   * person's current team, and those pinned to it whose person is still a member.
+   */
+  async findActingIn(teamId: number, now: Date, tokenId?: number): Promise<TeamToken[]> {
+    const query = this.tokens
+      .createQueryBuilder('t')
+      .innerJoin(TeamMember, 'm', 'm.user_id = t.user_id AND m.team_id = :teamId', { teamId })
+      .innerJoin(User, 'u', 'u.id = t.user_id')
+      .leftJoin(TokenPin, 'p', 'p.token_id = t.id')
+      .leftJoin(TwoFactorCredential, 'tf', 'tf.user_id = t.user_id')
+      .select([
+        't.id AS id',
+        't.name AS name',
+        't.last_four AS last_four',
+        't.abilities AS abilities',
+        't.created_at AS created_at',
+        't.regenerated_at AS regenerated_at',
+        't.expires_at AS expires_at',
+        't.last_used_at AS last_used_at',
+        'p.token_id AS pinned',
+        'u.id AS user_id',
+        'u.name AS user_name',
+        'u.email AS user_email',
+        'u.current_team_id AS current_team_id',
+        'm.role AS role',
+        'tf.user_id AS two_factor',
+      ])
+      .addSelect(
+        (sub) =>
+          sub
+            .select('a.ip')
+            .from(TokenAddress, 'a')
+            .where('a.token_id = t.id')
+            .orderBy('a.last_used_at', 'DESC')
+            .limit(1),
+        'last_address',
+      )
+      .where('t.revoked_at IS NULL')
+      .andWhere('(t.expires_at IS NULL OR t.expires_at > :now)', { now })
+      .andWhere('(p.token_id IS NULL OR p.team_id = :teamId)', { teamId })
+      .orderBy('u.name', 'ASC')
+      .addOrderBy('t.created_at', 'DESC')
+      .addOrderBy('t.id', 'DESC');
+    if (tokenId !== undefined) query.andWhere('t.id = :tokenId', { tokenId });
+    const rows = await query.getRawMany<Record<string, unknown>>();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      name: String(r.name),
+      lastFour: String(r.last_four),
+      abilities: String(r.abilities).split(',') as Ability[],
+      createdAt: toDate(r.created_at as string)!,
+      regeneratedAt: toDate(r.regenerated_at as string | null),
+      expiresAt: toDate(r.expires_at as string | null),
+      lastUsedAt: toDate(r.last_used_at as string | null),
+      lastAddress: (r.last_address as string | null) ?? null,
+      pinned: r.pinned !== null,
+      person: {
+        id: Number(r.user_id),
+        name: String(r.user_name),
+        email: String(r.user_email),
+        role: r.role as TeamRole,
+        twoFactor: r.two_factor !== null,
+      },
+      actingNow: r.pinned !== null || Number(r.current_team_id) === teamId,
+    }));
   }
 
   async insert(manager: EntityManager, token: NewToken): Promise<PersonalAccessToken> {

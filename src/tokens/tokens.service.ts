@@ -10,23 +10,34 @@ import { ABILITIES, type Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
 import {
+  EXPIRY_DAY_CHOICES,
   expiryOptions,
   regeneratedExpiry,
   resolveExpiry,
   type ExpiryOptions,
 } from './token-expiry.js';
-import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
+import { generateToken, hashToken, isWellFormedToken, TOKEN_PREFIX } from './token-format.js';
 import { TokenUsageRecorder } from './token-usage-recorder.js';
+import { describeRefusal, exceedsMaxLifetime, lifetimeMs, teamRefusalOf } from './team-policy.js';
+import { ValidationError } from '../common/errors/domain.error.js';
 import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
   AmbiguousTokenNameError,
   AuthenticationError,
   REPLACED_VALUE_MESSAGE,
+  TeamRefusalError,
   TokenChangedError,
   TokenNotFoundError,
   TokenRevokedError,
 } from './tokens.errors.js';
-import { TokensRepository, type TokenWithOwner } from './tokens.repository.js';
+import {
+  TokensRepository,
+  type Governance,
+  type GoverningTeam,
+  type TeamToken,
+  type TokenWithOwner,
+} from './tokens.repository.js';
+import type { PersonalAccessToken } from './personal-access-token.entity.js';
 import { Clock } from '../clock/clock.js';
 
 const MINUTE_MS = 60_000;
@@ -42,14 +53,86 @@ export interface RevokedToken {
   alreadyRevoked: boolean;
 }
 
-/** A person's tokens: those that work, and those revoked or expired (until pruned). */
-export interface TokenLists {
-  active: TokenView[];
-  history: TokenView[];
+/** One of the person's tokens with the team it acts in, and that team's refusal of it. */
+export interface OwnTokenView extends TokenView {
+  binding: 'current' | 'pinned';
+  /** The team it acts in now (its pinned team, or the current team); null when none. */
+  teamName: string | null;
+  /** Why that team refuses it, in words; null when it does not. */
+  refusal: string | null;
 }
 
-/** What an authenticated API request acts as: a token, its user and the user's current team. */
-export type TokenPrincipal = TokenWithOwner;
+/** A person's tokens: those that work, and those revoked or expired (until pruned). */
+export interface TokenLists {
+  active: OwnTokenView[];
+  history: OwnTokenView[];
+}
+
+/**
+ * Where a token acts and what regenerating it may set its lifetime to (the token page).
+ */
+export interface LifetimeChoices extends Pick<OwnTokenView, 'binding' | 'teamName' | 'refusal'> {
+  choices: { value: string; label: string }[];
+  defaultChoice: string;
+  /** The team whose maximum limits the choices, if one does. */
+  limitedBy: string | null;
+}
+
+/** A token in a team's inventory: never its value or hash. */
+export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
+  hint: string;
+  refusal: string | null;
+}
+
+function actingTeamOf(tokenId: number, governance: Governance): GoverningTeam | null {
+  return governance.pins.has(tokenId) ? governance.pins.get(tokenId)! : governance.currentTeam;
+}
+
+function withTeam(
+  view: TokenView,
+  token: PersonalAccessToken,
+  governance: Governance,
+): OwnTokenView {
+  const binding = governance.pins.has(token.id) ? 'pinned' : 'current';
+  const team = actingTeamOf(token.id, governance);
+  const code = teamRefusalOf({
+    binding,
+    createdAt: token.createdAt,
+    regeneratedAt: token.regeneratedAt,
+    expiresAt: token.expiresAt,
+    team,
+    user: { twoFactor: governance.twoFactor },
+  });
+  return {
+    ...view,
+    binding,
+    teamName: team?.name ?? null,
+    refusal: code && describeRefusal(code, team),
+  };
+}
+
+function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
+  const { lastFour, ...rest } = row;
+  const code = teamRefusalOf({
+    binding: row.pinned ? 'pinned' : 'current',
+    createdAt: row.createdAt,
+    regeneratedAt: row.regeneratedAt,
+    expiresAt: row.expiresAt,
+    team,
+    user: { twoFactor: row.person.twoFactor },
+  });
+  return {
+    ...rest,
+    hint: `${TOKEN_PREFIX}…${lastFour}`,
+    refusal: code && describeRefusal(code, team, 'team'),
+  };
+}
+
+/**
+ * What an authenticated API request acts as: a token, its user and the team it acts in, with
+ * the team's refusal when it refuses the token (answered by the routes that act in the team).
+ */
+export type TokenPrincipal = TokenWithOwner & { teamRefusal: TeamRefusalError | null };
 
 /** Where an API request came from, for the token's usage. */
 export interface ClientInfo {
@@ -89,7 +172,12 @@ export class TokensService {
   async create(actor: Actor, input: CreateTokenDto): Promise<CreatedToken> {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
-    const expiresAt = resolveExpiry(input, this.maxLifetimeDays, this.clock.nowMs());
+    const team =
+      input.teamId === undefined ? null : await this.tokens.findTeamOfMember(userId, input.teamId);
+    if (input.teamId !== undefined && !team) {
+      throw new ValidationError({ team: 'Choose one of your teams.' });
+    }
+    const expiresAt = resolveExpiry(input, this.maxLifetimeIn(team), this.clock.nowMs());
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
     const row = {
@@ -102,6 +190,7 @@ export class TokensService {
     };
     const saved = await this.transactions.run(async (m) => {
       const inserted = await this.tokens.insert(m, row);
+      if (team) await this.tokens.insertPin(m, inserted.id, team.id);
       await this.notices.send(m, userId, 'token-created', { detail: input.name });
       this.audit.recordAfterCommit(m, actor, {
         event: 'token.created',
@@ -112,6 +201,7 @@ export class TokensService {
           name: input.name,
           abilities: abilities.join(' '),
           expires_at: expiresAt ? expiresAt.toISOString() : null,
+          ...(team ? { pinned_to: team.name } : {}),
         },
       });
       return inserted;
@@ -123,15 +213,115 @@ export class TokensService {
     return (await this.list(actor)).active;
   }
 
-  /** Active tokens newest first; revoked and expired ones, the latest to stop working first. */
+  /**
+   * Active tokens newest first, each with the team it acts in and whether that team refuses
+   * it; revoked and expired ones, the latest to stop working first.
+   */
   async list(actor: Actor): Promise<TokenLists> {
     const now = this.clock.now();
-    const all = (await this.tokens.findAllForOwner(accountOf(actor))).map((t) =>
-      toTokenView(t, now),
-    );
+    const userId = accountOf(actor);
+    const [tokens, governance] = await Promise.all([
+      this.tokens.findAllForOwner(userId),
+      this.tokens.findGovernance(userId),
+    ]);
+    const all = tokens.map((t) => withTeam(toTokenView(t, now), t, governance));
     const history = all.filter((t) => t.status !== 'active');
     history.sort((a, b) => b.endedAt!.getTime() - a.endedAt!.getTime() || b.id - a.id);
     return { active: all.filter((t) => t.status === 'active'), history };
+  }
+
+  /** The teams a new token may be pinned to (the person's), with their policies. */
+  teamChoices(actor: Actor): Promise<GoverningTeam[]> {
+    return this.tokens.findTeamsOfMember(accountOf(actor));
+  }
+
+  /**
+   * The lifetimes regenerating the token may give it: the one it has (counted again from now),
+   * or a number of days, or none; only those the team it acts in and the deployment allow.
+   */
+  async lifetimeChoices(actor: Actor, tokenId: number): Promise<LifetimeChoices> {
+    const userId = accountOf(actor);
+    const [token, governance] = await Promise.all([
+      this.tokens.findForOwner(userId, tokenId),
+      this.tokens.findGovernance(userId),
+    ]);
+    if (!token) throw new TokenNotFoundError();
+    const team = actingTeamOf(token.id, governance);
+    const max = this.maxLifetimeIn(team);
+    const current = lifetimeMs(token);
+    const choices: { value: string; label: string }[] = [];
+    if (!exceedsMaxLifetime(current, max)) {
+      choices.push({
+        value: 'same',
+        label:
+          current === Infinity
+            ? 'As now: never expires'
+            : `As now: ${Math.round(current / 86_400_000)} days`,
+      });
+    }
+    for (const days of EXPIRY_DAY_CHOICES) {
+      if (max === null || days <= max) choices.push({ value: String(days), label: `${days} days` });
+    }
+    if (max === null) choices.push({ value: 'none', label: 'Never expires (not recommended)' });
+    const standing = withTeam(toTokenView(token, this.clock.now()), token, governance);
+    return {
+      binding: standing.binding,
+      teamName: standing.teamName,
+      refusal: standing.refusal,
+      choices,
+      defaultChoice: choices[0]?.value === 'same' ? 'same' : (choices.at(-1)?.value ?? 'same'),
+      limitedBy: team?.policy.tokenMaxLifetimeDays != null ? team.name : null,
+    };
+  }
+
+  /** The most days a token acting in `team` may live: the deployment's and the team's limits. */
+  private maxLifetimeIn(team: GoverningTeam | null): number | null {
+    const limits = [this.maxLifetimeDays, team?.policy.tokenMaxLifetimeDays ?? null].filter(
+      (d): d is number => d !== null,
+    );
+    return limits.length ? Math.min(...limits) : null;
+  }
+
+  /** The active tokens that can act in the team (its inventory), with its refusal of each. */
+  async listActingIn(team: GoverningTeam): Promise<TeamTokenView[]> {
+    const rows = await this.tokens.findActingIn(team.id, this.clock.now());
+    return rows.map((row) => toTeamTokenView(row, team));
+  }
+
+  /** One token of the team's inventory; any other id is "not found". */
+  async getActingIn(team: GoverningTeam, tokenId: number): Promise<TeamTokenView> {
+    const [row] = await this.tokens.findActingIn(team.id, this.clock.now(), tokenId);
+    if (!row) throw new TokenNotFoundError();
+    return toTeamTokenView(row, team);
+  }
+
+  /**
+   * Revokes a token that can act in the team, for one of its owners or admins (the caller has
+   * checked who may); any other token id is "not found" and stays untouched. Its person is
+   * mailed; the event is in their security log and the team's audit log.
+   */
+  async revokeInTeam(actor: Actor, team: GoverningTeam, tokenId: number): Promise<TeamTokenView> {
+    const [row] = await this.tokens.findActingIn(team.id, this.clock.now(), tokenId);
+    if (!row) throw new TokenNotFoundError();
+    const at = this.clock.now();
+    await this.transactions.run(async (m) => {
+      // Of two revocations at once, one revokes; the other finds nothing left to revoke.
+      if (!(await this.tokens.revokeForOwner(m, row.person.id, row.id, at))) {
+        throw new TokenNotFoundError();
+      }
+      await this.notices.send(m, row.person.id, 'token-revoked-by-team', {
+        detail: `"${row.name}" (${team.name})`,
+      });
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'token.revoked',
+        userId: row.person.id,
+        teamId: team.id,
+        tokenId: row.id,
+        target: { type: 'token', id: row.id },
+        detail: { name: row.name, by_team: team.name },
+      });
+    });
+    return toTeamTokenView(row, team);
   }
 
   /** One of the user's tokens; another user's token id is "not found". */
@@ -182,9 +372,24 @@ export class TokensService {
     tokenId: number,
     graceMinutes = 0,
     version?: number,
+    lifetimeDays?: number | null,
   ): Promise<CreatedToken> {
     const userId = accountOf(actor);
     const generated = generateToken();
+    // A pinned token's team caps its lifetime as the deployment does.
+    const pinned = (await this.tokens.findGovernance(userId)).pins.get(tokenId) ?? null;
+    const max = this.maxLifetimeIn(pinned);
+    if (
+      lifetimeDays !== undefined &&
+      exceedsMaxLifetime((lifetimeDays ?? Infinity) * 86_400_000, max)
+    ) {
+      throw new ValidationError({
+        lifetime:
+          pinned?.policy.tokenMaxLifetimeDays === max
+            ? `${pinned.name} allows tokens of at most ${max} days.`
+            : `Tokens may live at most ${max} days.`,
+      });
+    }
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();
@@ -197,7 +402,12 @@ export class TokensService {
       const next = {
         tokenHash: generated.hash,
         lastFour: generated.lastFour,
-        expiresAt: regeneratedExpiry(token, this.maxLifetimeDays, now),
+        expiresAt:
+          lifetimeDays === undefined
+            ? regeneratedExpiry(token, max, now)
+            : lifetimeDays === null
+              ? null
+              : new Date(now + lifetimeDays * 86_400_000),
         previousValidUntil: new Date(now + grace * MINUTE_MS),
         regeneratedAt: new Date(now),
       };
@@ -296,7 +506,10 @@ export class TokensService {
       throw new AuthenticationError('token_expired', undefined, refused);
     }
     this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
-    return principal;
+    const refusal = teamRefusalOf(principal);
+    return Object.assign(principal, {
+      teamRefusal: refusal === null ? null : new TeamRefusalError(refusal),
+    });
   }
 
   /** Counts an authenticated request in the token's usage; written within a minute. */

@@ -9,13 +9,13 @@ import { TeamEnvelope } from './openapi/schemas.js';
 @ApiTags('API v1')
 @Controller('api/v1/team')
 export class TeamController {
-  /** The team that is current for the token's user at the moment of the request. */
+  /** The team the token acts in: its user's current team, or the team it is pinned to. */
   @Get()
   @ApiEndpoint({
     ability: 'team:read',
-    summary: "The token owner's current team",
+    summary: 'The team the token acts in',
     description:
-      "The team that is current for the token's user at the moment of the request: switching teams in the web application changes the answer of the very next request.",
+      "The team that is current for the token's user at the moment of the request: switching teams in the web application changes the answer of the very next request. A token pinned to a team answers that team, whatever its user's current team, for as long as its user is a member of it.",
     envelope: TeamEnvelope,
     notFound: "The token's user has no current team.",
   })

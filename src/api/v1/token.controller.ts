@@ -15,8 +15,10 @@ export class TokenController {
   @ApiEndpoint({
     summary: 'The presented token',
     description:
-      'The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, so a script can check what it holds and when it runs out. Any valid token may ask; no ability is needed.',
+      "The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, the team it acts in (following its person's current team, or pinned to one) and why that team refuses it, if it does: so a script can check what it holds and when it runs out. Any valid token may ask; no ability is needed, and a team's refusal does not apply here.",
     envelope: TokenEnvelope,
+    // It says why its team refuses it, rather than being refused.
+    actsInTeam: false,
   })
   current(@CurrentToken() token: TokenPrincipal): SuccessEnvelope<TokenInfo> {
     return success(toTokenInfo(token));

@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsOptional, IsString, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
 import { ToInteger } from '../../common/validation/transforms.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from './add-member.dto.js';
 
@@ -24,4 +25,31 @@ export class SwitchTeamForm {
   @IsOptional()
   @IsString()
   return_to?: string;
+}
+
+/** The most a team may allow a token to live: ten years, as the deployment's own limit. */
+export const MAX_POLICY_LIFETIME_DAYS = 3650;
+
+/** The team's policy, as its page's form sends it (owner only). */
+export class TeamPolicyForm {
+  /** A ticked checkbox sends `on`; an unticked one sends nothing. */
+  @IsOptional()
+  @IsIn(['on'], { message: 'Tick the box, or leave it empty.' })
+  require_two_factor?: 'on';
+
+  /** Empty for no maximum, or 1 to 3650 days. */
+  @Transform(({ value }) =>
+    value === undefined || (typeof value === 'string' && value.trim() === '')
+      ? null
+      : typeof value === 'string' && /^\s*\d{1,6}\s*$/.test(value)
+        ? Number(value)
+        : value,
+  )
+  @ValidateIf((form: TeamPolicyForm) => form.token_max_lifetime_days !== null)
+  @Max(MAX_POLICY_LIFETIME_DAYS, {
+    message: `The maximum lifetime is at most ${MAX_POLICY_LIFETIME_DAYS} days.`,
+  })
+  @Min(1, { message: 'The maximum lifetime is at least 1 day.' })
+  @IsInt({ message: 'Give the maximum lifetime as a whole number of days, or leave it empty.' })
+  token_max_lifetime_days: number | null = null;
 }

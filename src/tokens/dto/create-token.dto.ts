@@ -44,4 +44,13 @@ export class CreateTokenDto {
   @Matches(DATE_PATTERN, { message: 'Enter the date as YYYY-MM-DD.' })
   @IsString({ message: 'Enter the date as YYYY-MM-DD.' })
   expiresOn?: string;
+
+  /**
+   * The team the token is pinned to, one its person is a member of; left out, the token follows
+   * its person's current team.
+   */
+  @IsOptional()
+  @Min(1, { message: 'Choose one of your teams.' })
+  @IsInt({ message: 'Choose one of your teams.' })
+  teamId?: number;
 }

@@ -40,6 +40,9 @@ export class UpdateTokenForm {
   abilities: Ability[] = [];
 }
 
+export const LIFETIME_CHOICES = ['same', '7', '30', '90', '365', 'none'] as const;
+export type LifetimeChoice = (typeof LIFETIME_CHOICES)[number];
+
 /** Regenerating: how long the value being replaced keeps working, in minutes (none by default). */
 export class RegenerateTokenForm {
   @ToInteger()
@@ -55,6 +58,17 @@ export class RegenerateTokenForm {
   @IsOptional()
   @Matches(/^\d{1,16}$/, { message: 'Reload the page and try again.' })
   version?: string;
+
+  /** The new lifetime: `same` (the default) counts the lifetime it had again from now. */
+  @IsOptional()
+  @IsIn(LIFETIME_CHOICES, { message: 'Choose a lifetime from the list.' })
+  lifetime?: LifetimeChoice;
+}
+
+/** The regenerate form's lifetime: undefined to keep the one it had, null for none, or days. */
+export function lifetimeDaysOf(choice: LifetimeChoice | undefined): number | null | undefined {
+  if (choice === undefined || choice === 'same') return undefined;
+  return choice === 'none' ? null : Number(choice);
 }
 
 export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'custom', 'none'] as const;
@@ -75,6 +89,12 @@ export class CreateTokenForm extends UpdateTokenForm {
   @Matches(DATE_PATTERN, { message: 'Enter the date as YYYY-MM-DD.' })
   @IsString({ message: 'Choose the date the token stops working.' })
   expires_at?: string;
+
+  /** `current` (the default): the token follows its person's current team; else a team's id. */
+  @IsOptional()
+  @Matches(/^(current|[1-9]\d{0,9})$/, { message: 'Choose one of your teams.' })
+  @IsString({ message: 'Choose one of your teams.' })
+  team?: string;
 }
 
 function expiryChoice(form: CreateTokenForm): ExpiryChoice {
@@ -86,6 +106,7 @@ export function toCreateTokenDto(form: CreateTokenForm): CreateTokenDto {
   return {
     name: form.name,
     abilities: form.abilities,
+    ...(form.team && form.team !== 'current' ? { teamId: Number(form.team) } : {}),
     ...(choice === 'custom'
       ? { expiresOn: form.expires_at }
       : choice === 'none'

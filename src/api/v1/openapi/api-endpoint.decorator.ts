@@ -16,7 +16,7 @@ import { API_VERSION } from '../../../common/http/envelope.js';
 import { RateLimitedError } from '../../../rate-limit/rate-limit.errors.js';
 import { TeamNotFoundError } from '../../../teams/teams.errors.js';
 import { InsufficientScopeError } from '../../../auth/auth.errors.js';
-import { AuthenticationError } from '../../../tokens/tokens.errors.js';
+import { AuthenticationError, TeamRefusalError } from '../../../tokens/tokens.errors.js';
 import type { Ability } from '../../../tokens/abilities.js';
 import { ErrorEnvelope } from './schemas.js';
 
@@ -110,6 +110,42 @@ function asExample(error: DomainError): { code: string; message: string } {
   return { code: error.code, message: error.message };
 }
 
+/** The 403 an endpoint can answer: the ability it needs, and its team's refusals of the token. */
+function forbidden(ability: Ability | undefined, actsInTeam: boolean): MethodDecorator[] {
+  const codes = [
+    ...(ability ? ['insufficient_scope'] : []),
+    ...(actsInTeam ? TEAM_REFUSAL_CODES : []),
+  ];
+  if (codes.length === 0) return [];
+  const reasons = [
+    ...(ability ? [`the token lacks the \`${ability}\` ability`] : []),
+    ...(actsInTeam
+      ? [
+          "the team the token acts in refuses it: it is pinned to a team its person is no longer in (`team_access_lost`), the team requires two-factor sign-in and the person has not turned it on (`two_factor_required`), or the token lives longer than the team's maximum (`token_lifetime_exceeds_policy`)",
+        ]
+      : []),
+  ];
+  const example = ability
+    ? new InsufficientScopeError(ability)
+    : new TeamRefusalError('two_factor_required');
+  const text = reasons.join('; or ');
+  return [
+    errorResponse(
+      403,
+      codes,
+      `${text.charAt(0).toUpperCase()}${text.slice(1)}.`,
+      asExample(example),
+      CHALLENGE,
+    ),
+  ];
+}
+
+const TEAM_REFUSAL_CODES = [
+  'team_access_lost',
+  'two_factor_required',
+  'token_lifetime_exceeds_policy',
+];
+
 export interface ApiEndpointOptions {
   /** The ability the token needs; none for an endpoint any valid token may call. */
   ability?: Ability;
@@ -119,6 +155,11 @@ export interface ApiEndpointOptions {
   envelope: Type;
   /** When the endpoint can answer 404, why. */
   notFound?: string;
+  /**
+   * Whether it acts in the token's team, and is refused when that team refuses the token
+   * (true unless said otherwise).
+   */
+  actsInTeam?: boolean;
 }
 
 /**
@@ -127,7 +168,7 @@ export interface ApiEndpointOptions {
  */
 export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
   return applyDecorators(
-    BearerAuth(options.ability),
+    BearerAuth(options.ability, options.actsInTeam !== false),
     ApiOperation({ summary: options.summary, description: options.description }),
     ApiBearerAuth(BEARER_SCHEME),
     ApiExtraModels(ErrorEnvelope),
@@ -143,17 +184,7 @@ export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
       asExample(new AuthenticationError('invalid_token')),
       CHALLENGE,
     ),
-    ...(options.ability
-      ? [
-          errorResponse(
-            403,
-            ['insufficient_scope'],
-            `The token lacks the \`${options.ability}\` ability.`,
-            asExample(new InsufficientScopeError(options.ability)),
-            CHALLENGE,
-          ),
-        ]
-      : []),
+    ...forbidden(options.ability, options.actsInTeam !== false),
     ...(options.notFound
       ? [errorResponse(404, ['not_found'], options.notFound, asExample(new TeamNotFoundError()))]
       : []),

@@ -74,6 +74,29 @@ export class TokenSchema {
     example: '2026-11-22T10:15:00.000Z',
   })
   last_used_at!: string | null;
+  @ApiProperty({
+    enum: ['current', 'pinned'],
+    description:
+      "`current`: the token acts in its person's current team, whichever that is at the moment of each request (the default). `pinned`: it acts in one team only, chosen when it was created.",
+    example: 'current',
+  })
+  binding!: 'current' | 'pinned';
+  @ApiProperty({
+    type: TeamSchema,
+    nullable: true,
+    description:
+      'The team the token acts in now. Null when its person has no current team, or when it is pinned to a team its person is no longer in (or that was deleted).',
+  })
+  team!: TeamSchema | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['team_access_lost', 'two_factor_required', 'token_lifetime_exceeds_policy', null],
+    description:
+      "Why the team refuses the token on every other endpoint (403 with this code), or null when it does not: the person lost access to the pinned team; the team requires two-factor sign-in, which the person has not turned on; or the token lives longer than the team's maximum.",
+    example: null,
+  })
+  team_refusal!: string | null;
 }
 
 /** The success envelope around one resource. */
