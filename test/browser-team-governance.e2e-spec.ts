@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AxeBuilder } from '@axe-core/playwright';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { Actors } from '../src/common/actor.js';
+import { TeamsService } from '../src/teams/teams.service.js';
+import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { launchBrowser, screenshotDir } from './support/browser.js';
+import { PASSWORD } from './support/people.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { turnOnTwoFactor } from './support/two-factor.js';
+
+/**
+ * A team's owner governs its tokens in Chromium: sets the policy on the team page, sees a
+ * member's token refused in the inventory and revokes it; the member sees the reminder. Every
+ * page passes axe at 390 and 1280 px and fits a phone's width.
+ */
+describe("a team's owner governs its tokens in a real browser", () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    base = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function signedInPage(email: string): Promise<Page> {
+    const context = await browser.newContext({
+      baseURL: base,
+      viewport: { width: 1280, height: 900 },
+    });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => {
+      throw error;
+    });
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    return page;
+  }
+
+  /** What axe finds wrong, and whether anything is wider than the screen, at each width. */
+  async function problemsOf(page: Page, name: string): Promise<string[]> {
+    const problems: string[] = [];
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      const { violations } = await new AxeBuilder({ page }).analyze();
+      for (const v of violations) {
+        const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
+        problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
+      }
+      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (scrollWidth > width) problems.push(`${name} at ${width} px: ${scrollWidth} px wide`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    return problems;
+  }
+
+  it('should set the policy, show the refused token in the inventory, and revoke it', async () => {
+    const ownerEmail = uniqueEmail('owner');
+    const owner = await createUser(t.app, {
+      name: 'Olga Owner',
+      email: ownerEmail,
+      password: PASSWORD,
+    });
+    const memberEmail = uniqueEmail('member');
+    const member = await createUser(t.app, {
+      name: 'Milo Member',
+      email: memberEmail,
+      password: PASSWORD,
+    });
+    const team = await createTeam(t.app, owner, 'Harbour');
+    await addMember(t.app, team.id, member);
+    await t.app.get(TeamsService).switchTeam(Actors.person(member.id), team.id);
+    const token = await createToken(t.app, member, { name: 'deploy bot' });
+
+    const ownerPage = await signedInPage(ownerEmail);
+    // Two-factor sign-in turned on after signing in: the owner may then require it.
+    await turnOnTwoFactor(t, { user: owner, email: ownerEmail });
+    const problems: string[] = [];
+
+    await ownerPage.goto(`/teams/${team.id}`);
+    await ownerPage.getByLabel('Require two-factor sign-in').check();
+    await ownerPage.getByLabel('Maximum token lifetime (days)').fill('90');
+    await ownerPage.getByRole('button', { name: 'Save policy' }).click();
+    await ownerPage.waitForURL(`**/teams/${team.id}`);
+    await expect(ownerPage.getByRole('status').first().textContent()).resolves.toContain(
+      'The policy of Harbour was saved.',
+    );
+    expect(await ownerPage.getByLabel('Require two-factor sign-in').isChecked()).toBe(true);
+    problems.push(...(await problemsOf(ownerPage, 'team page with its policy')));
+
+    const refused = await fetch(`${base}/api/v1/team`, {
+      headers: { Authorization: `Bearer ${token.plaintext}` },
+    });
+    expect(refused.status).toBe(403);
+
+    await ownerPage.getByRole('link', { name: 'Tokens' }).click();
+    await ownerPage.waitForURL(`**/teams/${team.id}/tokens`);
+    const row = ownerPage.locator(`tr[data-token-id="${token.token.id}"]`);
+    await expect(row.textContent()).resolves.toContain('deploy bot');
+    await expect(row.textContent()).resolves.toContain(
+      'its person has not turned on two-factor sign-in',
+    );
+    problems.push(...(await problemsOf(ownerPage, 'team token inventory')));
+    await ownerPage.screenshot({ path: join(screenshotDir(), 'team-tokens.png'), fullPage: true });
+
+    // The member is reminded on every page while Harbour is current.
+    const memberPage = await signedInPage(memberEmail);
+    await expect(memberPage.locator('[data-two-factor-required]').textContent()).resolves.toContain(
+      'Harbour requires two-factor sign-in.',
+    );
+    problems.push(...(await problemsOf(memberPage, 'dashboard with the two-factor reminder')));
+    await memberPage.goto('/settings/api-tokens');
+    await expect(
+      memberPage.locator('[data-team-refusal]').first().textContent(),
+    ).resolves.toContain('Harbour requires two-factor sign-in');
+    problems.push(...(await problemsOf(memberPage, 'token list with a refused token')));
+
+    // The owner revokes it by keyboard; the API refuses it from the next request.
+    await row.getByRole('button', { name: 'Revoke the token deploy bot of Milo Member' }).focus();
+    await ownerPage.keyboard.press('Enter');
+    await ownerPage.waitForURL(`**/teams/${team.id}/tokens`);
+    await expect(ownerPage.getByRole('status').first().textContent()).resolves.toContain(
+      'was revoked',
+    );
+    expect(await ownerPage.locator(`tr[data-token-id="${token.token.id}"]`).count()).toBe(0);
+    problems.push(...(await problemsOf(ownerPage, 'team token inventory, empty')));
+    const revoked = await fetch(`${base}/api/v1/team`, {
+      headers: { Authorization: `Bearer ${token.plaintext}` },
+    });
+    expect(revoked.status).toBe(401);
+
+    expect(problems).toEqual([]);
+  });
+});
