@@ -106,7 +106,7 @@ describe('security log and team audit log', () => {
     ]);
     const text = visibleText(res.text);
     expect(text).toContain('Account created');
-    expect(text).toContain('via sign-up address confirmed false');
+    expect(text).toContain('via sign-up address confirmed no');
     expect(text).toContain('E-mail address confirmed');
   });
 

@@ -472,7 +472,7 @@ describe('token expiry on the create form', () => {
     expect(never.status).toBe(200);
     expect((await latest(person.user.id)).expiresAt).toBeNull();
     expect(visibleText(never.text)).toMatch(
-      /Forever tsr_…\w{4} user:read [\d-]+ never never Revoke/,
+      /Forever tsr_…\w{4} user:read current team [\d-]+ never never Revoke/,
     );
   });
 

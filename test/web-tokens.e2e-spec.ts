@@ -75,7 +75,7 @@ describe('Account Settings > API Tokens', () => {
     expect(text).toContain('Read-only bot');
     expect(text).toContain(`tsr_…${plaintext.slice(-4)}`);
     expect(text).toMatch(
-      /Read-only bot tsr_…\w{4} team:read \d{4}-\d{2}-\d{2} (just now|1 minute ago) \d{4}-\d{2}-\d{2} Revoke/,
+      /Read-only bot tsr_…\w{4} team:read current team \d{4}-\d{2}-\d{2} (just now|1 minute ago) \d{4}-\d{2}-\d{2} Revoke/,
     );
     expect(text).not.toContain('Old laptop tsr_');
   });
