@@ -166,6 +166,41 @@ describe('operator command line', () => {
     expect(dump).not.toContain(token.slice(4));
   });
 
+  it("should pin a token to one of the account's teams with --team, and refuse a team that is none", async () => {
+    expect(
+      (await cli('team:create', '--owner', 'ada@example.com', '--name', 'Pin Point')).code,
+    ).toBe(0);
+    const r = await cli(
+      'token:create',
+      '--email',
+      'ada@example.com',
+      '--name',
+      'pinned by cli',
+      '--team',
+      'pin-point',
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('acts in: pin-point only');
+    const [pin] = await dataSource.query(
+      `SELECT p.team_id, tm.slug FROM personal_access_token_pins p
+         JOIN personal_access_tokens t ON t.id = p.token_id
+         JOIN teams tm ON tm.id = p.team_id
+        WHERE t.name = 'pinned by cli'`,
+    );
+    expect(pin.slug).toBe('pin-point');
+    const missing = await cli(
+      'token:create',
+      '--email',
+      'ada@example.com',
+      '--name',
+      'nowhere',
+      '--team',
+      'no-such-team',
+    );
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toMatch(/No such team/);
+  });
+
   it('should make a token that expires in 30 days unless told otherwise, as the page does', async () => {
     const before = Date.now();
     expect((await cli('token:create', '--email', 'ada@example.com', '--name', 'month')).code).toBe(

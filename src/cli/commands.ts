@@ -132,9 +132,9 @@ export const COMMANDS: Record<string, Command> = {
 
   'token:create': {
     usage:
-      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never]',
-    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It expires in ${DEFAULT_DAYS} days, as on the tokens page, unless --expires-in-days says otherwise or --expires never asks for a token that never expires.`,
-    options: ['email', 'name', 'abilities', 'expires-in-days', 'expires'],
+      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never] [--team SLUG]',
+    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It expires in ${DEFAULT_DAYS} days, as on the tokens page, unless --expires-in-days says otherwise or --expires never asks for a token that never expires. It follows the account's current team, or with --team acts in that team only (one the account is a member of).`,
+    options: ['email', 'name', 'abilities', 'expires-in-days', 'expires', 'team'],
     required: ['email', 'name'],
     async run(app, v, out) {
       if (v.expires !== undefined && v.expires !== 'never') {
@@ -147,16 +147,23 @@ export const COMMANDS: Record<string, Command> = {
       const most = app.get<Config>(CONFIG).tokens.maxLifetimeDays;
       const fallback = String(Math.min(DEFAULT_DAYS, most ?? DEFAULT_DAYS));
       const days = v.expires === 'never' ? undefined : (v['expires-in-days'] ?? fallback);
+      const teamId =
+        v.team === undefined
+          ? undefined
+          : (await app.get(TeamsService).getBySlug(Actors.operator(), v.team)).id;
       const input = validateInput(CreateTokenDto, {
         name: v.name,
         abilities: v.abilities?.split(',').map((a) => a.trim()),
         expiresInDays: days,
+        teamId,
       });
       const user = await app.get(UsersService).getByEmail(v.email!);
       const created = await app.get(TokensService).create(Actors.operator(user.id), input);
       const expiry = created.token.expiresAt ? created.token.expiresAt.toISOString() : 'never';
       out(`Token ${created.token.id} "${created.token.name}" for ${user.email}`);
-      out(`abilities: ${created.token.abilities.join(', ')}; expires: ${expiry}`);
+      out(
+        `abilities: ${created.token.abilities.join(', ')}; expires: ${expiry}; acts in: ${v.team ? `${v.team} only` : 'the current team'}`,
+      );
       out('It is shown only this once:');
       out(created.plaintext);
     },
