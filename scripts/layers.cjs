@@ -24,7 +24,7 @@ const LAYERS = [
   // The features.
   ['teams', 'tokens', 'email-verification', 'two-factor'],
   // Pages and flows that combine features.
-  ['sign-in', 'account', 'password-reset', 'invitations', 'security-log'],
+  ['sign-in', 'account', 'password-reset', 'invitations', 'security-log', 'token-reports'],
   // Above them all: pages over several of those, the API, upkeep, the command line.
   ['team-page', 'dashboard', 'api', 'health', 'maintenance', 'cli'],
 ];

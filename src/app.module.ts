@@ -14,6 +14,7 @@ import { LoggingModule } from './logging/logging.module.js';
 import { MailDeliveryModule } from './mail/mail-delivery.module.js';
 import { MaintenanceModule } from './maintenance/maintenance.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { TokenReportsModule } from './token-reports/token-reports.module.js';
 
 export interface AppOptions {
   /** Where log lines go instead of stdout. */
@@ -39,6 +40,7 @@ export class AppModule {
         SecurityLogModule,
         InvitationsModule,
         TeamPageModule,
+        TokenReportsModule.forRoot(config),
         HealthModule,
         MetricsModule.forRoot(config),
         MailDeliveryModule,

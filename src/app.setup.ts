@@ -31,6 +31,7 @@ import { AccessLog } from './logging/access-log.js';
 import { observeRequests, type ResponseWatcher } from './logging/request-observer.js';
 import { Metrics } from './metrics/metrics.js';
 import { SchemaBehindError, SchemaState } from './database/schema-state.js';
+import { isTokenReportsPath, reportsTaken } from './token-reports/token-reports.module.js';
 
 /** Everything the running app needs beyond its modules (see createApp in app.factory.ts). */
 export function configureApp(app: INestApplication): INestApplication {
@@ -40,6 +41,10 @@ export function configureApp(app: INestApplication): INestApplication {
   // Client addresses and https come from X-Forwarded-* only behind a proxy we were told to trust.
   express.set('trust proxy', config.web.trustProxy);
   express.set('etag', false);
+  // The API, and the route a secret scanner posts its reports to: JSON, no session, no CSRF.
+  const reports = reportsTaken(config);
+  const jsonPath = (path: string): boolean =>
+    isApiPath(path) || (reports && isTokenReportsPath(path));
 
   const watchers: ResponseWatcher[] = [];
   if (config.observability.logRequests) watchers.push(app.get(AccessLog).watcher());
@@ -53,7 +58,7 @@ export function configureApp(app: INestApplication): INestApplication {
   const assets = new Assets().addFolder(join(ROOT, 'public'));
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
   configureViews(express, assets);
-  const refuseMethod = methodsCheck(app, assets, docs !== undefined);
+  const refuseMethod = methodsCheck(app, assets, docs !== undefined, jsonPath);
   // Pages, their assets and the API's description are compressed; the API's answers are not
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
   const compress = compressResponses();
@@ -66,11 +71,7 @@ export function configureApp(app: INestApplication): INestApplication {
       // First of all, so every answer carries its request id and every request is logged.
       observeRequests(watchers),
       (req, res, next) =>
-        (isApiPath(req.path) && !isApiDocsPath(req.path) ? apiHeaders : pageHeaders)(
-          req,
-          res,
-          next,
-        ),
+        (jsonPath(req.path) && !isApiDocsPath(req.path) ? apiHeaders : pageHeaders)(req, res, next),
       ...(config.database.migrate ? [] : [schemaGate(app.get(SchemaState))]),
       // Only the listed origins, only reads; never a reflected arbitrary origin. A preflight is
       // answered here, before any session is read.
@@ -79,6 +80,7 @@ export function configureApp(app: INestApplication): INestApplication {
         : []),
       // One split: API requests one way, pages the other.
       apiOrPages(
+        jsonPath,
         apiResponses(docs && series([compress, docs])),
         series([
           compress,
@@ -97,7 +99,7 @@ export function configureApp(app: INestApplication): INestApplication {
       ),
     ]),
   );
-  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalFilters(new AllExceptionsFilter(jsonPath));
   return app;
 }
 
@@ -117,7 +119,12 @@ function configureViews(express: NestExpressApplication, assets: Assets): void {
  * A method nothing takes at a path that is served gets 405 with `Allow`: checked after every
  * route here, and returned for the pages' chain to check before the body parsers and CSRF.
  */
-function methodsCheck(app: INestApplication, assets: Assets, docs: boolean): RequestHandler {
+function methodsCheck(
+  app: INestApplication,
+  assets: Assets,
+  docs: boolean,
+  jsonPath: (path: string) => boolean,
+): RequestHandler {
   const adapter = app.getHttpAdapter();
   if (!(adapter instanceof ExpressHttpAdapter)) {
     throw new Error('configureApp needs the app created with new ExpressHttpAdapter()');
@@ -125,7 +132,7 @@ function methodsCheck(app: INestApplication, assets: Assets, docs: boolean): Req
   const allowed = new AllowedMethods(adapter.getInstance(), formPagesOf(app));
   for (const path of docs ? API_DOCS_PATHS : []) allowed.add(path, ['GET']);
   for (const url of assets.urls()) allowed.add(url, ['GET']);
-  const refuse = refuseUnansweredMethods(allowed, (path) => !isApiPath(path));
+  const refuse = refuseUnansweredMethods(allowed, (path) => !jsonPath(path));
   adapter.useForUnrouted(refuse);
   return refuse;
 }
@@ -149,12 +156,16 @@ function registerPartials(dir: string): void {
 }
 
 /**
- * API requests get `api`; page requests get `pages`: body parsers (the API reads no body), then
- * the session, CSRF protection and the signed-in user.
+ * API requests (and the other paths `jsonPath` names) get `api`; page requests get `pages`: body
+ * parsers (the API reads no body), then the session, CSRF protection and the signed-in user.
  */
-function apiOrPages(api: RequestHandler, pages: RequestHandler): RequestHandler {
+function apiOrPages(
+  jsonPath: (path: string) => boolean,
+  api: RequestHandler,
+  pages: RequestHandler,
+): RequestHandler {
   return (req, res, next) => {
-    if (isApiPath(req.path)) return api(req, res, next);
+    if (jsonPath(req.path)) return api(req, res, next);
     // `OPTIONS *` and other targets that are not a path name no page: straight to the router.
     if (req.url[0] !== '/') return next();
     pages(req, res, next);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { generateKeyPairSync } from 'node:crypto';
 import request from 'supertest';
 import { declaredRoutes } from './support/declared-routes.js';
 import type { AuthPolicy } from '../src/common/auth-policy.decorator.js';
@@ -90,6 +91,8 @@ const ROUTES: Record<string, string> = {
   'GET /health/ready': 'public',
   // Public to the app's own auth: the scraper sends its own secret (METRICS_TOKEN).
   'GET /metrics': 'public',
+  // Public to the app's own auth: a secret scanner signs its reports (TOKEN_REPORT_PUBLIC_KEYS).
+  'POST /security/token-reports': 'public',
 };
 
 /** Served before Nest's router, so no decorator can say their policy: each is probed instead. */
@@ -115,6 +118,9 @@ describe('auth policy of every route', () => {
     t = await createTestApp({
       METRICS_ENABLED: 'true',
       METRICS_TOKEN: 'scrape-secret-0123456789-0123456789',
+      TOKEN_REPORT_PUBLIC_KEYS: generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+        .publicKey.export({ type: 'spki', format: 'pem' })
+        .toString(),
     });
   });
   afterAll(async () => {

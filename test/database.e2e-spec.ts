@@ -222,7 +222,7 @@ describe('database schema', () => {
     expect(await runMigrations(ds)).toHaveLength(2);
   });
 
-  it("should undo the team governance migration in place, keeping teams, members and tokens", async () => {
+  it('should undo the team governance migration in place, keeping teams, members and tokens', async () => {
     const ds = await open();
     await runMigrations(ds);
     await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);

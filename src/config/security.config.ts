@@ -1,4 +1,5 @@
 import { boolean, EnvReader, integer, text } from './env-reader.js';
+import { parseTokenReportKeys, type TokenReportKey } from './token-report-keys.js';
 
 export interface RateLimitConfig {
   enabled: boolean;
@@ -23,6 +24,8 @@ export interface RateLimitConfig {
   verificationResendsPerHour: number;
   /** Changes of address (each mails a link to the new one) one account may ask for per hour. */
   emailChangesPerHour: number;
+  /** Token reports (signed or not) a secret scanner may send per client IP per hour. */
+  tokenReportsPerHour: number;
   /**
    * Windows the in-process counters keep at most, in each of their two pools: other traffic's
    * oldest go first past that; live security windows never do.
@@ -39,6 +42,8 @@ export interface SecurityConfig {
   /** Origins allowed to call the API from a browser; none by default. */
   corsOrigins: string[];
   shutdownTimeoutMs: number;
+  /** The keys leaked-token reports must be signed with; none: reports are not taken (404). */
+  tokenReportKeys: TokenReportKey[];
 }
 
 const origins = (raw: string): string[] | { error: string } => {
@@ -86,11 +91,18 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
         integer(1, 10_000_000),
       ),
       emailChangesPerHour: r.read('RATE_LIMIT_EMAIL_CHANGE_PER_HOUR', '5', integer(1, 10_000_000)),
+      tokenReportsPerHour: r.read(
+        'RATE_LIMIT_TOKEN_REPORTS_PER_HOUR',
+        '600',
+        integer(1, 10_000_000),
+      ),
       memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),
       redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
       redisPrefix: r.read('RATE_LIMIT_REDIS_PREFIX', 'tessera:rl:', text),
     },
     corsOrigins: r.read('CORS_ORIGINS', '', origins),
     shutdownTimeoutMs: r.read('SHUTDOWN_TIMEOUT_MS', '10000', integer(0, 600_000)),
+    // Public keys, but long: the message names the variable and what is wrong, not the value.
+    tokenReportKeys: r.read('TOKEN_REPORT_PUBLIC_KEYS', '', parseTokenReportKeys, () => '…'),
   };
 }

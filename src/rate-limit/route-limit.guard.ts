@@ -28,6 +28,7 @@ const ROUTE_LIMITS = {
     limit: (c: RateLimitConfig) => c.verificationResendsPerHour,
   },
   'sign-up-resend': { per: 'ip', limit: (c: RateLimitConfig) => c.verificationResendsPerHour },
+  'token-reports': { per: 'ip', limit: (c: RateLimitConfig) => c.tokenReportsPerHour },
 } as const;
 
 export type RouteLimitName = keyof typeof ROUTE_LIMITS;

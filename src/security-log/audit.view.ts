@@ -20,6 +20,7 @@ const REFUSALS: Record<string, string> = {
   two_factor_required: 'its team requires two-factor sign-in',
   token_lifetime_exceeds_policy: "it lives longer than its team's policy allows",
   team_access_lost: 'it is pinned to a team its person left',
+  leaked: 'it was found in public, and reported by a secret scanner',
 };
 
 /** Names of the detail's facts, as the log says them. */

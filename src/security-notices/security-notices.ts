@@ -34,13 +34,14 @@ export class SecurityNotices {
 
   /**
    * `to`: the account's address unless said otherwise (the old one, for an address change).
-   * `detail`: what the template names (a token's name), never a secret.
+   * `detail`: what the template names (a token's name), never a secret. `foundAt`: where a
+   * leaked token was found (a public address).
    */
   async send(
     manager: EntityManager,
     userId: number,
     notice: SecurityNoticeKind,
-    options: { to?: string; detail?: string } = {},
+    options: { to?: string; detail?: string; foundAt?: string } = {},
   ): Promise<void> {
     const to = options.to ?? (await this.users.findById(userId, manager))?.email;
     if (!to) return;
@@ -48,6 +49,7 @@ export class SecurityNotices {
       userId,
       notice,
       detail: options.detail ?? '',
+      ...(options.foundAt ? { foundAt: options.foundAt } : {}),
     });
   }
 
@@ -67,6 +69,7 @@ export class SecurityNotices {
       ...this.mailer.render(notice, {
         name: user.name,
         detail: String(request.params.detail ?? ''),
+        foundAt: String(request.params.foundAt ?? ''),
         securityUrl: `${base}/settings/security`,
         tokensUrl: `${base}/settings/api-tokens`,
         resetUrl: `${base}/forgot-password`,

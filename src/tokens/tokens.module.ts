@@ -3,6 +3,7 @@ import { UsersModule } from '../users/users.module.js';
 import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { LastUsedRecorder } from './last-used-recorder.js';
+import { LeakedTokens } from './leaked-tokens.js';
 import { TokenDetailsService } from './token-details.service.js';
 import { TokenExpiryReminders } from './token-expiry-reminders.js';
 import { TokenSettingsController } from './token-settings.controller.js';
@@ -23,7 +24,8 @@ import { TokensService } from './tokens.service.js';
     LastUsedRecorder,
     TokenUsageRecorder,
     TokenExpiryReminders,
+    LeakedTokens,
   ],
-  exports: [TokensService, TokenExpiryReminders],
+  exports: [TokensService, TokenExpiryReminders, LeakedTokens],
 })
 export class TokensModule {}

@@ -70,13 +70,16 @@ const CSRF_MESSAGE =
   'This form has expired or did not come from this site. Go back, reload the page and try again.';
 
 /**
- * The one place errors become responses: the JSON envelope under /api, an error page
- * elsewhere. Only domain errors speak their own message; anything unexpected is logged and
- * answered with a message that reveals nothing internal.
+ * The one place errors become responses: the JSON envelope under /api (and on the paths
+ * machines post to), an error page elsewhere. Only domain errors speak their own message;
+ * anything unexpected is logged and answered with a message that reveals nothing internal.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
+
+  /** `answersInJson`: the paths answered with the envelope; /api's, and those a caller adds. */
+  constructor(private readonly answersInJson: (path: string) => boolean = isApiPath) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -93,7 +96,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.setHeader('Retry-After', exception.retryAfterSeconds);
     }
 
-    if (isApiPath(request.path)) {
+    if (this.answersInJson(request.path)) {
       if (exception instanceof DomainError && exception.challenge) {
         response.setHeader('WWW-Authenticate', exception.challenge);
       }
