@@ -245,6 +245,18 @@ export class TokensRepository {
     await manager.getRepository(TokenPin).insert({ tokenId, teamId });
   }
 
+  /**
+   * The pin of one of the person's tokens: null when it is not pinned, else the team it is
+   * pinned to while the person is a member of it (null inside when not).
+   */
+  async findPin(userId: number, tokenId: number): Promise<{ team: GoverningTeam | null } | null> {
+    const pin = await this.dataSource.manager
+      .getRepository(TokenPin)
+      .findOneBy({ tokenId, token: { userId } });
+    if (!pin) return null;
+    return { team: pin.teamId === null ? null : await this.findTeamOfMember(userId, pin.teamId) };
+  }
+
   /** Which team each of the person's tokens acts in and what that team requires. */
   async findGovernance(userId: number): Promise<Governance> {
     const m = this.dataSource.manager;

@@ -153,6 +153,7 @@ describe('TokensService token lifecycle', () => {
   const updateDetails = jest.fn<TokensRepository['updateDetails']>();
   const replaceValue = jest.fn<TokensRepository['replaceValue']>();
   const revokeForOwner = jest.fn<TokensRepository['revokeForOwner']>();
+  const findPin = jest.fn<TokensRepository['findPin']>();
   const assertConfirmed = jest.fn<EmailVerificationService['assertConfirmed']>();
   const notify = jest.fn<SecurityNotices['send']>();
   const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
@@ -191,6 +192,7 @@ describe('TokensService token lifecycle', () => {
     findForOwner.mockReset().mockResolvedValue(stored());
     findUnrevokedForOwnerByName.mockReset().mockResolvedValue([]);
     replaceValue.mockReset().mockResolvedValue(true);
+    findPin.mockReset().mockResolvedValue(null);
     assertConfirmed.mockReset().mockResolvedValue();
     const moduleRef = await Test.createTestingModule({
       providers: [
@@ -204,6 +206,7 @@ describe('TokensService token lifecycle', () => {
             updateDetails,
             replaceValue,
             revokeForOwner,
+            findPin,
           },
         },
         { provide: LastUsedRecorder, useValue: { record: jest.fn() } },
@@ -368,6 +371,53 @@ describe('TokensService token lifecycle', () => {
   });
 
   describe('regenerate', () => {
+    const acme = {
+      id: 3,
+      name: 'Acme',
+      policy: { requireTwoFactor: false, tokenMaxLifetimeDays: 14 },
+    };
+
+    it("should cut the kept lifetime to the pinned team's maximum, and refuse a longer one asked for", async () => {
+      findPin.mockResolvedValue({ team: acme });
+      await service.regenerate(person, 7, 0);
+      expect(replaceValue).toHaveBeenCalledWith(
+        manager,
+        1,
+        7,
+        current.hash,
+        expect.objectContaining({ expiresAt: new Date(now + 14 * DAY_MS) }),
+      );
+      replaceValue.mockClear();
+      for (const days of [30, null]) {
+        await expect(service.regenerate(person, 7, 0, undefined, days)).rejects.toThrow(
+          'Acme allows tokens of at most 14 days.',
+        );
+      }
+      expect(replaceValue).not.toHaveBeenCalled();
+      await service.regenerate(person, 7, 0, undefined, 7);
+      expect(replaceValue).toHaveBeenCalledWith(
+        manager,
+        1,
+        7,
+        current.hash,
+        expect.objectContaining({ expiresAt: new Date(now + 7 * DAY_MS) }),
+      );
+    });
+
+    it("should hold a token following its current team only to the deployment's maximum", async () => {
+      await service.regenerate(person, 7, 0, undefined, 90);
+      expect(replaceValue).toHaveBeenCalledWith(
+        manager,
+        1,
+        7,
+        current.hash,
+        expect.objectContaining({ expiresAt: new Date(now + 90 * DAY_MS) }),
+      );
+      await expect(service.regenerate(person, 7, 0, undefined, 365)).rejects.toThrow(
+        'Tokens may live at most 90 days.',
+      );
+    });
+
     it('should keep the replaced value working for the grace period and count the lifetime again from now', async () => {
       const token = stored();
       findForOwner.mockResolvedValue(token);

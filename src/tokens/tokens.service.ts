@@ -377,7 +377,7 @@ export class TokensService {
     const userId = accountOf(actor);
     const generated = generateToken();
     // A pinned token's team caps its lifetime as the deployment does.
-    const pinned = (await this.tokens.findGovernance(userId)).pins.get(tokenId) ?? null;
+    const pinned = (await this.tokens.findPin(userId, tokenId))?.team ?? null;
     const max = this.maxLifetimeIn(pinned);
     if (
       lifetimeDays !== undefined &&
