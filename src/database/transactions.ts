@@ -5,7 +5,7 @@ import { setTimeout } from 'node:timers/promises';
 import { isDeadlock } from '../common/errors/database-errors.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
-const DEADLOCK_ATTEMPTS = 3;
+const DEADLOCK_ATTEMPTS = 5;
 
 /**
  * Every write goes through here. On MySQL/MariaDB each unit of work gets its own pooled
@@ -26,8 +26,8 @@ export class Transactions {
 
   /**
    * Runs `work` in one transaction. On MySQL/MariaDB a transaction rolled back as a deadlock's
-   * victim (concurrent inserts into one unique index take gap locks) runs again, up to three
-   * times, after a short random pause: `work` must therefore do nothing outside the database.
+   * victim (concurrent inserts into one unique index take gap locks) runs again, up to five
+   * times in all, after a short random pause growing with each attempt: `work` must therefore do nothing outside the database.
    */
   async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     let hooks: (() => void)[] = [];
