@@ -52,7 +52,9 @@ function tokenForm(page, k) {
   for (const [, ability] of page.matchAll(/name="abilities" value="([^"]+)"[^>]*checked/g)) {
     fields.push(['abilities', ability]);
   }
-  const expiry = /<option value="([^"]*)"\s*selected>/.exec(page);
+  // The expiry select's chosen option (the form has other selects, the team's first).
+  const select = /name="expires_in_days"[\s\S]*?<\/select>/.exec(page)?.[0] ?? '';
+  const expiry = /<option value="([^"]*)"\s*selected>/.exec(select);
   if (expiry) fields.push(['expires_in_days', expiry[1]]);
   return fields;
 }
