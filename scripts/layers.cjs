@@ -22,7 +22,7 @@ const LAYERS = [
   // Who is there: sessions, CSRF, the guard, sudo mode, the actor.
   ['auth'],
   // The features.
-  ['teams', 'tokens', 'email-verification', 'two-factor'],
+  ['teams', 'tokens', 'email-verification', 'two-factor', 'passkeys'],
   // Pages and flows that combine features.
   ['sign-in', 'account', 'password-reset', 'invitations', 'security-log', 'token-reports'],
   // Above them all: pages over several of those, the API, upkeep, the command line.

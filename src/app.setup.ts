@@ -55,7 +55,13 @@ export function configureApp(app: INestApplication): INestApplication {
   const pageHeaders = securityHeaders();
   const apiHeaders = securityHeaders(API_SECURITY_HEADERS);
 
-  const assets = new Assets().addFolder(join(ROOT, 'public'));
+  const assets = new Assets()
+    .addFolder(join(ROOT, 'public'))
+    // The passkey pages' browser helper, served from here: no CDN.
+    .add(
+      'js/webauthn-browser.js',
+      join(ROOT, 'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js'),
+    );
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
   configureViews(express, assets);
   const refuseMethod = methodsCheck(app, assets, docs !== undefined, jsonPath);

@@ -14,6 +14,9 @@ import { TwoFactorCredential } from './two-factor/two-factor-credential.entity.j
 import { TokenAddress } from './tokens/token-address.entity.js';
 import { TokenDailyUsage } from './tokens/token-daily-usage.entity.js';
 import { TokenPin } from './tokens/token-pin.entity.js';
+import { Passkey } from './passkeys/passkey.entity.js';
+import { PasskeyChallenge } from './passkeys/passkey-challenge.entity.js';
+import { PasskeyUserHandle } from './passkeys/passkey-user-handle.entity.js';
 import { User } from './users/user.entity.js';
 
 export const ENTITIES = [
@@ -31,6 +34,9 @@ export const ENTITIES = [
   OneTimeLink,
   TeamInvitation,
   AuditEvent,
+  Passkey,
+  PasskeyUserHandle,
+  PasskeyChallenge,
 ];
 
 /** TypeORM's options for these entities (ormconfig.ts, the seeding of benches and tests). */

@@ -15,6 +15,9 @@ import { createTestDatabase, type TestDatabase } from './support/test-database.j
 const TABLES = [
   'account_tokens',
   'mail_outbox',
+  'passkey_challenges',
+  'passkey_user_handles',
+  'passkeys',
   'personal_access_token_addresses',
   'personal_access_token_daily_usage',
   'personal_access_token_pins',
@@ -145,7 +148,7 @@ describe('database schema', () => {
       await runner.release();
     }
     expect(await tableNames(ds)).toEqual(
-      TABLES.filter((t) => !t.startsWith('personal_access_token_')),
+      TABLES.filter((t) => !t.startsWith('personal_access_token_') && !t.startsWith('passkey')),
     );
     const [kept] = await ds.query('SELECT name FROM personal_access_tokens');
     expect(kept.name).toBe('kept');
@@ -202,9 +205,8 @@ describe('database schema', () => {
     await ds.query(
       `INSERT INTO audit_events (occurred_at, event, actor_kind, user_id) VALUES ('2026-11-01 00:00:00', 'token.created', 'user', 1)`,
     );
-    // The team governance migration first, then the security log's.
-    await ds.undoLastMigration({ transaction: 'each' });
-    await ds.undoLastMigration({ transaction: 'each' });
+    // The passkeys' and team governance migrations first, then the security log's.
+    for (let i = 0; i < 3; i++) await ds.undoLastMigration({ transaction: 'each' });
 
     const runner = ds.createQueryRunner();
     try {
@@ -219,7 +221,7 @@ describe('database schema', () => {
     expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'kept' }]);
     const [usage] = await ds.query('SELECT requests FROM personal_access_token_daily_usage');
     expect(Number(usage.requests)).toBe(3);
-    expect(await runMigrations(ds)).toHaveLength(2);
+    expect(await runMigrations(ds)).toHaveLength(3);
   });
 
   it('should undo the team governance migration in place, keeping teams, members and tokens', async () => {
@@ -235,6 +237,8 @@ describe('database schema', () => {
        VALUES (1, 'pinned', '${'d'.repeat(64)}', 'dddd', 'user:read')`,
     );
     await ds.query(`INSERT INTO personal_access_token_pins (token_id, team_id) VALUES (1, 1)`);
+    // The passkeys' migration first, then team governance's.
+    await ds.undoLastMigration({ transaction: 'each' });
     await ds.undoLastMigration({ transaction: 'each' });
 
     const runner = ds.createQueryRunner();
@@ -250,7 +254,7 @@ describe('database schema', () => {
     expect(await ds.query('SELECT name FROM teams')).toEqual([{ name: 'Acme' }]);
     expect(await ds.query('SELECT role FROM team_members')).toEqual([{ role: 'owner' }]);
     expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'pinned' }]);
-    expect(await runMigrations(ds)).toHaveLength(1);
+    expect(await runMigrations(ds)).toHaveLength(2);
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

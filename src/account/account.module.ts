@@ -4,6 +4,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
+import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccountDeletionRepository } from './account-deletion.repository.js';
 import { AccountDeletionService } from './account-deletion.service.js';
@@ -28,6 +29,7 @@ import { SessionsController } from './sessions.controller.js';
     RateLimitModule,
     SecurityNoticesModule,
     TwoFactorModule,
+    PasskeysModule,
   ],
   controllers: [
     ConfirmPasswordController,

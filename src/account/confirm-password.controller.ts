@@ -1,4 +1,10 @@
-import { Controller, Get, Post, Query, Redirect, Render, Req } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req } from '@nestjs/common';
+import { accountOf } from '../common/actor.js';
+import { Clock } from '../clock/clock.js';
+import { PasskeyCredentialForm } from '../passkeys/dto/passkeys.forms.js';
+import { answeringSessionOf, passkeySessionOf } from '../passkeys/passkey-session.js';
+import { PasskeysService } from '../passkeys/passkeys.service.js';
+import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
@@ -24,16 +30,25 @@ export class ConfirmPasswordController {
   constructor(
     private readonly auth: AuthService,
     private readonly sudo: SudoMode,
+    private readonly passkeys: PasskeysService,
+    private readonly clock: Clock,
   ) {}
 
   @Get()
   @Render('account/confirm-password')
-  page(@Query('return_to') returnTo: unknown, @Req() req: Request): object {
+  async page(
+    @CurrentActor() actor: Actor,
+    @Query('return_to') returnTo: unknown,
+    @Req() req: Request,
+  ): Promise<object> {
     const action = this.sudo.pending(req.session, returnTo);
+    const hasPasskey = await this.passkeys.has(accountOf(actor));
     return {
       title: 'Confirm your password',
       returnTo: isReturnPage(returnTo) ? returnTo : '',
       action: action?.label,
+      hasPasskey,
+      passkeyScripts: hasPasskey,
     };
   }
 
@@ -46,10 +61,46 @@ export class ConfirmPasswordController {
     @Req() req: Request,
   ): Promise<{ url: string }> {
     await this.auth.confirmPassword(actor, form.password);
+    return { url: this.confirmed(req, form.return_to) };
+  }
+
+  /** A challenge to confirm with a passkey instead of the password (JSON, for the script). */
+  @Post('passkey/options')
+  @HttpCode(200)
+  @RouteLimit('passkey-challenges')
+  passkeyOptions(@CurrentActor() actor: Actor, @Req() req: Request): Promise<object> {
+    return this.passkeys.authenticationOptions(
+      passkeySessionOf(req, this.clock.nowMs()),
+      'sudo',
+      accountOf(actor),
+    );
+  }
+
+  /** One of the person's passkeys instead of the password: the same as typing it. */
+  @Post('passkey')
+  @FormPage('/confirm-password')
+  @Redirect('/dashboard', 303)
+  async confirmWithPasskey(
+    @CurrentActor() actor: Actor,
+    @Form() form: PasskeyCredentialForm,
+    @Req() req: Request,
+  ): Promise<{ url: string }> {
+    await this.passkeys.authenticate(
+      actor,
+      answeringSessionOf(req),
+      'sudo',
+      form.credential,
+      accountOf(actor),
+    );
+    return { url: this.confirmed(req, form.return_to) };
+  }
+
+  /** Sudo mode from now; on to the action that waited, or the page asked for. */
+  private confirmed(req: Request, returnTo: string | undefined): string {
     this.sudo.confirmed(req.session);
-    if (this.sudo.pending(req.session, form.return_to)) return { url: CONTINUE_PAGE };
-    flash(req.session, { notice: 'Password confirmed: you can go ahead.' });
-    return { url: isReturnPage(form.return_to) ? form.return_to : '/dashboard' };
+    if (this.sudo.pending(req.session, returnTo)) return CONTINUE_PAGE;
+    flash(req.session, { notice: 'Confirmed: you can go ahead.' });
+    return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
 
   /**

@@ -5,6 +5,7 @@ import type { SessionData } from 'express-session';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { TwoFactorSetups } from '../two-factor/setup-session.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
+import { PasskeysService } from '../passkeys/passkeys.service.js';
 
 /** Account Settings > Security: how the person signs in, and the way to change it. */
 @Controller('settings/security')
@@ -13,15 +14,22 @@ export class SecurityController {
   constructor(
     private readonly twoFactor: TwoFactorService,
     private readonly setups: TwoFactorSetups,
+    private readonly passkeys: PasskeysService,
   ) {}
 
   @Get()
   @Render('account/security')
   async page(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<object> {
+    const [twoFactor, passkeys] = await Promise.all([
+      this.twoFactor.status(actor),
+      this.passkeys.list(actor),
+    ]);
     return {
       title: 'Security',
-      twoFactor: await this.twoFactor.status(actor),
+      twoFactor,
       setupUnderWay: this.setups.has(session),
+      passkeys,
+      passkeyScripts: true,
     };
   }
 }

@@ -32,6 +32,8 @@ declare module 'express-session' {
     signUpEmail?: string;
     /** Whether that sign-up came from an invitation's link (its team is joined on confirmation), for the same page. */
     signUpInvited?: boolean;
+    /** When this session last asked for a passkey challenge: a visitor's session is kept for it. */
+    passkeyAskedAt?: number;
     /** Messages and form state for the next page only. */
     flash?: import('../common/web/flash.js').Flash;
   }

@@ -31,7 +31,13 @@ export class SessionLifecycle {
    * Returns where to go next: `returnTo`, the page asked for before signing in, when it is one
    * of ours, or the dashboard.
    */
-  async start(req: Request, user: User, returnTo?: string): Promise<string> {
+  async start(
+    req: Request,
+    user: User,
+    returnTo?: string,
+    /** How the person proved who they are, for the security log, when not the password. */
+    method?: { method: string; passkey?: string },
+  ): Promise<string> {
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = this.clock.nowMs();
@@ -40,7 +46,10 @@ export class SessionLifecycle {
     req.session.credentialStamp = credentialStamp(user.passwordHash);
     noteActivity(req, req.session.signedInAt);
     await promisify((done) => req.session.save(done));
-    this.audit.record(signedInActor(req, user.id), { event: 'sign-in.succeeded' });
+    this.audit.record(signedInActor(req, user.id), {
+      event: 'sign-in.succeeded',
+      ...(method ? { detail: method } : {}),
+    });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
 

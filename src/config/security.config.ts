@@ -26,6 +26,8 @@ export interface RateLimitConfig {
   emailChangesPerHour: number;
   /** Token reports (signed or not) a secret scanner may send per client IP per hour. */
   tokenReportsPerHour: number;
+  /** Passkey challenges (to add one, sign in or confirm with one) per client IP per hour. */
+  passkeyChallengesPerHour: number;
   /**
    * Windows the in-process counters keep at most, in each of their two pools: other traffic's
    * oldest go first past that; live security windows never do.
@@ -94,6 +96,11 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
       tokenReportsPerHour: r.read(
         'RATE_LIMIT_TOKEN_REPORTS_PER_HOUR',
         '600',
+        integer(1, 10_000_000),
+      ),
+      passkeyChallengesPerHour: r.read(
+        'RATE_LIMIT_PASSKEY_CHALLENGES_PER_HOUR',
+        '120',
         integer(1, 10_000_000),
       ),
       memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),

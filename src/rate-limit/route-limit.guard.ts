@@ -29,6 +29,10 @@ const ROUTE_LIMITS = {
   },
   'sign-up-resend': { per: 'ip', limit: (c: RateLimitConfig) => c.verificationResendsPerHour },
   'token-reports': { per: 'ip', limit: (c: RateLimitConfig) => c.tokenReportsPerHour },
+  'passkey-challenges': {
+    per: 'ip',
+    limit: (c: RateLimitConfig) => c.passkeyChallengesPerHour,
+  },
 } as const;
 
 export type RouteLimitName = keyof typeof ROUTE_LIMITS;

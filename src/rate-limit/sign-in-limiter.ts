@@ -44,6 +44,23 @@ export class SignInLimiter {
     );
   }
 
+  /**
+   * Counts a passkey attempt against the client IP alone (which account it is for is known only
+   * once its signature is checked): the same counter failed passwords use, so a client cannot
+   * try passwords and passkeys to twice the limit.
+   */
+  async reserveClient(ip: string | undefined): Promise<ReservedAttempt> {
+    const { enabled, signInAttempts: limit, windowSeconds } = this.config.security.rateLimit;
+    if (!enabled) return ReservedAttempt.uncounted;
+    const key = `sign-in-ip:${clientKeyOf(ip)}`;
+    return reserveAttempt(
+      this.storage,
+      'security',
+      [{ key, windowMs: windowSeconds * 1000 }],
+      ([byIp]) => (byIp.count > limit ? byIp : undefined),
+    );
+  }
+
   private keys(email: string, ip: string | undefined) {
     const account = createHash('sha256').update(email).digest('base64url').slice(0, 22);
     const client = clientKeyOf(ip);

@@ -14,6 +14,8 @@ const NOTICES = {
   'two-factor-enabled': 'Two-factor sign-in was turned on',
   'two-factor-disabled': 'Two-factor sign-in was turned off',
   'token-created': 'A new API token was created',
+  'passkey-added': 'A passkey was added to your Tessera account',
+  'passkey-removed': 'A passkey was removed from your Tessera account',
   'token-revoked-by-team': 'A team revoked one of your API tokens',
   'token-leaked': 'One of your API tokens was found in public and revoked',
 } as const;

@@ -1,4 +1,5 @@
-import { Controller, Get, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
+import { PasskeyCredentialForm } from '../passkeys/dto/passkeys.forms.js';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/current-actor.js';
@@ -89,7 +90,11 @@ export class AuthController {
   @GuestOnly()
   @Render('auth/login')
   loginPage(@Query('return_to') returnTo: unknown): object {
-    return { title: 'Sign in', returnTo: isReturnPage(returnTo) ? returnTo : undefined };
+    return {
+      title: 'Sign in',
+      returnTo: isReturnPage(returnTo) ? returnTo : undefined,
+      passkeyScripts: true,
+    };
   }
 
   /** Signs in, or with two-factor sign-in on goes on to ask for a code. */
@@ -108,6 +113,29 @@ export class AuthController {
         await this.auth.signIn(actor, form.email, form.password),
         form.return_to,
       ),
+    };
+  }
+
+  /** A challenge to sign in with a passkey (JSON, for the page's script). */
+  @Post('login/passkey/options')
+  @GuestOnly()
+  @HttpCode(200)
+  @RouteLimit('passkey-challenges')
+  passkeyOptions(@Req() req: Request): Promise<object> {
+    return this.twoFactor.passkeySignInOptions(req);
+  }
+
+  /** Signs in with a passkey: no address, no password, no code. */
+  @Post('login/passkey')
+  @GuestOnly()
+  @FormPage('/login')
+  @Redirect('/dashboard', 303)
+  async loginWithPasskey(
+    @Form() form: PasskeyCredentialForm,
+    @Req() req: Request,
+  ): Promise<{ url: string }> {
+    return {
+      url: await this.twoFactor.signInWithPasskey(req, form.credential, form.return_to),
     };
   }
 

@@ -4,6 +4,7 @@ import { EmailVerificationModule } from '../email-verification/email-verificatio
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
+import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { RegistrationService } from './registration.service.js';
 import { AuthController } from './sign-in.controller.js';
@@ -22,6 +23,7 @@ import { TwoFactorSignIn } from './two-factor-sign-in.js';
     UsersModule,
     TeamsModule,
     TwoFactorModule,
+    PasskeysModule,
   ],
   controllers: [AuthController, TwoFactorChallengeController],
   providers: [RegistrationService, TwoFactorSignIn],

@@ -1,4 +1,6 @@
-import { Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Redirect, Render, Req } from '@nestjs/common';
+import { PasskeyCredentialForm } from '../passkeys/dto/passkeys.forms.js';
+import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Request } from 'express';
 import { GuestOnly } from '../common/auth-policy.decorator.js';
@@ -14,9 +16,27 @@ export class TwoFactorChallengeController {
 
   @Get()
   @Render('auth/two-factor-challenge')
-  page(@Req() req: Request): object {
-    this.signIn.pendingOf(req);
-    return { title: 'Two-factor sign-in' };
+  async page(@Req() req: Request): Promise<object> {
+    const hasPasskey = await this.signIn.pendingHasPasskey(req);
+    return { title: 'Two-factor sign-in', hasPasskey, passkeyScripts: hasPasskey };
+  }
+
+  /** A challenge for a passkey instead of a code (JSON, for the page's script). */
+  @Post('passkey/options')
+  @HttpCode(200)
+  @RouteLimit('passkey-challenges')
+  passkeyOptions(@Req() req: Request): Promise<object> {
+    return this.signIn.passkeyOptions(req);
+  }
+
+  @Post('passkey')
+  @FormPage(CHALLENGE_PAGE)
+  @Redirect('/dashboard', 303)
+  async verifyPasskey(
+    @Form() form: PasskeyCredentialForm,
+    @Req() req: Request,
+  ): Promise<{ url: string }> {
+    return { url: await this.signIn.completeWithPasskey(req, form.credential) };
   }
 
   @Post()

@@ -12,6 +12,8 @@ import { UsersRepository } from '../users/users.repository.js';
 import { credentialStamp } from '../auth/credential-stamp.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { Clock } from '../clock/clock.js';
+import { PasskeysService } from '../passkeys/passkeys.service.js';
+import { answeringSessionOf, passkeySessionOf } from '../passkeys/passkey-session.js';
 
 export const CHALLENGE_PAGE = '/two-factor-challenge';
 
@@ -43,6 +45,7 @@ export class TwoFactorSignIn {
     private readonly users: UsersRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly passkeys: PasskeysService,
   ) {}
 
   /** After the right password: signed in, or on to the challenge. Returns where to go next. */
@@ -65,6 +68,78 @@ export class TwoFactorSignIn {
   }
 
   /**
+   * A passkey of the person's as the second factor (their pending sign-in's): signed in, or
+   * refused as a wrong code is. Returns where to go next.
+   */
+  async completeWithPasskey(req: Request, credential: string): Promise<string> {
+    const pending = this.pendingOf(req);
+    const user = await this.pendingUser(req, pending);
+    const passkey = await this.passkeys.authenticate(
+      actorOf(req),
+      answeringSessionOf(req),
+      'second-factor',
+      credential,
+      pending.userId,
+    );
+    return this.sessions.start(req, user, pending.returnTo, {
+      method: 'password and passkey',
+      passkey: passkey.name,
+    });
+  }
+
+  /** Whether the person signing in has a passkey to offer instead of a code. */
+  async pendingHasPasskey(req: Request): Promise<boolean> {
+    return this.passkeys.has(this.pendingOf(req).userId);
+  }
+
+  /** A challenge to sign in with a passkey from the sign-in page, no address typed. */
+  passkeySignInOptions(req: Request): Promise<object> {
+    return this.passkeys.authenticationOptions(
+      passkeySessionOf(req, this.clock.nowMs()),
+      'sign-in',
+      null,
+    );
+  }
+
+  /**
+   * Signs in with a passkey: it is both factors (something held, unlocked by the person), so
+   * no code is asked after it. Returns where to go next.
+   */
+  async signInWithPasskey(req: Request, credential: string, returnTo?: string): Promise<string> {
+    const passkey = await this.passkeys.authenticate(
+      actorOf(req),
+      answeringSessionOf(req),
+      'sign-in',
+      credential,
+      null,
+    );
+    const user = await this.users.findById(passkey.userId);
+    if (!user) throw new NoPendingSignInError();
+    return this.sessions.start(req, user, returnTo, { method: 'passkey', passkey: passkey.name });
+  }
+
+  /** A challenge for a passkey as the second factor of the pending sign-in. */
+  async passkeyOptions(req: Request): Promise<object> {
+    const pending = this.pendingOf(req);
+    return this.passkeys.authenticationOptions(
+      passkeySessionOf(req, this.clock.nowMs()),
+      'second-factor',
+      pending.userId,
+    );
+  }
+
+  /** The account signing in, unless its password changed since it was typed (then it is over). */
+  private async pendingUser(req: Request, pending: PendingSignIn): Promise<User> {
+    const user = await this.users.findById(pending.userId);
+    if (!user || credentialStamp(user.passwordHash) !== pending.credentialStamp) {
+      delete req.session.pendingSignIn;
+      flash(req.session, { error: 'Your password has changed. Sign in with the new one.' });
+      throw new NoPendingSignInError(pending.returnTo);
+    }
+    return user;
+  }
+
+  /**
    * Checks the second factor and signs the person in; returns where to go next. A sign-in whose
    * password has been changed (or reset) since it was typed is over: the new one is asked.
    */
@@ -73,12 +148,7 @@ export class TwoFactorSignIn {
     // Not signed in yet: a visitor, acting on the account whose password it typed.
     const visitor = actorOf(req);
     const person = asPerson(visitor, pending.userId);
-    const user = await this.users.findById(pending.userId);
-    if (!user || credentialStamp(user.passwordHash) !== pending.credentialStamp) {
-      delete req.session.pendingSignIn;
-      flash(req.session, { error: 'Your password has changed. Sign in with the new one.' });
-      throw new NoPendingSignInError(pending.returnTo);
-    }
+    const user = await this.pendingUser(req, pending);
     let accepted;
     try {
       accepted = await this.twoFactor.verifySignIn(person, pending.attempt, input);

@@ -8,6 +8,7 @@ import { TokenLifecycle1764720000000 } from './1764720000000-token-lifecycle.js'
 import { AccountSettings1764806400000 } from './1764806400000-account-settings.js';
 import { AuditLog1764892800000 } from './1764892800000-audit-log.js';
 import { TeamGovernance1764979200000 } from './1764979200000-team-governance.js';
+import { Passkeys1765065600000 } from './1765065600000-passkeys.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   AccountSettings1764806400000,
   AuditLog1764892800000,
   TeamGovernance1764979200000,
+  Passkeys1765065600000,
 ];

@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AxeBuilder } from '@axe-core/playwright';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { createUser, uniqueEmail } from './factories/index.js';
+import { launchBrowser, screenshotDir } from './support/browser.js';
+import { PASSWORD } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
+import { createTestApp, freePort, type TestApp } from './support/test-app.js';
+
+/**
+ * Passkeys in Chromium, with the DevTools protocol's virtual authenticator (resident keys, user
+ * verification on): add one, sign out, sign in with it without typing anything, confirm a
+ * sensitive action with it, remove it, and see it refused. Every page passes axe at 390 and
+ * 1280 px.
+ */
+describe('passkeys in a real browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    // Passkeys belong to a host name (an IP address cannot be a relying party's id): the
+    // browser uses `localhost`, which is APP_URL too.
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', PORT: String(port), APP_URL: base });
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** A page with a platform authenticator that holds passkeys and verifies its user. */
+  async function pageWithAuthenticator(): Promise<Page> {
+    const context = await browser.newContext({
+      baseURL: base,
+      viewport: { width: 1280, height: 900 },
+    });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => {
+      throw error;
+    });
+    page.on('dialog', (dialog) => void dialog.accept());
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    return page;
+  }
+
+  async function problemsOf(page: Page, name: string): Promise<string[]> {
+    const problems: string[] = [];
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      const { violations } = await new AxeBuilder({ page }).analyze();
+      for (const v of violations) {
+        const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
+        problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
+      }
+      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (scrollWidth > width) problems.push(`${name} at ${width} px: ${scrollWidth} px wide`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    return problems;
+  }
+
+  it('should add a passkey, sign in and confirm with it, remove it, and refuse it then', async () => {
+    const email = uniqueEmail('passkey');
+    const user = await createUser(t.app, { name: 'Penny Passkey', email, password: PASSWORD });
+    const page = await pageWithAuthenticator();
+    const problems: string[] = [];
+
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+
+    await page.goto('/settings/security');
+    await page.getByLabel('Name of the new passkey').fill('Chromium');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain(
+      'Passkey "Chromium" added',
+    );
+    await expect(page.locator('[data-passkey-id]').first().textContent()).resolves.toContain(
+      'Chromium',
+    );
+    problems.push(...(await problemsOf(page, 'security page with a passkey')));
+    await page.screenshot({ path: join(screenshotDir(), 'passkeys.png'), fullPage: true });
+
+    // Signed out, then in again with nothing typed.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login');
+    problems.push(...(await problemsOf(page, 'sign-in page with its passkey button')));
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.waitForURL('**/dashboard');
+
+    // A sensitive action confirmed with the passkey: removing it.
+    await forgetPasswordConfirmation(t, { user });
+    await page.goto('/settings/security');
+    await page.getByRole('button', { name: 'Remove the passkey Chromium' }).click();
+    await page.waitForURL('**/confirm-password?**');
+    problems.push(...(await problemsOf(page, 'password confirmation with a passkey')));
+    await page.getByRole('button', { name: 'Confirm with a passkey' }).click();
+    await page.waitForURL('**/settings/security');
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain(
+      'Passkey "Chromium" removed',
+    );
+    expect(await page.locator('[data-passkey-id]').count()).toBe(0);
+
+    // The authenticator still holds it; Tessera no longer takes it.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login');
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.waitForURL('**/login');
+    await expect(page.locator('#credential-error').textContent()).resolves.toContain(
+      'That passkey could not be verified.',
+    );
+    expect(page.url()).not.toContain('dashboard');
+
+    expect(problems).toEqual([]);
+  });
+});

@@ -1,0 +1,291 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { Passkey } from '../src/passkeys/passkey.entity.js';
+import { PasskeyChallenge } from '../src/passkeys/passkey-challenge.entity.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
+import { burst, tally } from './support/burst.js';
+import { visibleText } from './support/html.js';
+import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { turnOnTwoFactor, atTheChallenge } from './support/two-factor.js';
+import { SoftAuthenticator, type WebAuthnOverrides } from './support/webauthn.js';
+import { WebClient } from './support/web-client.js';
+
+const REFUSED = 'That passkey could not be verified.';
+
+describe('passkeys', () => {
+  let t: TestApp;
+  let origin: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    origin = new URL(t.config.app.publicUrl).origin;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** Adds a passkey held by `authenticator` to the signed-in person's account, from Security. */
+  async function addPasskey(
+    person: SignedInPerson,
+    authenticator: SoftAuthenticator,
+    name = 'Laptop',
+  ) {
+    const csrf = await person.client.csrfFrom('/settings/security');
+    const options = await person.client.post('/settings/passkeys/options', csrf);
+    expect(options.status).toBe(200);
+    const credential = authenticator.register(options.body, origin);
+    return person.client.post('/settings/passkeys', csrf, {
+      name,
+      credential: JSON.stringify(credential),
+    });
+  }
+
+  /** A visitor's try at signing in with the passkey from the sign-in page. */
+  async function signInWith(
+    authenticator: SoftAuthenticator,
+    overrides: WebAuthnOverrides = {},
+    visitor = new WebClient(t.server, t.mail),
+  ) {
+    const csrf = await visitor.csrfFrom('/login');
+    const options = await visitor.post('/login/passkey/options', csrf);
+    expect(options.status).toBe(200);
+    const credential = JSON.stringify(authenticator.authenticate(options.body, origin, overrides));
+    const res = await visitor.post('/login/passkey', csrf, { credential });
+    return { res, visitor, credential, csrf };
+  }
+
+  const signedIn = async (client: WebClient) => (await client.get('/dashboard')).status === 200;
+  const passkeysOf = (userId: number) => t.dataSource.getRepository(Passkey).findBy({ userId });
+
+  it('should add a passkey, sign in with it (no password, no code), and refuse it once removed', async () => {
+    const person = await signedInPerson(t, { name: 'Pia Passkey' });
+    await turnOnTwoFactor(t, person);
+    const authenticator = SoftAuthenticator.create({
+      aaguid: 'ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4',
+    });
+
+    const added = await addPasskey(person, authenticator, 'Work laptop');
+    expect(added.status).toBe(303);
+    expect(added.headers.location).toBe('/settings/security');
+    const security = await person.client.textOf('/settings/security');
+    expect(security).toContain('Passkey "Work laptop" added');
+    expect(security).toContain('Work laptop Google Password Manager');
+    const [stored] = await passkeysOf(person.user.id);
+    expect(stored).toMatchObject({ credentialId: authenticator.credentialId, name: 'Work laptop' });
+    // The user handle is random, not the user id.
+    expect(authenticator.userHandle).not.toBe(
+      Buffer.from(String(person.user.id)).toString('base64url'),
+    );
+    expect(Buffer.from(authenticator.userHandle!, 'base64url')).toHaveLength(32);
+    await t.app.get(Scheduler).drain();
+    await t.mail.waitFor({
+      to: person.email,
+      subject: 'A passkey was added to your Tessera account',
+    });
+
+    // Signing in: no address typed, no password, and no code although two-factor is on.
+    const { res, visitor, credential, csrf } = await signInWith(authenticator);
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/dashboard');
+    expect(await signedIn(visitor)).toBe(true);
+    const events = await t.dataSource
+      .getRepository(AuditEvent)
+      .findBy({ userId: person.user.id, event: 'sign-in.succeeded' });
+    expect(events.map((e) => JSON.parse(e.detail ?? '{}').method)).toContain('passkey');
+
+    // The same answer again (a replay): its challenge is used.
+    const replayer = new WebClient(t.server, t.mail);
+    const replayed = await replayer.post('/login/passkey', await replayer.csrfFrom('/login'), {
+      credential,
+    });
+    expect(replayed.headers.location).toBe('/login');
+    expect(await signedIn(replayer)).toBe(false);
+    expect(csrf).toBeDefined();
+
+    // Removed (sudo mode: signing in just now counts): refused from then on.
+    const removed = await person.client.submit(
+      '/settings/security',
+      `/settings/passkeys/${stored.id}/delete`,
+    );
+    expect(removed.status).toBe(303);
+    expect(await passkeysOf(person.user.id)).toHaveLength(0);
+    await t.app.get(Scheduler).drain();
+    await t.mail.waitFor({
+      to: person.email,
+      subject: 'A passkey was removed from your Tessera account',
+    });
+    const after = await signInWith(authenticator);
+    expect(after.res.headers.location).toBe('/login');
+    expect(await after.visitor.textOf('/login')).toContain(REFUSED);
+    expect(await signedIn(after.visitor)).toBe(false);
+  });
+
+  it('should refuse a wrong origin, a wrong RP id, another session’s challenge and malformed answers, changing nothing', async () => {
+    const person = await signedInPerson(t, { name: 'Rafa Refused' });
+    const authenticator = SoftAuthenticator.create({ counter: 5 });
+    expect((await addPasskey(person, authenticator)).status).toBe(303);
+    const [before] = await passkeysOf(person.user.id);
+
+    const tries: [string, WebAuthnOverrides][] = [
+      ['a wrong origin', { origin: 'https://tessera.example.evil' }],
+      ['a wrong RP id', { rpId: 'evil.example' }],
+      ['another challenge', { challenge: 'bm90LXRoZS1jaGFsbGVuZ2U' }],
+      ['no user verification', { userVerified: false }],
+    ];
+    for (const [, overrides] of tries) {
+      const { res, visitor } = await signInWith(authenticator, overrides);
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe('/login');
+      expect(await visitor.textOf('/login')).toContain(REFUSED);
+      expect(await signedIn(visitor)).toBe(false);
+    }
+
+    // A challenge handed to one session, answered in another.
+    const asker = new WebClient(t.server, t.mail);
+    const options = await asker.post('/login/passkey/options', await asker.csrfFrom('/login'));
+    const thief = new WebClient(t.server, t.mail);
+    const stolen = await thief.post('/login/passkey', await thief.csrfFrom('/login'), {
+      credential: JSON.stringify(authenticator.authenticate(options.body, origin)),
+    });
+    expect(stolen.headers.location).toBe('/login');
+    expect(await signedIn(thief)).toBe(false);
+
+    // Malformed and oversized answers: refused on the form, never a 500.
+    for (const credential of [
+      'not json',
+      '{}',
+      '[]',
+      'null',
+      JSON.stringify({ id: 1 }),
+      'x'.repeat(16_001),
+    ]) {
+      const visitor = new WebClient(t.server, t.mail);
+      const res = await visitor.post('/login/passkey', await visitor.csrfFrom('/login'), {
+        credential,
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe('/login');
+      expect(await signedIn(visitor)).toBe(false);
+    }
+    const [after] = await passkeysOf(person.user.id);
+    expect(after).toMatchObject({ counter: before.counter, lastUsedAt: null });
+  });
+
+  it('should refuse a counter that goes backwards, and log it', async () => {
+    const person = await signedInPerson(t, { name: 'Cleo Clone' });
+    const authenticator = SoftAuthenticator.create({ counter: 10 });
+    expect((await addPasskey(person, authenticator)).status).toBe(303);
+    expect((await signInWith(authenticator)).res.headers.location).toBe('/dashboard');
+    const counter = (await passkeysOf(person.user.id))[0].counter;
+    expect(counter).toBe(authenticator.counter);
+
+    const cloned = await signInWith(authenticator, { counter: counter - 1 });
+    expect(cloned.res.headers.location).toBe('/login');
+    expect(await signedIn(cloned.visitor)).toBe(false);
+    expect((await passkeysOf(person.user.id))[0].counter).toBe(counter);
+    await t.app.get(Scheduler).drain();
+    const failures = await t.dataSource
+      .getRepository(AuditEvent)
+      .findBy({ userId: person.user.id, event: 'sign-in.failed' });
+    expect(failures.map((e) => JSON.parse(e.detail ?? '{}').reason)).toContain(
+      'passkey signature counter went backwards',
+    );
+  });
+
+  it('should let one of a burst of identical answers in, and only one', async () => {
+    const person = await signedInPerson(t, { name: 'Bea Burst' });
+    const authenticator = SoftAuthenticator.create();
+    expect((await addPasskey(person, authenticator)).status).toBe(303);
+    const visitor = new WebClient(t.server, t.mail);
+    const csrf = await visitor.csrfFrom('/login');
+    const options = await visitor.post('/login/passkey/options', csrf);
+    const credential = JSON.stringify(authenticator.authenticate(options.body, origin));
+    const answers = await burst(10, t.server, () =>
+      visitor.post('/login/passkey', csrf, { credential }),
+    );
+    expect(tally(answers, (r) => String(r.headers.location))).toEqual({
+      '/dashboard': 1,
+      '/login': 9,
+    });
+  });
+
+  it('should take a passkey as the second factor, and only the person’s own', async () => {
+    const person = await signedInPerson(t, { name: 'Sam Second' });
+    await turnOnTwoFactor(t, person);
+    const own = SoftAuthenticator.create();
+    expect((await addPasskey(person, own)).status).toBe(303);
+    const other = await signedInPerson(t, { name: 'Oli Other' });
+    const others = SoftAuthenticator.create();
+    expect((await addPasskey(other, others)).status).toBe(303);
+
+    await atTheChallenge(person);
+    const page = await person.client.textOf('/two-factor-challenge');
+    expect(page).toContain('Use a passkey instead');
+    const csrf = await person.client.csrfFrom('/two-factor-challenge');
+    const options = await person.client.post('/two-factor-challenge/passkey/options', csrf);
+    expect(options.body.allowCredentials.map((c: { id: string }) => c.id)).toEqual([
+      own.credentialId,
+    ]);
+    // Another person's passkey, made to answer this challenge: refused.
+    const wrong = await person.client.post('/two-factor-challenge/passkey', csrf, {
+      credential: JSON.stringify(
+        others.authenticate(options.body, origin, { credentialId: others.credentialId }),
+      ),
+    });
+    expect(wrong.headers.location).toBe('/two-factor-challenge');
+    const again = await person.client.post('/two-factor-challenge/passkey/options', csrf);
+    const right = await person.client.post('/two-factor-challenge/passkey', csrf, {
+      credential: JSON.stringify(own.authenticate(again.body, origin)),
+    });
+    expect(right.headers.location).toBe('/dashboard');
+    expect(await signedIn(person.client)).toBe(true);
+  });
+
+  it('should confirm a sensitive action with a passkey instead of the password', async () => {
+    const person = await signedInPerson(t, { name: 'Sudo Sue' });
+    const authenticator = SoftAuthenticator.create();
+    expect((await addPasskey(person, authenticator)).status).toBe(303);
+    const [passkey] = await passkeysOf(person.user.id);
+    await forgetPasswordConfirmation(t, person);
+
+    // Removing the passkey waits for a confirmation.
+    const waiting = await person.client.submit(
+      '/settings/security',
+      `/settings/passkeys/${passkey.id}/delete`,
+    );
+    expect(waiting.headers.location).toMatch(/^\/confirm-password\?return_to=/);
+    const page = await person.client.get(waiting.headers.location);
+    expect(visibleText(page.text)).toContain('Confirm with a passkey');
+    const csrf = await person.client.csrfFrom(waiting.headers.location);
+    const options = await person.client.post('/confirm-password/passkey/options', csrf);
+    const confirmed = await person.client.post('/confirm-password/passkey', csrf, {
+      credential: JSON.stringify(authenticator.authenticate(options.body, origin)),
+      return_to: '/settings/security',
+    });
+    expect(confirmed.headers.location).toBe('/confirm-password/continue');
+    const resumed = await person.client.resume();
+    expect(resumed.headers.location).toBe('/settings/security');
+    expect(await passkeysOf(person.user.id)).toHaveLength(0);
+  });
+
+  it('should refuse a 21st passkey and keep challenges bounded to one per session and purpose', async () => {
+    const person = await signedInPerson(t, { name: 'Max Many' });
+    for (let i = 0; i < 20; i++) {
+      expect((await addPasskey(person, SoftAuthenticator.create(), `Key ${i}`)).status).toBe(303);
+    }
+    const csrf = await person.client.csrfFrom('/settings/security');
+    const refused = await person.client.post('/settings/passkeys/options', csrf);
+    expect(refused.status).not.toBe(200);
+    expect(await passkeysOf(person.user.id)).toHaveLength(20);
+
+    const visitor = new WebClient(t.server, t.mail);
+    const loginCsrf = await visitor.csrfFrom('/login');
+    for (let i = 0; i < 5; i++) await visitor.post('/login/passkey/options', loginCsrf);
+    const handles = await t.dataSource
+      .getRepository(PasskeyChallenge)
+      .findBy({ purpose: 'sign-in' });
+    expect(new Set(handles.map((h) => h.sessionHandle)).size).toBe(handles.length);
+  });
+});
