@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { ManualClock } from '../src/clock/clock.js';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { Passkey } from '../src/passkeys/passkey.entity.js';
 import { PasskeyChallenge } from '../src/passkeys/passkey-challenge.entity.js';
@@ -287,5 +288,86 @@ describe('passkeys', () => {
       .getRepository(PasskeyChallenge)
       .findBy({ purpose: 'sign-in' });
     expect(new Set(handles.map((h) => h.sessionHandle)).size).toBe(handles.length);
+  });
+});
+
+describe('passkey limits and expiry', () => {
+  let t: TestApp;
+  let origin: string;
+  const clock = new ManualClock();
+
+  beforeAll(async () => {
+    t = await createTestApp(
+      {
+        RATE_LIMIT_SIGN_IN: '3',
+        RATE_LIMIT_PASSKEY_CHALLENGES_PER_HOUR: '4',
+        // Each request its own client address, as the limits count them.
+        TRUST_PROXY: 'loopback',
+      },
+      { clock },
+    );
+    origin = new URL(t.config.app.publicUrl).origin;
+  });
+  beforeEach(() => clock.set(Date.now()));
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should refuse an answer to a challenge older than five minutes', async () => {
+    const person = await signedInPerson(t, { name: 'Ola Old' });
+    const authenticator = SoftAuthenticator.create();
+    const csrf = await person.client.csrfFrom('/settings/security');
+    const options = await person.client
+      .post('/settings/passkeys/options', csrf)
+      .set('X-Forwarded-For', '203.0.113.9');
+    clock.advance(5 * 60_000 + 1_000);
+    const late = await person.client.post('/settings/passkeys', csrf, {
+      name: 'Late',
+      credential: JSON.stringify(authenticator.register(options.body, origin)),
+    });
+    expect(late.headers.location).toBe('/settings/security');
+    expect(await person.client.textOf('/settings/security')).toContain(REFUSED);
+    expect(await t.dataSource.getRepository(Passkey).countBy({ userId: person.user.id })).toBe(0);
+  });
+
+  it('should count passkey answers sent at once with failed sign-ins, and challenges per address', async () => {
+    const person = await signedInPerson(t, { name: 'Lim Iter' });
+    const authenticator = SoftAuthenticator.create();
+    const csrf = await person.client.csrfFrom('/settings/security');
+    const options = await person.client
+      .post('/settings/passkeys/options', csrf)
+      .set('X-Forwarded-For', '203.0.113.10');
+    await person.client.post('/settings/passkeys', csrf, {
+      name: 'Key',
+      credential: JSON.stringify(authenticator.register(options.body, origin)),
+    });
+
+    // Ten wrong answers from one address at once: three are checked, the rest refused unchecked.
+    const visitors = Array.from({ length: 10 }, () => new WebClient(t.server, t.mail));
+    const prepared = [];
+    for (const [i, visitor] of visitors.entries()) {
+      const visitorCsrf = await visitor.csrfFrom('/login');
+      const challenge = await visitor
+        .post('/login/passkey/options', visitorCsrf)
+        .set('X-Forwarded-For', `198.51.100.${i}`);
+      const credential = JSON.stringify(
+        authenticator.authenticate(challenge.body, origin, { rpId: 'evil.example' }),
+      );
+      prepared.push({ visitor, visitorCsrf, credential });
+    }
+    const answers = await burst(10, t.server, (i) =>
+      prepared[i].visitor
+        .post('/login/passkey', prepared[i].visitorCsrf, { credential: prepared[i].credential })
+        .set('X-Forwarded-For', '192.0.2.77'),
+    );
+    expect(tally(answers, (r) => String(r.status))).toEqual({ '303': 3, '429': 7 });
+
+    // Challenges: four an hour from one address.
+    const asker = new WebClient(t.server, t.mail);
+    const askerCsrf = await asker.csrfFrom('/login');
+    const asked = await burst(6, t.server, () =>
+      asker.post('/login/passkey/options', askerCsrf).set('X-Forwarded-For', '192.0.2.88'),
+    );
+    expect(tally(asked, (r) => String(r.status))).toEqual({ '200': 4, '429': 2 });
   });
 });
