@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AxeBuilder } from '@axe-core/playwright';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, screenshotDir } from './support/browser.js';
+import { launchBrowser, pageProblems, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
+import { turnOnTwoFactor } from './support/two-factor.js';
 import { createTestApp, freePort, type TestApp } from './support/test-app.js';
 
 /**
  * Passkeys in Chromium, with the DevTools protocol's virtual authenticator (resident keys, user
- * verification on): add one, sign out, sign in with it without typing anything, confirm a
+ * verification on): add one, sign out, sign in with it without typing anything (no password,
+ * no code though two-factor sign-in is on), confirm a
  * sensitive action with it, remove it, and see it refused. Every page passes axe at 390 and
  * 1280 px.
  */
@@ -59,22 +60,6 @@ describe('passkeys in a real browser', () => {
     return page;
   }
 
-  async function problemsOf(page: Page, name: string): Promise<string[]> {
-    const problems: string[] = [];
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 900 });
-      const { violations } = await new AxeBuilder({ page }).analyze();
-      for (const v of violations) {
-        const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
-        problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
-      }
-      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-      if (scrollWidth > width) problems.push(`${name} at ${width} px: ${scrollWidth} px wide`);
-    }
-    await page.setViewportSize({ width: 1280, height: 900 });
-    return problems;
-  }
-
   it('should add a passkey, sign in and confirm with it, remove it, and refuse it then', async () => {
     const email = uniqueEmail('passkey');
     const user = await createUser(t.app, { name: 'Penny Passkey', email, password: PASSWORD });
@@ -96,22 +81,25 @@ describe('passkeys in a real browser', () => {
     await expect(page.locator('[data-passkey-id]').first().textContent()).resolves.toContain(
       'Chromium',
     );
-    problems.push(...(await problemsOf(page, 'security page with a passkey')));
+    problems.push(...(await pageProblems(page, 'security page with a passkey')));
     await page.screenshot({ path: join(screenshotDir(), 'passkeys.png'), fullPage: true });
 
+    // Two-factor sign-in on as well: the passkey is both factors, so no code is asked.
+    await turnOnTwoFactor(t, { user, email });
     // Signed out, then in again with nothing typed.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL('**/login');
-    problems.push(...(await problemsOf(page, 'sign-in page with its passkey button')));
+    problems.push(...(await pageProblems(page, 'sign-in page with its passkey button')));
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL('**/dashboard');
+    expect(page.url()).not.toContain('two-factor-challenge');
 
     // A sensitive action confirmed with the passkey: removing it.
     await forgetPasswordConfirmation(t, { user });
     await page.goto('/settings/security');
     await page.getByRole('button', { name: 'Remove the passkey Chromium' }).click();
     await page.waitForURL('**/confirm-password?**');
-    problems.push(...(await problemsOf(page, 'password confirmation with a passkey')));
+    problems.push(...(await pageProblems(page, 'password confirmation with a passkey')));
     await page.getByRole('button', { name: 'Confirm with a passkey' }).click();
     await page.waitForURL('**/settings/security');
     await expect(page.getByRole('status').first().textContent()).resolves.toContain(

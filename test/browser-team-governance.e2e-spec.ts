@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AxeBuilder } from '@axe-core/playwright';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { Actors } from '../src/common/actor.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, screenshotDir } from './support/browser.js';
+import { launchBrowser, pageProblems, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { turnOnTwoFactor } from './support/two-factor.js';
@@ -49,23 +48,6 @@ describe("a team's owner governs its tokens in a real browser", () => {
     return page;
   }
 
-  /** What axe finds wrong, and whether anything is wider than the screen, at each width. */
-  async function problemsOf(page: Page, name: string): Promise<string[]> {
-    const problems: string[] = [];
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 900 });
-      const { violations } = await new AxeBuilder({ page }).analyze();
-      for (const v of violations) {
-        const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
-        problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
-      }
-      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-      if (scrollWidth > width) problems.push(`${name} at ${width} px: ${scrollWidth} px wide`);
-    }
-    await page.setViewportSize({ width: 1280, height: 900 });
-    return problems;
-  }
-
   it('should set the policy, show the refused token in the inventory, and revoke it', async () => {
     const ownerEmail = uniqueEmail('owner');
     const owner = await createUser(t.app, {
@@ -98,7 +80,7 @@ describe("a team's owner governs its tokens in a real browser", () => {
       'The policy of Harbour was saved.',
     );
     expect(await ownerPage.getByLabel('Require two-factor sign-in').isChecked()).toBe(true);
-    problems.push(...(await problemsOf(ownerPage, 'team page with its policy')));
+    problems.push(...(await pageProblems(ownerPage, 'team page with its policy')));
 
     const refused = await fetch(`${base}/api/v1/team`, {
       headers: { Authorization: `Bearer ${token.plaintext}` },
@@ -112,7 +94,7 @@ describe("a team's owner governs its tokens in a real browser", () => {
     await expect(row.textContent()).resolves.toContain(
       'its person has not turned on two-factor sign-in',
     );
-    problems.push(...(await problemsOf(ownerPage, 'team token inventory')));
+    problems.push(...(await pageProblems(ownerPage, 'team token inventory')));
     await ownerPage.screenshot({ path: join(screenshotDir(), 'team-tokens.png'), fullPage: true });
 
     // The member is reminded on every page while Harbour is current.
@@ -120,12 +102,12 @@ describe("a team's owner governs its tokens in a real browser", () => {
     await expect(memberPage.locator('[data-two-factor-required]').textContent()).resolves.toContain(
       'Harbour requires two-factor sign-in.',
     );
-    problems.push(...(await problemsOf(memberPage, 'dashboard with the two-factor reminder')));
+    problems.push(...(await pageProblems(memberPage, 'dashboard with the two-factor reminder')));
     await memberPage.goto('/settings/api-tokens');
     await expect(
       memberPage.locator('[data-team-refusal]').first().textContent(),
     ).resolves.toContain('Harbour requires two-factor sign-in');
-    problems.push(...(await problemsOf(memberPage, 'token list with a refused token')));
+    problems.push(...(await pageProblems(memberPage, 'token list with a refused token')));
 
     // The owner revokes it by keyboard; the API refuses it from the next request.
     await row.getByRole('button', { name: 'Revoke the token deploy bot of Milo Member' }).focus();
@@ -135,7 +117,7 @@ describe("a team's owner governs its tokens in a real browser", () => {
       'was revoked',
     );
     expect(await ownerPage.locator(`tr[data-token-id="${token.token.id}"]`).count()).toBe(0);
-    problems.push(...(await problemsOf(ownerPage, 'team token inventory, empty')));
+    problems.push(...(await pageProblems(ownerPage, 'team token inventory, empty')));
     const revoked = await fetch(`${base}/api/v1/team`, {
       headers: { Authorization: `Bearer ${token.plaintext}` },
     });

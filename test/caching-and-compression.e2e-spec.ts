@@ -55,9 +55,12 @@ describe('caching and compression', () => {
         expect.stringMatching(/^\/assets\/app\.[0-9a-f]{8}\.css$/),
         expect.stringMatching(/^\/assets\/tessera\.[0-9a-f]{8}\.svg$/),
         expect.stringMatching(/^\/assets\/app\.[0-9a-f]{8}\.js$/),
+        // The sign-in page's passkey button: the browser helper, served from here, and its script.
+        expect.stringMatching(/^\/assets\/webauthn-browser\.[0-9a-f]{8}\.js$/),
+        expect.stringMatching(/^\/assets\/passkeys\.[0-9a-f]{8}\.js$/),
       ]);
       for (const [url, file] of links.map((url, i) => [url, PUBLIC_FILES[i]])) {
-        const contents = readFileSync(join(ROOT, 'public', file));
+        const contents = readFileSync(join(ROOT, file));
         const hash = createHash('sha256').update(contents).digest('hex').slice(0, 8);
         expect(url).toContain(`.${hash}.`);
         const res = await raw(url);
@@ -77,6 +80,8 @@ describe('caching and compression', () => {
       expect(types).toEqual([
         'text/css; charset=utf-8',
         'image/svg+xml',
+        expect.stringMatching(/^(application|text)\/javascript; charset=utf-8$/),
+        expect.stringMatching(/^(application|text)\/javascript; charset=utf-8$/),
         expect.stringMatching(/^(application|text)\/javascript; charset=utf-8$/),
       ]);
       const head = await raw(links[0], {}, 'HEAD');
@@ -200,4 +205,11 @@ describe('caching and compression', () => {
 });
 
 /** The files the layout links, in its order. */
-const PUBLIC_FILES = ['css/app.css', 'favicon/tessera.svg', 'js/app.js'];
+/** The files the sign-in page links, in its order, from the project's root. */
+const PUBLIC_FILES = [
+  'public/css/app.css',
+  'public/favicon/tessera.svg',
+  'public/js/app.js',
+  'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js',
+  'public/js/passkeys.js',
+];

@@ -344,7 +344,7 @@ describe('passkey limits and expiry', () => {
 
     // Ten wrong answers from one address at once: three are checked, the rest refused unchecked.
     const visitors = Array.from({ length: 10 }, () => new WebClient(t.server, t.mail));
-    const prepared = [];
+    const prepared: { visitor: WebClient; visitorCsrf: string; credential: string }[] = [];
     for (const [i, visitor] of visitors.entries()) {
       const visitorCsrf = await visitor.csrfFrom('/login');
       const challenge = await visitor

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { track } from './leftovers.js';
 import { ROOT } from './run-built.js';
 
@@ -41,4 +42,27 @@ export function screenshotDir(): string {
       : join(ROOT, 'test', 'artifacts', 'screenshots');
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** A phone held upright and a laptop: every page must work at both. */
+export const PAGE_WIDTHS = [390, 1280];
+
+/**
+ * What axe finds wrong with the page as it is now, and whether anything is wider than the
+ * screen, at each of PAGE_WIDTHS; nothing is what passes. The page is left at 1280 px.
+ */
+export async function pageProblems(page: Page, name: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const width of PAGE_WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    for (const v of violations) {
+      const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
+      problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
+    }
+    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (scrollWidth > width) problems.push(`${name} at ${width} px: ${scrollWidth} px wide`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  return problems;
 }
