@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { performance } from 'node:perf_hooks';
 import request from 'supertest';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
@@ -73,6 +72,8 @@ describe('forgotten passwords', () => {
         queries,
       });
     }
+    // Nothing is sent inline: the known address's answer came while its mail waits its turn.
+    expect(t.mail.find({ to: email })).toEqual([]);
     t.mail.slowDown(0);
     expect(seen[0]).toEqual(seen[1]);
     expect(seen[0].page).toContain(
@@ -85,29 +86,6 @@ describe('forgotten passwords', () => {
     expect(mail.text).toContain('60 minutes');
     await sleep(300);
     expect(t.mail.find({ to: nobody })).toEqual([]);
-  });
-
-  it('should take as long for an unknown address as for a known one', async () => {
-    const known = await Promise.all(Array.from({ length: 15 }, () => person()));
-    const client = web();
-    const time = async (address: string): Promise<number> => {
-      const csrf = await client.csrfFrom('/forgot-password');
-      const start = performance.now();
-      await client.agent
-        .post('/forgot-password')
-        .type('form')
-        .send({ email: address, _csrf: csrf });
-      return performance.now() - start;
-    };
-    const knownMs: number[] = [];
-    const unknownMs: number[] = [];
-    for (const { email } of known) {
-      knownMs.push(await time(email));
-      unknownMs.push(await time(uniqueEmail('nobody')));
-    }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    // Generous: both do the same statements; this catches a path that hashes or sends inline.
-    expect(Math.abs(median(knownMs) - median(unknownMs))).toBeLessThan(15);
   });
 
   it('should set the new password with the mailed link, end every session of the account and tell its owner', async () => {
