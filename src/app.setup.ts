@@ -19,16 +19,19 @@ import { CONFIG } from './config/config.module.js';
 import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
-import { AllowedMethods, refuseUnansweredMethods } from './common/http/allowed-methods.js';
+
 import { compressResponses } from './common/http/compression.js';
-import { ExpressHttpAdapter } from './common/http/express-adapter.js';
+import {
+  AllowedMethods,
+  ExpressHttpAdapter,
+  refuseUnansweredMethods,
+} from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
 import { formPagesOf } from './common/web/form-page.js';
-import { WebSessionMiddleware } from './auth/web-session.middleware.js';
+import { WebSession } from './auth/web-session.js';
 import { TeamSwitcher } from './teams/team-switcher.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
-import { AccessLog } from './logging/access-log.js';
-import { observeRequests, type ResponseWatcher } from './logging/request-observer.js';
+import { AccessLog, observeRequests, type ResponseWatcher } from './logging/request-log.js';
 import { Metrics } from './metrics/metrics.js';
 import { SchemaBehindError, SchemaState } from './database/schema-state.js';
 import { isTokenReportsPath, reportsTaken } from './token-reports/token-reports.module.js';
@@ -68,7 +71,7 @@ export function configureApp(app: INestApplication): INestApplication {
   // Pages, their assets and the API's description are compressed; the API's answers are not
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
   const compress = compressResponses();
-  const web = app.get(WebSessionMiddleware);
+  const web = app.get(WebSession);
   const teamSwitcher = app.get(TeamSwitcher);
   // Everything before the routes is one layer of Express's, its steps run one after the other:
   // every layer Express passes costs each request a lookup (docs/PERFORMANCE.md).

@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import request from 'supertest';
 import { In, IsNull, Not } from 'typeorm';
-import { GUEST_SESSION_MS } from '../src/auth/session.middleware.js';
+import { GUEST_SESSION_MS } from '../src/auth/web-session.js';
 import { Session } from '../src/auth/session.entity.js';
 import {
   RateLimitStorage,

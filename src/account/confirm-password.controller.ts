@@ -7,7 +7,7 @@ import { PasskeysService } from '../passkeys/passkeys.service.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Request } from 'express';
 import { AuthService } from '../auth/auth.service.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Request } from 'express';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';

@@ -1,5 +1,5 @@
 import { Controller, Get, Render, Session } from '@nestjs/common';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../common/auth-policy.decorator.js';

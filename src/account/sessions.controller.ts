@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import { SignedIn } from '../common/auth-policy.decorator.js';

@@ -2,17 +2,13 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { UsersModule } from '../users/users.module.js';
-import { AccessGuard } from './access.guard.js';
+import { AccessGuard } from './access.js';
 import { AuthService } from './auth.service.js';
-import { CsrfMiddleware } from './csrf.middleware.js';
-import { CurrentUserMiddleware } from './current-user.middleware.js';
 import { PasswordHasher } from './password-hasher.js';
 import { SessionLifecycle } from './session-lifecycle.js';
-import { SessionMiddleware } from './session.middleware.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { SudoMode } from './sudo-mode.js';
-import { TypeormSessionStore } from './typeorm-session.store.js';
-import { WebSessionMiddleware } from './web-session.middleware.js';
+import { TypeormSessionStore, WebSession } from './web-session.js';
 
 /**
  * Who is there: the pages' session, CSRF protection and signed-in person (one middleware,
@@ -29,10 +25,7 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
     SessionLifecycle,
     SessionsRepository,
     TypeormSessionStore,
-    SessionMiddleware,
-    CsrfMiddleware,
-    CurrentUserMiddleware,
-    WebSessionMiddleware,
+    WebSession,
     SudoMode,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
@@ -41,7 +34,7 @@ import { WebSessionMiddleware } from './web-session.middleware.js';
     PasswordHasher,
     SessionLifecycle,
     SessionsRepository,
-    WebSessionMiddleware,
+    WebSession,
     SudoMode,
   ],
 })

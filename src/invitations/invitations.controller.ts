@@ -1,6 +1,6 @@
 import { FormPage } from '../common/web/form-page.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';

@@ -2,7 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { Logger, type PinoLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger as PinoRoot } from 'pino';
 import type { Config } from '../config/config.js';
-import { AccessLog } from './access-log.js';
+import { AccessLog } from './request-log.js';
 import { ACCESS_LOGGER, createAccessLogger, createRootLogger, ROOT_LOGGER } from './root-logger.js';
 
 export { ACCESS_LOGGER, ROOT_LOGGER } from './root-logger.js';

@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import { routeOf } from '../logging/request-log.js';
-import type { ResponseWatcher } from '../logging/request-observer.js';
+import { routeOf, type ResponseWatcher } from '../logging/request-log.js';
 
 /** mysql2's pool keeps its connections in queues with a length; fields of its own, read defensively. */
 interface MysqlPoolState {

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { sessionHandle } from '../auth/current-actor.js';
+import { sessionHandle } from '../auth/access.js';
 
 /**
  * The session a passkey challenge is bound to, by its handle (a digest of its id). A visitor's

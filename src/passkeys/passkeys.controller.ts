@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post, Redirect, Req, Session } from '@nestjs/common';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import { CONFIRM_PASSWORD_PAGE, RequireRecentPassword, SudoMode } from '../auth/sudo-mode.js';
 import { Clock } from '../clock/clock.js';
 import type { Actor } from '../common/actor.js';

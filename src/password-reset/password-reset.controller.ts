@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';

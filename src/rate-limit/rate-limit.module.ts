@@ -5,7 +5,6 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { AccountLimiter } from './account-limiter.js';
 import { AddressLimiter } from './address-limiter.js';
-import { ApiRateLimiter } from './api-rate-limiter.js';
 import {
   MemoryRateLimitStorage,
   RateLimitStorage,
@@ -33,19 +32,11 @@ import { SignInLimiter } from './sign-in-limiter.js';
         return storage;
       },
     },
-    ApiRateLimiter,
     SignInLimiter,
     RouteLimitGuard,
     AddressLimiter,
     AccountLimiter,
   ],
-  exports: [
-    ApiRateLimiter,
-    SignInLimiter,
-    RouteLimitGuard,
-    AddressLimiter,
-    AccountLimiter,
-    RateLimitStorage,
-  ],
+  exports: [SignInLimiter, RouteLimitGuard, AddressLimiter, AccountLimiter, RateLimitStorage],
 })
 export class RateLimitModule {}

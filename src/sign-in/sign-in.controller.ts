@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req, Res } fr
 import { PasskeyCredentialForm } from '../passkeys/dto/passkeys.forms.js';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../common/web/form-page.js';
 import { flash } from '../common/web/flash.js';

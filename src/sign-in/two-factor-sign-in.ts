@@ -1,5 +1,5 @@
 import { Actors, asPerson } from '../common/actor.js';
-import { actorOf } from '../auth/current-actor.js';
+import { actorOf } from '../auth/access.js';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';

@@ -1,6 +1,6 @@
 import { Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { SessionData } from 'express-session';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';

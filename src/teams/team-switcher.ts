@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { actorOf } from '../auth/current-actor.js';
+import { actorOf } from '../auth/access.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { TeamsService } from './teams.service.js';
 

@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
-import { CurrentActor } from '../auth/current-actor.js';
+import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import { Public } from '../common/auth-policy.decorator.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';

@@ -2,15 +2,15 @@ import { Module } from '@nestjs/common';
 import { UsersModule } from '../users/users.module.js';
 import { EmailVerificationModule } from '../email-verification/email-verification.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
-import { LastUsedRecorder } from './last-used-recorder.js';
+import { LastUsedRecorder, TokenUsageRecorder } from './token-usage-recorder.js';
 import { LeakedTokens } from './leaked-tokens.js';
 import { TokenDetailsService } from './token-details.service.js';
 import { TokenExpiryReminders } from './token-expiry-reminders.js';
 import { TokenSettingsController } from './token-settings.controller.js';
-import { TokenUsageRecorder } from './token-usage-recorder.js';
 import { TokenUsageRepository } from './token-usage.repository.js';
 import { TokensController } from './tokens.controller.js';
 import { TokensRepository } from './tokens.repository.js';
+import { TokenAuthenticator } from './token-authenticator.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -20,12 +20,13 @@ import { TokensService } from './tokens.service.js';
     TokensRepository,
     TokenUsageRepository,
     TokensService,
+    TokenAuthenticator,
     TokenDetailsService,
     LastUsedRecorder,
     TokenUsageRecorder,
     TokenExpiryReminders,
     LeakedTokens,
   ],
-  exports: [TokensService, TokenExpiryReminders, LeakedTokens],
+  exports: [TokensService, TokenAuthenticator, TokenExpiryReminders, LeakedTokens],
 })
 export class TokensModule {}

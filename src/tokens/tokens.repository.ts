@@ -1,11 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm';
 import { User } from '../users/user.entity.js';
-import type { Config } from '../config/config.js';
-import { CONFIG } from '../config/config.module.js';
 import { toDate } from '../common/errors/database-errors.js';
-import { hotPathQuery } from '../database/hot-path-query.js';
 import type { Ability } from './abilities.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { TokenPin } from './token-pin.entity.js';
@@ -44,81 +41,6 @@ export interface TeamPolicy {
   requireTwoFactor: boolean;
   tokenMaxLifetimeDays: number | null;
 }
-
-/**
- * A token with the user it acts for and the team it acts in (its pinned team, or its user's
- * current team) with that team's policy, as one query loads them.
- */
-export interface TokenWithOwner {
-  tokenId: number;
-  tokenName: string;
-  createdAt: Date;
-  /** When its value was last replaced: its lifetime is counted from here, else from creation. */
-  regeneratedAt: Date | null;
-  abilities: Ability[];
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
-  /** The presented value is the one the token had before it was last regenerated. */
-  previousValue: boolean;
-  /** Until when that previous value is accepted (null when the token was never regenerated). */
-  previousValidUntil: Date | null;
-  user: { id: number; name: string; email: string; twoFactor: boolean };
-  /** `current`: it follows its user's current team; `pinned`: it acts in one team only. */
-  binding: 'current' | 'pinned';
-  /** The team it acts in, while its user is a member of it. */
-  team: { id: number; name: string; slug: string; policy: TeamPolicy } | null;
-  /** The id of the team it is pinned to, even when its user has left it (null once deleted). */
-  pinnedTeamId: number | null;
-}
-
-interface TokenWithOwnerRow {
-  token_id: number;
-  token_name: string;
-  created_at: Date | string;
-  regenerated_at: Date | string | null;
-  abilities: string;
-  expires_at: Date | string | null;
-  revoked_at: Date | string | null;
-  last_used_at: Date | string | null;
-  token_hash: string;
-  previous_valid_until: Date | string | null;
-  user_id: number;
-  user_name: string;
-  user_email: string;
-  two_factor: number | null;
-  pinned: number | null;
-  pinned_team_id: number | null;
-  team_id: number | null;
-  team_name: string | null;
-  team_slug: string | null;
-  require_two_factor: number | boolean | null;
-  token_max_lifetime_days: number | null;
-  member: number | null;
-}
-
-/**
- * The whole cost of authentication: one lookup in the two unique hash indexes (the current
- * value, or the one a regeneration replaced; MariaDB and MySQL merge the two index lookups, SQLite
- * runs a multi-index OR) joined by primary keys: the user, the token's pin, the team it acts in
- * (pinned, or the user's current one) with its policy, the user's membership of that team and
- * whether the user has two-factor sign-in. docs/architecture.md shows the plans.
- */
-const FIND_BY_HASH_SQL = `
-  SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.regenerated_at, t.abilities,
-         t.expires_at, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
-         u.id AS user_id, u.name AS user_name, u.email AS user_email, tf.user_id AS two_factor,
-         p.token_id AS pinned, p.team_id AS pinned_team_id,
-         tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
-         tm.token_max_lifetime_days, m.user_id AS member
-    FROM personal_access_tokens t
-    JOIN users u ON u.id = t.user_id
-    LEFT JOIN two_factor_credentials tf ON tf.user_id = u.id
-    LEFT JOIN personal_access_token_pins p ON p.token_id = t.id
-    LEFT JOIN teams tm
-      ON tm.id = CASE WHEN p.token_id IS NULL THEN u.current_team_id ELSE p.team_id END
-    LEFT JOIN team_members m ON m.team_id = tm.id AND m.user_id = u.id
-   WHERE t.token_hash = ? OR t.previous_token_hash = ?`;
 
 /** A team as it governs tokens: its name and policy. */
 export interface GoverningTeam {
@@ -166,56 +88,9 @@ const governing = (team: Team): GoverningTeam => ({
 @Injectable()
 export class TokensRepository {
   private readonly tokens: Repository<PersonalAccessToken>;
-  private readonly findByHash: (
-    hash: string,
-    previousHash: string,
-  ) => Promise<TokenWithOwnerRow | undefined>;
 
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(CONFIG) config: Config,
-  ) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.tokens = dataSource.getRepository(PersonalAccessToken);
-    this.findByHash = hotPathQuery(dataSource, FIND_BY_HASH_SQL, config.database.queryTimeoutMs);
-  }
-
-  async findWithOwnerByHash(hash: string): Promise<TokenWithOwner | null> {
-    const row = await this.findByHash(hash, hash);
-    if (!row) return null;
-    return {
-      tokenId: Number(row.token_id),
-      tokenName: row.token_name,
-      createdAt: toDate(row.created_at)!,
-      regeneratedAt: toDate(row.regenerated_at),
-      abilities: row.abilities.split(',') as Ability[],
-      expiresAt: toDate(row.expires_at),
-      revokedAt: toDate(row.revoked_at),
-      lastUsedAt: toDate(row.last_used_at),
-      previousValue: row.token_hash !== hash,
-      previousValidUntil: toDate(row.previous_valid_until),
-      user: {
-        id: Number(row.user_id),
-        name: row.user_name,
-        email: row.user_email,
-        twoFactor: row.two_factor !== null,
-      },
-      binding: row.pinned === null ? 'current' : 'pinned',
-      // Only a team the user is in: a pinned team they left is no team at all.
-      team:
-        row.team_id === null || row.member === null
-          ? null
-          : {
-              id: Number(row.team_id),
-              name: row.team_name!,
-              slug: row.team_slug!,
-              policy: {
-                requireTwoFactor: Boolean(Number(row.require_two_factor)),
-                tokenMaxLifetimeDays:
-                  row.token_max_lifetime_days === null ? null : Number(row.token_max_lifetime_days),
-              },
-            },
-      pinnedTeamId: row.pinned_team_id === null ? null : Number(row.pinned_team_id),
-    };
   }
 
   /** A team the person is a member of, with its policy; null for any other id. */

@@ -8,7 +8,6 @@ import { EmailVerificationService } from '../email-verification/email-verificati
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import { ABILITIES, type Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
-import { LastUsedRecorder } from './last-used-recorder.js';
 import {
   EXPIRY_DAY_CHOICES,
   expiryOptions,
@@ -16,16 +15,12 @@ import {
   resolveExpiry,
   type ExpiryOptions,
 } from './token-expiry.js';
-import { generateToken, hashToken, isWellFormedToken, TOKEN_PREFIX } from './token-format.js';
-import { TokenUsageRecorder } from './token-usage-recorder.js';
+import { generateToken, TOKEN_PREFIX } from './token-format.js';
 import { describeRefusal, exceedsMaxLifetime, lifetimeMs, teamRefusalOf } from './team-policy.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
   AmbiguousTokenNameError,
-  AuthenticationError,
-  REPLACED_VALUE_MESSAGE,
-  TeamRefusalError,
   TokenChangedError,
   TokenNotFoundError,
   TokenRevokedError,
@@ -35,7 +30,6 @@ import {
   type Governance,
   type GoverningTeam,
   type TeamToken,
-  type TokenWithOwner,
 } from './tokens.repository.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
 import { Clock } from '../clock/clock.js';
@@ -128,18 +122,6 @@ function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   };
 }
 
-/**
- * What an authenticated API request acts as: a token, its user and the team it acts in, with
- * the team's refusal when it refuses the token (answered by the routes that act in the team).
- */
-export type TokenPrincipal = TokenWithOwner & { teamRefusal: TeamRefusalError | null };
-
-/** Where an API request came from, for the token's usage. */
-export interface ClientInfo {
-  ip: string | undefined;
-  userAgent: string | undefined;
-}
-
 const PRUNE_BATCH = 1000;
 
 @Injectable()
@@ -150,9 +132,7 @@ export class TokensService {
     private readonly audit: AuditLog,
     private readonly tokens: TokensRepository,
     private readonly transactions: Transactions,
-    private readonly lastUsed: LastUsedRecorder,
     private readonly verification: EmailVerificationService,
-    private readonly usage: TokenUsageRecorder,
     private readonly notices: SecurityNotices,
     private readonly clock: Clock,
     @Inject(CONFIG) config: Config,
@@ -484,54 +464,5 @@ export class TokensService {
         matches.map((t) => t.id),
       );
     return this.revoke(actor, matches[0].id);
-  }
-
-  /**
-   * Resolves a presented token to its principal. Malformed tokens and bad checksums are refused
-   * before any query; a well-formed one costs exactly one indexed query, every time, so a
-   * revocation or a regeneration is seen by the very next request on every instance. The value
-   * a regeneration replaced works until its grace period ends, then is refused as revoked.
-   */
-  async authenticate(presented: string): Promise<TokenPrincipal> {
-    if (!isWellFormedToken(presented)) throw new AuthenticationError('invalid_token');
-    const principal = await this.tokens.findWithOwnerByHash(hashToken(presented));
-    if (!principal) throw new AuthenticationError('invalid_token');
-    const refused = { tokenId: principal.tokenId, userId: principal.user.id };
-    if (principal.revokedAt) throw new AuthenticationError('token_revoked', undefined, refused);
-    const now = this.clock.nowMs();
-    if (principal.previousValue && !(principal.previousValidUntil!.getTime() > now)) {
-      throw new AuthenticationError('token_revoked', REPLACED_VALUE_MESSAGE, refused);
-    }
-    if (principal.expiresAt && principal.expiresAt.getTime() <= now) {
-      throw new AuthenticationError('token_expired', undefined, refused);
-    }
-    this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
-    const refusal = teamRefusalOf(principal);
-    return Object.assign(principal, {
-      teamRefusal: refusal === null ? null : new TeamRefusalError(refusal),
-    });
-  }
-
-  /** Counts an authenticated request in the token's usage; written within a minute. */
-  recordUse(principal: TokenPrincipal, client: ClientInfo): void {
-    const at = this.clock.nowMs();
-    this.usage.record({
-      tokenId: principal.tokenId,
-      userId: principal.user.id,
-      at,
-      ip: client.ip,
-      userAgent: client.userAgent,
-      previousValidUntil: principal.previousValue ? principal.previousValidUntil! : undefined,
-    });
-  }
-
-  /**
-   * Counts a known token's refusal for its security log: at most one event per token a minute,
-   * written with the usage.
-   */
-  recordRefusal(error: AuthenticationError, client: ClientInfo): void {
-    if (!error.refused) return;
-    const at = this.clock.nowMs();
-    this.usage.recordRefusal({ ...error.refused, reason: error.code, at, ...client });
   }
 }

@@ -1,10 +1,13 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { Request, Response } from 'express';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ApiRateLimiter } from '../../rate-limit/api-rate-limiter.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
-import type { TokenPrincipal, TokensService } from '../../tokens/tokens.service.js';
-import { ApiAuthentication, type BearerStrategy } from './api-authentication.js';
+import type { TokenAuthenticator, TokenPrincipal } from '../../tokens/token-authenticator.js';
+import {
+  ApiAuthentication,
+  type ApiRateLimiter,
+  type BearerStrategy,
+} from './api-authentication.js';
 
 describe('ApiAuthentication', () => {
   function build(outcome: TokenPrincipal | Error) {
@@ -29,7 +32,7 @@ describe('ApiAuthentication', () => {
     };
     const api = new ApiAuthentication(
       bearer as unknown as BearerStrategy,
-      tokens as unknown as TokensService,
+      tokens as unknown as TokenAuthenticator,
       limiter as unknown as ApiRateLimiter,
     );
     const req = { ip: '203.0.113.9', headers: { 'user-agent': 'curl/8.5.0' } } as Request;
@@ -99,7 +102,7 @@ describe('ApiAuthentication', () => {
     const { bearer, tokens, limiter } = build(refused);
     const api = new ApiAuthentication(
       bearer as unknown as BearerStrategy,
-      tokens as unknown as TokensService,
+      tokens as unknown as TokenAuthenticator,
       limiter as unknown as ApiRateLimiter,
       metrics as unknown as Metrics,
     );

@@ -1,5 +1,6 @@
 import {
   createParamDecorator,
+  Inject,
   Injectable,
   Optional,
   type ExecutionContext,
@@ -12,27 +13,31 @@ import { BEARER_REALM } from '../../auth/auth.errors.js';
 import { DomainError } from '../../common/errors/domain.error.js';
 import { AllExceptionsFilter } from '../../common/filters/all-exceptions.filter.js';
 import { Metrics } from '../../metrics/metrics.js';
-import { ApiRateLimiter, type ClientAttempt } from '../../rate-limit/api-rate-limiter.js';
+import type { Config } from '../../config/config.js';
+import { CONFIG } from '../../config/config.module.js';
+import { clientKeyOf } from '../../rate-limit/client-address.js';
+import { RateLimitedError } from '../../rate-limit/rate-limit.errors.js';
+import { RateLimitStorage, type WindowCount } from '../../rate-limit/rate-limit.storage.js';
 import { TeamNotFoundError } from '../../teams/teams.errors.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
 import {
-  TokensService,
+  TokenAuthenticator,
   type ClientInfo,
   type TokenPrincipal,
-} from '../../tokens/tokens.service.js';
+} from '../../tokens/token-authenticator.js';
 
 /** passport-http-bearer's answer for a malformed Authorization header. */
 const MALFORMED_HEADER = 400;
 
 /**
- * passport-http-bearer, with the token looked up by TokensService. Only the Authorization header
+ * passport-http-bearer, with the token looked up by `TokenAuthenticator`. Only the Authorization header
  * may carry a token: the library would also take `access_token` from the body or the query
  * string, and URLs and bodies end up in logs. RFC 6750 allows several spaces after the scheme,
  * which the library's split(' ') does not.
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
-  constructor(private readonly tokens: TokensService) {
+  constructor(private readonly tokens: TokenAuthenticator) {
     super({ realm: BEARER_REALM });
   }
 
@@ -44,6 +49,96 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     const authorization = req.headers.authorization?.replace(/^(\S+) +(?=\S)/, '$1 ');
     super.authenticate({ headers: { authorization } } as Request, options);
   }
+}
+
+/** An API request's attempt, counted against its client before the token is looked up. */
+export interface ClientAttempt {
+  key: string;
+  window: WindowCount;
+}
+
+/**
+ * The API's limits: each valid token has its own budget; requests with a missing or bad token
+ * share one per client IP, and an IP that has used it up is refused before its next token is
+ * looked up, so guessing is slow even though each guess is cheap. Every answer says where the
+ * client stands (RateLimit-Limit, -Remaining, -Reset).
+ */
+@Injectable()
+export class ApiRateLimiter {
+  private readonly windowMs: number;
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly storage: RateLimitStorage,
+  ) {
+    this.windowMs = config.security.rateLimit.windowSeconds * 1000;
+  }
+
+  get enabled(): boolean {
+    return this.config.security.rateLimit.enabled;
+  }
+
+  /**
+   * Before authentication: counts the attempt as a failure of the client IP, in one atomic step,
+   * or refuses it unchecked when the IP has no failures left. Of requests sent at the same
+   * moment, no more than the limit get their token looked up. A failure keeps the attempt
+   * (`reportFailure`); a success gives it back (`admitToken`).
+   */
+  reserveClient(ip: string | undefined, res: Response): ClientAttempt | Promise<ClientAttempt> {
+    const limit = this.config.security.rateLimit.anonymousPerIp;
+    const key = `api-client:${clientKeyOf(ip)}`;
+    return settle(this.storage.hit(key, this.windowMs), (window) => {
+      if (window.count <= limit) return { key, window };
+      this.report(res, limit, window);
+      return settle(this.storage.release(key), () => {
+        throw new RateLimitedError(seconds(window.resetMs));
+      });
+    });
+  }
+
+  /** After a failed authentication: the reserved attempt stays counted; the answer says so. */
+  reportFailure(res: Response, attempt: ClientAttempt): void {
+    this.report(res, this.config.security.rateLimit.anonymousPerIp, attempt.window);
+  }
+
+  /** The attempt was not checked (the database failed, say): it does not count. */
+  giveBack(attempt: ClientAttempt): void | Promise<void> {
+    return this.storage.release(attempt.key);
+  }
+
+  /**
+   * After a successful authentication: the client's reserved attempt is given back, and the
+   * request counts on the token's budget instead.
+   */
+  admitToken(attempt: ClientAttempt, tokenId: number, res: Response): void | Promise<void> {
+    const limit = this.config.security.rateLimit.perToken;
+    const released = this.storage.release(attempt.key);
+    const counted = settle(this.storage.hit(`api-token:${tokenId}`, this.windowMs), (window) =>
+      this.admit(res, limit, window, window.count - 1),
+    );
+    return released instanceof Promise ? Promise.all([released, counted]).then(() => {}) : counted;
+  }
+
+  /** Reports the window; refuses when `used` (the hits before this one) leaves no room. */
+  private admit(res: Response, limit: number, window: WindowCount, used: number): void {
+    this.report(res, limit, window);
+    if (used >= limit) throw new RateLimitedError(seconds(window.resetMs));
+  }
+
+  private report(res: Response, limit: number, window: WindowCount): void {
+    res.setHeader('RateLimit-Limit', limit);
+    res.setHeader('RateLimit-Remaining', Math.max(0, limit - window.count));
+    res.setHeader('RateLimit-Reset', seconds(window.resetMs));
+  }
+}
+
+function seconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
+/** Runs `then` on a value now, or once it arrives when it is a promise. */
+function settle<T, R>(value: T | Promise<T>, then: (value: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(then) : then(value);
 }
 
 /** The object passport.authenticate() puts over a strategy for one request. */
@@ -71,7 +166,7 @@ export class ApiAuthentication implements NestMiddleware {
 
   constructor(
     private readonly strategy: BearerStrategy,
-    private readonly tokens: TokensService,
+    private readonly tokens: TokenAuthenticator,
     private readonly limiter: ApiRateLimiter,
     // Present when METRICS_ENABLED (and never in the operators' CLI).
     @Optional() private readonly metrics?: Metrics,

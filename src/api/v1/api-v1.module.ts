@@ -2,7 +2,7 @@ import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common
 import { PassportModule } from '@nestjs/passport';
 import { RateLimitModule } from '../../rate-limit/rate-limit.module.js';
 import { TokensModule } from '../../tokens/tokens.module.js';
-import { ApiAuthentication, BearerStrategy } from './api-authentication.js';
+import { ApiAuthentication, ApiRateLimiter, BearerStrategy } from './api-authentication.js';
 import { TeamController } from './team.controller.js';
 import { TokenController } from './token.controller.js';
 import { UserController } from './user.controller.js';
@@ -16,7 +16,7 @@ const API_CONTROLLERS = [UserController, TeamController, TokenController];
 @Module({
   imports: [PassportModule.register({ session: false }), RateLimitModule, TokensModule],
   controllers: API_CONTROLLERS,
-  providers: [BearerStrategy, ApiAuthentication],
+  providers: [BearerStrategy, ApiRateLimiter, ApiAuthentication],
 })
 export class ApiV1Module implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

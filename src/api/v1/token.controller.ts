@@ -3,7 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentToken } from './api-authentication.js';
 import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { toTokenInfo, type TokenInfo } from '../../tokens/token.view.js';
-import type { TokenPrincipal } from '../../tokens/tokens.service.js';
+import type { TokenPrincipal } from '../../tokens/token-authenticator.js';
 import { ApiEndpoint } from './openapi/api-endpoint.decorator.js';
 import { TokenEnvelope } from './openapi/schemas.js';
 

@@ -9,7 +9,7 @@ import {
   type HeadersObject,
 } from '@nestjs/swagger';
 import { BearerAuth } from '../../../common/auth-policy.decorator.js';
-import { REQUEST_ID_HEADER, WELL_FORMED_REQUEST_ID } from '../../../logging/request-id.js';
+import { REQUEST_ID_HEADER, WELL_FORMED_REQUEST_ID } from '../../../logging/request-log.js';
 import type { DomainError } from '../../../common/errors/domain.error.js';
 import { GENERIC_MESSAGES } from '../../../common/filters/all-exceptions.filter.js';
 import { API_VERSION } from '../../../common/http/envelope.js';

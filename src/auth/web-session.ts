@@ -1,0 +1,259 @@
+import { Inject, Injectable, Logger, type NestMiddleware, type OnModuleInit } from '@nestjs/common';
+import cookieParser from 'cookie-parser';
+import { doubleCsrf } from 'csrf-csrf';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import session from 'express-session';
+import { createHmac, randomBytes } from 'node:crypto';
+import { Clock } from '../clock/clock.js';
+import { takeFlash } from '../common/web/flash.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { Transactions } from '../database/transactions.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { credentialStamp } from './credential-stamp.js';
+import { noteActivity } from './session-activity.js';
+import { SessionsRepository } from './sessions.repository.js';
+
+/**
+ * The pages' session, in one place: the session (express-session over the store below), CSRF
+ * protection, and the signed-in person. `WebSession` runs them as one middleware for every page
+ * request (configureApp mounts it on the pages' branch only; the API never reads a session).
+ */
+
+export const SESSION_COOKIE = 'tessera.sid';
+export const CSRF_COOKIE = 'tessera.csrf';
+
+/** How long a session nobody signed in to lives without use. */
+export const GUEST_SESSION_MS = 15 * 60_000;
+
+const TOUCH_SLACK_MS = 60_000;
+const PRUNE_EVERY_MS = 5 * 60_000;
+
+type Callback<T = void> = (err?: unknown, value?: T) => void;
+
+/**
+ * express-session's store over TypeORM, so that any instance serves any session on SQLite and
+ * MySQL alike. The maintained stores are MySQL-only or unmaintained, hence this small one.
+ */
+@Injectable()
+export class TypeormSessionStore extends session.Store implements OnModuleInit {
+  private readonly logger = new Logger('Sessions');
+  /** The id each request generated and has not stored yet. */
+  private readonly created = new WeakMap<Request, string>();
+
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
+  ) {
+    super();
+  }
+
+  override get(sid: string, callback: Callback<session.SessionData | null>): void {
+    this.sessions
+      .findLive(sid, this.clock.now())
+      .then(
+        (row) => callback(undefined, row ? (JSON.parse(row.data) as session.SessionData) : null),
+        callback,
+      );
+  }
+
+  /**
+   * express-session's `genid`: a new session id, remembered for the request that made it. Only
+   * that request may insert the session's row; every other write is an update, so a session
+   * signed out (its row deleted) stays signed out even when a request that loaded it before
+   * writes it back afterwards, on this instance or another.
+   */
+  generateId(req: Request): string {
+    const id = randomBytes(24).toString('base64url');
+    this.created.set(req, id);
+    return id;
+  }
+
+  override set(sid: string, data: session.SessionData, callback?: Callback): void {
+    // express-session hands over the request's Session, which holds its request.
+    const req = (data as { req?: Request }).req;
+    const insert = req !== undefined && this.created.get(req) === sid;
+    if (insert) this.created.delete(req);
+    const row = {
+      id: sid,
+      userId: data.userId ?? null,
+      data: JSON.stringify(data),
+      expiresAt: this.expiryOf(data),
+      userAgent: data.activity?.userAgent || null,
+      ip: data.activity?.ip || null,
+      lastActiveAt: data.activity ? new Date(data.activity.at) : null,
+    };
+    // Each write is one statement, run alone in autocommit on MySQL/MariaDB: the session's row
+    // is locked for one round trip, not three, so a sign-out racing with a burst of the
+    // session's own requests waits behind short writes.
+    this.transactions
+      .runStatement((m) => (insert ? this.sessions.insert(m, row) : this.sessions.update(m, row)))
+      .then(() => callback?.(), callback);
+  }
+
+  override destroy(sid: string, callback?: Callback): void {
+    this.transactions
+      .runStatement((m) => this.sessions.delete(m, sid))
+      .then(() => callback?.(), callback);
+  }
+
+  override touch(sid: string, data: session.SessionData, callback?: Callback): void {
+    this.transactions
+      .runStatement((m) => this.sessions.extend(m, sid, this.expiryOf(data), TOUCH_SLACK_MS))
+      .then(() => callback?.(), callback);
+  }
+
+  onModuleInit(): void {
+    this.scheduler.every('expired sessions', PRUNE_EVERY_MS, () => this.prune());
+  }
+
+  async prune(): Promise<number> {
+    try {
+      const now = this.clock.now();
+      return await this.transactions.run((m) => this.sessions.deleteExpired(m, now));
+    } catch (error) {
+      this.logger.warn(`Could not prune expired sessions: ${String(error)}`);
+      return 0;
+    }
+  }
+
+  private expiryOf(data: session.SessionData): Date {
+    const expires = data.cookie?.expires;
+    return expires ? new Date(expires) : new Date(this.clock.nowMs() + 86_400_000);
+  }
+}
+
+/**
+ * Session, then CSRF, then the signed-in person, as one layer:
+ *
+ * - **Session**: database-backed, HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout
+ *   rolling; a visitor's session lives minutes (`GUEST_SESSION_MS`).
+ * - **CSRF**, kept nowhere on the server: a signed double-submit token (csrf-csrf). The token is
+ *   an HMAC, under a key derived from SESSION_SECRET, of a random value and the signed-in
+ *   session's id; it goes in an HttpOnly cookie and in the form's `_csrf`, and a POST must bring
+ *   both, equal, with an HMAC that matches. A visitor's token is bound to no session, so viewing
+ *   the sign-in page stores nothing; once signed in, a token from before (or from another
+ *   session) no longer matches.
+ * - **The signed-in person** for guards, controllers and views; a session older than the
+ *   absolute timeout however active it has been, or signed in under a password changed since,
+ *   is ended.
+ * - **A redirect waits for the session to be saved.** express-session sends a response's headers
+ *   before its store has saved the session (it holds back only the last byte of the body), and a
+ *   browser follows a redirect as soon as it has the headers: the next page could load the
+ *   session without the flash or the new token just put in it.
+ */
+@Injectable()
+export class WebSession implements NestMiddleware {
+  private readonly session: RequestHandler;
+  private readonly parseCookies = cookieParser();
+  private readonly protect: RequestHandler;
+  private readonly generateCsrf: (req: Request, res: Response) => string;
+  private readonly absoluteMs: number;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    store: TypeormSessionStore,
+    private readonly users: UsersRepository,
+    private readonly clock: Clock,
+  ) {
+    this.session = session({
+      name: SESSION_COOKIE,
+      secret: config.web.sessionSecret,
+      store,
+      genid: (req) => store.generateId(req as Request),
+      resave: false,
+      saveUninitialized: false,
+      rolling: true,
+      // 'auto': Secure whenever the request came over HTTPS (through a trusted proxy too).
+      cookie: {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: 'auto',
+        maxAge: config.web.sessionIdleMinutes * 60_000,
+      },
+    });
+    const key = createHmac('sha256', config.web.sessionSecret).update('csrf').digest('hex');
+    const { doubleCsrfProtection, generateCsrfToken } = doubleCsrf({
+      getSecret: () => key,
+      getSessionIdentifier: (req) => (req.session?.userId !== undefined ? req.sessionID : ''),
+      cookieName: CSRF_COOKIE,
+      getCsrfTokenFromRequest: (req) =>
+        (req.body as Record<string, unknown> | undefined)?._csrf as string | undefined,
+      size: 32,
+    });
+    this.protect = doubleCsrfProtection;
+    // Secure whenever the request came over HTTPS (through a trusted proxy too), as the session's.
+    this.generateCsrf = (req, res) =>
+      generateCsrfToken(req, res, {
+        cookieOptions: { httpOnly: true, sameSite: 'lax', path: '/', secure: req.secure },
+      });
+    this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
+  }
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    saveSessionBeforeRedirect(req, res);
+    this.session(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      // A visitor's session holds no more than a form's CSRF token or a message: it ends after
+      // minutes, so anonymous page views cannot pile rows up for hours. Signing in starts a new
+      // session with the full idle timeout.
+      if (req.session && req.session.userId === undefined) {
+        req.session.cookie.maxAge = GUEST_SESSION_MS;
+      }
+      this.parseCookies(req, res, () => {
+        this.protect(req, res, (csrfError?: unknown) => {
+          // Made only when a page renders a form (`{{csrfToken}}` calls it), once however many.
+          let token: string | undefined;
+          req.csrfToken = () => (token ??= this.generateCsrf(req, res));
+          // A refused form still knows who is signed in, so its error page has their header.
+          this.signedIn(req, res).then(
+            () => next(csrfError),
+            (error: unknown) => next(csrfError ?? error),
+          );
+        });
+      });
+    });
+  }
+
+  private async signedIn(req: Request, res: Response): Promise<void> {
+    const { userId, signedInAt = 0, credentialStamp: stamp } = req.session ?? {};
+    const now = this.clock.nowMs();
+    const live = userId !== undefined && now - signedInAt <= this.absoluteMs;
+    const user = live ? await this.users.findById(userId) : null;
+    if (user && stamp === credentialStamp(user.passwordHash)) {
+      req.currentUser = user;
+      noteActivity(req, now);
+      res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
+    } else if (userId !== undefined) {
+      // Too old, or signed in under a password since changed: a fresh, empty session. The old
+      // one is gone from the store; forms still get a token.
+      await new Promise<void>((resolve, reject) =>
+        req.session.regenerate((e) => (e ? reject(e) : resolve())),
+      );
+    }
+    // A function, so the token is made only when a page renders a form ({{csrfToken}} calls
+    // it): redirects and error pages set no cookie.
+    res.locals.csrfToken = () => req.csrfToken?.();
+    // Times on the page are told relative to this ("3 minutes ago").
+    res.locals.now = now;
+    // Pages are per person: never kept, so Back cannot show a just-created token again.
+    res.setHeader('Cache-Control', 'no-store');
+    // A redirect's messages are shown by the page it lands on.
+    if (req.method === 'GET') res.locals.flash = takeFlash(req.session);
+  }
+}
+
+/** A redirect from a page waits until the session is saved (see `WebSession`). */
+function saveSessionBeforeRedirect(req: Request, res: Response): void {
+  const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
+  res.redirect = ((...args: unknown[]) => {
+    // A session with nothing in it is not stored: an anonymous redirect writes no row.
+    if (!req.session || !Object.keys(req.session).some((key) => key !== 'cookie')) {
+      return redirect(...args);
+    }
+    req.session.save((error) => (error ? req.next?.(error) : redirect(...args)));
+  }) as Response['redirect'];
+}

@@ -1,0 +1,156 @@
+import { beforeEach, describe, expect, it, jest } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { ManualClock } from '../clock/clock.js';
+import type { Config } from '../config/config.js';
+import { TokenAuthenticator } from './token-authenticator.js';
+import { generateToken, hashToken } from './token-format.js';
+import type { LastUsedRecorder, TokenUsageRecorder } from './token-usage-recorder.js';
+
+const clock = new ManualClock(Date.parse('2026-11-24T12:00:00Z'));
+
+/** The authentication query's row, as the database returns it. */
+function row(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    token_id: 7,
+    token_name: 'laptop',
+    created_at: new Date('2026-11-01T09:00:00Z'),
+    regenerated_at: null,
+    abilities: 'user:read,team:read',
+    expires_at: null,
+    revoked_at: null,
+    last_used_at: null,
+    token_hash: 'the current hash',
+    previous_valid_until: null,
+    user_id: 1,
+    user_name: 'Ada',
+    user_email: 'ada@example.com',
+    two_factor: null,
+    pinned: null,
+    pinned_team_id: null,
+    team_id: 2,
+    team_name: "Ada's Team",
+    team_slug: 'adas-team',
+    require_two_factor: 0,
+    token_max_lifetime_days: null,
+    member: 1,
+    ...overrides,
+  };
+}
+
+describe('TokenAuthenticator', () => {
+  const get = jest.fn<(hash: string, previousHash: string) => unknown>();
+  const record = jest.fn<LastUsedRecorder['record']>();
+  let authenticator: TokenAuthenticator;
+
+  beforeEach(() => {
+    get.mockReset();
+    record.mockReset();
+    // The embedded database's driver as TypeORM holds it: one prepared statement.
+    const dataSource = {
+      options: { type: 'better-sqlite3' },
+      logger: { logQuery: jest.fn() },
+      driver: { databaseConnection: { prepare: () => ({ get }) } },
+    } as unknown as DataSource;
+    authenticator = new TokenAuthenticator(
+      dataSource,
+      { database: { queryTimeoutMs: 5_000 } } as Config,
+      clock,
+      { record } as unknown as LastUsedRecorder,
+      { record: jest.fn() } as unknown as TokenUsageRecorder,
+    );
+  });
+
+  /** The row for a presented value: as its current value, unless the row says otherwise. */
+  const answer = (plaintext: string, overrides: Record<string, unknown> = {}) =>
+    get.mockReturnValueOnce(row({ token_hash: hashToken(plaintext), ...overrides }));
+
+  it('should refuse a malformed token without a query', async () => {
+    await expect(authenticator.authenticate('tsr_short')).rejects.toMatchObject({
+      code: 'invalid_token',
+    });
+    const bad = generateToken().plaintext.slice(0, -1) + '!';
+    await expect(authenticator.authenticate(bad)).rejects.toMatchObject({
+      code: 'invalid_token',
+    });
+    expect(get).not.toHaveBeenCalled();
+  });
+
+  it('should look the token up by its SHA-256, as either value, and read the row', async () => {
+    const { plaintext } = generateToken();
+    answer(plaintext);
+    await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
+      tokenId: 7,
+      abilities: ['user:read', 'team:read'],
+      previousValue: false,
+      user: { id: 1, name: 'Ada', email: 'ada@example.com', twoFactor: false },
+      binding: 'current',
+      team: { id: 2, slug: 'adas-team', policy: { requireTwoFactor: false } },
+      teamRefusal: null,
+    });
+    expect(get).toHaveBeenCalledWith(hashToken(plaintext), hashToken(plaintext));
+    expect(record).toHaveBeenCalledWith(7, null, clock.nowMs());
+  });
+
+  it('should refuse unknown, revoked and expired tokens with their own codes', async () => {
+    const { plaintext } = generateToken();
+    get.mockReturnValueOnce(undefined);
+    await expect(authenticator.authenticate(plaintext)).rejects.toMatchObject({
+      code: 'invalid_token',
+    });
+    answer(plaintext, { revoked_at: new Date() });
+    await expect(authenticator.authenticate(plaintext)).rejects.toMatchObject({
+      code: 'token_revoked',
+    });
+    answer(plaintext, { expires_at: new Date(clock.nowMs() - 1) });
+    await expect(authenticator.authenticate(plaintext)).rejects.toMatchObject({
+      code: 'token_expired',
+    });
+    expect(record).not.toHaveBeenCalled();
+  });
+
+  it('should accept the value a regeneration replaced until its grace period ends', async () => {
+    const { plaintext } = generateToken();
+    const replaced = { token_hash: 'the new value’s hash' };
+    get.mockReturnValueOnce(
+      row({ ...replaced, previous_valid_until: new Date(clock.nowMs() + 60_000) }),
+    );
+    await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
+      previousValue: true,
+    });
+    get.mockReturnValueOnce(
+      row({ ...replaced, previous_valid_until: new Date(clock.nowMs() - 1) }),
+    );
+    await expect(authenticator.authenticate(plaintext)).rejects.toMatchObject({
+      code: 'token_revoked',
+    });
+  });
+
+  it("should accept the current value whatever the previous one's grace period", async () => {
+    const { plaintext } = generateToken();
+    answer(plaintext, { previous_valid_until: new Date(clock.nowMs() - 60_000) });
+    await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({ tokenId: 7 });
+  });
+
+  it('should report revocation before expiry when a token is both', async () => {
+    const { plaintext } = generateToken();
+    answer(plaintext, { revoked_at: new Date(), expires_at: new Date(clock.nowMs() - 1) });
+    await expect(authenticator.authenticate(plaintext)).rejects.toMatchObject({
+      code: 'token_revoked',
+    });
+  });
+
+  it("should carry its team's refusal, and a pinned token's lost team, on the principal", async () => {
+    const { plaintext } = generateToken();
+    answer(plaintext, { require_two_factor: 1 });
+    await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
+      teamRefusal: { code: 'two_factor_required' },
+    });
+    answer(plaintext, { pinned: 7, pinned_team_id: 3, team_id: 3, member: null });
+    await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
+      binding: 'pinned',
+      team: null,
+      pinnedTeamId: 3,
+      teamRefusal: { code: 'team_access_lost' },
+    });
+  });
+});

@@ -1,0 +1,259 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../clock/clock.js';
+import { toDate } from '../common/errors/database-errors.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Ability } from './abilities.js';
+import { LastUsedRecorder, TokenUsageRecorder } from './token-usage-recorder.js';
+import { hashToken, isWellFormedToken } from './token-format.js';
+import { teamRefusalOf } from './team-policy.js';
+import type { TeamPolicy } from './tokens.repository.js';
+import { AuthenticationError, REPLACED_VALUE_MESSAGE, TeamRefusalError } from './tokens.errors.js';
+
+/**
+ * A presented token, from its text to the principal an API request acts as: its shape and
+ * checksum, the one query, its state, the team's verdict, and its use counted in memory.
+ */
+
+/**
+ * A token with the user it acts for and the team it acts in (its pinned team, or its user's
+ * current team) with that team's policy, as one query loads them.
+ */
+export interface TokenWithOwner {
+  tokenId: number;
+  tokenName: string;
+  createdAt: Date;
+  /** When its value was last replaced: its lifetime is counted from here, else from creation. */
+  regeneratedAt: Date | null;
+  abilities: Ability[];
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  /** The presented value is the one the token had before it was last regenerated. */
+  previousValue: boolean;
+  /** Until when that previous value is accepted (null when the token was never regenerated). */
+  previousValidUntil: Date | null;
+  user: { id: number; name: string; email: string; twoFactor: boolean };
+  /** `current`: it follows its user's current team; `pinned`: it acts in one team only. */
+  binding: 'current' | 'pinned';
+  /** The team it acts in, while its user is a member of it. */
+  team: { id: number; name: string; slug: string; policy: TeamPolicy } | null;
+  /** The id of the team it is pinned to, even when its user has left it (null once deleted). */
+  pinnedTeamId: number | null;
+}
+
+interface TokenWithOwnerRow {
+  token_id: number;
+  token_name: string;
+  created_at: Date | string;
+  regenerated_at: Date | string | null;
+  abilities: string;
+  expires_at: Date | string | null;
+  revoked_at: Date | string | null;
+  last_used_at: Date | string | null;
+  token_hash: string;
+  previous_valid_until: Date | string | null;
+  user_id: number;
+  user_name: string;
+  user_email: string;
+  two_factor: number | null;
+  pinned: number | null;
+  pinned_team_id: number | null;
+  team_id: number | null;
+  team_name: string | null;
+  team_slug: string | null;
+  require_two_factor: number | boolean | null;
+  token_max_lifetime_days: number | null;
+  member: number | null;
+}
+
+/**
+ * The whole cost of authentication: one lookup in the two unique hash indexes (the current
+ * value, or the one a regeneration replaced; MariaDB and MySQL merge the two index lookups, SQLite
+ * runs a multi-index OR) joined by primary keys: the user, the token's pin, the team it acts in
+ * (pinned, or the user's current one) with its policy, the user's membership of that team and
+ * whether the user has two-factor sign-in. docs/architecture.md shows the plans.
+ */
+const FIND_BY_HASH_SQL = `
+  SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.regenerated_at, t.abilities,
+         t.expires_at, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
+         u.id AS user_id, u.name AS user_name, u.email AS user_email, tf.user_id AS two_factor,
+         p.token_id AS pinned, p.team_id AS pinned_team_id,
+         tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
+         tm.token_max_lifetime_days, m.user_id AS member
+    FROM personal_access_tokens t
+    JOIN users u ON u.id = t.user_id
+    LEFT JOIN two_factor_credentials tf ON tf.user_id = u.id
+    LEFT JOIN personal_access_token_pins p ON p.token_id = t.id
+    LEFT JOIN teams tm
+      ON tm.id = CASE WHEN p.token_id IS NULL THEN u.current_team_id ELSE p.team_id END
+    LEFT JOIN team_members m ON m.team_id = tm.id AND m.user_id = u.id
+   WHERE t.token_hash = ? OR t.previous_token_hash = ?`;
+
+function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner {
+  return {
+    tokenId: Number(row.token_id),
+    tokenName: row.token_name,
+    createdAt: toDate(row.created_at)!,
+    regeneratedAt: toDate(row.regenerated_at),
+    abilities: row.abilities.split(',') as Ability[],
+    expiresAt: toDate(row.expires_at),
+    revokedAt: toDate(row.revoked_at),
+    lastUsedAt: toDate(row.last_used_at),
+    previousValue: row.token_hash !== hash,
+    previousValidUntil: toDate(row.previous_valid_until),
+    user: {
+      id: Number(row.user_id),
+      name: row.user_name,
+      email: row.user_email,
+      twoFactor: row.two_factor !== null,
+    },
+    binding: row.pinned === null ? 'current' : 'pinned',
+    // Only a team the user is in: a pinned team they left is no team at all.
+    team:
+      row.team_id === null || row.member === null
+        ? null
+        : {
+            id: Number(row.team_id),
+            name: row.team_name!,
+            slug: row.team_slug!,
+            policy: {
+              requireTwoFactor: Boolean(Number(row.require_two_factor)),
+              tokenMaxLifetimeDays:
+                row.token_max_lifetime_days === null ? null : Number(row.token_max_lifetime_days),
+            },
+          },
+    pinnedTeamId: row.pinned_team_id === null ? null : Number(row.pinned_team_id),
+  };
+}
+
+interface MysqlPool {
+  execute(
+    options: { sql: string; timeout: number },
+    values: unknown[],
+    callback: (error: Error | null, rows: unknown) => void,
+  ): void;
+}
+
+interface SqliteConnection {
+  prepare(sql: string): { get(...values: unknown[]): unknown };
+}
+
+/**
+ * A one-row query for the request path, sent straight to the driver TypeORM already holds: a
+ * prepared statement on MySQL/MariaDB (parsed once per connection) and on SQLite, without the
+ * query runner, broadcaster and promise wrapper TypeORM puts around every query (together they
+ * cost more Node CPU than the query itself; see docs/PERFORMANCE.md). The query still goes
+ * through TypeORM's logger, and still has the query timeout.
+ */
+function hotPathQuery<Row>(
+  dataSource: DataSource,
+  sql: string,
+  timeoutMs: number,
+): (...values: unknown[]) => Promise<Row | undefined> {
+  const log = (values: unknown[]) => dataSource.logger.logQuery(sql, values);
+  if (dataSource.options.type === 'better-sqlite3') {
+    let statement: ReturnType<SqliteConnection['prepare']> | undefined;
+    return async (...values) => {
+      log(values);
+      statement ??= (
+        dataSource.driver as unknown as { databaseConnection: SqliteConnection }
+      ).databaseConnection.prepare(sql);
+      return statement.get(...values) as Row | undefined;
+    };
+  }
+  const options = { sql, timeout: timeoutMs };
+  return (...values) =>
+    new Promise((resolve, reject) => {
+      log(values);
+      (dataSource.driver as unknown as { pool: MysqlPool }).pool.execute(
+        options,
+        values,
+        (error, rows) => (error ? reject(error) : resolve((rows as Row[])[0])),
+      );
+    });
+}
+
+/**
+ * What an authenticated API request acts as: a token, its user and the team it acts in, with
+ * the team's refusal when it refuses the token (answered by the routes that act in the team).
+ */
+export type TokenPrincipal = TokenWithOwner & { teamRefusal: TeamRefusalError | null };
+
+/** Where an API request came from, for the token's usage. */
+export interface ClientInfo {
+  ip: string | undefined;
+  userAgent: string | undefined;
+}
+
+/** Resolves presented tokens for the API's middleware, and counts what each did. */
+@Injectable()
+export class TokenAuthenticator {
+  private readonly findByHash: (
+    hash: string,
+    previousHash: string,
+  ) => Promise<TokenWithOwnerRow | undefined>;
+
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    @Inject(CONFIG) config: Config,
+    private readonly clock: Clock,
+    private readonly lastUsed: LastUsedRecorder,
+    private readonly usage: TokenUsageRecorder,
+  ) {
+    this.findByHash = hotPathQuery(dataSource, FIND_BY_HASH_SQL, config.database.queryTimeoutMs);
+  }
+
+  /**
+   * Resolves a presented token to its principal. Malformed tokens and bad checksums are refused
+   * before any query; a well-formed one costs exactly one indexed query, every time, so a
+   * revocation or a regeneration is seen by the very next request on every instance. The value
+   * a regeneration replaced works until its grace period ends, then is refused as revoked.
+   */
+  async authenticate(presented: string): Promise<TokenPrincipal> {
+    if (!isWellFormedToken(presented)) throw new AuthenticationError('invalid_token');
+    const hash = hashToken(presented);
+    const row = await this.findByHash(hash, hash);
+    if (!row) throw new AuthenticationError('invalid_token');
+    const principal = toTokenWithOwner(row, hash);
+    const refused = { tokenId: principal.tokenId, userId: principal.user.id };
+    if (principal.revokedAt) throw new AuthenticationError('token_revoked', undefined, refused);
+    const now = this.clock.nowMs();
+    if (principal.previousValue && !(principal.previousValidUntil!.getTime() > now)) {
+      throw new AuthenticationError('token_revoked', REPLACED_VALUE_MESSAGE, refused);
+    }
+    if (principal.expiresAt && principal.expiresAt.getTime() <= now) {
+      throw new AuthenticationError('token_expired', undefined, refused);
+    }
+    this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
+    const refusal = teamRefusalOf(principal);
+    return Object.assign(principal, {
+      teamRefusal: refusal === null ? null : new TeamRefusalError(refusal),
+    });
+  }
+
+  /** Counts an authenticated request in the token's usage; written within a minute. */
+  recordUse(principal: TokenPrincipal, client: ClientInfo): void {
+    const at = this.clock.nowMs();
+    this.usage.record({
+      tokenId: principal.tokenId,
+      userId: principal.user.id,
+      at,
+      ip: client.ip,
+      userAgent: client.userAgent,
+      previousValidUntil: principal.previousValue ? principal.previousValidUntil! : undefined,
+    });
+  }
+
+  /**
+   * Counts a known token's refusal for its security log: at most one event per token a minute,
+   * written with the usage.
+   */
+  recordRefusal(error: AuthenticationError, client: ClientInfo): void {
+    if (!error.refused) return;
+    const at = this.clock.nowMs();
+    this.usage.recordRefusal({ ...error.refused, reason: error.code, at, ...client });
+  }
+}
