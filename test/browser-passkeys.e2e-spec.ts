@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, pageProblems, screenshotDir } from './support/browser.js';
+import { launchBrowser, openPage, pageProblems, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { turnOnTwoFactor } from './support/two-factor.js';
@@ -36,16 +36,8 @@ describe('passkeys in a real browser', () => {
 
   /** A page with a platform authenticator that holds passkeys and verifies its user. */
   async function pageWithAuthenticator(): Promise<Page> {
-    const context = await browser.newContext({
-      baseURL: base,
-      viewport: { width: 1280, height: 900 },
-    });
-    const page = await context.newPage();
-    page.on('pageerror', (error) => {
-      throw error;
-    });
-    page.on('dialog', (dialog) => void dialog.accept());
-    const cdp = await context.newCDPSession(page);
+    const page = await openPage(browser, base, { acceptDialogs: true });
+    const cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {

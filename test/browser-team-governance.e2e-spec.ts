@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Actors } from '../src/common/actor.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, pageProblems, screenshotDir } from './support/browser.js';
+import { launchBrowser, openPage, pageProblems, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { turnOnTwoFactor } from './support/two-factor.js';
@@ -31,15 +31,7 @@ describe("a team's owner governs its tokens in a real browser", () => {
   });
 
   async function signedInPage(email: string): Promise<Page> {
-    const context = await browser.newContext({
-      baseURL: base,
-      viewport: { width: 1280, height: 900 },
-    });
-    const page = await context.newPage();
-    page.on('pageerror', (error) => {
-      throw error;
-    });
-    page.on('dialog', (dialog) => void dialog.accept());
+    const page = await openPage(browser, base, { acceptDialogs: true });
     await page.goto('/login');
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser } from './support/browser.js';
+import { launchBrowser, openPage } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -28,19 +28,9 @@ describe('teams in a real browser', () => {
     await t?.close();
   });
 
-  async function newPage(): Promise<Page> {
-    const context = await browser.newContext({
-      baseURL: base,
-      viewport: { width: 1100, height: 800 },
-    });
-    const page = await context.newPage();
-    page.on('pageerror', (error) => {
-      throw error;
-    });
-    // The pages confirm destructive actions with the browser's own dialog.
-    page.on('dialog', (dialog) => void dialog.accept());
-    return page;
-  }
+  // The pages confirm destructive actions with the browser's own dialog.
+  const newPage = (): Promise<Page> =>
+    openPage(browser, base, { viewport: { width: 1100, height: 800 }, acceptDialogs: true });
 
   async function signIn(page: Page, email: string): Promise<void> {
     await page.goto('/login');

@@ -10,7 +10,7 @@ import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, screenshotDir } from './support/browser.js';
+import { launchBrowser, openPage, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -57,15 +57,12 @@ describe('in a real browser', () => {
     await t?.close();
   });
 
-  async function newPage(viewport = { width: 1100, height: 800 }, origin = base): Promise<Page> {
-    const context = await browser.newContext({ baseURL: origin, viewport });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    const page = await context.newPage();
-    page.on('pageerror', (error) => {
-      throw error;
+  const newPage = (viewport = { width: 1100, height: 800 }, origin = base): Promise<Page> =>
+    openPage(browser, origin, {
+      viewport,
+      prepare: (context) =>
+        context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin }),
     });
-    return page;
-  }
 
   interface ApiAnswer {
     status: number;

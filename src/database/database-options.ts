@@ -45,8 +45,9 @@ export function buildDataSourceOptions(
     enableQueryTimeout: true,
     extra: {
       enableKeepAlive: true,
-      // Only the authentication query is prepared (tokens/token-authenticator.ts): mysql2's default cache of
-      // 16,000 statements a connection preallocates ~0.5 MB of arrays on each (docs/PERFORMANCE.md).
+      // Only the authentication query is prepared (tokens/token-authenticator.ts): mysql2's
+      // default cache of 16,000 statements a connection preallocates ~0.5 MB of arrays on each
+      // (docs/PERFORMANCE.md).
       maxPreparedStatements: 64,
     },
   };

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { track } from './leftovers.js';
 import { ROOT } from './run-built.js';
 
@@ -42,6 +42,35 @@ export function screenshotDir(): string {
       : join(ROOT, 'test', 'artifacts', 'screenshots');
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/**
+ * A page in a context of its own (its own cookies), on `baseURL`: an error a page's script throws
+ * fails the test, and with `acceptDialogs` the browser's own confirmation dialogs are accepted
+ * (the pages confirm destructive actions with them).
+ */
+export async function openPage(
+  browser: Browser,
+  baseURL: string,
+  {
+    viewport = { width: 1280, height: 900 },
+    acceptDialogs = false,
+    prepare,
+  }: {
+    viewport?: { width: number; height: number };
+    acceptDialogs?: boolean;
+    /** Runs on the context before the page opens (permissions, a virtual authenticator). */
+    prepare?: (context: BrowserContext) => Promise<void>;
+  } = {},
+): Promise<Page> {
+  const context = await browser.newContext({ baseURL, viewport });
+  await prepare?.(context);
+  const page = await context.newPage();
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+  if (acceptDialogs) page.on('dialog', (dialog) => void dialog.accept());
+  return page;
 }
 
 /** A phone held upright and a laptop: every page must work at both. */
