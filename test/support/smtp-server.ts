@@ -61,6 +61,9 @@ export class TestSmtpServer {
   async listen(): Promise<void> {
     const server = new SMTPServer({
       logger: false,
+      // A stopped server is gone at once, its open connections (the app keeps some) cut, as
+      // when a real one goes down; smtp-server would otherwise wait 30 s for clients to leave.
+      closeTimeout: 1,
       disabledCommands: this.credentials ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
       authOptional: !this.credentials,
       allowInsecureAuth: true,
