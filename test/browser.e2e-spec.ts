@@ -1,7 +1,6 @@
 // Functions passed to page.evaluate run in the browser, with its DOM.
 /// <reference lib="dom" />
 import { Actors } from '../src/common/actor.js';
-import { AxeBuilder } from '@axe-core/playwright';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
@@ -10,7 +9,7 @@ import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, openPage, screenshotDir } from './support/browser.js';
+import { axeProblems, launchBrowser, openPage, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -107,28 +106,9 @@ describe('in a real browser', () => {
    */
   const SWAGGER_UI_OWN = ['heading-order', 'region'];
 
-  /** A phone held upright and a laptop: every page must work at both. */
-  const WIDTHS = [390, 1280];
-
-  /** What axe finds wrong with the page as it is now, at each width; nothing is what passes. */
-  async function accessibilityProblems(
-    page: Page,
-    name: string,
-    exceptRules: string[] = [],
-  ): Promise<string[]> {
-    const problems: string[] = [];
-    const size = page.viewportSize();
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 800 });
-      const { violations } = await new AxeBuilder({ page }).disableRules(exceptRules).analyze();
-      for (const v of violations) {
-        const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
-        problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
-      }
-    }
-    if (size) await page.setViewportSize(size);
-    return problems;
-  }
+  /** What axe finds wrong with the page as it is now, at 390 and 1280 px; nothing is what passes. */
+  const accessibilityProblems = (page: Page, name: string, exceptRules: string[] = []) =>
+    axeProblems(page, name, { exceptRules, height: 800 });
 
   it('should pass axe on every page, in every state a person sees, at 390 and 1280 px wide', async () => {
     const page = await newPage();

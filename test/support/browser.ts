@@ -77,18 +77,42 @@ export async function openPage(
 export const PAGE_WIDTHS = [390, 1280];
 
 /**
- * What axe finds wrong with the page as it is now, and whether anything is wider than the
- * screen, at each of PAGE_WIDTHS; nothing is what passes. The page is left at 1280 px.
+ * What axe finds wrong with the page as it is now, at each of PAGE_WIDTHS (every rule but
+ * `exceptRules`); nothing is what passes. Only violations are gathered in full (axe's
+ * `resultTypes`): the rules run the same, and the passing nodes, which nobody reads here, are
+ * not collected. The page is left at its size.
  */
-export async function pageProblems(page: Page, name: string): Promise<string[]> {
+export async function axeProblems(
+  page: Page,
+  name: string,
+  { exceptRules = [], height = 900 }: { exceptRules?: string[]; height?: number } = {},
+): Promise<string[]> {
   const problems: string[] = [];
+  const size = page.viewportSize();
   for (const width of PAGE_WIDTHS) {
-    await page.setViewportSize({ width, height: 900 });
-    const { violations } = await new AxeBuilder({ page }).analyze();
+    await page.setViewportSize({ width, height });
+    const { violations } = await new AxeBuilder({ page })
+      .setLegacyMode(true)
+      .options({ resultTypes: ['violations'] })
+      .disableRules(exceptRules)
+      .analyze();
     for (const v of violations) {
       const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
       problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
     }
+  }
+  if (size) await page.setViewportSize(size);
+  return problems;
+}
+
+/**
+ * What axe finds wrong with the page (`axeProblems`), and whether anything is wider than the
+ * screen, at each of PAGE_WIDTHS; nothing is what passes. The page is left at 1280 px.
+ */
+export async function pageProblems(page: Page, name: string): Promise<string[]> {
+  const problems = await axeProblems(page, name);
+  for (const width of PAGE_WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
     const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     if (scrollWidth > width) problems.push(`${name} at ${width} px: ${scrollWidth} px wide`);
   }
