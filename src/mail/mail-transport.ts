@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
@@ -30,6 +31,24 @@ export function asSent(message: MailMessage): MailMessage {
 const CONTENT_ACCESS = { disableFileAccess: true, disableUrlAccess: true };
 
 /**
+ * nodemailer's transporter, made at the first message: nodemailer and its transports hold ~5 MB
+ * of heap, which a server that sends no mail (one that only answers the API) never needs.
+ */
+function lazyTransporter(
+  options: Parameters<typeof import('nodemailer').createTransport>[0],
+  defaults?: object,
+): { get(): Promise<Transporter>; close(): void } {
+  let made: Promise<Transporter> | undefined;
+  return {
+    get: () =>
+      (made ??= import('nodemailer').then(({ createTransport }) =>
+        createTransport(options, defaults),
+      )),
+    close: () => void made?.then((transporter) => transporter.close()),
+  };
+}
+
+/**
  * MAIL_URL, over connections kept open between messages (nodemailer's pool): opening one costs a
  * connection, the server's greeting and EHLO, about 100 ms even against a server on the same
  * machine, while a message over an open one takes a few; a burst of notices (a hundred tokens
@@ -37,11 +56,11 @@ const CONTENT_ACCESS = { disableFileAccess: true, disableUrlAccess: true };
  * the server closes is replaced at the next message, and `close()` ends them at shutdown.
  */
 export class SmtpMailTransport extends MailTransport {
-  private readonly transporter: Transporter;
+  private readonly transporter: ReturnType<typeof lazyTransporter>;
 
   constructor(url: string, from: string) {
     super();
-    this.transporter = createTransport(
+    this.transporter = lazyTransporter(
       {
         url,
         pool: true,
@@ -52,13 +71,13 @@ export class SmtpMailTransport extends MailTransport {
         greetingTimeout: 10_000,
         socketTimeout: 30_000,
         ...CONTENT_ACCESS,
-      },
+      } satisfies SMTPPool.Options,
       { from },
     );
   }
 
   async send(message: MailMessage): Promise<void> {
-    await this.transporter.sendMail(asSent(message));
+    await (await this.transporter.get()).sendMail(asSent(message));
   }
 
   override close(): void {
@@ -76,7 +95,7 @@ const LINK = /https?:\/\/[^\s<>"]+/g;
  */
 export class FileMailTransport extends MailTransport {
   private readonly logger = new Logger('Mail');
-  private readonly transporter = createTransport({
+  private readonly transporter = lazyTransporter({
     streamTransport: true,
     buffer: true,
     newline: 'unix',
@@ -93,7 +112,8 @@ export class FileMailTransport extends MailTransport {
   }
 
   async send(message: MailMessage): Promise<void> {
-    const info = await this.transporter.sendMail({ ...asSent(message), from: this.from });
+    const transporter = await this.transporter.get();
+    const info = await transporter.sendMail({ ...asSent(message), from: this.from });
     await mkdir(this.dir, { recursive: true });
     const stamp = this.clock.now().toISOString().replace(/[:.]/g, '-');
     const name = `${stamp}-${randomBytes(4).toString('hex')}.eml`;

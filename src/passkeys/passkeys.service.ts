@@ -1,14 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
@@ -30,6 +26,13 @@ import {
 } from './passkeys.errors.js';
 import { PasskeysRepository } from './passkeys.repository.js';
 import { relyingPartyOf, type RelyingParty } from './relying-party.js';
+
+/**
+ * @simplewebauthn/server, loaded at the first ceremony: it and its CBOR and ASN.1 parsers hold
+ * ~5 MB of heap that a server whose people never use a passkey has no need of.
+ */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (library ??= import('@simplewebauthn/server'));
 
 /** The most passkeys one person may have. */
 export const MAX_PASSKEYS = 20;
@@ -167,7 +170,7 @@ export class PasskeysService {
       await this.transactions.runStatement((m) => this.passkeys.insertHandle(m, userId));
       handle = (await this.passkeys.findHandle(userId))!;
     }
-    const options = await generateRegistrationOptions({
+    const options = await (await webauthn()).generateRegistrationOptions({
       rpName: this.rp.name,
       rpID: this.rp.id,
       userName: user.email,
@@ -197,7 +200,7 @@ export class PasskeysService {
     await this.takeChallenge(challenge, session, 'register', userId);
     let info;
     try {
-      const verified = await verifyRegistrationResponse({
+      const verified = await (await webauthn()).verifyRegistrationResponse({
         response,
         expectedChallenge: challenge,
         expectedOrigin: this.rp.origin,
@@ -286,7 +289,7 @@ export class PasskeysService {
     if (userId !== null && own.length === 0) {
       throw new PasskeyRefusedError('You have no passkey yet: add one under Security first.');
     }
-    const options = await generateAuthenticationOptions({
+    const options = await (await webauthn()).generateAuthenticationOptions({
       rpID: this.rp.id,
       allowCredentials: own.map((p) => ({ id: p.credentialId, transports: transportsOf(p) })),
       userVerification: 'required',
@@ -351,7 +354,7 @@ export class PasskeysService {
     }
     let info;
     try {
-      const verified = await verifyAuthenticationResponse({
+      const verified = await (await webauthn()).verifyAuthenticationResponse({
         response,
         expectedChallenge: challenge,
         expectedOrigin: this.rp.origin,
