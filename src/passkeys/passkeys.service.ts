@@ -170,7 +170,9 @@ export class PasskeysService {
       await this.transactions.runStatement((m) => this.passkeys.insertHandle(m, userId));
       handle = (await this.passkeys.findHandle(userId))!;
     }
-    const options = await (await webauthn()).generateRegistrationOptions({
+    const options = await (
+      await webauthn()
+    ).generateRegistrationOptions({
       rpName: this.rp.name,
       rpID: this.rp.id,
       userName: user.email,
@@ -200,7 +202,9 @@ export class PasskeysService {
     await this.takeChallenge(challenge, session, 'register', userId);
     let info;
     try {
-      const verified = await (await webauthn()).verifyRegistrationResponse({
+      const verified = await (
+        await webauthn()
+      ).verifyRegistrationResponse({
         response,
         expectedChallenge: challenge,
         expectedOrigin: this.rp.origin,
@@ -289,7 +293,9 @@ export class PasskeysService {
     if (userId !== null && own.length === 0) {
       throw new PasskeyRefusedError('You have no passkey yet: add one under Security first.');
     }
-    const options = await (await webauthn()).generateAuthenticationOptions({
+    const options = await (
+      await webauthn()
+    ).generateAuthenticationOptions({
       rpID: this.rp.id,
       allowCredentials: own.map((p) => ({ id: p.credentialId, transports: transportsOf(p) })),
       userVerification: 'required',
@@ -354,7 +360,9 @@ export class PasskeysService {
     }
     let info;
     try {
-      const verified = await (await webauthn()).verifyAuthenticationResponse({
+      const verified = await (
+        await webauthn()
+      ).verifyAuthenticationResponse({
         response,
         expectedChallenge: challenge,
         expectedOrigin: this.rp.origin,
