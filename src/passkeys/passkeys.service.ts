@@ -29,10 +29,10 @@ import { relyingPartyOf, type RelyingParty } from './relying-party.js';
 
 /**
  * @simplewebauthn/server, loaded at the first ceremony: it and its CBOR and ASN.1 parsers hold
- * ~5 MB of heap that a server whose people never use a passkey has no need of.
+ * ~4 MB of heap that a server whose people never use a passkey has no need of (Node keeps the
+ * module once loaded, so each later call gets it at once).
  */
-let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
-const webauthn = () => (library ??= import('@simplewebauthn/server'));
+const webauthn = () => import('@simplewebauthn/server');
 
 /** The most passkeys one person may have. */
 export const MAX_PASSKEYS = 20;
