@@ -24,7 +24,9 @@ describe('database outage', () => {
     proxy = await new TcpProxy(url.hostname, Number(url.port || 3306)).start();
     url.host = `127.0.0.1:${proxy.port}`;
     t = await createTestApp(
-      { RATE_LIMIT_ENABLED: 'false' },
+      // Queries and connections wait ten minutes before they give up: a 503 that comes at all
+      // came from the refused connection, not from a timeout.
+      { RATE_LIMIT_ENABLED: 'false', DB_QUERY_TIMEOUT_MS: '600000' },
       { database: { ...db, url: url.toString() } },
     );
     token = (await createToken(t.app, await createUser(t.app))).plaintext;
@@ -36,41 +38,37 @@ describe('database outage', () => {
     await db.drop();
   });
 
-  const timed = async (path: string, auth = true) => {
-    const started = Date.now();
+  const get = async (path: string, auth = true) => {
     const req = request(t.server).get(path);
-    const res = await (auth ? req.set('Authorization', `Bearer ${token}`) : req);
-    return { res, ms: Date.now() - started };
+    return { res: await (auth ? req.set('Authorization', `Bearer ${token}`) : req) };
   };
 
-  it('should answer 503 fast while the database is cut off, and recover without a restart', async () => {
-    expect((await timed('/api/v1/user/profile')).res.status).toBe(200);
+  it('should answer 503 while the database is cut off, without waiting for a timeout, and recover without a restart', async () => {
+    expect((await get('/api/v1/user/profile')).res.status).toBe(200);
     const contract = await OpenApiContract.fetch(t.server);
 
     await proxy.cut();
     for (const path of ['/api/v1/user/profile', '/api/v1/team']) {
-      const { res, ms } = await timed(path);
+      const { res } = await get(path);
       expect(res.status).toBe(503);
-      expect(ms).toBeLessThan(2_000);
       expect(res.body).toMatchObject({ success: false, error: { code: 'service_unavailable' } });
       expect(JSON.stringify(res.body)).not.toMatch(/ECONN|127\.0\.0\.1|SELECT/);
       contract.expectMatches('GET', path, res);
     }
-    const ready = await timed('/health/ready', false);
+    const ready = await get('/health/ready', false);
     expect(ready.res.status).toBe(503);
-    expect(ready.ms).toBeLessThan(2_000);
-    expect((await timed('/health/live', false)).res.status).toBe(200);
+    expect((await get('/health/live', false)).res.status).toBe(200);
 
     await proxy.restore();
     let status = 0;
     await waitFor(
       async () => {
-        status = (await timed('/api/v1/user/profile')).res.status;
+        status = (await get('/api/v1/user/profile')).res.status;
         return status === 200;
       },
       { intervalMs: 100 },
     );
     expect(status).toBe(200);
-    expect((await timed('/health/ready', false)).res.status).toBe(200);
+    expect((await get('/health/ready', false)).res.status).toBe(200);
   });
 });

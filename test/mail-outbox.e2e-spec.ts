@@ -29,6 +29,9 @@ describe('mail outbox', () => {
       {
         RATE_LIMIT_ENABLED: 'false',
         MAIL_MAX_ATTEMPTS: '3',
+        // No look at the outbox on a timer within a test's time: a message that arrives was
+        // sent because its commit woke the sender (retries keep timers of their own).
+        MAIL_POLL_SECONDS: '3600',
         METRICS_ENABLED: 'true',
         METRICS_TOKEN,
         LOG_LEVEL: 'verbose',
@@ -74,10 +77,9 @@ describe('mail outbox', () => {
 
   it('should send right after the commit, and record it as sent', async () => {
     const to = uniqueEmail('prompt');
-    const started = Date.now();
     await enqueue(to, 3);
+    // Nothing but the commit wakes the sender before the next look, an hour away.
     const mail = await t.mail.waitFor({ to });
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(mail.from).toBe('no-reply@localhost');
     expect(mail.subject).toBe('Note 3');
     await waitFor(async () => (await rows().findOneByOrFail({ recipient: to })).status === 'sent');

@@ -99,18 +99,21 @@ describe('graceful shutdown', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as AddressInfo;
-    const child = spawnBuiltServer({ DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing` });
+    // Its connect timeout is ten minutes: had the signal waited for start-up to give up, the
+    // test would outlast Jest's own timeout rather than pass.
+    const child = spawnBuiltServer({
+      DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing`,
+      DB_QUERY_TIMEOUT_MS: '600000',
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     await reached;
-    const signalled = Date.now();
 
     child.kill('SIGTERM');
 
     try {
       expect(await exited).toBe(1);
-      expect(Date.now() - signalled).toBeLessThan(1_000);
       expect(stderr).toMatch(/SIGTERM received while starting/);
     } finally {
       for (const socket of sockets) socket.destroy();
