@@ -735,6 +735,23 @@ describe('in a real browser', () => {
     expect(axe).toEqual([]);
   });
 
+  it('should report what axe finds wrong with a page at both widths, and leave out only the rules excepted', async () => {
+    const page = await newPage();
+    await page.setContent(
+      '<!doctype html><html lang="en"><head><title>Broken</title></head><body><main>' +
+        '<h1>Broken</h1><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><input></main></body></html>',
+    );
+    expect((await axeProblems(page, 'broken')).sort()).toEqual([
+      'broken at 1280 px: image-alt (critical) at img',
+      'broken at 1280 px: label (critical) at input',
+      'broken at 390 px: image-alt (critical) at img',
+      'broken at 390 px: label (critical) at input',
+    ]);
+    // A page that changes is checked as it is now, with axe put into it once.
+    await page.evaluate(() => document.querySelector('img')!.setAttribute('alt', 'A dot'));
+    expect(await axeProblems(page, 'fixed', { exceptRules: ['label'] })).toEqual([]);
+  });
+
   it('should show what is wrong next to the field and keep what was typed', async () => {
     const page = await newPage();
     await page.goto('/register');
