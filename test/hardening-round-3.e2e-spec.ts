@@ -454,8 +454,9 @@ describe('hardening, third round', () => {
     it('should store no session for a thousand views of the sign-in page, and still refuse a forged form', async () => {
       const sessions = t.dataSource.getRepository(Session);
       const before = await sessions.count();
-      // Ten waves of 100 at once: a thousand connections opened in one go would overflow the
-      // listening socket's queue (511) on a busy machine, and it is the views that count here.
+      // Ten waves of 100 at once: a thousand connections opened in one go can overflow the
+      // listening socket's queue (511) on a busy machine (a reset once), and it is the views
+      // that count here.
       const views: request.Response[] = [];
       for (let wave = 0; wave < 10; wave++) {
         views.push(...(await burst(100, t.server, () => request(t.server).get('/login'))));
