@@ -16,6 +16,7 @@ import {
 } from '../errors/domain.error.js';
 import { loggablePath } from '../http/loggable-path.js';
 import { failure } from '../http/envelope.js';
+import { writeJson } from '../http/json-answer.js';
 import { flash, keptInput } from '../web/flash.js';
 import { signInPageFor } from '../web/return-to.js';
 import { CODE_BY_STATUS } from './error-status.js';
@@ -100,9 +101,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (exception instanceof DomainError && exception.challenge) {
         response.setHeader('WWW-Authenticate', exception.challenge);
       }
-      response
-        .status(error.status)
-        .json(failure(error.code, error.message, error.fields, supportId(error, request)));
+      writeJson(
+        response,
+        failure(error.code, error.message, error.fields, supportId(error, request)),
+        error.status,
+      );
       return;
     }
     this.answerPage(error, request, response);

@@ -8,6 +8,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
 import { answerClientError } from './client-error.js';
+import { writeJson } from './json-answer.js';
 
 /**
  * Nest's Express adapter, with three differences: node:http creates every request and response
@@ -31,11 +32,8 @@ export class ExpressHttpAdapter extends ExpressAdapter {
   }
 
   /**
-   * A route's object answer as JSON, written in one call: the same bytes and headers Express's
-   * `res.json()` sends (Tessera sets no JSON replacer, spacing or escaping), without the
-   * content-type parsing, charset and freshness checks `res.send()` runs for any body, which
-   * cost an API answer more than writing it. Anything else (no body, a string, a stream, an
-   * Error, a Content-Type of the route's own) is left to Nest's adapter.
+   * A route's object answer as JSON, written in one call (`writeJson`). Anything else (no body,
+   * a string, a stream, an Error, a Content-Type of the route's own) is left to Nest's adapter.
    */
   override reply(response: Response, body: unknown, statusCode?: number): unknown {
     if (
@@ -47,14 +45,8 @@ export class ExpressHttpAdapter extends ExpressAdapter {
     ) {
       return super.reply(response, body, statusCode);
     }
-    if (statusCode !== undefined) response.statusCode = statusCode;
-    response.setHeader('Content-Type', 'application/json; charset=utf-8');
-    const json = JSON.stringify(body);
-    if (response.req.method === 'HEAD') {
-      response.setHeader('Content-Length', Buffer.byteLength(json));
-      return response.end();
-    }
-    return response.end(json);
+    writeJson(response, body, statusCode);
+    return response;
   }
 
   // Nest sets its not-found handler once every route is registered: what goes in first runs
