@@ -70,13 +70,20 @@ interface TokenWithOwnerRow {
 }
 
 /**
- * The whole cost of authentication: one lookup in the two unique hash indexes (the current
- * value, or the one a regeneration replaced; MariaDB and MySQL merge the two index lookups, SQLite
- * runs a multi-index OR) joined by primary keys: the user, the token's pin, the team it acts in
- * (pinned, or the user's current one) with its policy, the user's membership of that team and
- * whether the user has two-factor sign-in. docs/architecture.md shows the plans.
+ * The whole cost of authentication: the token's id from one of its two unique hash indexes (the
+ * current value, or the one a regeneration replaced), then everything else by primary keys: the
+ * token, the user, the token's pin, the team it acts in (pinned, or the user's current one) with
+ * its policy, the user's membership of that team and whether the user has two-factor sign-in.
+ *
+ * The id comes from a scalar subquery over the two indexes (`UNION ALL`, the current value
+ * first) rather than `token_hash = ? OR previous_token_hash = ?` in the join: both databases
+ * then read the index entries alone and every table by its key (MariaDB: `const` for every
+ * table; SQLite: two covering-index searches). The `OR` made MariaDB merge two index scans
+ * (`index_merge`) and SQLite run a multi-index OR, which took two to five times as long for the
+ * same row (docs/PERFORMANCE.md, "The authentication query"). docs/architecture.md shows the
+ * plans; `test/token-lookup.e2e-spec.ts` checks them.
  */
-const FIND_BY_HASH_SQL = `
+export const FIND_BY_HASH_SQL = `
   SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.regenerated_at, t.abilities,
          t.expires_at, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
          u.id AS user_id, u.name AS user_name, u.email AS user_email, tf.user_id AS two_factor,
@@ -90,7 +97,10 @@ const FIND_BY_HASH_SQL = `
     LEFT JOIN teams tm
       ON tm.id = CASE WHEN p.token_id IS NULL THEN u.current_team_id ELSE p.team_id END
     LEFT JOIN team_members m ON m.team_id = tm.id AND m.user_id = u.id
-   WHERE t.token_hash = ? OR t.previous_token_hash = ?`;
+   WHERE t.id = (SELECT id FROM personal_access_tokens WHERE token_hash = ?
+                 UNION ALL
+                 SELECT id FROM personal_access_tokens WHERE previous_token_hash = ?
+                 LIMIT 1)`;
 
 function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner {
   return {
