@@ -2,10 +2,13 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
+// The token's id from the hash index, then the rows by their keys: the form Tessera's own query
+// takes. SQLite runs the plain join (`WHERE t.token_hash = ?`) about twice as slowly for the same
+// row; MariaDB plans both as constant lookups.
 export const PROFILE_SQL = `SELECT t.id AS token_id, t.abilities, t.expires_at, t.revoked_at,
        u.id AS user_id, u.name AS user_name, u.email AS user_email
   FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
- WHERE t.token_hash = ?`;
+ WHERE t.id = (SELECT id FROM personal_access_tokens WHERE token_hash = ?)`;
 
 export const sha256 = (value) => createHash('sha256').update(value).digest('hex');
 
