@@ -167,7 +167,7 @@ async function main() {
     ...(opts.compare
       ? [
           {
-            name: `Tessera, the build in ${opts.compare}`,
+            name: 'Tessera, the compared build (--compare)',
             script: join(resolve(opts.compare), 'dist', 'src', 'main.js'),
             env: tesseraEnv(main.url),
             key: 'tessera-compared',
