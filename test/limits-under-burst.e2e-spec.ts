@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import request from 'supertest';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { FIND_BY_HASH_SQL } from '../src/tokens/token-authenticator.js';
 import { generateToken } from '../src/tokens/token-format.js';
 import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
@@ -264,7 +265,7 @@ describe.each([
     const lookups = apps
       .flatMap((app) => app.queries.queries)
       // The lookup by hash, not a background job's read of the tokens table on either instance.
-      .filter((q) => q.includes('WHERE t.token_hash = ?')).length;
+      .filter((q) => q === FIND_BY_HASH_SQL).length;
     expect(lookups).toBe(10);
   });
 
