@@ -57,6 +57,9 @@ export async function createTestApp(
     // looks again only hourly, so no spec counting queries sees a poll among them.
     MAIL_RETRY_SECONDS: '1',
     MAIL_POLL_SECONDS: '3600',
+    // A query waits as long as the database takes on a busy machine (a commit's flush to disk
+    // can take seconds while browsers and other workers run), not the deployment's 1.5 s.
+    DB_QUERY_TIMEOUT_MS: '60000',
     ...env,
   });
   let app: Awaited<ReturnType<typeof createApp>>;
