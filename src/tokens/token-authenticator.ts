@@ -75,10 +75,11 @@ interface TokenWithOwnerRow {
  * token, the user, the token's pin, the team it acts in (pinned, or the user's current one) with
  * its policy, the user's membership of that team and whether the user has two-factor sign-in.
  *
- * The id comes from a scalar subquery over the two indexes (`UNION ALL`, the current value
- * first) rather than `token_hash = ? OR previous_token_hash = ?` in the join: both databases
- * then read the index entries alone and every table by its key (MariaDB: `const` for every
- * table; SQLite: two covering-index searches). The `OR` made MariaDB merge two index scans
+ * The id comes from a scalar subquery over the two indexes (`UNION ALL`; a hash is in at most
+ * one of them, and `LIMIT 1` keeps the subquery scalar by its form) rather than
+ * `token_hash = ? OR previous_token_hash = ?` in the join: both databases then read the index
+ * entries alone and every table by its key (MariaDB: `const` for every table; SQLite: two
+ * covering-index searches). The `OR` made MariaDB merge two index scans
  * (`index_merge`) and SQLite run a multi-index OR, which took two to five times as long for the
  * same row (docs/PERFORMANCE.md, "The authentication query"). docs/architecture.md shows the
  * plans; `test/token-lookup.e2e-spec.ts` checks them.
