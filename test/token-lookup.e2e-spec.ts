@@ -4,7 +4,22 @@ import { hashToken } from '../src/tokens/token-format.js';
 import { FIND_BY_HASH_SQL } from '../src/tokens/token-authenticator.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createToken, createUser } from './factories/index.js';
-import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestApp } from './support/test-app.js';
+
+/**
+ * An app with a token regenerated once (its current and its replaced value both still find it)
+ * among others' tokens, so that no plan is chosen for an empty table.
+ */
+async function appWithRegeneratedToken() {
+  const t = await createTestApp();
+  for (let i = 0; i < 3; i++) await createToken(t.app, await createUser(t.app));
+  const user = await createUser(t.app);
+  const first = await createToken(t.app, user);
+  const regenerated = await t.app
+    .get(TokensService)
+    .regenerate(Actors.operator(user.id), first.token.id, 60);
+  return { t, tokenId: first.token.id, replaced: first.plaintext, current: regenerated.plaintext };
+}
 
 /**
  * The one query every API request runs, as the database plans it: the token's id from one of its
@@ -12,32 +27,15 @@ import { createTestApp, type TestApp } from './support/test-app.js';
  * index scans, costs every request (docs/PERFORMANCE.md, "The authentication query").
  */
 describe('the authentication query', () => {
-  let t: TestApp;
-  let current: string;
-  let replaced: string;
-  let tokenId: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    const user = await createUser(t.app);
-    // Others' tokens around it, so that no plan is chosen for an empty table.
-    for (let i = 0; i < 3; i++) await createToken(t.app, await createUser(t.app));
-    const first = await createToken(t.app, user);
-    tokenId = first.token.id;
-    replaced = first.plaintext;
-    const regenerated = await t.app
-      .get(TokensService)
-      .regenerate(Actors.operator(user.id), tokenId, 60);
-    current = regenerated.plaintext;
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  let seeded: Awaited<ReturnType<typeof appWithRegeneratedToken>>;
+  beforeAll(async () => (seeded = await appWithRegeneratedToken()));
+  afterAll(() => seeded.t.close());
 
   const run = (hash: string): Promise<Record<string, unknown>[]> =>
-    t.dataSource.query(FIND_BY_HASH_SQL, [hash, hash]);
+    seeded.t.dataSource.query(FIND_BY_HASH_SQL, [hash, hash]);
 
   it('should find a token by its current value or by the value it replaced, and nothing else', async () => {
+    const { current, replaced, tokenId } = seeded;
     const byCurrent = await run(hashToken(current));
     expect(byCurrent).toHaveLength(1);
     expect(Number(byCurrent[0].token_id)).toBe(tokenId);
@@ -54,6 +52,7 @@ describe('the authentication query', () => {
   });
 
   it('should read the hash indexes alone and every table by its key, for either value', async () => {
+    const { t, current, replaced } = seeded;
     for (const value of [current, replaced]) {
       const hash = hashToken(value);
       if (t.dataSource.options.type === 'better-sqlite3') {
