@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { createToken, createUser } from './factories/index.js';
+import { Transactions } from '../src/database/transactions.js';
+import { Mailer } from '../src/mail/mailer.js';
+import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
+import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { LogCapture } from './support/log-capture.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -17,6 +22,7 @@ describe('database outage', () => {
   let proxy: TcpProxy;
   let t: TestApp;
   let token: string;
+  const logs = new LogCapture();
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -26,9 +32,15 @@ describe('database outage', () => {
     t = await createTestApp(
       // Queries and connections wait ten minutes before they give up: a 503 that comes at all
       // came from the refused connection, not from a timeout.
-      { RATE_LIMIT_ENABLED: 'false', DB_QUERY_TIMEOUT_MS: '600000' },
-      { database: { ...db, url: url.toString() } },
+      { RATE_LIMIT_ENABLED: 'false', DB_QUERY_TIMEOUT_MS: '600000', LOG_LEVEL: 'warn' },
+      { database: { ...db, url: url.toString() }, logs },
     );
+    t.app.get(Mailer).composeWith('test-note', async (_m, { to }) => ({
+      to,
+      subject: 'A note',
+      text: 'A note',
+      html: '<p>A note</p>',
+    }));
     token = (await createToken(t.app, await createUser(t.app))).plaintext;
   });
 
@@ -70,5 +82,26 @@ describe('database outage', () => {
     );
     expect(status).toBe(200);
     expect((await get('/health/ready', false)).res.status).toBe(200);
+  });
+
+  it('should send a message whose retry fell due while the database was cut off, once it is back', async () => {
+    const to = uniqueEmail('retry-in-outage');
+    const row = () => t.dataSource.getRepository(OutboxMessage).findOneByOrFail({ recipient: to });
+    t.mail.refuseWith(451, 'Try again later');
+    await t.app.get(Transactions).run((m) => t.app.get(Mailer).send(m, 'test-note', to));
+    // Refused once, and that round over: the retry is a second away (MAIL_RETRY_SECONDS=1), the
+    // sender's own look at the outbox an hour away.
+    await waitFor(async () => (await row()).lastError != null);
+    await t.app.get(Scheduler).drain();
+
+    await proxy.cut();
+    await waitFor(() => /Could not read the outbox/.test(logs.text));
+    t.mail.accept();
+    await proxy.restore();
+
+    const mail = await t.mail.waitFor({ to });
+    expect(mail.subject).toBe('A note');
+    await waitFor(async () => (await row()).status === 'sent');
+    expect(t.mail.find({ to })).toHaveLength(1);
   });
 });

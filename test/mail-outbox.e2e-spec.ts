@@ -51,6 +51,12 @@ describe('mail outbox', () => {
   });
 
   const rows = () => t.dataSource.getRepository(OutboxMessage);
+  /** The sender's log lines, for a failure's message. */
+  const mailLines = () =>
+    logs.entries
+      .filter((e) => e.context === 'Mail' || e.context === 'Scheduler')
+      .map((e) => `${String(e.time)} ${String(e.msg)}`)
+      .join('\n');
   const enqueue = (to: string, n: number) =>
     t.app.get(Transactions).run((m) => t.app.get(Mailer).send(m, 'test-note', to, { n }));
   const metric = async (outcome: string): Promise<number> => {
@@ -133,8 +139,11 @@ describe('mail outbox', () => {
       const to = uniqueEmail('bounce');
       await enqueue(to, 4);
       // MAIL_MAX_ATTEMPTS=3: now, a second later, two seconds after that.
+      let last: OutboxMessage | undefined;
       await waitFor(
-        async () => (await rows().findOneByOrFail({ recipient: to })).status === 'failed',
+        async () => (last = await rows().findOneByOrFail({ recipient: to })).status === 'failed',
+        // What the row and the sender said, should it never come to that.
+        { message: () => `the message is still ${JSON.stringify(last)}\n${mailLines()}` },
       );
       const row = await rows().findOneByOrFail({ recipient: to });
       expect(row).toMatchObject({ attempts: 3, claimedBy: null, sentAt: null });
@@ -144,6 +153,35 @@ describe('mail outbox', () => {
     } finally {
       t.mail.accept();
     }
+  });
+
+  it('should send a message another instance held when it stopped as soon as its lease ends, not at the next look on a timer', async () => {
+    const to = uniqueEmail('orphan');
+    // Claimed by an instance that stopped mid-send: its lease runs out in two seconds.
+    await rows().insert({
+      kind: 'test-note',
+      recipient: to,
+      params: JSON.stringify({ n: 5 }),
+      status: 'pending',
+      attempts: 1,
+      nextAttemptAt: new Date(Date.now() - 60_000),
+      claimedBy: 'an instance that stopped',
+      claimedUntil: new Date(Date.now() + 2_000),
+    });
+    // Another message wakes the sender; the held one is not its to take yet.
+    const other = uniqueEmail('wakes-the-sender');
+    await enqueue(other, 6);
+    await t.mail.waitFor({ to: other });
+    expect(t.mail.find({ to })).toEqual([]);
+
+    // The sender's next look is at the lease's end (its timer is an hour otherwise).
+    const mail = await t.mail.waitFor({ to });
+    expect(mail.subject).toBe('Note 5');
+    await waitFor(async () => (await rows().findOneByOrFail({ recipient: to })).status === 'sent');
+    expect(await rows().findOneByOrFail({ recipient: to })).toMatchObject({
+      attempts: 2,
+      claimedBy: null,
+    });
   });
 
   it('should let the message being sent finish at shutdown and hand back the rest, untried', async () => {

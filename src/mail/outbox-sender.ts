@@ -27,10 +27,13 @@ const LEASE_MS = 2 * 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const KEEP_FINISHED_MS = 30 * 86_400_000;
 const SEND_JOB = 'mail sending';
+/** The sender looks at the outbox on its own at most once a second (a commit wakes it at once). */
+const MIN_LOOK_MS = 1_000;
 
 /**
- * Delivers the outbox: woken after each commit that enqueued mail, and by a timer for retries
- * and for messages no one woke it for (left by a stopped instance, a lease that lapsed). Each
+ * Delivers the outbox: woken after each commit that enqueued mail, and by a timer when the outbox
+ * says a message may next be claimed (a retry, a lease that lapses) and, at the latest, after
+ * MAIL_POLL_SECONDS for messages no one woke it for (enqueued by a stopped instance). Each
  * message is claimed with a lease before it is sent, so several instances send it once; a
  * failed try is retried later, waiting twice as long each time, and after MAIL_MAX_ATTEMPTS the
  * message is marked failed.
@@ -43,8 +46,6 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   private busy = false;
   private wokenWhileBusy = false;
   private stopped = false;
-  /** The earliest retry this process has scheduled and not yet reached. */
-  private retryAt = Infinity;
   private prunedAt = 0;
 
   constructor(
@@ -83,29 +84,42 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     this.busy = true;
+    let nextLookMs: number;
     try {
       await this.drain();
+      nextLookMs = await this.nextLookMs();
     } catch (error) {
-      this.logger.warn(`Could not read the outbox: ${reason(error)}`);
+      // The database failed us: the messages wait where they are, and the next look comes as
+      // soon as a first retry would.
+      nextLookMs = this.config.mail.retrySeconds * 1000;
+      this.logger.warn(
+        `Could not read the outbox: ${reason(error)}; looking again in ${Math.round(nextLookMs / 1000)} s`,
+      );
     } finally {
       this.busy = false;
-      if (this.wokenWhileBusy) {
-        this.wokenWhileBusy = false;
-        this.wake();
-      } else this.lookAgainLater();
+    }
+    if (this.wokenWhileBusy) {
+      this.wokenWhileBusy = false;
+      this.wake();
+    } else if (!this.stopped) {
+      this.scheduler.after(SEND_JOB, nextLookMs, () => this.round());
     }
   }
 
-  /** The next look: at the earliest retry this process knows of, or after MAIL_POLL_SECONDS. */
-  private lookAgainLater(): void {
-    if (this.stopped) return;
+  /**
+   * How long until the next look on the sender's own: when the outbox says a message may next be
+   * claimed (a retry, or a lease that lapses), at most MAIL_POLL_SECONDS (for messages another
+   * instance enqueued and did not send) and at least a second (a message due now that this round
+   * could not claim is held by another instance's claim).
+   */
+  private async nextLookMs(): Promise<number> {
     const pollMs = this.config.mail.pollSeconds * 1000;
-    const delay = Math.max(0, Math.min(pollMs, this.retryAt - this.clock.nowMs()));
-    this.scheduler.after(SEND_JOB, delay, () => this.round());
+    const next = await this.transactions.run((m) => this.messages.nextChance(m));
+    if (!next) return pollMs;
+    return Math.min(pollMs, Math.max(MIN_LOOK_MS, next.getTime() - this.clock.nowMs()));
   }
 
   private async drain(): Promise<void> {
-    if (this.retryAt <= this.clock.nowMs()) this.retryAt = Infinity;
     await this.pruneNowAndThen();
     while (!this.stopped) {
       const now = this.clock.now();
@@ -166,7 +180,6 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     const delay = retryDelayMs(message.attempts, this.config.mail.retrySeconds * 1000);
     const at = new Date(this.clock.nowMs() + delay);
     await this.transactions.run((m) => this.messages.retryLater(m, message, this.owner, at, why));
-    this.retryAt = Math.min(this.retryAt, at.getTime());
     this.metrics?.mail('retried');
     this.logger.warn(
       `Could not send ${what} (attempt ${message.attempts} of ${this.config.mail.maxAttempts}); next try in ${Math.round(delay / 1000)} s: ${why}`,

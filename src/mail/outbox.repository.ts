@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, LessThan, type EntityManager } from 'typeorm';
+import { In, IsNull, LessThan, Not, type EntityManager } from 'typeorm';
 import { OutboxMessage } from './outbox-message.entity.js';
 
 /** The outbox's rows; a claimed row is changed only by the instance that holds its lease. */
@@ -55,6 +55,29 @@ export class OutboxRepository {
       .whereInIds(rows.map((r) => r.id))
       .execute();
     return rows.map((r) => ({ ...r, attempts: r.attempts + 1, claimedBy: claim.owner }));
+  }
+
+  /**
+   * When a pending message may next be claimed: the earliest retry of a message nobody holds, or
+   * the end of the earliest lease (its holder may have stopped before it finished). Null when
+   * nothing is pending.
+   */
+  async nextChance(manager: EntityManager): Promise<Date | null> {
+    const repo = manager.getRepository(OutboxMessage);
+    const [free, held] = await Promise.all([
+      repo.findOne({
+        select: { id: true, nextAttemptAt: true },
+        where: { status: 'pending', claimedUntil: IsNull() },
+        order: { nextAttemptAt: 'ASC' },
+      }),
+      repo.findOne({
+        select: { id: true, claimedUntil: true },
+        where: { status: 'pending', claimedUntil: Not(IsNull()) },
+        order: { claimedUntil: 'ASC' },
+      }),
+    ]);
+    const times = [free?.nextAttemptAt, held?.claimedUntil].filter((at): at is Date => !!at);
+    return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
   }
 
   /** Ends the message's life as `status`; false when the lease was lost to another instance. */
