@@ -30,10 +30,14 @@ export default {
   maxWorkers: availableParallelism() + 1,
   // A worker's heap grows with every spec file it runs (each file loads the app's modules anew,
   // and much of that stays): measured at exit, 0.9 and 1.2 GB after some forty files each. A
-  // worker past this limit after a file is replaced by a fresh one, so collections stay short
-  // and the last worker exits at once; tearing down a heap of a gigabyte took longer than the
-  // 500 ms Jest gives a worker, which Jest reported as "failed to exit gracefully".
+  // worker past this limit after a file is replaced by a fresh one, so collections stay short.
   workerIdleMemoryLimit: '600MB',
+  // How long a worker has to exit on its own once the run is over, before Jest kills it and
+  // reports it as "failed to exit gracefully". A worker exits when nothing is left open in it
+  // (test/support/close-leftovers.ts closes what a spec leaves), and then frees its heap; on a
+  // busy machine that took longer than Jest's default 500 ms even for a worker that had run two
+  // unit specs. A worker that something keeps alive is still killed, and reported, after this.
+  workerGracefulExitTimeout: 5_000,
   // A guard against a hang, not a measure of speed: no test sets a shorter one, so a busy
   // machine (the browser tests take minutes there) never fails a test for being slow.
   testTimeout: 600_000,
