@@ -32,4 +32,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (no shell or npm in between), finishes the
 # requests in flight and exits 0.
-CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=16", "dist/src/main.js"]
+CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/src/main.js"]

@@ -83,6 +83,7 @@ describe('the container image', () => {
     const startProd = packageJson.scripts['start:prod'].split(/\s+/);
     const flags = startProd.filter((word) => word.startsWith('--'));
     expect(flags).toContain('--max-semi-space-size=16');
+    expect(flags).toContain('--no-allocation-site-pretenuring');
     expect(execForm('CMD').slice(1, -1)).toEqual(flags);
     for (const setting of startProd.filter((word) => /^[A-Z_]+=/.test(word))) {
       expect(finalStage).toContain(setting);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -41,11 +41,23 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
+/**
+ * The node flags of `npm run start:prod` (the image runs the same): the built server starts with
+ * them, so a flag this node does not take fails the specs rather than a deployment.
+ */
+const PRODUCTION_NODE_FLAGS = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  }
+).scripts['start:prod']
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
+
 /** Spawns the built server on an ephemeral port of 127.0.0.1, its output piped. */
 export function spawnBuiltServer(
   env: Record<string, string>,
 ): ChildProcessByStdio<null, Readable, Readable> {
-  return spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
+  return spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
