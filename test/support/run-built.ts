@@ -45,7 +45,7 @@ export interface RunningServer {
  * The node flags of `npm run start:prod` (the image runs the same): the built server starts with
  * them, so a flag this node does not take fails the specs rather than a deployment.
  */
-const PRODUCTION_NODE_FLAGS = (
+export const PRODUCTION_NODE_FLAGS = (
   JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   }
