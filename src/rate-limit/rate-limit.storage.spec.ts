@@ -25,11 +25,22 @@ describe('MemoryRateLimitStorage', () => {
     expect(storage.hit('k', MINUTE).count).toBe(3);
   });
 
-  it('should drop a window whose count falls back to zero', () => {
-    storage.hit('k', MINUTE);
-    storage.release('k');
-    expect(storage.peek('k')).toBeNull();
+  it('should drop a security window whose count falls back to zero', () => {
+    storage.hit('k', MINUTE, 'security');
+    storage.release('k', 'security');
+    expect(storage.peek('k', 'security')).toBeNull();
     expect(storage.size).toBe(0);
+  });
+
+  it('should keep a traffic window given back to zero until it ends, counting from zero', () => {
+    storage.hit('k', MINUTE);
+    clock.advance(10_000);
+    storage.release('k');
+    storage.release('k');
+    expect(storage.peek('k')).toEqual({ count: 0, resetMs: 50_000 });
+    expect(storage.hit('k', MINUTE)).toEqual({ count: 1, resetMs: 50_000 });
+    clock.advance(50_000);
+    expect(storage.hit('k', MINUTE)).toEqual({ count: 1, resetMs: MINUTE });
   });
 
   it('should start again when the window ends, and give nothing back to an ended one', () => {

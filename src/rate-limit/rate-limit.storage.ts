@@ -58,14 +58,16 @@ const NO_ROOM = Number.MAX_SAFE_INTEGER;
 const SWEEP_WHEN_FULL_MS = 1_000;
 
 /**
- * Counters in process, for one instance, in two pools of at most `maxKeys` windows each. A
- * window whose count falls back to zero is dropped at once.
+ * Counters in process, for one instance, in two pools of at most `maxKeys` windows each.
  * - `traffic`: a new window past the bound evicts the oldest (a Map keeps insertion order, and
  *   a window is re-inserted when it starts again), so a flood of distinct keys costs a bounded
- *   amount of memory and at worst forgets an old count.
+ *   amount of memory and at worst forgets an old count. A window given back to zero stays until
+ *   it ends: the API reserves and gives back a client's attempt on every valid request, and
+ *   dropping the window each time made the map insert and delete the same key on every one.
  * - `security`: a live window is never evicted, by other traffic or its own kind. Past the
  *   bound only ended windows make room; when every window is live the new attempt is refused
- *   (fail closed) until the oldest ends, and a warning is logged.
+ *   (fail closed) until the oldest ends, and a warning is logged. A window whose count falls
+ *   back to zero is dropped at once, so it holds no room.
  */
 export class MemoryRateLimitStorage extends RateLimitStorage {
   private readonly logger = new Logger('RateLimit');
@@ -114,7 +116,11 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
     const stored = storedKey(key);
     const window = windows.get(stored);
     if (!window) return;
-    if (window.resetAt <= this.clock.nowMs() || --window.count <= 0) windows.delete(stored);
+    if (window.resetAt <= this.clock.nowMs()) windows.delete(stored);
+    else if (--window.count <= 0) {
+      window.count = 0;
+      if (pool === 'security') windows.delete(stored);
+    }
   }
 
   peek(key: string, pool: CounterPool = 'traffic'): WindowCount | null {
