@@ -7,6 +7,8 @@ import { TokenAddress } from '../src/tokens/token-address.entity.js';
 import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { TokensRepository } from '../src/tokens/tokens.repository.js';
+import { Transactions } from '../src/database/transactions.js';
 import { createToken, createUser } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { sleep, waitFor } from './support/wait-for.js';
@@ -141,6 +143,37 @@ describe('personal access tokens', () => {
       async () =>
         (await repo.findOneByOrFail({ id: token.id })).lastUsedAt!.getTime() > old.getTime(),
     );
+  });
+
+  it('should write the last uses of several tokens in one statement, each its own time, and leave a fresher one another instance wrote', async () => {
+    const user = await createUser(t.app);
+    const [unused, fresh, stale] = await Promise.all(
+      [1, 2, 3].map(async () => (await createToken(t.app, user)).token.id),
+    );
+    const repo = t.dataSource.getRepository(PersonalAccessToken);
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const freshlyWritten = new Date(at.getTime() - 30_000);
+    await repo.update({ id: fresh }, { lastUsedAt: freshlyWritten });
+    await repo.update({ id: stale }, { lastUsedAt: new Date(at.getTime() - 5 * 60_000) });
+    t.queries.clear();
+
+    await t.app.get(Transactions).runStatement((m) =>
+      t.app.get(TokensRepository).touchLastUsed(
+        m,
+        [
+          { tokenId: unused, at },
+          { tokenId: fresh, at },
+          { tokenId: stale, at: new Date(at.getTime() + 1_000) },
+        ],
+        60_000,
+      ),
+    );
+
+    expect(t.queries.count('UPDATE')).toBe(1);
+    const stored = async (id: number) => (await repo.findOneByOrFail({ id })).lastUsedAt?.getTime();
+    expect(await stored(unused)).toBe(at.getTime());
+    expect(await stored(fresh)).toBe(freshlyWritten.getTime());
+    expect(await stored(stale)).toBe(at.getTime() + 1_000);
   });
 
   it("should refuse to revoke another user's token and leave it working", async () => {

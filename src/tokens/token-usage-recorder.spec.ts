@@ -275,10 +275,20 @@ describe('LastUsedRecorder', () => {
     expect(touchLastUsed).toHaveBeenCalledTimes(1);
     expect(touchLastUsed).toHaveBeenCalledWith(
       expect.anything(),
-      1,
-      new Date(now),
-      new Date(now - 60_000),
+      [{ tokenId: 1, at: new Date(now) }],
+      60_000,
     );
+  });
+
+  it('should write the uses of many tokens together, 500 a statement', async () => {
+    for (let id = 1; id <= 1_200; id++) recorder.record(id, null, 1_000_000 + id);
+    await flush();
+    const batches = touchLastUsed.mock.calls.map(([, uses]) => uses);
+    expect(batches.map((uses) => uses.length)).toEqual([500, 500, 200]);
+    expect(batches.flat().map((u) => u.tokenId)).toEqual(
+      Array.from({ length: 1_200 }, (_, i) => i + 1),
+    );
+    expect(batches[2][199]).toEqual({ tokenId: 1_200, at: new Date(1_001_200) });
   });
 
   it('should not write when the stored time is under a minute old', async () => {
@@ -289,9 +299,11 @@ describe('LastUsedRecorder', () => {
 
   it('should write again a minute after the last write', async () => {
     recorder.record(1, null, 1_000_000);
+    await flush();
     recorder.record(1, null, 1_060_000);
     await flush();
     expect(touchLastUsed).toHaveBeenCalledTimes(2);
+    expect(touchLastUsed.mock.calls[1][1]).toEqual([{ tokenId: 1, at: new Date(1_060_000) }]);
   });
 
   it('should not write before the caller has moved on', () => {
@@ -302,10 +314,19 @@ describe('LastUsedRecorder', () => {
   it('should swallow a failed write and try again on the next use', async () => {
     touchLastUsed.mockRejectedValueOnce(new Error('connection lost'));
     recorder.record(1, null, 1_000_000);
-    await flush();
+    recorder.record(2, null, 1_000_000);
     await flush();
     recorder.record(1, null, 1_000_500);
     await flush();
     expect(touchLastUsed).toHaveBeenCalledTimes(2);
+    expect(touchLastUsed.mock.calls[1][1]).toEqual([{ tokenId: 1, at: new Date(1_000_500) }]);
+  });
+
+  it('should write what has gathered when the application stops', async () => {
+    recorder.record(1, null, 1_000_000);
+    await recorder.onApplicationShutdown();
+    expect(touchLastUsed).toHaveBeenCalledTimes(1);
+    await flush();
+    expect(touchLastUsed).toHaveBeenCalledTimes(1);
   });
 });

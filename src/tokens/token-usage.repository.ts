@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, type Repository } from 'typeorm';
+import { toStoredTime } from '../common/errors/database-errors.js';
 import { TokenAddress } from './token-address.entity.js';
 import { TokenDailyUsage } from './token-daily-usage.entity.js';
 
@@ -173,8 +174,7 @@ export class TokenUsageRepository {
       .getMany();
   }
 
-  /** A time as the driver stores it: mysql2 writes Dates in UTC; on SQLite TypeORM keeps text. */
   private time(value: Date): Date | string {
-    return this.sqlite ? value.toISOString().replace('T', ' ').slice(0, 23) : value;
+    return toStoredTime(value, this.sqlite);
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm';
 import { User } from '../users/user.entity.js';
-import { toDate } from '../common/errors/database-errors.js';
+import { toDate, toStoredTime } from '../common/errors/database-errors.js';
 import type { Ability } from './abilities.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { TokenPin } from './token-pin.entity.js';
@@ -24,6 +24,12 @@ export interface NewValue {
   expiresAt: Date | null;
   previousValidUntil: Date;
   regeneratedAt: Date;
+}
+
+/** A token's use, for its last_used_at. */
+export interface LastUse {
+  tokenId: number;
+  at: Date;
 }
 
 /** A token whose owner is due to be told of its expiry. */
@@ -311,21 +317,28 @@ export class TokensRepository {
     return result.affected === 1;
   }
 
-  /** Writes last_used_at unless another instance wrote a fresher one in the meantime. */
-  async touchLastUsed(
-    manager: EntityManager,
-    id: number,
-    at: Date,
-    staleBefore: Date,
-  ): Promise<void> {
-    await manager
-      .getRepository(PersonalAccessToken)
-      .createQueryBuilder()
-      .update()
-      .set({ lastUsedAt: at })
-      .where('id = :id', { id })
-      .andWhere('(last_used_at IS NULL OR last_used_at < :staleBefore)', { staleBefore })
-      .execute();
+  /**
+   * Writes the tokens' last uses in one statement: each token's own time, unless another
+   * instance wrote one less than `intervalMs` before it in the meantime. At most 500 tokens a
+   * call (the caller's batch), so the statement's parameters stay bounded.
+   */
+  async touchLastUsed(manager: EntityManager, uses: LastUse[], intervalMs: number): Promise<void> {
+    if (uses.length === 0) return;
+    const sqlite = this.dataSource.options.type === 'better-sqlite3';
+    const cases = uses.map(() => 'WHEN ? THEN ?').join(' ');
+    const each = (time: (use: LastUse) => Date) =>
+      uses.flatMap((use) => [use.tokenId, toStoredTime(time(use), sqlite)]);
+    // Raw SQL: TypeORM's named parameters rewrite the statement once per parameter.
+    await manager.query(
+      `UPDATE personal_access_tokens SET last_used_at = CASE id ${cases} END
+        WHERE id IN (${uses.map(() => '?').join(', ')})
+          AND (last_used_at IS NULL OR last_used_at < CASE id ${cases} END)`,
+      [
+        ...each((use) => use.at),
+        ...uses.map((use) => use.tokenId),
+        ...each((use) => new Date(use.at.getTime() - intervalMs)),
+      ],
+    );
   }
 
   findById(id: number, manager?: EntityManager): Promise<PersonalAccessToken | null> {

@@ -58,6 +58,14 @@ export function toDate(value: Date | string | null | undefined): Date | null {
 }
 
 /**
+ * A time as a raw query's parameter: mysql2 writes Dates in UTC; on SQLite TypeORM keeps UTC
+ * text with milliseconds, which compares as time does.
+ */
+export function toStoredTime(value: Date, sqlite: boolean): Date | string {
+  return sqlite ? value.toISOString().replace('T', ' ').slice(0, 23) : value;
+}
+
+/**
  * InnoDB chose this transaction as a deadlock's victim and rolled it back: running it again is
  * what MySQL's manual asks of every application.
  */
