@@ -1,8 +1,19 @@
+import { createHash } from 'node:crypto';
 import type { DataSource, Migration } from 'typeorm';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
-const LOCK_NAME = 'tessera_migrations';
 const LOCK_WAIT_SECONDS = 60;
+
+/**
+ * MySQL's named locks are the server's, not a database's: the lock is named after the database,
+ * so deployments (or test runs) that share a server but not a database never wait for each
+ * other. A name longer than the 64 characters MySQL allows ends in a digest of the database's.
+ */
+export function migrationLockName(database: string): string {
+  const name = `tessera_migrations:${database}`;
+  if (name.length <= 64) return name;
+  return `tessera_migrations:${createHash('sha256').update(database).digest('hex').slice(0, 40)}`;
+}
 
 /**
  * Runs pending migrations once even when several processes start together on an empty
@@ -22,9 +33,10 @@ async function runOnMysql(dataSource: DataSource): Promise<string[]> {
   const timeouts = options.enableQueryTimeout;
   options.enableQueryTimeout = false;
   const runner = dataSource.createQueryRunner();
+  const lock = migrationLockName(String(dataSource.driver.database));
   try {
     const [row] = await runner.query('SELECT GET_LOCK(?, ?) AS acquired', [
-      LOCK_NAME,
+      lock,
       LOCK_WAIT_SECONDS,
     ]);
     if (Number(row?.acquired) !== 1) {
@@ -33,7 +45,7 @@ async function runOnMysql(dataSource: DataSource): Promise<string[]> {
     try {
       return names(await dataSource.runMigrations({ transaction: 'each' }));
     } finally {
-      await runner.query('SELECT RELEASE_LOCK(?)', [LOCK_NAME]);
+      await runner.query('SELECT RELEASE_LOCK(?)', [lock]);
     }
   } finally {
     await runner.release();
