@@ -419,6 +419,32 @@ describe('TeamsService', () => {
     expectNothingWritten();
   });
 
+  it('should find no team when it was deleted between the first read and the lock, rather than refuse the actor', async () => {
+    // A deletion committed after the membership check: under lock the rows and the team are gone.
+    const gone = async () => new Map<number, TeamRole>();
+    teams.lockRoles.mockImplementationOnce(gone);
+    await expect(
+      service.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin'),
+    ).rejects.toBeInstanceOf(TeamNotFoundError);
+    teams.lockRoles.mockImplementationOnce(gone);
+    await expect(service.removeMember(Actors.person(ADAM), APOLLO, MEL)).rejects.toBeInstanceOf(
+      TeamNotFoundError,
+    );
+    for (const change of [
+      () => service.deleteTeam(Actors.person(OLIVIA), APOLLO),
+      () => service.transfer(Actors.person(OLIVIA), APOLLO, ADAM),
+      () =>
+        service.setPolicy(Actors.person(OLIVIA), APOLLO, {
+          requireTwoFactor: false,
+          tokenMaxLifetimeDays: 30,
+        }),
+    ]) {
+      teams.lockForUpdate.mockImplementationOnce(async () => null);
+      await expect(change()).rejects.toBeInstanceOf(TeamNotFoundError);
+    }
+    expectNothingWritten();
+  });
+
   it('should let the owner remove an admin: gone from the team, back in their personal team, told and logged', async () => {
     const actor = Actors.person(OLIVIA);
     await service.removeMember(actor, APOLLO, ADAM);

@@ -187,7 +187,9 @@ export class TeamsService {
         const roles = await this.teams.lockRoles(manager, team.id, [own, userId]);
         const ownRole = roles.get(own);
         const target = roles.get(userId);
-        if (!ownRole || ownRole === 'member') throw new NotTeamManagerError();
+        // Gone since the check above (the team deleted, or the actor removed): no team to them.
+        if (!ownRole) throw new NotTeamMemberError();
+        if (ownRole === 'member') throw new NotTeamManagerError();
         if (target && !mayManage(ownRole, target)) throw new OwnerOnlyError('remove an admin');
       }
       if (!(await this.teams.deleteMember(manager, team.id, userId)))
@@ -240,7 +242,8 @@ export class TeamsService {
       const roles = await this.teams.lockRoles(m, team.id, [actorId, userId]);
       const own = roles.get(actorId);
       const previous = roles.get(userId);
-      if (!own || own === 'member') throw new NotTeamManagerError();
+      if (!own) throw new NotTeamMemberError();
+      if (own === 'member') throw new NotTeamManagerError();
       if (!previous) throw new MemberNotFoundError();
       if (previous === 'owner') throw new OwnerRoleError();
       if (!mayManage(own, previous) || actorId === userId) {
@@ -269,7 +272,7 @@ export class TeamsService {
     if (team.personal) throw new PersonalTeamError('A personal team cannot be transferred.');
     if (newOwnerId === ownerId) throw new MemberNotFoundError();
     await this.transactions.run(async (m) => {
-      await this.teams.lockForUpdate(m, team.id);
+      if (!(await this.teams.lockForUpdate(m, team.id))) throw new TeamNotFoundError();
       if (!(await this.teams.setOwner(m, team.id, ownerId, newOwnerId))) {
         throw new OwnerOnlyError('transfer the team');
       }
@@ -313,7 +316,8 @@ export class TeamsService {
     }
     return this.transactions.run(async (m) => {
       const locked = await this.teams.lockForUpdate(m, team.id);
-      if (locked?.ownerId !== ownerId) throw new OwnerOnlyError("change the team's policy");
+      if (!locked) throw new TeamNotFoundError();
+      if (locked.ownerId !== ownerId) throw new OwnerOnlyError("change the team's policy");
       await this.teams.setPolicy(m, team.id, policy);
       const changed =
         Boolean(locked.requireTwoFactor) !== policy.requireTwoFactor ||
@@ -367,7 +371,9 @@ export class TeamsService {
     if (team.personal) throw new PersonalTeamError('A personal team cannot be deleted.');
     await this.transactions.run(async (m) => {
       const locked = await this.teams.lockForUpdate(m, team.id);
-      if (locked?.ownerId !== ownerId) throw new OwnerOnlyError('delete the team');
+      // Deleted by a request that came first: the same outcome as asking after it.
+      if (!locked) throw new TeamNotFoundError();
+      if (locked.ownerId !== ownerId) throw new OwnerOnlyError('delete the team');
       await this.teams.deleteTeam(m, team.id);
       this.audit.recordAfterCommit(m, actor, {
         event: 'team.deleted',
