@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { QueryRunner } from 'typeorm';
-import { TeamMember } from '../src/teams/team-member.entity.js';
-import { createTeam } from './factories/index.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { teamOf } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -50,18 +49,6 @@ describe('team changes overtaken by the team’s deletion', () => {
     };
   }
 
-  async function teamWith(owner: SignedInPerson, others: [SignedInPerson, 'admin' | 'member'][]) {
-    const team = await createTeam(t.app, owner.user, 'Doomed');
-    for (const [person, role] of others) {
-      await t.dataSource.getRepository(TeamMember).insert({
-        teamId: team.id,
-        userId: person.user.id,
-        role,
-      });
-    }
-    return team;
-  }
-
   type Change = [
     what: string,
     action: (team: number, other: SignedInPerson) => string,
@@ -92,7 +79,7 @@ describe('team changes overtaken by the team’s deletion', () => {
     async (_what, action, fields) => {
       const owner = await signedInPerson(t, { name: 'Racing Owner' });
       const other = await signedInPerson(t, { name: 'Racing Member' });
-      const team = await teamWith(owner, [[other, 'member']]);
+      const team = await teamOf(t, owner, [[other, 'member']], 'Doomed');
       const csrf = await owner.client.csrfFrom(`/teams/${team.id}`);
       const deletion = await deletingTeam(team.id);
 

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createTeam, createToken } from './factories/index.js';
+import { createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
-import { apiTeam, rolesIn } from './support/teams.js';
+import { apiTeam, rolesIn, teamOf as teamWith } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 interface Member extends SignedInPerson {
@@ -30,17 +30,8 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
   }
 
   /** A team owned by `owner` with the others in it under the given roles. */
-  async function teamOf(owner: Member, others: [Member, 'admin' | 'member'][], name = 'Acme') {
-    const team = await createTeam(t.app, owner.user, name);
-    for (const [person, role] of others) {
-      await t.dataSource.getRepository(TeamMember).insert({
-        teamId: team.id,
-        userId: person.user.id,
-        role,
-      });
-    }
-    return team;
-  }
+  const teamOf = (owner: Member, others: [Member, 'admin' | 'member'][], name = 'Acme') =>
+    teamWith(t, owner, others, name);
 
   describe('rename', () => {
     it('should let the owner and admins rename the team, the slug following the name', async () => {

@@ -399,6 +399,21 @@ describe('TeamsService', () => {
     expectNothingWritten();
   });
 
+  /** Adam (an admin) changes Mel's role, then removes her, the roles under lock read by `locked`. */
+  async function expectAdamsChangesRefused(
+    locked: () => Promise<Map<number, TeamRole>>,
+    error: new (...args: never[]) => Error,
+  ) {
+    teams.lockRoles.mockImplementationOnce(locked);
+    await expect(
+      service.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin'),
+    ).rejects.toBeInstanceOf(error);
+    teams.lockRoles.mockImplementationOnce(locked);
+    await expect(service.removeMember(Actors.person(ADAM), APOLLO, MEL)).rejects.toBeInstanceOf(
+      error,
+    );
+  }
+
   it('should decide on the roles read under lock: an admin made a member meanwhile changes and removes no one', async () => {
     // The first read says admin; by the time the rows are locked another request demoted them.
     const demoted = async () =>
@@ -406,14 +421,7 @@ describe('TeamsService', () => {
         [ADAM, 'member'],
         [MEL, 'member'],
       ]);
-    teams.lockRoles.mockImplementationOnce(demoted);
-    await expect(
-      service.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin'),
-    ).rejects.toBeInstanceOf(NotTeamManagerError);
-    teams.lockRoles.mockImplementationOnce(demoted);
-    await expect(service.removeMember(Actors.person(ADAM), APOLLO, MEL)).rejects.toBeInstanceOf(
-      NotTeamManagerError,
-    );
+    await expectAdamsChangesRefused(demoted, NotTeamManagerError);
     expect(teams.lockRoles).toHaveBeenCalledTimes(2);
     expect(roleIn(APOLLO, MEL)).toBe('member');
     expectNothingWritten();
@@ -421,15 +429,7 @@ describe('TeamsService', () => {
 
   it('should find no team when it was deleted between the first read and the lock, rather than refuse the actor', async () => {
     // A deletion committed after the membership check: under lock the rows and the team are gone.
-    const gone = async () => new Map<number, TeamRole>();
-    teams.lockRoles.mockImplementationOnce(gone);
-    await expect(
-      service.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin'),
-    ).rejects.toBeInstanceOf(TeamNotFoundError);
-    teams.lockRoles.mockImplementationOnce(gone);
-    await expect(service.removeMember(Actors.person(ADAM), APOLLO, MEL)).rejects.toBeInstanceOf(
-      TeamNotFoundError,
-    );
+    await expectAdamsChangesRefused(async () => new Map<number, TeamRole>(), TeamNotFoundError);
     for (const change of [
       () => service.deleteTeam(Actors.person(OLIVIA), APOLLO),
       () => service.transfer(Actors.person(OLIVIA), APOLLO, ADAM),

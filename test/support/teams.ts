@@ -1,7 +1,26 @@
 import request from 'supertest';
 import { TeamMember } from '../../src/teams/team-member.entity.js';
+import { createTeam } from '../factories/index.js';
 import type { SignedInPerson } from './people.js';
 import type { TestApp } from './test-app.js';
+
+/** A team owned by `owner` with the others in it under the given roles. */
+export async function teamOf(
+  t: Pick<TestApp, 'app' | 'dataSource'>,
+  owner: Pick<SignedInPerson, 'user'>,
+  others: [Pick<SignedInPerson, 'user'>, 'admin' | 'member'][],
+  name = 'Acme',
+) {
+  const team = await createTeam(t.app, owner.user, name);
+  for (const [person, role] of others) {
+    await t.dataSource.getRepository(TeamMember).insert({
+      teamId: team.id,
+      userId: person.user.id,
+      role,
+    });
+  }
+  return team;
+}
 
 /** Each member's role in the team, by user id, as the database has it. */
 export async function rolesIn(t: Pick<TestApp, 'dataSource'>, teamId: number) {
