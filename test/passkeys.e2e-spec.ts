@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { LessThan, MoreThan } from 'typeorm';
 import { ManualClock } from '../src/clock/clock.js';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { Passkey } from '../src/passkeys/passkey.entity.js';
 import { PasskeyChallenge } from '../src/passkeys/passkey-challenge.entity.js';
+import { PasskeyChallenges } from '../src/passkeys/passkey-challenges.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { burst, tally } from './support/burst.js';
 import { visibleText } from './support/html.js';
@@ -369,5 +371,47 @@ describe('passkey limits and expiry', () => {
       asker.post('/login/passkey/options', askerCsrf).set('X-Forwarded-For', '192.0.2.88'),
     );
     expect(tally(asked, (r) => String(r.status))).toEqual({ '200': 4, '429': 2 });
+  });
+});
+
+describe('passkey challenges under a burst', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should answer every one of a burst of sign-in challenges, leaving expired ones to the scheduler', async () => {
+    const challenges = t.dataSource.getRepository(PasskeyChallenge);
+    const past = new Date(Date.now() - 60_000);
+    await challenges.insert(
+      Array.from({ length: 300 }, (_, i) => ({
+        challenge: `expired-${i}`,
+        sessionHandle: `gone-${i}`,
+        purpose: 'sign-in' as const,
+        userId: null,
+        expiresAt: past,
+      })),
+    );
+    const visitors = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const visitor = new WebClient(t.server, t.mail);
+        return { visitor, csrf: await visitor.csrfFrom('/login') };
+      }),
+    );
+    for (let round = 0; round < 5; round++) {
+      const answers = await burst(visitors.length, t.server, (i) =>
+        visitors[i].visitor.post('/login/passkey/options', visitors[i].csrf),
+      );
+      expect(tally(answers, (r) => String(r.status))).toEqual({ '200': visitors.length });
+    }
+    // One live challenge per visitor; the expired ones are the scheduler's to delete, not theirs.
+    expect(await challenges.countBy({ expiresAt: MoreThan(new Date()) })).toBe(visitors.length);
+    expect(await challenges.countBy({ expiresAt: LessThan(new Date()) })).toBe(300);
+    expect(await t.app.get(PasskeyChallenges).prune()).toBe(300);
+    expect(await challenges.count()).toBe(visitors.length);
   });
 });

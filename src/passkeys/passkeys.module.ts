@@ -3,6 +3,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { PasskeyChallenges } from './passkey-challenges.js';
 import { PasskeysController } from './passkeys.controller.js';
 import { PasskeysRepository } from './passkeys.repository.js';
 import { PasskeysService } from './passkeys.service.js';
@@ -11,7 +12,7 @@ import { PasskeysService } from './passkeys.service.js';
 @Module({
   imports: [AuthModule, UsersModule, SecurityNoticesModule, RateLimitModule],
   controllers: [PasskeysController],
-  providers: [PasskeysRepository, PasskeysService],
+  providers: [PasskeysRepository, PasskeyChallenges, PasskeysService],
   exports: [PasskeysService],
 })
 export class PasskeysModule {}

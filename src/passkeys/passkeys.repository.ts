@@ -112,21 +112,29 @@ export class PasskeysRepository {
     return row?.userId ?? null;
   }
 
-  /**
-   * Hands out a challenge: the session's earlier one for the same purpose goes, and so do those
-   * past their time (any session's), so the table holds one live challenge per session and
-   * purpose at most.
-   */
-  async saveChallenge(
+  /** Deletes the session's challenge for `purpose`, if it has one (asking again replaces it). */
+  async dropChallenge(
+    manager: EntityManager,
+    sessionHandle: string,
+    purpose: ChallengePurpose,
+  ): Promise<void> {
+    await manager.getRepository(PasskeyChallenge).delete({ sessionHandle, purpose });
+  }
+
+  async insertChallenge(
     manager: EntityManager,
     claim: ChallengeClaim,
     expiresAt: Date,
-    now: Date,
   ): Promise<void> {
-    const challenges = manager.getRepository(PasskeyChallenge);
-    await challenges.delete({ sessionHandle: claim.sessionHandle, purpose: claim.purpose });
-    await challenges.delete({ expiresAt: LessThan(now) });
-    await challenges.insert({ ...claim, expiresAt });
+    await manager.getRepository(PasskeyChallenge).insert({ ...claim, expiresAt });
+  }
+
+  /** Deletes every challenge past its time, any session's; how many. */
+  async deleteExpiredChallenges(manager: EntityManager, now: Date): Promise<number> {
+    const result = await manager.getRepository(PasskeyChallenge).delete({
+      expiresAt: LessThan(now),
+    });
+    return result.affected ?? 0;
   }
 
   /**

@@ -17,6 +17,7 @@ import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { ChallengePurpose } from './passkey-challenge.entity.js';
+import { CHALLENGE_MS, PasskeyChallenges } from './passkey-challenges.js';
 import type { Passkey } from './passkey.entity.js';
 import {
   PasskeyAlreadyAddedError,
@@ -36,9 +37,6 @@ const webauthn = () => import('@simplewebauthn/server');
 
 /** The most passkeys one person may have. */
 export const MAX_PASSKEYS = 20;
-
-/** How long a challenge may be answered. */
-export const CHALLENGE_MS = 5 * 60_000;
 
 /** The longest answer from a browser that is read at all. */
 export const MAX_CREDENTIAL_LENGTH = 16_000;
@@ -133,6 +131,7 @@ export class PasskeysService {
 
   constructor(
     private readonly passkeys: PasskeysRepository,
+    private readonly challenges: PasskeyChallenges,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
     private readonly notices: SecurityNotices,
@@ -186,7 +185,7 @@ export class PasskeysService {
       authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       timeout: CHALLENGE_MS,
     });
-    await this.saveChallenge(options.challenge, session, 'register', userId);
+    await this.challenges.save(options.challenge, session, 'register', userId);
     return options;
   }
 
@@ -199,7 +198,7 @@ export class PasskeysService {
   ): Promise<PasskeyView> {
     const userId = accountOf(actor);
     const { response, challenge } = parseCredential<RegistrationResponseJSON>(credential);
-    await this.takeChallenge(challenge, session, 'register', userId);
+    await this.challenges.take(challenge, session, 'register', userId);
     let info;
     try {
       const verified = await (
@@ -301,7 +300,7 @@ export class PasskeysService {
       userVerification: 'required',
       timeout: CHALLENGE_MS,
     });
-    await this.saveChallenge(options.challenge, session, purpose, userId);
+    await this.challenges.save(options.challenge, session, purpose, userId);
     return options;
   }
 
@@ -339,7 +338,7 @@ export class PasskeysService {
     userId: number | null,
   ): Promise<Passkey> {
     const { response, challenge } = parseCredential<AuthenticationResponseJSON>(credential);
-    await this.takeChallenge(challenge, session, purpose, userId);
+    await this.challenges.take(challenge, session, purpose, userId);
     const passkey = await this.passkeys.findByCredentialId(response.id);
     if (!passkey) throw new PasskeyRefusedError();
     const refuse = (reason: string): never => {
@@ -393,39 +392,5 @@ export class PasskeysService {
     // Another use with the same counter value got in first.
     if (!used) refuse('passkey signature counter went backwards');
     return passkey;
-  }
-
-  private async saveChallenge(
-    challenge: string,
-    sessionHandle: string,
-    purpose: ChallengePurpose,
-    userId: number | null,
-  ): Promise<void> {
-    const now = this.clock.now();
-    await this.transactions.run((m) =>
-      this.passkeys.saveChallenge(
-        m,
-        { challenge, sessionHandle, purpose, userId },
-        new Date(now.getTime() + CHALLENGE_MS),
-        now,
-      ),
-    );
-  }
-
-  /** Takes the challenge, or refuses: used already, expired, another session's or purpose's. */
-  private async takeChallenge(
-    challenge: string,
-    sessionHandle: string,
-    purpose: ChallengePurpose,
-    userId: number | null,
-  ): Promise<void> {
-    const taken = await this.transactions.runStatement((m) =>
-      this.passkeys.takeChallenge(
-        m,
-        { challenge, sessionHandle, purpose, userId },
-        this.clock.now(),
-      ),
-    );
-    if (!taken) throw new PasskeyRefusedError();
   }
 }
