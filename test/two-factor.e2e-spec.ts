@@ -311,8 +311,9 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     const person = await withTwoFactor();
     await forgetPasswordConfirmation(t, person);
     const asked = await person.client.submit('/settings/security', '/settings/two-factor/disable');
+    // The password itself: a passkey does not vouch for changes to the second factor.
     expect(asked.headers.location).toBe(
-      `/confirm-password?return_to=${encodeURIComponent('/settings/security')}`,
+      `/confirm-password?return_to=${encodeURIComponent('/settings/security')}&with=password`,
     );
     const newCodes = await person.client.submit(
       '/settings/security',

@@ -39,16 +39,20 @@ export class ConfirmPasswordController {
   async page(
     @CurrentActor() actor: Actor,
     @Query('return_to') returnTo: unknown,
+    @Query('with') only: unknown,
     @Req() req: Request,
   ): Promise<object> {
     const action = this.sudo.pending(req.session, returnTo);
+    // What waits needs the password itself: a passkey is not offered (nor would it do).
+    const passwordOnly = only === 'password' || action?.passwordOnly === true;
     const hasPasskey = await this.passkeys.has(accountOf(actor));
     return {
       title: 'Confirm your password',
       returnTo: isReturnPage(returnTo) ? returnTo : '',
       action: action?.label,
-      hasPasskey,
-      passkeyScripts: hasPasskey,
+      hasPasskey: hasPasskey && !passwordOnly,
+      passkeyNotEnough: hasPasskey && passwordOnly,
+      passkeyScripts: hasPasskey && !passwordOnly,
     };
   }
 
@@ -76,7 +80,10 @@ export class ConfirmPasswordController {
     );
   }
 
-  /** One of the person's passkeys instead of the password: the same as typing it. */
+  /**
+   * One of the person's passkeys instead of the password: the same as typing it, except where
+   * only the password will do.
+   */
   @Post('passkey')
   @FormPage('/confirm-password')
   @Redirect('/dashboard', 303)
@@ -92,12 +99,16 @@ export class ConfirmPasswordController {
       form.credential,
       accountOf(actor),
     );
-    return { url: this.confirmed(req, form.return_to) };
+    return { url: this.confirmed(req, form.return_to, 'passkey') };
   }
 
   /** Sudo mode from now; on to the action that waited, or the page asked for. */
-  private confirmed(req: Request, returnTo: string | undefined): string {
-    this.sudo.confirmed(req.session);
+  private confirmed(
+    req: Request,
+    returnTo: string | undefined,
+    via: 'password' | 'passkey' = 'password',
+  ): string {
+    this.sudo.confirmed(req.session, via);
     if (this.sudo.pending(req.session, returnTo)) return CONTINUE_PAGE;
     flash(req.session, { notice: 'Confirmed: you can go ahead.' });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';

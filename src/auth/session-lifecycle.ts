@@ -35,14 +35,19 @@ export class SessionLifecycle {
     req: Request,
     user: User,
     returnTo?: string,
-    /** How the person proved who they are, for the security log, when not the password. */
+    /**
+     * How the person proved who they are, for the security log, when not the password alone;
+     * `passkey` alone means no password was typed.
+     */
     method?: { method: string; passkey?: string },
   ): Promise<string> {
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = this.clock.nowMs();
-    // Signing in is typing the password: sensitive actions need no second ask.
+    // Signing in is typing the password: sensitive actions need no second ask. A passkey alone
+    // counts too, except where only the password will do (see SudoOptions).
     req.session.passwordConfirmedAt = req.session.signedInAt;
+    if (method?.method === 'passkey') req.session.sudoByPasskey = true;
     req.session.credentialStamp = credentialStamp(user.passwordHash);
     noteActivity(req, req.session.signedInAt);
     await promisify((done) => req.session.save(done));

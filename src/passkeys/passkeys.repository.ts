@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource, LessThan, MoreThan, type EntityManager } from 'typeorm';
+import { DataSource, In, LessThan, MoreThan, type EntityManager } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { PasskeyChallenge, type ChallengePurpose } from './passkey-challenge.entity.js';
 import { PasskeyUserHandle } from './passkey-user-handle.entity.js';
@@ -63,6 +63,19 @@ export class PasskeysRepository {
   async rename(manager: EntityManager, userId: number, id: number, name: string): Promise<boolean> {
     const result = await manager.getRepository(Passkey).update({ userId, id }, { name });
     return result.affected === 1;
+  }
+
+  /**
+   * Removes every passkey of the person's; the names of those removed. Call it with the
+   * person's row locked, so that a passkey added meanwhile is either named or left alone.
+   */
+  async removeAllForUser(manager: EntityManager, userId: number): Promise<string[]> {
+    const rows = await manager
+      .getRepository(Passkey)
+      .find({ where: { userId }, select: { id: true, name: true }, order: { id: 'ASC' } });
+    if (rows.length === 0) return [];
+    await manager.getRepository(Passkey).delete({ userId, id: In(rows.map((r) => r.id)) });
+    return rows.map((r) => r.name);
   }
 
   /** Removes one of the person's passkeys; whether this call removed it. */

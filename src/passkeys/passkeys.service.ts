@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type {
   AuthenticationResponseJSON,
   AuthenticatorTransport,
@@ -13,6 +14,7 @@ import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -34,6 +36,8 @@ import { relyingPartyOf, type RelyingParty } from './relying-party.js';
  * module once loaded, so each later call gets it at once).
  */
 const webauthn = () => import('@simplewebauthn/server');
+
+const ADDING = 'adding a passkey';
 
 /** The most passkeys one person may have. */
 export const MAX_PASSKEYS = 20;
@@ -137,6 +141,7 @@ export class PasskeysService {
     private readonly notices: SecurityNotices,
     private readonly audit: AuditLog,
     private readonly limiter: SignInLimiter,
+    private readonly verification: EmailVerificationService,
     private readonly clock: Clock,
     @Inject(CONFIG) config: Config,
   ) {
@@ -152,11 +157,24 @@ export class PasskeysService {
     return (await this.passkeys.findForUser(userId)).length > 0;
   }
 
-  /** What the browser needs to make a passkey for the person, with a challenge for `session`. */
+  /**
+   * Whether the person must confirm their address before adding a passkey (with
+   * EMAIL_VERIFICATION=required): the security page says so instead of offering one.
+   */
+  addressToConfirm(actor: Actor): Promise<boolean> {
+    return this.verification.isPendingFor(actor);
+  }
+
+  /**
+   * What the browser needs to make a passkey for the person, with a challenge for `session`.
+   * Refused while the address is unconfirmed: someone who signed up with another person's
+   * address could otherwise plant a passkey that outlasts its owner taking the account back.
+   */
   async registrationOptions(
     actor: Actor,
     session: string,
   ): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    await this.verification.assertConfirmed(actor, ADDING);
     const userId = accountOf(actor);
     const [user, existing] = await Promise.all([
       this.users.findById(userId),
@@ -196,6 +214,7 @@ export class PasskeysService {
     name: string,
     credential: string,
   ): Promise<PasskeyView> {
+    await this.verification.assertConfirmed(actor, ADDING);
     const userId = accountOf(actor);
     const { response, challenge } = parseCredential<RegistrationResponseJSON>(credential);
     await this.challenges.take(challenge, session, 'register', userId);
@@ -277,6 +296,34 @@ export class PasskeysService {
       });
     });
     return toView(passkey);
+  }
+
+  /**
+   * Removes every passkey of the person's, in `manager`'s transaction (a password reset, signing
+   * out everywhere else when asked): each in their security log, `because` saying why; with
+   * `notify`, one mail tells them. Returns how many went.
+   */
+  async removeAll(
+    manager: EntityManager,
+    actor: Actor,
+    because: string,
+    { notify = false }: { notify?: boolean } = {},
+  ): Promise<number> {
+    const userId = accountOf(actor);
+    await this.users.lockForUpdate(manager, userId);
+    const removed = await this.passkeys.removeAllForUser(manager, userId);
+    for (const name of removed) {
+      this.audit.recordAfterCommit(manager, actor, {
+        event: 'account.passkey_removed',
+        detail: { name, because },
+      });
+    }
+    if (notify && removed.length > 0) {
+      await this.notices.send(manager, userId, 'passkeys-removed', {
+        detail: removed.map((name) => `"${name}"`).join(', '),
+      });
+    }
+    return removed.length;
   }
 
   /**
