@@ -109,22 +109,21 @@ export class ConfirmPasswordController {
     via: 'password' | 'passkey' = 'password',
   ): string {
     this.sudo.confirmed(req.session, via);
-    if (this.sudo.pending(req.session, returnTo)) return CONTINUE_PAGE;
+    if (this.sudo.bindPending(req.session, returnTo)) return CONTINUE_PAGE;
     flash(req.session, { notice: 'Confirmed: you can go ahead.' });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
 
   /**
-   * The form that waited for the password, filled in as it was sent, posting where it posted
-   * (a GET: shows it and changes nothing), or that nothing is waiting.
+   * The form that waited for the password and was confirmed for, filled in as it was sent,
+   * posting where it posted, shown once (the action itself is done by that POST); or that
+   * nothing is waiting. Only Tessera's own pages lead here: see SudoMode.resume.
    */
   @Get('continue')
   @Render('account/continue')
   continuePage(@Req() req: Request): object {
-    const action = req.session.pendingAction;
-    if (!action || !this.sudo.pending(req.session, action.page)) {
-      return { title: 'Nothing is waiting' };
-    }
+    const action = this.sudo.resume(req);
+    if (!action) return { title: 'Nothing is waiting' };
     return { title: 'Password confirmed', action: action.label, ...formOf(action) };
   }
 }

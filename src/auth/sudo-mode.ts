@@ -14,6 +14,8 @@ import { DomainError } from '../common/errors/domain.error.js';
 import { keptInput } from '../common/web/flash.js';
 import { FORM_PAGE, fillPage, formFieldsOf } from '../common/web/form-page.js';
 import { Clock } from '../clock/clock.js';
+import { CrossSiteRequestError } from './auth.errors.js';
+import { isNavigationFromHere } from './request-site.js';
 
 /** How long a password typed (to sign in, register or confirm) unlocks sensitive actions. */
 export const RECENT_PASSWORD_MS = 15 * 60_000;
@@ -60,6 +62,11 @@ export interface PendingAction {
   at: number;
   /** Only the password may confirm it (SudoOptions). */
   passwordOnly?: boolean;
+  /**
+   * When the person confirmed their password on the page that named this action: only then
+   * may the continue page send it, once.
+   */
+  confirmedAt?: number;
 }
 
 /** When the password was last typed in a session, and whether that was recent enough. */
@@ -93,6 +100,40 @@ export class SudoMode {
   pending(session: Request['session'], page: unknown): PendingAction | undefined {
     const action = session.pendingAction;
     if (!action || action.page !== page) return undefined;
+    return this.clock.nowMs() - action.at < RECENT_PASSWORD_MS ? action : undefined;
+  }
+
+  /**
+   * The password was just confirmed on the page of `returnTo`: the action waiting for that page
+   * is now the continue page's to send (true), or, confirmed for anything else, any action
+   * waiting is dropped, never to be sent by a later visit to the continue page (false).
+   */
+  bindPending(session: Request['session'], returnTo: unknown): boolean {
+    const action = this.pending(session, returnTo);
+    if (!action) {
+      delete session.pendingAction;
+      return false;
+    }
+    action.confirmedAt = this.clock.nowMs();
+    return true;
+  }
+
+  /**
+   * The action the person just confirmed their password for, taken out of the session as the
+   * continue page shows it: once. Only for a navigation that the browser says started on
+   * Tessera's pages (or with the person alone); anything else, a link from another site
+   * included, drops what waits and is refused.
+   */
+  resume(req: Request): PendingAction | undefined {
+    const action = req.session.pendingAction;
+    delete req.session.pendingAction;
+    if (!isNavigationFromHere(req)) {
+      throw new CrossSiteRequestError(
+        'Tessera goes on with an action you confirmed only when its own pages lead here, not a link from elsewhere. Nothing was done: do it again from its page (your password is confirmed).',
+        { href: '/dashboard', label: 'Go to your dashboard' },
+      );
+    }
+    if (action?.confirmedAt === undefined) return undefined;
     return this.clock.nowMs() - action.at < RECENT_PASSWORD_MS ? action : undefined;
   }
 }
