@@ -307,7 +307,7 @@ describe('passkeys', () => {
     await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
     const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
     expect(await intruder.textOf('/settings/security')).toContain(
-      'Confirm your email address first. A passkey can be added once Tessera knows that',
+      'Passkeys wait for your confirmed address. A passkey can be added once Tessera knows that',
     );
 
     // Adding a passkey is refused: no challenge, and an answer to a made-up one is not read.
