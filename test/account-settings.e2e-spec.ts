@@ -458,6 +458,90 @@ describe('account settings', () => {
     });
   });
 
+  describe('sudo mode', () => {
+    const teamsOf = (userId: number) =>
+      t.dataSource.getRepository(Team).countBy({ ownerId: userId });
+
+    /** Asks to delete a team with the password typed too long ago: the action waits. */
+    async function deletionWaiting(person: SignedInPerson, teamId: number) {
+      await forgetPasswordConfirmation(t, person);
+      const asked = await person.client.submit(`/teams/${teamId}`, `/teams/${teamId}/delete`);
+      expect(asked.headers.location).toBe(
+        `/confirm-password?return_to=${encodeURIComponent(`/teams/${teamId}`)}`,
+      );
+      expect(await person.client.textOf(asked.headers.location)).toContain(
+        'Waiting for your password: Delete the team',
+      );
+      return asked.headers.location;
+    }
+    const confirmFor = (person: SignedInPerson, returnTo: string) =>
+      person.client.submit(
+        `/confirm-password?return_to=${encodeURIComponent(returnTo)}`,
+        '/confirm-password',
+        { password: PASSWORD, return_to: returnTo },
+      );
+
+    it('should drop an abandoned action when the password is confirmed for something else, so no link can send it', async () => {
+      const person = await signedInPerson(t);
+      const team = await createTeam(t.app, person.user, 'Abandoned');
+      const before = await teamsOf(person.user.id);
+      await deletionWaiting(person, team.id);
+
+      // The person goes elsewhere and confirms the password for another page.
+      const other = await confirmFor(person, '/settings/api-tokens');
+      expect(other.headers.location).toBe('/settings/api-tokens');
+
+      // A link from another site to the continue page: refused, and nothing is sent.
+      const crossSite = await person.client
+        .get('/confirm-password/continue')
+        .set('Sec-Fetch-Site', 'cross-site');
+      expect(crossSite.status).toBe(403);
+      expect(visibleText(crossSite.text)).toContain(
+        'Tessera goes on with an action you confirmed only when its own pages lead here',
+      );
+      expect(crossSite.text).not.toContain('data-resume');
+      // Nor from Tessera's own pages: the deletion was never confirmed, and is gone.
+      expect(await person.client.textOf('/confirm-password/continue')).toContain(
+        'No action is waiting for your password',
+      );
+      expect(await teamsOf(person.user.id)).toBe(before);
+    });
+
+    it('should send the action confirmed for once, and only where Tessera itself leads', async () => {
+      const person = await signedInPerson(t);
+      const team = await createTeam(t.app, person.user, 'Confirmed');
+      const before = await teamsOf(person.user.id);
+
+      // Confirmed for, then opened from another site, or by a client that says nowhere: dropped.
+      for (const site of ['cross-site', 'same-site', undefined]) {
+        await deletionWaiting(person, team.id);
+        expect((await confirmFor(person, `/teams/${team.id}`)).headers.location).toBe(
+          '/confirm-password/continue',
+        );
+        const opened = person.client.get('/confirm-password/continue');
+        const page = await (site
+          ? opened.set('Sec-Fetch-Site', site)
+          : opened.unset('Sec-Fetch-Site'));
+        expect(page.status).toBe(403);
+        expect(page.text).not.toContain('data-resume');
+        expect(await person.client.textOf('/confirm-password/continue')).toContain(
+          'No action is waiting for your password',
+        );
+        expect(await teamsOf(person.user.id)).toBe(before);
+      }
+
+      // From the confirmation itself: shown once, and the team deleted by the form it posts.
+      await deletionWaiting(person, team.id);
+      await confirmFor(person, `/teams/${team.id}`);
+      const done = await person.client.resume();
+      expect(done.headers.location).toBe('/teams');
+      expect(await teamsOf(person.user.id)).toBe(before - 1);
+      expect(await person.client.textOf('/confirm-password/continue')).toContain(
+        'No action is waiting for your password',
+      );
+    });
+  });
+
   describe('two-factor sign-in and security notices', () => {
     it('should refuse to turn two-factor sign-in on before the address is confirmed', async () => {
       const email = uniqueEmail('unconfirmed');

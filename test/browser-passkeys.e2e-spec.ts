@@ -7,6 +7,7 @@ import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { turnOnTwoFactor } from './support/two-factor.js';
 import { createTestApp, freePort, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
 
 /**
  * Passkeys in Chromium, with the DevTools protocol's virtual authenticator (resident keys, user
@@ -75,6 +76,15 @@ describe('passkeys in a real browser', () => {
     );
     problems.push(...(await pageProblems(page, 'security page with a passkey')));
     await page.screenshot({ path: join(screenshotDir(), 'passkeys.png'), fullPage: true });
+
+    // Signed in elsewhere too: signing the others out offers to remove the passkey as well.
+    expect((await new WebClient(t.server).login(email, PASSWORD)).headers.location).toBe(
+      '/dashboard',
+    );
+    await page.goto('/settings/sessions');
+    await page.getByLabel('Remove my passkeys too (1)').waitFor();
+    problems.push(...(await pageProblems(page, 'sessions page offering to remove passkeys')));
+    await page.goto('/settings/security');
 
     // Two-factor sign-in on as well: the passkey is both factors, so no code is asked.
     await turnOnTwoFactor(t, { user, email });

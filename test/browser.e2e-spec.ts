@@ -2,6 +2,8 @@
 /// <reference lib="dom" />
 import { Actors } from '../src/common/actor.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
@@ -335,6 +337,50 @@ describe('in a real browser', () => {
     await page.getByText('follow the link we are mailing to the new one').waitFor();
     await t.mail.waitFor({ to: moved, subject: 'Confirm your new email address' });
     expect(axe).toEqual([]);
+  });
+
+  it('should not send an action that waited for the password when a link on another site opens the continue page', async () => {
+    const page = await newPage();
+    const email = uniqueEmail('abandoned');
+    await register(page, 'Abandoning Person', email);
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    await forgetPasswordConfirmation(t, { user });
+    await page.goto('/settings/profile');
+    const moved = uniqueEmail('never-moved');
+    await page.getByRole('textbox', { name: 'Email' }).fill(moved);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Waiting for your password: Change your email address').waitFor();
+
+    // Abandoned: the password is confirmed for another page.
+    await page.goto(`/confirm-password?return_to=${encodeURIComponent('/settings/api-tokens')}`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.waitForURL('**/settings/api-tokens');
+
+    // A page of another site (localhost is another site than 127.0.0.1) links to the continue page.
+    const elsewhere = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'Content-Type': 'text/html' })
+        .end(
+          `<!doctype html><title>Elsewhere</title><a href="${base}/confirm-password/continue">Look</a>`,
+        ),
+    );
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = elsewhere.address() as AddressInfo;
+      await page.goto(`http://localhost:${port}/`);
+      await page.getByRole('link', { name: 'Look' }).click();
+      await page.waitForURL('**/confirm-password/continue');
+      await page
+        .getByText('Tessera goes on with an action you confirmed only when its own pages lead here')
+        .waitFor();
+    } finally {
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
+    expect(await t.dataSource.getRepository(User).findOneByOrFail({ id: user.id })).toMatchObject({
+      email,
+    });
+    expect(t.mail.find({ to: moved })).toEqual([]);
   });
 
   it('should keep one header menu open at a time, close it on Escape or a click elsewhere, and keep it on a 390 px screen', async () => {

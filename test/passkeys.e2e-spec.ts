@@ -1,19 +1,70 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { LessThan, MoreThan } from 'typeorm';
 import { ManualClock } from '../src/clock/clock.js';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { Passkey } from '../src/passkeys/passkey.entity.js';
 import { PasskeyChallenge } from '../src/passkeys/passkey-challenge.entity.js';
+import { PasskeyChallenges } from '../src/passkeys/passkey-challenges.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
+import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
+import { User } from '../src/users/user.entity.js';
 import { burst, tally } from './support/burst.js';
 import { visibleText } from './support/html.js';
+import { uniqueEmail } from './factories/index.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { TestSmtpServer } from './support/smtp-server.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { turnOnTwoFactor, atTheChallenge } from './support/two-factor.js';
+import { turnOnTwoFactor, turnOnTwoFactorOnPages, atTheChallenge } from './support/two-factor.js';
 import { SoftAuthenticator, type WebAuthnOverrides } from './support/webauthn.js';
 import { WebClient } from './support/web-client.js';
 
 const REFUSED = 'That passkey could not be verified.';
+
+/** Adds a passkey held by `authenticator` to the account signed in on `client`, from Security. */
+async function addPasskeyFrom(
+  t: TestApp,
+  client: WebClient,
+  authenticator: SoftAuthenticator,
+  name = 'Laptop',
+) {
+  const csrf = await client.csrfFrom('/settings/security');
+  const options = await client.post('/settings/passkeys/options', csrf);
+  expect(options.status).toBe(200);
+  const credential = authenticator.register(options.body, originOf(t));
+  return client.post('/settings/passkeys', csrf, { name, credential: JSON.stringify(credential) });
+}
+
+/** A visitor's try at signing in with the passkey from the sign-in page. */
+async function passkeySignIn(
+  t: TestApp,
+  authenticator: SoftAuthenticator,
+  overrides: WebAuthnOverrides = {},
+  visitor = new WebClient(t.server, t.mail),
+) {
+  const csrf = await visitor.csrfFrom('/login');
+  const options = await visitor.post('/login/passkey/options', csrf);
+  expect(options.status).toBe(200);
+  const credential = JSON.stringify(
+    authenticator.authenticate(options.body, originOf(t), overrides),
+  );
+  const res = await visitor.post('/login/passkey', csrf, { credential });
+  return { res, visitor, credential, csrf };
+}
+
+const originOf = (t: TestApp) => new URL(t.config.app.publicUrl).origin;
+
+/** A passkey made for a challenge the server never handed out. */
+const madeUpRegistration = (authenticator: SoftAuthenticator, origin: string) =>
+  authenticator.register(
+    {
+      challenge: 'bWFkZS11cC1jaGFsbGVuZ2U',
+      rp: { id: new URL(origin).hostname, name: 'Tessera' },
+      user: { id: 'bWFsbG9yeQ', name: 'mallory', displayName: 'Mallory' },
+      pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+    },
+    origin,
+  );
 
 describe('passkeys', () => {
   let t: TestApp;
@@ -27,35 +78,13 @@ describe('passkeys', () => {
     await t.close();
   });
 
-  /** Adds a passkey held by `authenticator` to the signed-in person's account, from Security. */
-  async function addPasskey(
-    person: SignedInPerson,
+  const addPasskey = (person: SignedInPerson, authenticator: SoftAuthenticator, name?: string) =>
+    addPasskeyFrom(t, person.client, authenticator, name);
+  const signInWith = (
     authenticator: SoftAuthenticator,
-    name = 'Laptop',
-  ) {
-    const csrf = await person.client.csrfFrom('/settings/security');
-    const options = await person.client.post('/settings/passkeys/options', csrf);
-    expect(options.status).toBe(200);
-    const credential = authenticator.register(options.body, origin);
-    return person.client.post('/settings/passkeys', csrf, {
-      name,
-      credential: JSON.stringify(credential),
-    });
-  }
-
-  /** A visitor's try at signing in with the passkey from the sign-in page. */
-  async function signInWith(
-    authenticator: SoftAuthenticator,
-    overrides: WebAuthnOverrides = {},
-    visitor = new WebClient(t.server, t.mail),
-  ) {
-    const csrf = await visitor.csrfFrom('/login');
-    const options = await visitor.post('/login/passkey/options', csrf);
-    expect(options.status).toBe(200);
-    const credential = JSON.stringify(authenticator.authenticate(options.body, origin, overrides));
-    const res = await visitor.post('/login/passkey', csrf, { credential });
-    return { res, visitor, credential, csrf };
-  }
+    overrides?: WebAuthnOverrides,
+    visitor?: WebClient,
+  ) => passkeySignIn(t, authenticator, overrides, visitor);
 
   const signedIn = async (client: WebClient) => (await client.get('/dashboard')).status === 200;
   const passkeysOf = (userId: number) => t.dataSource.getRepository(Passkey).findBy({ userId });
@@ -271,6 +300,169 @@ describe('passkeys', () => {
     expect(await passkeysOf(person.user.id)).toHaveLength(0);
   });
 
+  it('should refuse a passkey to an address not confirmed yet, so none outlasts its owner taking the account back', async () => {
+    // Someone signs up with another person's address and signs in, unconfirmed (allowed).
+    const email = uniqueEmail('hijacked');
+    const intruder = new WebClient(t.server, t.mail);
+    await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
+    const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    expect(await intruder.textOf('/settings/security')).toContain(
+      'Passkeys wait for your confirmed address. A passkey can be added once Tessera knows that',
+    );
+
+    // Adding a passkey is refused: no challenge, and an answer to a made-up one is not read.
+    const authenticator = SoftAuthenticator.create();
+    const csrf = await intruder.csrfFrom('/settings/security');
+    const options = await intruder.post('/settings/passkeys/options', csrf);
+    expect(options.status).toBe(403);
+    expect(visibleText(options.text)).toContain(
+      'Confirm your email address before adding a passkey',
+    );
+    const madeUp = madeUpRegistration(authenticator, origin);
+    const planted = await intruder.post('/settings/passkeys', csrf, {
+      name: 'Planted',
+      credential: JSON.stringify(madeUp),
+    });
+    expect(planted.status).toBe(403);
+    expect(await passkeysOf(userId)).toEqual([]);
+
+    // The owner takes the account back with "Forgot your password?" and turns on two-factor.
+    const owner = new WebClient(t.server, t.mail);
+    await owner.submit('/forgot-password', '/forgot-password', { email });
+    const reset = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
+    const link = TestSmtpServer.linkPath(reset, '/reset-password/');
+    const fresh = 'the owner took it back';
+    await owner.submit(link, link, { password: fresh, password_confirmation: fresh });
+    expect((await owner.login(email, fresh)).headers.location).toBe('/dashboard');
+    const { done } = await turnOnTwoFactorOnPages({ client: owner });
+    expect(done.status).toBe(200);
+
+    // Nothing of the intruder's signs in: their session ended, and no passkey was ever added.
+    expect(await signedIn(intruder)).toBe(false);
+    expect(await passkeysOf(userId)).toEqual([]);
+    // The owner, whose address the reset confirmed, may add one.
+    expect(
+      (await addPasskeyFrom(t, owner, SoftAuthenticator.create(), 'Mine')).headers.location,
+    ).toBe('/settings/security');
+  });
+
+  it('should ask for the password itself, not a passkey, to add a passkey or change two-factor sign-in after signing in with one', async () => {
+    const person = await signedInPerson(t, { name: 'Uma Verified' });
+    await turnOnTwoFactor(t, person);
+    const authenticator = SoftAuthenticator.create();
+    expect((await addPasskey(person, authenticator)).status).toBe(303);
+    const { res, visitor } = await signInWith(authenticator);
+    expect(res.headers.location).toBe('/dashboard');
+    const passwordOnly = `/confirm-password?return_to=${encodeURIComponent('/settings/security')}&with=password`;
+
+    // Adding a passkey: the script is sent to confirm the password, where no passkey is offered.
+    const csrf = await visitor.csrfFrom('/settings/security');
+    const options = await visitor.post('/settings/passkeys/options', csrf);
+    expect(options.body).toEqual({ confirmPassword: passwordOnly });
+    const confirmPage = await visitor.textOf(passwordOnly);
+    expect(confirmPage).toContain('This needs your password itself: a passkey cannot confirm it.');
+    expect(confirmPage).not.toContain('Confirm with a passkey');
+    const added = await visitor.post('/settings/passkeys', csrf, {
+      name: 'Another',
+      credential: JSON.stringify(madeUpRegistration(SoftAuthenticator.create(), origin)),
+    });
+    expect(added.headers.location).toBe(passwordOnly);
+
+    // Two-factor sign-in: turning it off and new recovery codes wait for the password too.
+    for (const action of ['/settings/two-factor/recovery-codes', '/settings/two-factor/disable']) {
+      expect((await visitor.submit('/settings/security', action)).headers.location).toBe(
+        passwordOnly,
+      );
+    }
+    // A passkey confirmation, posted all the same, does not do: the action is asked again.
+    const confirmCsrf = await visitor.csrfFrom(
+      '/confirm-password?return_to=%2Fsettings%2Fsecurity',
+    );
+    const challenge = await visitor.post('/confirm-password/passkey/options', confirmCsrf);
+    const byPasskey = await visitor.post('/confirm-password/passkey', confirmCsrf, {
+      credential: JSON.stringify(authenticator.authenticate(challenge.body, origin)),
+      return_to: '/settings/security',
+    });
+    expect(byPasskey.headers.location).toBe('/confirm-password/continue');
+    expect((await visitor.resume()).headers.location).toBe(passwordOnly);
+    const credentials = t.dataSource.getRepository(TwoFactorCredential);
+    expect(await credentials.countBy({ userId: person.user.id })).toBe(1);
+    expect(await passkeysOf(person.user.id)).toHaveLength(1);
+
+    // The password does.
+    const typed = await visitor.submit(passwordOnly, '/confirm-password', {
+      password: person.password,
+      return_to: '/settings/security',
+    });
+    expect(typed.headers.location).toBe('/confirm-password/continue');
+    expect((await visitor.resume()).headers.location).toBe('/settings/security');
+    expect(await credentials.countBy({ userId: person.user.id })).toBe(0);
+    expect((await addPasskeyFrom(t, visitor, SoftAuthenticator.create(), 'Second')).status).toBe(
+      303,
+    );
+    expect(await passkeysOf(person.user.id)).toHaveLength(2);
+  });
+
+  it('should remove the passkeys with the other sessions only when asked, and log and mail it', async () => {
+    const person = await signedInPerson(t, { name: 'Sid Sessions' });
+    const authenticators = [SoftAuthenticator.create(), SoftAuthenticator.create()];
+    expect((await addPasskey(person, authenticators[0], 'Phone')).status).toBe(303);
+    expect((await addPasskey(person, authenticators[1], 'Stolen laptop')).status).toBe(303);
+    const elsewhere = async () => {
+      const other = new WebClient(t.server, t.mail);
+      expect((await other.login(person.email)).headers.location).toBe('/dashboard');
+      return other;
+    };
+
+    // Not asked: the sessions go, the passkeys stay.
+    const first = await elsewhere();
+    expect(await person.client.textOf('/settings/sessions')).toContain(
+      'Remove my passkeys too (2)',
+    );
+    const kept = await person.client.submit(
+      '/settings/sessions',
+      '/settings/sessions/revoke-others',
+      {
+        password: person.password,
+      },
+    );
+    expect(kept.headers.location).toBe('/settings/sessions');
+    expect(await signedIn(first)).toBe(false);
+    expect(await passkeysOf(person.user.id)).toHaveLength(2);
+
+    // Asked: both go, each in the security log, and one mail names them.
+    const second = await elsewhere();
+    const removed = await person.client.submit(
+      '/settings/sessions',
+      '/settings/sessions/revoke-others',
+      { password: person.password, remove_passkeys: 'on' },
+    );
+    expect(removed.headers.location).toBe('/settings/sessions');
+    expect(await person.client.textOf('/settings/sessions')).toContain(
+      '1 other session has been signed out, and your 2 passkeys removed.',
+    );
+    expect(await signedIn(second)).toBe(false);
+    expect(await passkeysOf(person.user.id)).toEqual([]);
+    await t.app.get(Scheduler).drain();
+    const events = await t.dataSource
+      .getRepository(AuditEvent)
+      .findBy({ userId: person.user.id, event: 'account.passkey_removed' });
+    expect(
+      events.map((e) => JSON.parse(e.detail ?? '{}')).sort((a, b) => a.name.localeCompare(b.name)),
+    ).toEqual([
+      { name: 'Phone', because: 'signed out everywhere else' },
+      { name: 'Stolen laptop', because: 'signed out everywhere else' },
+    ]);
+    const mail = await t.mail.waitFor({
+      to: person.email,
+      subject: 'The passkeys of your Tessera account were removed',
+    });
+    expect(mail.text).toContain('"Phone", "Stolen laptop"');
+    for (const authenticator of authenticators) {
+      expect((await signInWith(authenticator)).res.headers.location).toBe('/login');
+    }
+  });
+
   it('should refuse a 21st passkey and keep challenges bounded to one per session and purpose', async () => {
     const person = await signedInPerson(t, { name: 'Max Many' });
     for (let i = 0; i < 20; i++) {
@@ -288,6 +480,61 @@ describe('passkeys', () => {
       .getRepository(PasskeyChallenge)
       .findBy({ purpose: 'sign-in' });
     expect(new Set(handles.map((h) => h.sessionHandle)).size).toBe(handles.length);
+  });
+});
+
+describe('passkeys where addresses are not confirmed (EMAIL_VERIFICATION=off)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', EMAIL_VERIFICATION: 'off' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should remove a passkey planted before the owner took the account back with a password reset, and say so', async () => {
+    // Someone signs up with another person's address, signs in and adds a passkey.
+    const email = uniqueEmail('planted');
+    const intruder = new WebClient(t.server, t.mail);
+    await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
+    const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    const planted = SoftAuthenticator.create();
+    expect((await addPasskeyFrom(t, intruder, planted, 'Planted')).status).toBe(303);
+    expect(await t.dataSource.getRepository(Passkey).countBy({ userId })).toBe(1);
+
+    // The owner takes it back with "Forgot your password?" and turns on two-factor sign-in.
+    const owner = new WebClient(t.server, t.mail);
+    await owner.submit('/forgot-password', '/forgot-password', { email });
+    const reset = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
+    const link = TestSmtpServer.linkPath(reset, '/reset-password/');
+    const fresh = 'the owner took it back';
+    const done = await owner.submit(link, link, { password: fresh, password_confirmation: fresh });
+    expect(done.headers.location).toBe('/login');
+    expect((await owner.login(email, fresh)).headers.location).toBe('/dashboard');
+    const { done: enabled } = await turnOnTwoFactorOnPages({ client: owner });
+    expect(enabled.status).toBe(200);
+
+    // The planted passkey signs nothing in: the reset removed it, and the notice says so.
+    expect(await t.dataSource.getRepository(Passkey).countBy({ userId })).toBe(0);
+    const attempt = await passkeySignIn(t, planted);
+    expect(attempt.res.headers.location).toBe('/login');
+    expect(await attempt.visitor.textOf('/login')).toContain(REFUSED);
+    expect((await attempt.visitor.get('/dashboard')).headers.location).toBe('/login');
+    expect((await intruder.get('/dashboard')).headers.location).toBe('/login');
+    const notice = await t.mail.waitFor({
+      to: email,
+      subject: 'Your Tessera password was changed',
+    });
+    expect(notice.text).toContain('Its passkey was removed too');
+    expect(notice.html).toContain('Its passkey was removed too');
+    await t.app.get(Scheduler).drain();
+    const removed = await t.dataSource
+      .getRepository(AuditEvent)
+      .findBy({ userId, event: 'account.passkey_removed' });
+    expect(removed.map((e) => JSON.parse(e.detail ?? '{}'))).toEqual([
+      { name: 'Planted', because: 'password reset' },
+    ]);
   });
 });
 
@@ -369,5 +616,47 @@ describe('passkey limits and expiry', () => {
       asker.post('/login/passkey/options', askerCsrf).set('X-Forwarded-For', '192.0.2.88'),
     );
     expect(tally(asked, (r) => String(r.status))).toEqual({ '200': 4, '429': 2 });
+  });
+});
+
+describe('passkey challenges under a burst', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should answer every one of a burst of sign-in challenges, leaving expired ones to the scheduler', async () => {
+    const challenges = t.dataSource.getRepository(PasskeyChallenge);
+    const past = new Date(Date.now() - 60_000);
+    await challenges.insert(
+      Array.from({ length: 300 }, (_, i) => ({
+        challenge: `expired-${i}`,
+        sessionHandle: `gone-${i}`,
+        purpose: 'sign-in' as const,
+        userId: null,
+        expiresAt: past,
+      })),
+    );
+    const visitors = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const visitor = new WebClient(t.server, t.mail);
+        return { visitor, csrf: await visitor.csrfFrom('/login') };
+      }),
+    );
+    for (let round = 0; round < 5; round++) {
+      const answers = await burst(visitors.length, t.server, (i) =>
+        visitors[i].visitor.post('/login/passkey/options', visitors[i].csrf),
+      );
+      expect(tally(answers, (r) => String(r.status))).toEqual({ '200': visitors.length });
+    }
+    // One live challenge per visitor; the expired ones are the scheduler's to delete, not theirs.
+    expect(await challenges.countBy({ expiresAt: MoreThan(new Date()) })).toBe(visitors.length);
+    expect(await challenges.countBy({ expiresAt: LessThan(new Date()) })).toBe(300);
+    expect(await t.app.get(PasskeyChallenges).prune()).toBe(300);
+    expect(await challenges.count()).toBe(visitors.length);
   });
 });

@@ -141,6 +141,8 @@ describe('forgotten passwords', () => {
       subject: 'Your Tessera password was changed',
     });
     expect(notice.text).toContain('every session of the account was signed out');
+    // It had no passkey: the notice says nothing of passkeys.
+    expect(notice.text).not.toMatch(/passkey/i);
     const row = await t.dataSource.getRepository(OneTimeLink).findOneByOrFail({ userId: user.id });
     expect(row.usedAt).toBeInstanceOf(Date);
     expect(Math.abs(row.expiresAt.getTime() - row.createdAt.getTime() - 3_600_000)).toBeLessThan(

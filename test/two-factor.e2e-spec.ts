@@ -311,8 +311,9 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     const person = await withTwoFactor();
     await forgetPasswordConfirmation(t, person);
     const asked = await person.client.submit('/settings/security', '/settings/two-factor/disable');
+    // The password itself: a passkey does not vouch for changes to the second factor.
     expect(asked.headers.location).toBe(
-      `/confirm-password?return_to=${encodeURIComponent('/settings/security')}`,
+      `/confirm-password?return_to=${encodeURIComponent('/settings/security')}&with=password`,
     );
     const newCodes = await person.client.submit(
       '/settings/security',
@@ -321,15 +322,15 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     expect(newCodes.headers.location).toBe(asked.headers.location);
     expect(await credentialOf(person)).not.toBeNull();
 
+    // The last action asked for goes on once the password is confirmed.
+    expect(await person.client.textOf(asked.headers.location)).toContain(
+      'Waiting for your password: Make new recovery codes',
+    );
     const confirmed = await person.client.submit(asked.headers.location, '/confirm-password', {
       password: PASSWORD,
       return_to: '/settings/security',
     });
-    // The last action asked for goes on once the password is confirmed.
     expect(confirmed.headers.location).toBe('/confirm-password/continue');
-    expect(await person.client.textOf('/confirm-password/continue')).toContain(
-      'going on with what you asked: Make new recovery codes',
-    );
     const codes = await person.client.resume();
     expect(codes.status).toBe(200);
     expect(visibleText(codes.text)).toContain('Recovery codes');

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { uniqueEmail } from './factories/index.js';
-import { sessionIdOf, visibleText } from './support/html.js';
+import type { AddressInfo } from 'node:net';
+import { createUser, uniqueEmail } from './factories/index.js';
+import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
+import { PASSWORD } from './support/people.js';
 import { editSessions } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
@@ -342,6 +344,154 @@ describe('sign-up, sign-in and sessions', () => {
       const res = await victim.agent.post('/logout').type('form').send({ _csrf: attackerToken });
       expect(res.status).toBe(403);
       expect((await victim.get('/dashboard')).status).toBe(200);
+    });
+  });
+
+  describe('forged sign-in forms', () => {
+    const cookiesOf = (res: request.Response) =>
+      ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+    /** The cookie named `name` that `res` sets, as a request sends it back (name=value). */
+    const cookieOf = (res: request.Response, name: string) =>
+      cookiesOf(res)
+        .find((c) => c.startsWith(`${name}=`))
+        ?.split(';')[0];
+    /** What a browser that opened the sign-in page holds: its cookies and the form's token. */
+    async function signInPage() {
+      const page = await request(t.server).get('/login');
+      return {
+        csrf: cookieOf(page, 'tessera.csrf'),
+        visitor: cookieOf(page, 'tessera.visitor'),
+        token: csrfTokenIn(page.text),
+      };
+    }
+    const postLogin = (cookies: (string | undefined)[], fields: Record<string, string>) =>
+      request(t.server)
+        .post('/login')
+        .set('Cookie', cookies.filter((c) => c !== undefined).join('; '))
+        .type('form')
+        .send(fields);
+
+    it("should refuse a visitor's CSRF pair in any browser but the one it was made in", async () => {
+      // The attacker opens the sign-in page in their own browser, for their own account.
+      const email = uniqueEmail('tosser');
+      await createUser(t.app, { name: 'Tosser', email, password: PASSWORD });
+      const attacker = await signInPage();
+      const fields = { email, password: PASSWORD, _csrf: attacker.token };
+
+      // Their pair, tossed into the victim's browser (which has a visitor id of its own, or none
+      // yet) and posted from there, signs nobody in.
+      const victim = await signInPage();
+      for (const cookies of [[victim.visitor, attacker.csrf], [attacker.csrf]]) {
+        const forged = await postLogin(cookies, fields);
+        expect(forged.status).toBe(403);
+        expect(visibleText(forged.text)).toContain(
+          'This form has expired or did not come from this site.',
+        );
+        expect(cookieOf(forged, 'tessera.sid')).toBeUndefined();
+      }
+      // In the browser it was made in, it serves.
+      const own = await postLogin([attacker.visitor, attacker.csrf], fields);
+      expect(own.headers.location).toBe('/dashboard');
+
+      // A random id, HttpOnly and SameSite=Lax, as the other cookies.
+      expect(attacker.visitor).toMatch(/^tessera\.visitor=[\w-]{32}$/);
+      const page = await request(t.server).get('/login');
+      const visitorCookie = cookiesOf(page).find((c) => c.startsWith('tessera.visitor='))!;
+      expect(visitorCookie).toMatch(/; HttpOnly/);
+      expect(visitorCookie).toMatch(/; SameSite=Lax/);
+      expect(visitorCookie).toMatch(/; Path=\//);
+    });
+
+    it("should refuse a visitor's form that the browser says comes from another site, with a page that says so", async () => {
+      const email = uniqueEmail('elsewhere');
+      await createUser(t.app, { name: 'Elsewhere', email, password: PASSWORD });
+      const send = async (headers: Record<string, string>) => {
+        const browser = await signInPage();
+        let req = postLogin([browser.visitor, browser.csrf], {
+          email,
+          password: PASSWORD,
+          _csrf: browser.token,
+        });
+        for (const [name, value] of Object.entries(headers)) req = req.set(name, value);
+        return req;
+      };
+      for (const headers of <Record<string, string>[]>[
+        { 'Sec-Fetch-Site': 'cross-site' },
+        { 'Sec-Fetch-Site': 'same-site', Origin: 'https://other.example.com' },
+        { Origin: 'https://evil.example' },
+      ]) {
+        const refused = await send(headers);
+        expect(refused.status).toBe(403);
+        expect(visibleText(refused.text)).toContain(
+          'This form was sent from another site, so Tessera did not act on it.',
+        );
+        expect(cookieOf(refused, 'tessera.sid')).toBeUndefined();
+      }
+      // This site's own pages; Origin: null (what no-referrer makes of this site's own forms); a
+      // client that is not a browser and says neither: the token decides, and it is good.
+      const own = `http://127.0.0.1:${(t.server.address() as AddressInfo).port}`;
+      for (const headers of <Record<string, string>[]>[
+        { 'Sec-Fetch-Site': 'same-origin', Origin: own },
+        { 'Sec-Fetch-Site': 'none' },
+        { Origin: own },
+        { Origin: new URL(t.config.app.publicUrl).origin },
+        { Origin: 'null' },
+        {},
+      ]) {
+        expect((await send(headers)).headers.location).toBe('/dashboard');
+      }
+    });
+
+    it('should name its cookies __Host- and always mark them Secure when APP_URL is https', async () => {
+      const https = await createTestApp({
+        APP_URL: 'https://tessera.example.com',
+        TRUST_PROXY: '1',
+      });
+      try {
+        const email = uniqueEmail('host-prefix');
+        await createUser(https.app, { name: 'Host Prefix', email, password: PASSWORD });
+        const viaTls = (req: request.Test) => req.set('X-Forwarded-Proto', 'https');
+        const page = await viaTls(request(https.server).get('/login'));
+        const csrf = cookieOf(page, '__Host-tessera.csrf');
+        const visitor = cookieOf(page, '__Host-tessera.visitor');
+        expect(csrf).toBeDefined();
+        expect(visitor).toBeDefined();
+        const signedIn = await viaTls(
+          request(https.server)
+            .post('/login')
+            .set('Cookie', `${csrf}; ${visitor}`)
+            .type('form')
+            .send({ email, password: PASSWORD, _csrf: csrfTokenIn(page.text) }),
+        );
+        expect(signedIn.headers.location).toBe('/dashboard');
+        const session = cookieOf(signedIn, '__Host-tessera.sid')!;
+        const set = [...cookiesOf(page), ...cookiesOf(signedIn)];
+        expect(set.length).toBeGreaterThanOrEqual(3);
+        for (const cookie of set) {
+          expect(cookie).toMatch(/^__Host-tessera\./);
+          expect(cookie).toMatch(/; Secure/);
+          expect(cookie).toMatch(/; Path=\/(;|$)/);
+          expect(cookie).not.toMatch(/; Domain=/i);
+        }
+        const dashboard = await viaTls(
+          request(https.server).get('/dashboard').set('Cookie', session),
+        );
+        expect(dashboard.status).toBe(200);
+        // Signing out clears it with the same attributes, as a __Host- cookie must be.
+        const logout = await viaTls(
+          request(https.server)
+            .post('/logout')
+            .set('Cookie', `${session}; ${cookieOf(dashboard, '__Host-tessera.csrf')}`)
+            .type('form')
+            .send({ _csrf: csrfTokenIn(dashboard.text) }),
+        );
+        expect(logout.headers.location).toBe('/login');
+        const cleared = cookiesOf(logout).find((c) => c.startsWith('__Host-tessera.sid='));
+        expect(cleared).toMatch(/; Secure/);
+        expect(cleared).toMatch(/; Path=\//);
+      } finally {
+        await https.close();
+      }
     });
   });
 

@@ -6,6 +6,7 @@ import { accountOf, type Actor } from '../common/actor.js';
 import { NotFoundError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
 import { sessionHandle } from '../auth/access.js';
+import { PasskeysService } from '../passkeys/passkeys.service.js';
 import { toSessionView, type SessionView } from './session.view.js';
 import { Clock } from '../clock/clock.js';
 
@@ -16,6 +17,7 @@ export class BrowserSessionsService {
     private readonly audit: AuditLog,
     private readonly sessions: SessionsRepository,
     private readonly auth: AuthService,
+    private readonly passkeys: PasskeysService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
   ) {}
@@ -46,18 +48,29 @@ export class BrowserSessionsService {
     });
   }
 
-  /** Signs the account out everywhere but here, once the password is typed again. */
-  async revokeOthers(actor: Actor, password: string, currentId: string): Promise<number> {
+  /**
+   * Signs the account out everywhere but here, once the password is typed again; with
+   * `removePasskeys`, the account's passkeys go too (each a way in that needs no password).
+   */
+  async revokeOthers(
+    actor: Actor,
+    password: string,
+    currentId: string,
+    removePasskeys = false,
+  ): Promise<{ sessions: number; passkeys: number }> {
     await this.auth.confirmPassword(actor, password);
     return this.transactions.run(async (m) => {
-      const count = await this.sessions.deleteOthersForUser(m, accountOf(actor), currentId);
-      if (count > 0) {
+      const sessions = await this.sessions.deleteOthersForUser(m, accountOf(actor), currentId);
+      const passkeys = removePasskeys
+        ? await this.passkeys.removeAll(m, actor, 'signed out everywhere else', { notify: true })
+        : 0;
+      if (sessions > 0) {
         this.audit.recordAfterCommit(m, actor, {
           event: 'account.session_revoked',
-          detail: { sessions: count },
+          detail: { sessions, ...(removePasskeys ? { passkeys_removed: passkeys } : {}) },
         });
       }
-      return count;
+      return { sessions, passkeys };
     });
   }
 }

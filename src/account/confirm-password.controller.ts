@@ -39,16 +39,20 @@ export class ConfirmPasswordController {
   async page(
     @CurrentActor() actor: Actor,
     @Query('return_to') returnTo: unknown,
+    @Query('with') only: unknown,
     @Req() req: Request,
   ): Promise<object> {
     const action = this.sudo.pending(req.session, returnTo);
+    // What waits needs the password itself: a passkey is not offered (nor would it do).
+    const passwordOnly = only === 'password' || action?.passwordOnly === true;
     const hasPasskey = await this.passkeys.has(accountOf(actor));
     return {
       title: 'Confirm your password',
       returnTo: isReturnPage(returnTo) ? returnTo : '',
       action: action?.label,
-      hasPasskey,
-      passkeyScripts: hasPasskey,
+      hasPasskey: hasPasskey && !passwordOnly,
+      passkeyNotEnough: hasPasskey && passwordOnly,
+      passkeyScripts: hasPasskey && !passwordOnly,
     };
   }
 
@@ -76,7 +80,10 @@ export class ConfirmPasswordController {
     );
   }
 
-  /** One of the person's passkeys instead of the password: the same as typing it. */
+  /**
+   * One of the person's passkeys instead of the password: the same as typing it, except where
+   * only the password will do.
+   */
   @Post('passkey')
   @FormPage('/confirm-password')
   @Redirect('/dashboard', 303)
@@ -92,28 +99,31 @@ export class ConfirmPasswordController {
       form.credential,
       accountOf(actor),
     );
-    return { url: this.confirmed(req, form.return_to) };
+    return { url: this.confirmed(req, form.return_to, 'passkey') };
   }
 
   /** Sudo mode from now; on to the action that waited, or the page asked for. */
-  private confirmed(req: Request, returnTo: string | undefined): string {
-    this.sudo.confirmed(req.session);
-    if (this.sudo.pending(req.session, returnTo)) return CONTINUE_PAGE;
+  private confirmed(
+    req: Request,
+    returnTo: string | undefined,
+    via: 'password' | 'passkey' = 'password',
+  ): string {
+    this.sudo.confirmed(req.session, via);
+    if (this.sudo.bindPending(req.session, returnTo)) return CONTINUE_PAGE;
     flash(req.session, { notice: 'Confirmed: you can go ahead.' });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
 
   /**
-   * The form that waited for the password, filled in as it was sent, posting where it posted
-   * (a GET: shows it and changes nothing), or that nothing is waiting.
+   * The form that waited for the password and was confirmed for, filled in as it was sent,
+   * posting where it posted, shown once (the action itself is done by that POST); or that
+   * nothing is waiting. Only Tessera's own pages lead here: see SudoMode.resume.
    */
   @Get('continue')
   @Render('account/continue')
   continuePage(@Req() req: Request): object {
-    const action = req.session.pendingAction;
-    if (!action || !this.sudo.pending(req.session, action.page)) {
-      return { title: 'Nothing is waiting' };
-    }
+    const action = this.sudo.resume(req);
+    if (!action) return { title: 'Nothing is waiting' };
     return { title: 'Password confirmed', action: action.label, ...formOf(action) };
   }
 }

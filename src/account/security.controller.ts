@@ -20,15 +20,17 @@ export class SecurityController {
   @Get()
   @Render('account/security')
   async page(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<object> {
-    const [twoFactor, passkeys] = await Promise.all([
+    const [twoFactor, passkeys, passkeyAddressToConfirm] = await Promise.all([
       this.twoFactor.status(actor),
       this.passkeys.list(actor),
+      this.passkeys.addressToConfirm(actor),
     ]);
     return {
       title: 'Security',
       twoFactor,
       setupUnderWay: this.setups.has(session),
       passkeys,
+      passkeyAddressToConfirm,
       passkeyScripts: true,
     };
   }

@@ -7,7 +7,8 @@ import { SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { BrowserSessionsService } from './browser-sessions.service.js';
-import { PasswordForm } from './dto/account.forms.js';
+import { SignOutOthersForm } from './dto/account.forms.js';
+import { PasskeysService } from '../passkeys/passkeys.service.js';
 
 const PAGE = '/settings/sessions';
 
@@ -15,13 +16,24 @@ const PAGE = '/settings/sessions';
 @Controller('settings/sessions')
 @SignedIn()
 export class SessionsController {
-  constructor(private readonly sessions: BrowserSessionsService) {}
+  constructor(
+    private readonly sessions: BrowserSessionsService,
+    private readonly passkeys: PasskeysService,
+  ) {}
 
   @Get()
   @Render('account/sessions')
   async page(@CurrentActor() actor: Actor, @Req() req: Request): Promise<object> {
-    const sessions = await this.sessions.list(actor, req.sessionID);
-    return { title: 'Sessions', sessions, others: sessions.some((s) => !s.current) };
+    const [sessions, passkeys] = await Promise.all([
+      this.sessions.list(actor, req.sessionID),
+      this.passkeys.list(actor),
+    ]);
+    return {
+      title: 'Sessions',
+      sessions,
+      others: sessions.some((s) => !s.current),
+      passkeyCount: passkeys.length,
+    };
   }
 
   /** `:id` is the session's handle from the page, never its id. */
@@ -41,15 +53,24 @@ export class SessionsController {
   @Redirect(PAGE, 303)
   async revokeOthers(
     @CurrentActor() actor: Actor,
-    @Form() form: PasswordForm,
+    @Form() form: SignOutOthersForm,
     @Req() req: Request,
   ): Promise<void> {
-    const ended = await this.sessions.revokeOthers(actor, form.password, req.sessionID);
-    flash(req.session, {
-      notice:
-        ended === 1
-          ? '1 other session has been signed out.'
-          : `${ended} other sessions have been signed out.`,
-    });
+    const ended = await this.sessions.revokeOthers(
+      actor,
+      form.password,
+      req.sessionID,
+      form.remove_passkeys === 'on',
+    );
+    flash(req.session, { notice: signedOutNotice(ended) });
   }
+}
+
+function signedOutNotice({ sessions, passkeys }: { sessions: number; passkeys: number }): string {
+  const signedOut =
+    sessions === 1
+      ? '1 other session has been signed out'
+      : `${sessions} other sessions have been signed out`;
+  if (passkeys === 0) return `${signedOut}.`;
+  return `${signedOut}, and ${passkeys === 1 ? 'your passkey' : `your ${passkeys} passkeys`} removed.`;
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '../common/errors/domain.error.js';
+import { DomainError, type NextStep } from '../common/errors/domain.error.js';
 
 /** The same answer for an unknown email and a wrong password, so neither can be probed. */
 export class InvalidCredentialsError extends DomainError {
@@ -14,6 +14,20 @@ export class SignInRequiredError extends DomainError {
   readonly status = 401;
   constructor() {
     super('Please sign in to continue.');
+  }
+}
+
+/**
+ * A request a browser says came from another site (or would not say where from), where only
+ * Tessera's own pages may lead. `message` says what was not done and what to do instead.
+ */
+export class CrossSiteRequestError extends DomainError {
+  readonly code = 'cross_site_request';
+  readonly status = 403;
+  override readonly nextStep?: NextStep;
+  constructor(message: string, nextStep?: NextStep) {
+    super(message);
+    this.nextStep = nextStep;
   }
 }
 

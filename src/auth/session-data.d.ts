@@ -9,6 +9,11 @@ declare module 'express-session' {
     /** When the password was last typed in this session (epoch ms), for sudo mode. */
     passwordConfirmedAt?: number;
     /**
+     * That time was a passkey's (signing in or confirming with one), not the password's: it
+     * does not count where only the password will do (adding a passkey, two-factor changes).
+     */
+    sudoByPasskey?: boolean;
+    /**
      * A sign-in whose password was right, waiting for the second factor: nobody is signed in
      * yet. `attempt` names it for the limit on wrong codes; `at` is when the password was typed;
      * `credentialStamp` is the account's stamp then (a password changed since ends it).

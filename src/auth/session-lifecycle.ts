@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import type { User } from '../users/user.entity.js';
@@ -7,10 +7,12 @@ import { isReturnPage } from '../common/web/return-to.js';
 import { credentialStamp } from './credential-stamp.js';
 import { actorOf, signedInActor } from './access.js';
 import { noteActivity } from './session-activity.js';
-import { SESSION_COOKIE } from './web-session.js';
+import { webCookiesFor, type WebCookies } from './web-session.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
 import { Clock } from '../clock/clock.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
 
 function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => run((err) => (err ? reject(err) : resolve())));
@@ -19,12 +21,17 @@ function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> 
 /** Signing in and out of a browser session. */
 @Injectable()
 export class SessionLifecycle {
+  private readonly cookies: WebCookies;
+
   constructor(
     private readonly audit: AuditLog,
     private readonly sessions: SessionsRepository,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
-  ) {}
+    @Inject(CONFIG) config: Config,
+  ) {
+    this.cookies = webCookiesFor(config);
+  }
 
   /**
    * A new session id at sign-in, so a session id planted before it is worth nothing after.
@@ -35,14 +42,19 @@ export class SessionLifecycle {
     req: Request,
     user: User,
     returnTo?: string,
-    /** How the person proved who they are, for the security log, when not the password. */
+    /**
+     * How the person proved who they are, for the security log, when not the password alone;
+     * `passkey` alone means no password was typed.
+     */
     method?: { method: string; passkey?: string },
   ): Promise<string> {
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = this.clock.nowMs();
-    // Signing in is typing the password: sensitive actions need no second ask.
+    // Signing in is typing the password: sensitive actions need no second ask. A passkey alone
+    // counts too, except where only the password will do (see SudoOptions).
     req.session.passwordConfirmedAt = req.session.signedInAt;
+    if (method?.method === 'passkey') req.session.sudoByPasskey = true;
     req.session.credentialStamp = credentialStamp(user.passwordHash);
     noteActivity(req, req.session.signedInAt);
     await promisify((done) => req.session.save(done));
@@ -84,6 +96,8 @@ export class SessionLifecycle {
     const ended = await this.transactions.run((m) => this.sessions.delete(m, req.sessionID));
     if (ended && actor.kind === 'person') this.audit.record(actor, { event: 'sign-in.signed_out' });
     await promisify((done) => req.session.destroy(done));
-    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax' });
+    // A __Host- cookie is cleared only with the attributes it was set with.
+    const secure = this.cookies.secure === true || req.secure;
+    res.clearCookie(this.cookies.session, { httpOnly: true, sameSite: 'lax', path: '/', secure });
   }
 }

@@ -14,20 +14,38 @@ import { DomainError } from '../common/errors/domain.error.js';
 import { keptInput } from '../common/web/flash.js';
 import { FORM_PAGE, fillPage, formFieldsOf } from '../common/web/form-page.js';
 import { Clock } from '../clock/clock.js';
+import { CrossSiteRequestError } from './auth.errors.js';
+import { isNavigationFromHere } from './request-site.js';
 
 /** How long a password typed (to sign in, register or confirm) unlocks sensitive actions. */
 export const RECENT_PASSWORD_MS = 15 * 60_000;
 
 export const CONFIRM_PASSWORD_PAGE = '/confirm-password';
 
+export interface SudoOptions {
+  /**
+   * Only the password typed lately will do, not a passkey (one that signed the person in, or
+   * confirmed with): for adding a passkey and changing two-factor sign-in, where a passkey would
+   * vouch for itself. A passkey planted on the account, or a browser signed in with one, cannot
+   * then add another or turn the second factor off without the password.
+   */
+  passwordOnly?: boolean;
+}
+
+/** Where to confirm the password (`with=password`: a passkey will not do) and come back to `returnTo`. */
+export function confirmationPage(returnTo: string, { passwordOnly }: SudoOptions = {}): string {
+  const query = `return_to=${encodeURIComponent(returnTo)}${passwordOnly ? '&with=password' : ''}`;
+  return `${CONFIRM_PASSWORD_PAGE}?${query}`;
+}
+
 /** Sends the person to confirm their password, then back to `returnTo`. */
 export class PasswordConfirmationRequiredError extends DomainError {
   readonly code = 'password_confirmation_required';
   readonly status = 403;
   override readonly pageRedirect: string;
-  constructor(returnTo: string) {
+  constructor(returnTo: string, options: SudoOptions = {}) {
     super('Confirm your password to continue.');
-    this.pageRedirect = `${CONFIRM_PASSWORD_PAGE}?return_to=${encodeURIComponent(returnTo)}`;
+    this.pageRedirect = confirmationPage(returnTo, options);
   }
 }
 
@@ -42,6 +60,13 @@ export interface PendingAction {
   label: string;
   fields: Record<string, unknown>;
   at: number;
+  /** Only the password may confirm it (SudoOptions). */
+  passwordOnly?: boolean;
+  /**
+   * When the person confirmed their password on the page that named this action: only then
+   * may the continue page send it, once.
+   */
+  confirmedAt?: number;
 }
 
 /** When the password was last typed in a session, and whether that was recent enough. */
@@ -49,13 +74,18 @@ export interface PendingAction {
 export class SudoMode {
   constructor(private readonly clock: Clock) {}
 
-  /** The password was typed just now (signed in, confirmed, changed). */
-  confirmed(session: Request['session']): void {
+  /**
+   * The person proved it is them just now: typed the password (signed in, confirmed, changed
+   * it), or confirmed with a passkey (which does not count where only the password will do).
+   */
+  confirmed(session: Request['session'], via: 'password' | 'passkey' = 'password'): void {
     session.passwordConfirmedAt = this.clock.nowMs();
+    if (via === 'passkey') session.sudoByPasskey = true;
+    else delete session.sudoByPasskey;
   }
 
-  isRecent(session: Request['session'] | undefined): boolean {
-    return isRecentPassword(session, this.clock.nowMs());
+  isRecent(session: Request['session'] | undefined, options: SudoOptions = {}): boolean {
+    return isRecentPassword(session, this.clock.nowMs(), options);
   }
 
   /**
@@ -72,6 +102,40 @@ export class SudoMode {
     if (!action || action.page !== page) return undefined;
     return this.clock.nowMs() - action.at < RECENT_PASSWORD_MS ? action : undefined;
   }
+
+  /**
+   * The password was just confirmed on the page of `returnTo`: the action waiting for that page
+   * is now the continue page's to send (true), or, confirmed for anything else, any action
+   * waiting is dropped, never to be sent by a later visit to the continue page (false).
+   */
+  bindPending(session: Request['session'], returnTo: unknown): boolean {
+    const action = this.pending(session, returnTo);
+    if (!action) {
+      delete session.pendingAction;
+      return false;
+    }
+    action.confirmedAt = this.clock.nowMs();
+    return true;
+  }
+
+  /**
+   * The action the person just confirmed their password for, taken out of the session as the
+   * continue page shows it: once. Only for a navigation that the browser says started on
+   * Tessera's pages (or with the person alone); anything else, a link from another site
+   * included, drops what waits and is refused.
+   */
+  resume(req: Request): PendingAction | undefined {
+    const action = req.session.pendingAction;
+    delete req.session.pendingAction;
+    if (!isNavigationFromHere(req)) {
+      throw new CrossSiteRequestError(
+        'Tessera goes on with an action you confirmed only when its own pages lead here, not a link from elsewhere. Nothing was done: do it again from its page (your password is confirmed).',
+        { href: '/dashboard', label: 'Go to your dashboard' },
+      );
+    }
+    if (action?.confirmedAt === undefined) return undefined;
+    return this.clock.nowMs() - action.at < RECENT_PASSWORD_MS ? action : undefined;
+  }
 }
 
 /**
@@ -85,14 +149,15 @@ function requireRecent(
   label: string,
   page: string,
   fields: readonly string[] = [],
+  options: SudoOptions = {},
 ): void {
-  if (isRecentPassword(req.session, now)) {
+  if (isRecentPassword(req.session, now, options)) {
     if (req.method !== 'GET' && req.session.pendingAction) delete req.session.pendingAction;
     return;
   }
   if (req.method === 'GET' || req.method === 'HEAD') {
     delete req.session.pendingAction;
-    throw new PasswordConfirmationRequiredError(req.originalUrl);
+    throw new PasswordConfirmationRequiredError(req.originalUrl, options);
   }
   req.session.pendingAction = {
     path: req.originalUrl,
@@ -100,17 +165,27 @@ function requireRecent(
     label,
     fields: keptInput(req.body, fields),
     at: now,
+    ...(options.passwordOnly ? { passwordOnly: true } : {}),
   };
-  throw new PasswordConfirmationRequiredError(page);
+  throw new PasswordConfirmationRequiredError(page, options);
 }
 
-/** Whether the session's password was typed within the last RECENT_PASSWORD_MS. */
-function isRecentPassword(session: Request['session'] | undefined, now: number): boolean {
+/**
+ * Whether the session's password was typed (or, unless `passwordOnly`, a passkey used) within
+ * the last RECENT_PASSWORD_MS.
+ */
+function isRecentPassword(
+  session: Request['session'] | undefined,
+  now: number,
+  { passwordOnly = false }: SudoOptions = {},
+): boolean {
   const at = session?.passwordConfirmedAt;
-  return typeof at === 'number' && now - at < RECENT_PASSWORD_MS;
+  if (typeof at !== 'number' || now - at >= RECENT_PASSWORD_MS) return false;
+  return !(passwordOnly && session?.sudoByPasskey === true);
 }
 
 const SUDO_LABEL = 'tessera:sudo-label';
+const SUDO_OPTIONS = 'tessera:sudo-options';
 
 @Injectable()
 export class RecentPasswordInterceptor implements NestInterceptor {
@@ -126,15 +201,21 @@ export class RecentPasswordInterceptor implements NestInterceptor {
     // The page whose form posted here, to come back to (or the page asked for).
     const page = form ? fillPage(form, req) : req.originalUrl;
     const label = this.reflector.get<string>(SUDO_LABEL, handler);
-    requireRecent(req, this.clock.nowMs(), label, page, formFieldsOf(context));
+    const options = this.reflector.get<SudoOptions | undefined>(SUDO_OPTIONS, handler);
+    requireRecent(req, this.clock.nowMs(), label, page, formFieldsOf(context), options);
     return next.handle();
   }
 }
 
 /**
- * Sudo mode: the action needs the password typed in the last 15 minutes, else the person
- * confirms it first and the action goes on (GitHub's and Jetstream's "confirm password").
- * `label` names the action for the confirmation page ("Transfer the team").
+ * Sudo mode: the action needs the password typed in the last 15 minutes (or a passkey used,
+ * unless `passwordOnly`), else the person confirms it first and the action goes on (GitHub's
+ * and Jetstream's "confirm password"). `label` names the action for the confirmation page
+ * ("Transfer the team").
  */
-export const RequireRecentPassword = (label: string) =>
-  applyDecorators(SetMetadata(SUDO_LABEL, label), UseInterceptors(RecentPasswordInterceptor));
+export const RequireRecentPassword = (label: string, options: SudoOptions = {}) =>
+  applyDecorators(
+    SetMetadata(SUDO_LABEL, label),
+    SetMetadata(SUDO_OPTIONS, options),
+    UseInterceptors(RecentPasswordInterceptor),
+  );

@@ -11,7 +11,9 @@ import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { CrossSiteRequestError } from './auth.errors.js';
 import { credentialStamp } from './credential-stamp.js';
+import { fetchSiteOf } from './request-site.js';
 import { noteActivity } from './session-activity.js';
 import { SessionsRepository } from './sessions.repository.js';
 
@@ -21,13 +23,41 @@ import { SessionsRepository } from './sessions.repository.js';
  * request (configureApp mounts it on the pages' branch only; the API never reads a session).
  */
 
-export const SESSION_COOKIE = 'tessera.sid';
-export const CSRF_COOKIE = 'tessera.csrf';
+/**
+ * The pages' cookies. With an https APP_URL they are `__Host-` cookies (always Secure, for the
+ * host alone, path `/`), which no other host of the domain can set: a sibling subdomain cannot
+ * toss its own session, CSRF pair or visitor id into a browser. Over plain http the prefix is
+ * not allowed, and Secure follows the request (through a trusted proxy too).
+ */
+export interface WebCookies {
+  /** The session's id. */
+  session: string;
+  /** The CSRF token's cookie half. */
+  csrf: string;
+  /** A visitor's random id, that a visitor's CSRF tokens are bound to. */
+  visitor: string;
+  /** `true` with an https APP_URL; else Secure whenever the request came over HTTPS. */
+  secure: true | 'auto';
+}
+
+export function webCookiesFor(config: Config): WebCookies {
+  const https = config.app.publicUrl.startsWith('https:');
+  const prefix = https ? '__Host-' : '';
+  return {
+    session: `${prefix}tessera.sid`,
+    csrf: `${prefix}tessera.csrf`,
+    visitor: `${prefix}tessera.visitor`,
+    secure: https ? true : 'auto',
+  };
+}
 
 /** How long a session nobody signed in to lives without use. */
 export const GUEST_SESSION_MS = 15 * 60_000;
 
 const TOUCH_SLACK_MS = 60_000;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const CROSS_SITE_FORM =
+  'This form was sent from another site, so Tessera did not act on it. Open Tessera yourself, from its address, and try again.';
 const PRUNE_EVERY_MS = 5 * 60_000;
 
 type Callback<T = void> = (err?: unknown, value?: T) => void;
@@ -134,9 +164,12 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
  * - **CSRF**, kept nowhere on the server: a signed double-submit token (csrf-csrf). The token is
  *   an HMAC, under a key derived from SESSION_SECRET, of a random value and the signed-in
  *   session's id; it goes in an HttpOnly cookie and in the form's `_csrf`, and a POST must bring
- *   both, equal, with an HMAC that matches. A visitor's token is bound to no session, so viewing
- *   the sign-in page stores nothing; once signed in, a token from before (or from another
- *   session) no longer matches.
+ *   both, equal, with an HMAC that matches. A visitor's token is bound instead to a random id in
+ *   a cookie of its own, so viewing the sign-in page stores nothing, and a pair made in one
+ *   browser (an attacker's, tossed into another) does not serve in another; once signed in, a
+ *   token from before (or from another session) no longer matches. A visitor's form that the
+ *   browser says comes from another site (`Sec-Fetch-Site`, else `Origin`) is refused with a
+ *   page that says so; a client that says neither is judged by its token alone.
  * - **The signed-in person** for guards, controllers and views; a session older than the
  *   absolute timeout however active it has been, or signed in under a password changed since,
  *   is ended.
@@ -152,6 +185,9 @@ export class WebSession implements NestMiddleware {
   private readonly protect: RequestHandler;
   private readonly generateCsrf: (req: Request, res: Response) => string;
   private readonly absoluteMs: number;
+  private readonly cookies: WebCookies;
+  /** APP_URL's origin, which a visitor's form may come from (besides the request's own). */
+  private readonly origin: string;
 
   constructor(
     @Inject(CONFIG) config: Config,
@@ -159,37 +195,49 @@ export class WebSession implements NestMiddleware {
     private readonly users: UsersRepository,
     private readonly clock: Clock,
   ) {
+    this.cookies = webCookiesFor(config);
+    this.origin = new URL(config.app.publicUrl).origin;
+    const cookies = this.cookies;
+    if (cookies.secure === true && config.web.trustProxy === false) {
+      new Logger('Sessions').warn(
+        'APP_URL is https but TRUST_PROXY is not set: Tessera serves plain http, so it must learn from the TLS proxy in front that a request came over https, or no session cookie (Secure, __Host-) is set and nobody can sign in',
+      );
+    }
     this.session = session({
-      name: SESSION_COOKIE,
+      name: cookies.session,
       secret: config.web.sessionSecret,
       store,
       genid: (req) => store.generateId(req as Request),
       resave: false,
       saveUninitialized: false,
       rolling: true,
-      // 'auto': Secure whenever the request came over HTTPS (through a trusted proxy too).
       cookie: {
         httpOnly: true,
         sameSite: 'lax',
-        secure: 'auto',
+        secure: cookies.secure,
+        path: '/',
         maxAge: config.web.sessionIdleMinutes * 60_000,
       },
     });
     const key = createHmac('sha256', config.web.sessionSecret).update('csrf').digest('hex');
     const { doubleCsrfProtection, generateCsrfToken } = doubleCsrf({
       getSecret: () => key,
-      getSessionIdentifier: (req) => (req.session?.userId !== undefined ? req.sessionID : ''),
-      cookieName: CSRF_COOKIE,
+      // Signed in: the session. A visitor: their random id (nothing, when they have none yet).
+      getSessionIdentifier: (req) =>
+        req.session?.userId !== undefined
+          ? req.sessionID
+          : `visitor:${(req.cookies as Record<string, string | undefined>)[cookies.visitor] ?? ''}`,
+      cookieName: cookies.csrf,
       getCsrfTokenFromRequest: (req) =>
         (req.body as Record<string, unknown> | undefined)?._csrf as string | undefined,
       size: 32,
     });
     this.protect = doubleCsrfProtection;
-    // Secure whenever the request came over HTTPS (through a trusted proxy too), as the session's.
-    this.generateCsrf = (req, res) =>
-      generateCsrfToken(req, res, {
-        cookieOptions: { httpOnly: true, sameSite: 'lax', path: '/', secure: req.secure },
-      });
+    this.generateCsrf = (req, res) => {
+      const cookieOptions = this.cookieOptions(req);
+      if (req.session?.userId === undefined) this.ensureVisitorId(req, res);
+      return generateCsrfToken(req, res, { cookieOptions });
+    };
     this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
   }
 
@@ -204,18 +252,54 @@ export class WebSession implements NestMiddleware {
         req.session.cookie.maxAge = GUEST_SESSION_MS;
       }
       this.parseCookies(req, res, () => {
+        const crossSite = this.visitorFormFromElsewhere(req)
+          ? new CrossSiteRequestError(CROSS_SITE_FORM, { href: '/login', label: 'Go to sign-in' })
+          : undefined;
         this.protect(req, res, (csrfError?: unknown) => {
           // Made only when a page renders a form (`{{csrfToken}}` calls it), once however many.
           let token: string | undefined;
           req.csrfToken = () => (token ??= this.generateCsrf(req, res));
+          const refusal = crossSite ?? csrfError;
           // A refused form still knows who is signed in, so its error page has their header.
           this.signedIn(req, res).then(
-            () => next(csrfError),
-            (error: unknown) => next(csrfError ?? error),
+            () => next(refusal),
+            (error: unknown) => next(refusal ?? error),
           );
         });
       });
     });
+  }
+
+  /** Secure as the session's cookie is: always with an https APP_URL, else over HTTPS. */
+  private cookieOptions(req: Request) {
+    const secure = this.cookies.secure === true || req.secure;
+    return { httpOnly: true, sameSite: 'lax' as const, path: '/', secure };
+  }
+
+  /** Gives a visitor a random id to bind their CSRF tokens to, unless they have one. */
+  private ensureVisitorId(req: Request, res: Response): void {
+    const cookies = req.cookies as Record<string, string | undefined>;
+    if (typeof cookies[this.cookies.visitor] === 'string' && cookies[this.cookies.visitor]) return;
+    const id = randomBytes(24).toString('base64url');
+    res.cookie(this.cookies.visitor, id, this.cookieOptions(req));
+    // The token made next in this request is bound to it.
+    cookies[this.cookies.visitor] = id;
+  }
+
+  /**
+   * A form posted by a visitor (nobody signed in) that the browser says comes from another site:
+   * `Sec-Fetch-Site` other than same-origin (or none), or else an `Origin` that is neither
+   * APP_URL's nor the request's own. `Origin: null` says nothing (pages are sent with
+   * `Referrer-Policy: no-referrer`, under which a browser writes null even for this site's own
+   * forms), and neither header is what a client that is not a browser sends: the token decides.
+   */
+  private visitorFormFromElsewhere(req: Request): boolean {
+    if (SAFE_METHODS.has(req.method) || req.session?.userId !== undefined) return false;
+    const site = fetchSiteOf(req);
+    if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+    const origin = req.headers.origin;
+    if (typeof origin !== 'string' || origin === 'null') return false;
+    return origin !== this.origin && origin !== `${req.protocol}://${req.get('host') ?? ''}`;
   }
 
   private async signedIn(req: Request, res: Response): Promise<void> {

@@ -2,7 +2,7 @@ import { Controller, HttpCode, Post, Redirect, Req, Session } from '@nestjs/comm
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { CurrentActor } from '../auth/access.js';
-import { CONFIRM_PASSWORD_PAGE, RequireRecentPassword, SudoMode } from '../auth/sudo-mode.js';
+import { confirmationPage, RequireRecentPassword, SudoMode } from '../auth/sudo-mode.js';
 import { Clock } from '../clock/clock.js';
 import type { Actor } from '../common/actor.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
@@ -16,8 +16,12 @@ import { answeringSessionOf, passkeySessionOf } from './passkey-session.js';
 import { PasskeysService } from './passkeys.service.js';
 
 const SECURITY_PAGE = '/settings/security';
+const PASSWORD_ONLY = { passwordOnly: true };
 
-/** Account Settings > Security's passkeys: adding (sudo mode), renaming and removing (sudo). */
+/**
+ * Account Settings > Security's passkeys: adding (the password typed lately: a passkey does not
+ * vouch for another), renaming, and removing (sudo mode).
+ */
 @Controller('settings/passkeys')
 @SignedIn()
 export class PasskeysController {
@@ -35,17 +39,15 @@ export class PasskeysController {
   @HttpCode(200)
   @RouteLimit('passkey-challenges')
   async options(@CurrentActor() actor: Actor, @Req() req: Request): Promise<object> {
-    if (!this.sudo.isRecent(req.session)) {
-      return {
-        confirmPassword: `${CONFIRM_PASSWORD_PAGE}?return_to=${encodeURIComponent(SECURITY_PAGE)}`,
-      };
+    if (!this.sudo.isRecent(req.session, PASSWORD_ONLY)) {
+      return { confirmPassword: confirmationPage(SECURITY_PAGE, PASSWORD_ONLY) };
     }
     return this.passkeys.registrationOptions(actor, passkeySessionOf(req, this.clock.nowMs()));
   }
 
   @Post()
   @FormPage(SECURITY_PAGE)
-  @RequireRecentPassword('Add the passkey')
+  @RequireRecentPassword('Add the passkey', PASSWORD_ONLY)
   @Redirect(SECURITY_PAGE, 303)
   async add(
     @CurrentActor() actor: Actor,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource, LessThan, MoreThan, type EntityManager } from 'typeorm';
+import { DataSource, In, LessThan, MoreThan, type EntityManager } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { PasskeyChallenge, type ChallengePurpose } from './passkey-challenge.entity.js';
 import { PasskeyUserHandle } from './passkey-user-handle.entity.js';
@@ -65,6 +65,19 @@ export class PasskeysRepository {
     return result.affected === 1;
   }
 
+  /**
+   * Removes every passkey of the person's; the names of those removed. Call it with the
+   * person's row locked, so that a passkey added meanwhile is either named or left alone.
+   */
+  async removeAllForUser(manager: EntityManager, userId: number): Promise<string[]> {
+    const rows = await manager
+      .getRepository(Passkey)
+      .find({ where: { userId }, select: { id: true, name: true }, order: { id: 'ASC' } });
+    if (rows.length === 0) return [];
+    await manager.getRepository(Passkey).delete({ userId, id: In(rows.map((r) => r.id)) });
+    return rows.map((r) => r.name);
+  }
+
   /** Removes one of the person's passkeys; whether this call removed it. */
   async remove(manager: EntityManager, userId: number, id: number): Promise<boolean> {
     return ((await manager.getRepository(Passkey).delete({ userId, id })).affected ?? 0) === 1;
@@ -112,21 +125,29 @@ export class PasskeysRepository {
     return row?.userId ?? null;
   }
 
-  /**
-   * Hands out a challenge: the session's earlier one for the same purpose goes, and so do those
-   * past their time (any session's), so the table holds one live challenge per session and
-   * purpose at most.
-   */
-  async saveChallenge(
+  /** Deletes the session's challenge for `purpose`, if it has one (asking again replaces it). */
+  async dropChallenge(
+    manager: EntityManager,
+    sessionHandle: string,
+    purpose: ChallengePurpose,
+  ): Promise<void> {
+    await manager.getRepository(PasskeyChallenge).delete({ sessionHandle, purpose });
+  }
+
+  async insertChallenge(
     manager: EntityManager,
     claim: ChallengeClaim,
     expiresAt: Date,
-    now: Date,
   ): Promise<void> {
-    const challenges = manager.getRepository(PasskeyChallenge);
-    await challenges.delete({ sessionHandle: claim.sessionHandle, purpose: claim.purpose });
-    await challenges.delete({ expiresAt: LessThan(now) });
-    await challenges.insert({ ...claim, expiresAt });
+    await manager.getRepository(PasskeyChallenge).insert({ ...claim, expiresAt });
+  }
+
+  /** Deletes every challenge past its time, any session's; how many. */
+  async deleteExpiredChallenges(manager: EntityManager, now: Date): Promise<number> {
+    const result = await manager.getRepository(PasskeyChallenge).delete({
+      expiresAt: LessThan(now),
+    });
+    return result.affected ?? 0;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type {
   AuthenticationResponseJSON,
   AuthenticatorTransport,
@@ -13,10 +14,12 @@ import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { ChallengePurpose } from './passkey-challenge.entity.js';
+import { CHALLENGE_MS, PasskeyChallenges } from './passkey-challenges.js';
 import type { Passkey } from './passkey.entity.js';
 import {
   PasskeyAlreadyAddedError,
@@ -34,11 +37,10 @@ import { relyingPartyOf, type RelyingParty } from './relying-party.js';
  */
 const webauthn = () => import('@simplewebauthn/server');
 
+const ADDING = 'adding a passkey';
+
 /** The most passkeys one person may have. */
 export const MAX_PASSKEYS = 20;
-
-/** How long a challenge may be answered. */
-export const CHALLENGE_MS = 5 * 60_000;
 
 /** The longest answer from a browser that is read at all. */
 export const MAX_CREDENTIAL_LENGTH = 16_000;
@@ -133,11 +135,13 @@ export class PasskeysService {
 
   constructor(
     private readonly passkeys: PasskeysRepository,
+    private readonly challenges: PasskeyChallenges,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
     private readonly notices: SecurityNotices,
     private readonly audit: AuditLog,
     private readonly limiter: SignInLimiter,
+    private readonly verification: EmailVerificationService,
     private readonly clock: Clock,
     @Inject(CONFIG) config: Config,
   ) {
@@ -153,11 +157,24 @@ export class PasskeysService {
     return (await this.passkeys.findForUser(userId)).length > 0;
   }
 
-  /** What the browser needs to make a passkey for the person, with a challenge for `session`. */
+  /**
+   * Whether the person must confirm their address before adding a passkey (with
+   * EMAIL_VERIFICATION=required): the security page says so instead of offering one.
+   */
+  addressToConfirm(actor: Actor): Promise<boolean> {
+    return this.verification.isPendingFor(actor);
+  }
+
+  /**
+   * What the browser needs to make a passkey for the person, with a challenge for `session`.
+   * Refused while the address is unconfirmed: someone who signed up with another person's
+   * address could otherwise plant a passkey that outlasts its owner taking the account back.
+   */
   async registrationOptions(
     actor: Actor,
     session: string,
   ): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    await this.verification.assertConfirmed(actor, ADDING);
     const userId = accountOf(actor);
     const [user, existing] = await Promise.all([
       this.users.findById(userId),
@@ -186,7 +203,7 @@ export class PasskeysService {
       authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       timeout: CHALLENGE_MS,
     });
-    await this.saveChallenge(options.challenge, session, 'register', userId);
+    await this.challenges.save(options.challenge, session, 'register', userId);
     return options;
   }
 
@@ -197,9 +214,10 @@ export class PasskeysService {
     name: string,
     credential: string,
   ): Promise<PasskeyView> {
+    await this.verification.assertConfirmed(actor, ADDING);
     const userId = accountOf(actor);
     const { response, challenge } = parseCredential<RegistrationResponseJSON>(credential);
-    await this.takeChallenge(challenge, session, 'register', userId);
+    await this.challenges.take(challenge, session, 'register', userId);
     let info;
     try {
       const verified = await (
@@ -281,6 +299,34 @@ export class PasskeysService {
   }
 
   /**
+   * Removes every passkey of the person's, in `manager`'s transaction (a password reset, signing
+   * out everywhere else when asked): each in their security log, `because` saying why; with
+   * `notify`, one mail tells them. Returns how many went.
+   */
+  async removeAll(
+    manager: EntityManager,
+    actor: Actor,
+    because: string,
+    { notify = false }: { notify?: boolean } = {},
+  ): Promise<number> {
+    const userId = accountOf(actor);
+    await this.users.lockForUpdate(manager, userId);
+    const removed = await this.passkeys.removeAllForUser(manager, userId);
+    for (const name of removed) {
+      this.audit.recordAfterCommit(manager, actor, {
+        event: 'account.passkey_removed',
+        detail: { name, because },
+      });
+    }
+    if (notify && removed.length > 0) {
+      await this.notices.send(manager, userId, 'passkeys-removed', {
+        detail: removed.map((name) => `"${name}"`).join(', '),
+      });
+    }
+    return removed.length;
+  }
+
+  /**
    * What the browser needs to sign with a passkey, with a challenge for `session`: any of the
    * site's passkeys to sign in (the browser offers those it holds), the person's own otherwise.
    */
@@ -301,7 +347,7 @@ export class PasskeysService {
       userVerification: 'required',
       timeout: CHALLENGE_MS,
     });
-    await this.saveChallenge(options.challenge, session, purpose, userId);
+    await this.challenges.save(options.challenge, session, purpose, userId);
     return options;
   }
 
@@ -339,7 +385,7 @@ export class PasskeysService {
     userId: number | null,
   ): Promise<Passkey> {
     const { response, challenge } = parseCredential<AuthenticationResponseJSON>(credential);
-    await this.takeChallenge(challenge, session, purpose, userId);
+    await this.challenges.take(challenge, session, purpose, userId);
     const passkey = await this.passkeys.findByCredentialId(response.id);
     if (!passkey) throw new PasskeyRefusedError();
     const refuse = (reason: string): never => {
@@ -393,39 +439,5 @@ export class PasskeysService {
     // Another use with the same counter value got in first.
     if (!used) refuse('passkey signature counter went backwards');
     return passkey;
-  }
-
-  private async saveChallenge(
-    challenge: string,
-    sessionHandle: string,
-    purpose: ChallengePurpose,
-    userId: number | null,
-  ): Promise<void> {
-    const now = this.clock.now();
-    await this.transactions.run((m) =>
-      this.passkeys.saveChallenge(
-        m,
-        { challenge, sessionHandle, purpose, userId },
-        new Date(now.getTime() + CHALLENGE_MS),
-        now,
-      ),
-    );
-  }
-
-  /** Takes the challenge, or refuses: used already, expired, another session's or purpose's. */
-  private async takeChallenge(
-    challenge: string,
-    sessionHandle: string,
-    purpose: ChallengePurpose,
-    userId: number | null,
-  ): Promise<void> {
-    const taken = await this.transactions.runStatement((m) =>
-      this.passkeys.takeChallenge(
-        m,
-        { challenge, sessionHandle, purpose, userId },
-        this.clock.now(),
-      ),
-    );
-    if (!taken) throw new PasskeyRefusedError();
   }
 }

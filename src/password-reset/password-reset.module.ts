@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { OneTimeLinksModule } from '../one-time-links/one-time-links.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { PasswordResetController } from './password-reset.controller.js';
 import { PasswordResetService } from './password-reset.service.js';
 
 @Module({
-  imports: [AuthModule, UsersModule, OneTimeLinksModule, RateLimitModule],
+  imports: [AuthModule, UsersModule, OneTimeLinksModule, RateLimitModule, PasskeysModule],
   controllers: [PasswordResetController],
   providers: [PasswordResetService],
   exports: [PasswordResetService],

@@ -5,6 +5,7 @@ import type { EntityManager } from 'typeorm';
 import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
 import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
+import { PasskeysService } from '../passkeys/passkeys.service.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -37,6 +38,7 @@ export class PasswordResetService {
     private readonly mailer: Mailer,
     private readonly passwords: PasswordHasher,
     private readonly sessions: SessionsRepository,
+    private readonly passkeys: PasskeysService,
     private readonly limiter: AddressLimiter,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
@@ -71,8 +73,11 @@ export class PasswordResetService {
 
   /**
    * Sets the password the link is for, once: the account's sessions end (and every other one
-   * signed in under the old password, by its credential stamp), the address counts as
-   * confirmed (the link reached it), and its owner is told by mail.
+   * signed in under the old password, by its credential stamp), its passkeys are removed, the
+   * address counts as confirmed (the link reached it), and its owner is told by mail. A passkey
+   * signs in without the password and counts as both factors: one planted by whoever held the
+   * account before (someone who signed up with the owner's address, or stole a session) would
+   * otherwise outlast the owner taking it back.
    */
   async reset(actor: Actor, token: string, password: string): Promise<void> {
     // Checked before hashing, so that a bad link costs no hashing time.
@@ -87,9 +92,11 @@ export class PasswordResetService {
       await this.users.setPasswordHash(m, userId, passwordHash);
       await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);
-      await this.mailer.send(m, PASSWORD_CHANGED_MAIL, user.email, { userId });
       // Whoever holds the link acts for the account it was sent for.
-      this.audit.recordAfterCommit(m, asPerson(actor, userId), {
+      const owner = asPerson(actor, userId);
+      const passkeysRemoved = await this.passkeys.removeAll(m, owner, 'password reset');
+      await this.mailer.send(m, PASSWORD_CHANGED_MAIL, user.email, { userId, passkeysRemoved });
+      this.audit.recordAfterCommit(m, owner, {
         event: 'account.password_reset',
         detail: { via: 'mailed link' },
       });
@@ -130,8 +137,16 @@ export class PasswordResetService {
         name: user.name,
         // Changed on the settings page: the session it was changed in stays signed in.
         everywhere: request.params.keptSession !== 1,
+        passkeysRemoved: passkeysRemovedSentence(Number(request.params.passkeysRemoved ?? 0)),
+        securityUrl: `${this.config.app.publicUrl}/settings/security`,
         resetUrl: `${this.config.app.publicUrl}/forgot-password`,
       }),
     };
   }
+}
+
+/** What the notice says of the passkeys a reset removed; nothing when there were none. */
+function passkeysRemovedSentence(count: number): string {
+  if (count <= 0) return '';
+  return count === 1 ? 'Its passkey was removed too' : `Its ${count} passkeys were removed too`;
 }

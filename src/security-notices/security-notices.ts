@@ -16,6 +16,7 @@ const NOTICES = {
   'token-created': 'A new API token was created',
   'passkey-added': 'A passkey was added to your Tessera account',
   'passkey-removed': 'A passkey was removed from your Tessera account',
+  'passkeys-removed': 'The passkeys of your Tessera account were removed',
   'token-revoked-by-team': 'A team revoked one of your API tokens',
   'token-leaked': 'One of your API tokens was found in public and revoked',
 } as const;

@@ -16,10 +16,13 @@ import { toSetupView } from './two-factor.view.js';
 
 const SECURITY_PAGE = '/settings/security';
 const SETUP_PAGE = '/settings/two-factor';
+/** A passkey (that signed the person in, say) does not vouch for changes to the second factor. */
+const PASSWORD_ONLY = { passwordOnly: true };
 
 /**
  * Account Settings > Security > two-factor sign-in: setting it up, new recovery codes, turning
- * it off. Starting, new codes and turning off need the password typed in the last 15 minutes.
+ * it off. Starting, new codes and turning off need the password typed in the last 15 minutes:
+ * the password itself, not a passkey.
  */
 @Controller('settings/two-factor')
 @SignedIn()
@@ -43,7 +46,7 @@ export class TwoFactorSettingsController {
   @Post()
   @HttpCode(200)
   @FormPage(SECURITY_PAGE)
-  @RequireRecentPassword('Set up two-factor sign-in')
+  @RequireRecentPassword('Set up two-factor sign-in', PASSWORD_ONLY)
   @Render('two-factor/setup')
   async begin(
     @CurrentActor() actor: Actor,
@@ -73,7 +76,7 @@ export class TwoFactorSettingsController {
   @Post('recovery-codes')
   @HttpCode(200)
   @FormPage(SECURITY_PAGE)
-  @RequireRecentPassword('Make new recovery codes')
+  @RequireRecentPassword('Make new recovery codes', PASSWORD_ONLY)
   @Render('two-factor/recovery-codes')
   async regenerate(@CurrentActor() actor: Actor): Promise<object> {
     const codes = await this.twoFactor.regenerateRecoveryCodes(actor);
@@ -82,7 +85,7 @@ export class TwoFactorSettingsController {
 
   @Post('disable')
   @FormPage(SECURITY_PAGE)
-  @RequireRecentPassword('Turn off two-factor sign-in')
+  @RequireRecentPassword('Turn off two-factor sign-in', PASSWORD_ONLY)
   @Redirect(SECURITY_PAGE, 303)
   async disable(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<void> {
     await this.twoFactor.disable(actor);

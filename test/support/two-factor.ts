@@ -32,7 +32,7 @@ export function recoveryCodesOf(html: string): string[] {
  * from the security page, then the current code of the secret it shows. Returns both answers,
  * the secret and the recovery codes shown.
  */
-export async function turnOnTwoFactorOnPages(person: SignedInPerson) {
+export async function turnOnTwoFactorOnPages(person: Pick<SignedInPerson, 'client'>) {
   const setup = await person.client.submit('/settings/security', '/settings/two-factor');
   const secret = totpSecretIn(setup.text);
   if (!secret) throw new Error(`no secret on the setup page (status ${setup.status})`);

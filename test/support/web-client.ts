@@ -14,6 +14,8 @@ export class WebClient {
     private readonly mail?: TestSmtpServer,
   ) {
     this.agent = request.agent(server);
+    // As a browser says of a request that one of the site's own pages makes.
+    this.agent.set('Sec-Fetch-Site', 'same-origin');
   }
 
   /**

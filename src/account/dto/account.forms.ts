@@ -1,4 +1,12 @@
-import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import {
+  IsEmail,
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Length,
+  MaxLength,
+} from 'class-validator';
 import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
@@ -26,6 +34,14 @@ export class PasswordForm {
   @IsNotEmpty({ message: 'Enter your password.' })
   @IsString({ message: 'Enter your password.' })
   password!: string;
+}
+
+/** Signing out everywhere else: the password, and whether the passkeys go too. */
+export class SignOutOthersForm extends PasswordForm {
+  /** A ticked checkbox sends `on`; an unticked one sends nothing. */
+  @IsOptional()
+  @IsIn(['on'], { message: 'Tick the box, or leave it empty.' })
+  remove_passkeys?: 'on';
 }
 
 export class ProfileForm {
