@@ -257,6 +257,20 @@ describe('database schema', () => {
     expect(await runMigrations(ds)).toHaveLength(2);
   });
 
+  it('should say that a migration failed, not that it could not listen, when one fails at start', async () => {
+    db = await createTestDatabase({ file: true });
+    const env = { DATABASE_URL: db.url };
+    // A table in the way of the first migration's, as a half-restored backup would leave.
+    dataSource = await new DataSource(dataSourceOptions(loadConfig(env).database)).initialize();
+    await dataSource.query('CREATE TABLE users (id INTEGER PRIMARY KEY)');
+
+    const r = await runBuilt('main.js', [], { ...env, PORT: '0', HOST: '127.0.0.1' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^Tessera could not start: a database migration failed: .*users/m);
+    expect(r.stderr).not.toContain('cannot listen');
+    expect(r.stdout).not.toContain('Listening');
+  });
+
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {
     db = await createTestDatabase({ file: true });
     const env = { DATABASE_URL: db.url };

@@ -29,7 +29,15 @@ class MigrateOnBoot implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     if (this.config.database.migrate) {
-      const applied = await runMigrations(this.dataSource);
+      let waitingFor: string | undefined;
+      const applied = await runMigrations(this.dataSource, {
+        onWait: (holder) => {
+          if (holder !== waitingFor) this.logger.log(`Waiting for ${holder}'s migrations`);
+          waitingFor = holder;
+        },
+        onTakeover: (holder) =>
+          this.logger.warn(`Took the migration lock over from ${holder}, whose lease ran out`),
+      });
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
       return;
     }
