@@ -17,6 +17,10 @@ const NODE_UNAVAILABLE_ERRNOS = new Set([
   1047,
   // Galera: a commit the node could not replicate (it lost the primary component meanwhile).
   1180,
+  // Galera: a causal read (wsrep_sync_wait) that could not catch up with the cluster within
+  // repl.causal_read_timeout, as on a node cut off from it. InnoDB gives the number to a row
+  // lock waited for too long, which is as much a reason to try again shortly.
+  1205,
   // Group Replication: a former primary, or a secondary, refuses writes (super_read_only).
   1290, 1836,
   // Group Replication: the member is not ONLINE (a replication hook refused the transaction).
