@@ -19,18 +19,22 @@ export type NodeStatus = Record<string, string>;
 export class GaleraNode {
   constructor(readonly url: string) {}
 
-  /** A connection to this node (to `database`, if named), closed by the caller. */
-  connect(database?: string): Promise<Connection> {
+  /**
+   * A connection to this node (to `database`, if named), closed by the caller. Its reads wait
+   * for the cluster, as the app's do: what a spec checks is what the cluster committed.
+   */
+  async connect(database?: string): Promise<Connection> {
     const u = new URL(this.url);
-    return mysql.createConnection({
+    const connection = await mysql.createConnection({
       host: u.hostname,
       port: Number(u.port || 3306),
       user: decodeURIComponent(u.username),
       password: decodeURIComponent(u.password),
       database,
-      // Writes made to drive the specs must be seen by the reads that check them.
       connectTimeout: 10_000,
     });
+    await connection.query('SET SESSION wsrep_sync_wait = 1');
+    return connection;
   }
 
   async run<T = unknown>(sql: string, values: unknown[] = [], database?: string): Promise<T> {
