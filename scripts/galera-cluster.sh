@@ -4,8 +4,6 @@
 #   scripts/galera-cluster.sh start        starts it; prints TEST_GALERA_URLS=... on its last line
 #   scripts/galera-cluster.sh stop         stops every node and removes the data
 #   scripts/galera-cluster.sh urls         prints the URLs of a running cluster
-#   scripts/galera-cluster.sh kill N       kills node N (1-3) at once, as a crash would
-#   scripts/galera-cluster.sh start-node N starts node N again; it rejoins and catches up
 #
 # Needs Debian's mariadb-server and galera-4, and rsync (the state transfer). Runs as root: each
 # node runs as the mysql user (--user=mysql) with its data owned by mysql, since the rsync state
@@ -106,16 +104,6 @@ launch() {
   disown
 }
 
-size_now() {
-  for n in "${NODES[@]}"; do
-    if running "$n"; then
-      status_of "$n" wsrep_cluster_size
-      return
-    fi
-  done
-  echo 0
-}
-
 urls() {
   local list=()
   for n in "${NODES[@]}"; do
@@ -170,31 +158,12 @@ stop() {
   rm -rf "$GALERA_DIR"
 }
 
-kill_node() {
-  local n=$1
-  running "$n" || return 0
-  local pid
-  pid=$(cat "$(proc_file "$n")")
-  kill -KILL "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-}
-
-# A node started again after a crash finds its place from its own data (or a full transfer).
-start_node() {
-  local n=$1
-  running "$n" && return 0
-  launch "$n"
-  wait_synced "$n" "$(($(size_now) < 3 ? 3 : $(size_now)))"
-}
-
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
   urls) urls ;;
-  kill) kill_node "${2:?node number}" ;;
-  start-node) start_node "${2:?node number}" ;;
   *)
-    echo "usage: $0 start|stop|urls|kill N|start-node N" >&2
+    echo "usage: $0 start|stop|urls" >&2
     exit 2
     ;;
 esac
