@@ -49,10 +49,13 @@ export default {
       rootDir: '.',
       // Closes what a spec's failed afterAll left open, so Jest never waits on it.
       setupFilesAfterEnv: ['<rootDir>/test/support/close-leftovers.ts'],
-      // Specs that need a database server (cutting its connection, say) run with TEST_DATABASE_URL.
+      // Specs that need a database server (cutting its connection, say) run with TEST_DATABASE_URL;
+      // those that need a three-node Galera cluster (scripts/galera-cluster.sh) with
+      // TEST_GALERA_URLS.
       testMatch: [
         '<rootDir>/test/**/*.e2e-spec.ts',
         ...(process.env.TEST_DATABASE_URL ? ['<rootDir>/test/**/*.mysql-e2e-spec.ts'] : []),
+        ...(process.env.TEST_GALERA_URLS ? ['<rootDir>/test/**/*.galera-e2e-spec.ts'] : []),
       ],
     },
   ],

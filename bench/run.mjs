@@ -7,6 +7,10 @@
 //   npm run bench -- --compare ../other-checkout
 //                                 also runs that checkout's build (npm run build there first) in
 //                                 the same interleaved rounds: before and after a change
+//   BENCH_DATABASE_URL=mariadb://tessera:tessera@127.0.0.1:23306/tessera_bench npm run bench
+//                                 a node of a Galera cluster (scripts/galera-cluster.sh start): the
+//                                 report names the causal-read setting Tessera gives its
+//                                 connections, and the yardstick runs with it too
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,6 +26,9 @@ import {
   tasksetWorks,
 } from './lib/proc.mjs';
 import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
+import { CAUSAL_READS, probeCluster } from '../dist/src/database/cluster.js';
+import { dataSourceOptions } from '../dist/src/entities.js';
+import { loadConfig } from '../dist/src/config/config.js';
 import { authShare } from './lib/profile.mjs';
 import { renderReport } from './lib/report.mjs';
 import { usePages } from './lib/pages.mjs';
@@ -107,6 +114,12 @@ async function main() {
   );
 
   const main = await database('main', 10_000, 100_000);
+  // A cluster node: Tessera's connections wait for the cluster on each read (src/database/cluster.ts).
+  const cluster = opts.sqlite
+    ? 'none'
+    : await probeCluster(dataSourceOptions(loadConfig({ DATABASE_URL: main.url }).database));
+  const causalReads = cluster === 'none' ? undefined : CAUSAL_READS[cluster];
+  if (causalReads) log(`A ${cluster} node: Tessera's connections run ${causalReads}`);
   const scale = opts.quick
     ? null
     : {
@@ -115,13 +128,14 @@ async function main() {
       };
 
   if (pin && !opts.sqlite) {
-    const pid = readdirSync('/proc').find(
+    // Every MariaDB server: a cluster's nodes are several.
+    const pids = readdirSync('/proc').filter(
       (p) =>
         /^\d+$/.test(p) && readFileSync(`/proc/${p}/comm`, 'utf8').trim().startsWith('mariadbd'),
     );
-    if (pid) {
-      undo.push(pinProcess(Number(pid), LOAD_CPU));
-      log(`MariaDB (pid ${pid}) pinned to CPU ${LOAD_CPU} for the session`);
+    for (const pid of pids) undo.push(pinProcess(Number(pid), LOAD_CPU));
+    if (pids.length > 0) {
+      log(`MariaDB (pid ${pids.join(', ')}) pinned to CPU ${LOAD_CPU} for the session`);
     }
   }
 
@@ -142,6 +156,16 @@ async function main() {
           env: { DATABASE_URL: main.url },
           key: 'yardstick',
         },
+    ...(causalReads
+      ? [
+          {
+            name: 'node:http + mysql2 (yardstick), causal reads',
+            script: join(ROOT, 'bench/servers/yardstick.mjs'),
+            env: { DATABASE_URL: main.url, SESSION_SETTING: causalReads },
+            key: 'yardstick-causal-reads',
+          },
+        ]
+      : []),
     {
       name: 'Express 5 + passport (peer)',
       script: join(ROOT, 'bench/servers/express-passport.mjs'),
@@ -355,7 +379,11 @@ async function main() {
     connections,
     useWrk,
     pinned: pin,
-    database: opts.sqlite ? 'SQLite' : 'MariaDB',
+    database: opts.sqlite
+      ? 'SQLite'
+      : causalReads
+        ? `a MariaDB ${cluster} node (${causalReads} on Tessera's connections)`
+        : 'MariaDB',
   });
   log(`\n${report}`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });

@@ -3,6 +3,7 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { isDatabaseRefusal, isDatabaseUnavailable } from './common/errors/database-errors.js';
+import { MigrationFailedError } from './database/migrator.js';
 
 async function bootstrap(): Promise<void> {
   // Until the server listens there is nothing to finish: a stop during start-up (migrations,
@@ -15,6 +16,9 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const app = await createApp(config);
   for (const warning of config.warnings) Logger.warn(warning, 'Tessera');
+  // Migrations and the modules' own start-up run here, so that what fails among them is not
+  // taken for a failure to listen below.
+  await app.init();
   try {
     await app.listen(config.app.port, config.app.host);
   } catch (error) {
@@ -65,6 +69,9 @@ function describeStartupError(error: unknown): string {
   if (error instanceof ConfigError) return error.message;
   if (isDatabaseUnavailable(error) || isDatabaseRefusal(error)) {
     return `Tessera could not start: cannot use the database at DATABASE_URL (${String((error as Error).message)})`;
+  }
+  if (error instanceof MigrationFailedError) {
+    return `Tessera could not start: ${error.message}`;
   }
   if (error instanceof Error && error.message.startsWith('cannot listen')) {
     return `Tessera could not start: ${error.message}`;

@@ -63,6 +63,7 @@ describe('database outage', () => {
     for (const path of ['/api/v1/user/profile', '/api/v1/team']) {
       const { res } = await get(path);
       expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
       expect(res.body).toMatchObject({ success: false, error: { code: 'service_unavailable' } });
       expect(JSON.stringify(res.body)).not.toMatch(/ECONN|127\.0\.0\.1|SELECT/);
       contract.expectMatches('GET', path, res);

@@ -205,8 +205,9 @@ describe('database schema', () => {
     await ds.query(
       `INSERT INTO audit_events (occurred_at, event, actor_kind, user_id) VALUES ('2026-11-01 00:00:00', 'token.created', 'user', 1)`,
     );
-    // The passkeys' and team governance migrations first, then the security log's.
-    for (let i = 0; i < 3; i++) await ds.undoLastMigration({ transaction: 'each' });
+    // The migrations after it first, then the security log's own.
+    const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('AuditLog1764892800000');
+    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
 
     const runner = ds.createQueryRunner();
     try {
@@ -221,7 +222,7 @@ describe('database schema', () => {
     expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'kept' }]);
     const [usage] = await ds.query('SELECT requests FROM personal_access_token_daily_usage');
     expect(Number(usage.requests)).toBe(3);
-    expect(await runMigrations(ds)).toHaveLength(3);
+    expect(await runMigrations(ds)).toHaveLength(undo);
   });
 
   it('should undo the team governance migration in place, keeping teams, members and tokens', async () => {
@@ -237,9 +238,9 @@ describe('database schema', () => {
        VALUES (1, 'pinned', '${'d'.repeat(64)}', 'dddd', 'user:read')`,
     );
     await ds.query(`INSERT INTO personal_access_token_pins (token_id, team_id) VALUES (1, 1)`);
-    // The passkeys' migration first, then team governance's.
-    await ds.undoLastMigration({ transaction: 'each' });
-    await ds.undoLastMigration({ transaction: 'each' });
+    // The migrations after it first, then team governance's own.
+    const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('TeamGovernance1764979200000');
+    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
 
     const runner = ds.createQueryRunner();
     try {
@@ -254,7 +255,21 @@ describe('database schema', () => {
     expect(await ds.query('SELECT name FROM teams')).toEqual([{ name: 'Acme' }]);
     expect(await ds.query('SELECT role FROM team_members')).toEqual([{ role: 'owner' }]);
     expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'pinned' }]);
-    expect(await runMigrations(ds)).toHaveLength(2);
+    expect(await runMigrations(ds)).toHaveLength(undo);
+  });
+
+  it('should say that a migration failed, not that it could not listen, when one fails at start', async () => {
+    db = await createTestDatabase({ file: true });
+    const env = { DATABASE_URL: db.url };
+    // A table in the way of the first migration's, as a half-restored backup would leave.
+    dataSource = await new DataSource(dataSourceOptions(loadConfig(env).database)).initialize();
+    await dataSource.query('CREATE TABLE users (id INTEGER PRIMARY KEY)');
+
+    const r = await runBuilt('main.js', [], { ...env, PORT: '0', HOST: '127.0.0.1' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^Tessera could not start: a database migration failed: .*users/m);
+    expect(r.stderr).not.toContain('cannot listen');
+    expect(r.stdout).not.toContain('Listening');
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

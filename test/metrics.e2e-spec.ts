@@ -91,6 +91,10 @@ describe('metrics on the main port, behind their own bearer secret', () => {
     // Outcomes not seen yet are there at 0, so alerts on them have a series to watch.
     expect(outcome('token_expired')).toBe(0);
     expect(outcome('error')).toBe(0);
+    // Conflicts run again: a series for each kind from the start (none met here).
+    for (const work of ['transaction', 'statement']) {
+      expect(sample(body, 'tessera_db_conflict_retries_total', `{work="${work}"}`)).toBe(0);
+    }
     expect(sample(body, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(sample(body, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     if (t.config.database.target.type === 'sqlite') {

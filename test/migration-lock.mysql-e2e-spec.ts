@@ -3,120 +3,177 @@ import { createConnection, type Connection } from 'mysql2/promise';
 import { DataSource, type MigrationInterface } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
-import { migrationLockName, runMigrations } from '../src/database/migrator.js';
+import { MIGRATION_LOCK_TABLE, runMigrations } from '../src/database/migrator.js';
 import { dataSourceOptions } from '../src/entities.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { waitFor } from './support/wait-for.js';
 
+const ALL = MIGRATIONS.map((m) => m.name);
+
 /**
- * MySQL's named locks belong to the server, not to a database. Runs only with
- * TEST_DATABASE_URL (see jest.config.js): SQLite migrates under the file's own write lock.
+ * The migration lock on MySQL/MariaDB: one row of the database, claimed by a conditional update,
+ * with a lease its holder renews. Runs only with TEST_DATABASE_URL (see jest.config.js): SQLite
+ * migrates under the file's own write lock. On a cluster: test/cluster-migrations.galera-e2e-spec.ts.
  */
 describe('migration lock', () => {
-  const opened: { db: TestDatabase; ds: DataSource }[] = [];
-  let holder: Connection | undefined;
+  const opened: { db: TestDatabase; ds: DataSource[] }[] = [];
+  let other: Connection | undefined;
 
   afterEach(async () => {
-    await holder?.end();
-    holder = undefined;
+    await other?.end();
+    other = undefined;
     for (const { db, ds } of opened.splice(0)) {
-      if (ds.isInitialized) await ds.destroy();
+      for (const d of ds) if (d.isInitialized) await d.destroy();
       await db.drop();
     }
   });
 
-  /** A connection of its own to the server, as another process would have. */
-  async function connect(db: { url: string }): Promise<Connection> {
-    const url = new URL(db.url);
-    return createConnection({
-      host: url.hostname,
-      port: Number(url.port || 3306),
-      user: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
-    });
-  }
-
+  /** A fresh database and `count` data sources on it, as that many processes would have. */
   async function fresh(
+    count = 1,
     migrations?: (new () => MigrationInterface)[],
-  ): Promise<{ name: string; url: string; ds: DataSource }> {
+  ): Promise<{ url: string; ds: DataSource[] }> {
     const db = await createTestDatabase();
     const options = dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database);
-    const ds = new DataSource(migrations ? { ...options, migrations } : options);
-    opened.push({ db, ds });
-    await ds.initialize();
-    return { name: new URL(db.url).pathname.slice(1), url: db.url, ds };
-  }
-
-  /** Another process's migration in progress: it holds the lock `runMigrations` takes. */
-  async function holdLockOf(db: { name: string; url: string }): Promise<void> {
-    holder = await connect(db);
-    const [rows] = await holder.query('SELECT GET_LOCK(?, 0) AS acquired', [
-      migrationLockName(db.name),
-    ]);
-    expect((rows as { acquired: number }[])[0].acquired).toBe(1);
-  }
-
-  /** Migrators waiting for a named lock, on the whole server. */
-  async function waitingForLock(): Promise<number> {
-    const [rows] = await holder!.query(
-      "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'",
+    const ds = Array.from(
+      { length: count },
+      () => new DataSource(migrations ? { ...options, migrations } : options),
     );
-    return Number((rows as { n: number }[])[0].n);
+    opened.push({ db, ds });
+    for (const d of ds) await d.initialize();
+    return { url: db.url, ds };
   }
 
-  it("should migrate a database while another database's migration is under way on the same server", async () => {
-    let entered = false;
-    let finish!: () => void;
-    const gate = new Promise<void>((resolve) => (finish = resolve));
+  /** A connection of another process to the database. */
+  async function connect(url: string): Promise<Connection> {
+    const u = new URL(url);
+    other = await createConnection({
+      host: u.hostname,
+      port: Number(u.port || 3306),
+      user: decodeURIComponent(u.username),
+      password: decodeURIComponent(u.password),
+      database: u.pathname.slice(1),
+    });
+    return other;
+  }
+
+  /** Another process holds the lock, its lease ending `seconds` from now (in the past if < 0). */
+  async function heldBy(url: string, holder: string, seconds: number): Promise<Connection> {
+    const c = await connect(url);
+    await c.query(`CREATE TABLE IF NOT EXISTS ${MIGRATION_LOCK_TABLE} (
+      id INT NOT NULL PRIMARY KEY, holder VARCHAR(100) NULL, expires_at DATETIME(3) NULL)`);
+    await c.query(
+      `INSERT INTO ${MIGRATION_LOCK_TABLE} (id, holder, expires_at)
+       VALUES (1, ?, NOW(3) + INTERVAL ? SECOND)`,
+      [holder, seconds],
+    );
+    return c;
+  }
+
+  async function lockRow(c: Connection): Promise<{ holder: string | null; expires_at: Date }> {
+    const [rows] = await c.query(`SELECT holder, expires_at FROM ${MIGRATION_LOCK_TABLE}`);
+    return (rows as { holder: string | null; expires_at: Date }[])[0];
+  }
+
+  async function tables(c: Connection): Promise<string[]> {
+    const [rows] = await c.query(
+      'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1',
+    );
+    return (rows as { name: string }[]).map((r) => r.name);
+  }
+
+  /** A migration that waits, once entered, until the test lets it finish. */
+  function pausing() {
+    const state = { entered: false, finish: () => {} };
+    const gate = new Promise<void>((resolve) => (state.finish = resolve));
     class Pause1700000000000 implements MigrationInterface {
       async up(): Promise<void> {
-        entered = true;
+        state.entered = true;
         await gate;
       }
       async down(): Promise<void> {}
     }
-    const busy = await fresh([Pause1700000000000]);
-    const target = await fresh();
-    holder = await connect(target);
-    const pausing = runMigrations(busy.ds);
-    try {
-      await waitFor(async () => entered);
+    return { state, migration: Pause1700000000000 };
+  }
 
-      let done = false;
-      const migrating = runMigrations(target.ds).finally(() => (done = true));
-      // Either it finishes, or it is seen queued behind the other database's lock.
-      await waitFor(async () => done || (await waitingForLock()) > 0);
-      finish();
-      expect(done).toBe(true);
-      expect(await migrating).toEqual(MIGRATIONS.map((m) => m.name));
+  it('should migrate a database while another database of the same server is being migrated', async () => {
+    const { state, migration } = pausing();
+    const busy = await fresh(1, [migration]);
+    const target = await fresh();
+    const paused = runMigrations(busy.ds[0]);
+    try {
+      await waitFor(() => state.entered);
+      expect(await runMigrations(target.ds[0])).toEqual(ALL);
     } finally {
-      finish();
-      await pausing;
+      state.finish();
+      await paused;
     }
   });
 
-  it("should wait while another process holds the same database's migration lock, and migrate once it is released", async () => {
+  it("should wait while another process holds the database's migration lock, and migrate once it is released", async () => {
     const target = await fresh();
-    await holdLockOf(target);
+    const c = await heldBy(target.url, 'another process', 3600);
+    const waits: string[] = [];
 
-    const migrating = runMigrations(target.ds);
-    // The migrator is queued behind the lock, not yet migrating.
-    await waitFor(async () => (await waitingForLock()) > 0);
-    const [tables] = await holder!.query(
-      'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
-      [target.name],
-    );
-    expect(Number((tables as { n: number }[])[0].n)).toBe(0);
+    const migrating = runMigrations(target.ds[0], { onWait: (holder) => waits.push(holder) });
+    await waitFor(() => waits.length >= 3);
+    expect(await tables(c)).toEqual([MIGRATION_LOCK_TABLE]);
+    expect(new Set(waits)).toEqual(new Set(['another process']));
 
-    await holder!.query('SELECT RELEASE_LOCK(?)', [migrationLockName(target.name)]);
-    expect(await migrating).toEqual(MIGRATIONS.map((m) => m.name));
+    await c.query(`UPDATE ${MIGRATION_LOCK_TABLE} SET holder = NULL, expires_at = NULL`);
+    expect(await migrating).toEqual(ALL);
+    expect((await lockRow(c)).holder).toBeNull();
   });
 
-  it('should name the lock after the database, within the 64 characters MySQL allows', () => {
-    expect(migrationLockName('tessera')).toBe('tessera_migrations:tessera');
-    expect(migrationLockName('tessera_a')).not.toBe(migrationLockName('tessera_b'));
-    const long = 'x'.repeat(64);
-    expect(migrationLockName(long)).toHaveLength(59);
-    expect(migrationLockName(long)).not.toBe(migrationLockName(`${'x'.repeat(63)}y`));
+  it('should take the lock over from a holder whose lease ran out, as a crashed process leaves it', async () => {
+    const target = await fresh();
+    const c = await heldBy(target.url, 'crashed process', -1);
+    const takenFrom: string[] = [];
+
+    expect(await runMigrations(target.ds[0], { onTakeover: (h) => takenFrom.push(h) })).toEqual(
+      ALL,
+    );
+    expect(takenFrom).toEqual(['crashed process']);
+    expect((await lockRow(c)).holder).toBeNull();
+  });
+
+  it('should renew its lease while it migrates, so that others wait past the first lease', async () => {
+    const { state, migration } = pausing();
+    const target = await fresh(2, [migration]);
+    const c = await connect(target.url);
+    const timings = { leaseSeconds: 2, renewEveryMs: 200, pollMs: 100 };
+    const first = runMigrations(target.ds[0], { timings });
+    try {
+      await waitFor(() => state.entered);
+      const { holder, expires_at: firstLease } = await lockRow(c);
+      const waits: string[] = [];
+      const second = runMigrations(target.ds[1], { timings, onWait: (h) => waits.push(h) });
+
+      // The lease now ends after the first one would have: it was renewed, and the second
+      // process is still waiting for the same holder.
+      await waitFor(
+        async () => (await lockRow(c)).expires_at.getTime() > firstLease.getTime() + 2000,
+      );
+      expect(state.entered).toBe(true);
+      expect(waits.length).toBeGreaterThan(0);
+      expect(new Set(waits)).toEqual(new Set([holder]));
+
+      state.finish();
+      expect(await first).toEqual(['Pause1700000000000']);
+      expect(await second).toEqual([]);
+    } finally {
+      state.finish();
+      await first.catch(() => undefined);
+    }
+  });
+
+  it('should apply each migration once when four processes migrate an empty database at the same moment', async () => {
+    const target = await fresh(4);
+    const applied = await Promise.all(target.ds.map((ds) => runMigrations(ds)));
+
+    expect(applied.flat().sort()).toEqual([...ALL].sort());
+    const c = await connect(target.url);
+    const [rows] = await c.query('SELECT name FROM migrations ORDER BY id');
+    expect((rows as { name: string }[]).map((r) => r.name)).toEqual(ALL);
   });
 });

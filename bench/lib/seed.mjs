@@ -46,15 +46,17 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
   };
   const started = Date.now();
   await runner.startTransaction();
+  // Ids given, not generated: a Galera node hands out every third one (auto_increment_increment).
   const userRows = Array.from({ length: users }, (_, i) => [
+    i + 1,
     `Bench User ${i + 1}`,
     `user${i + 1}@bench.test`,
   ]);
-  await insert('users', ['name', 'email'], userRows);
+  await insert('users', ['id', 'name', 'email'], userRows);
   await insert(
     'teams',
-    ['name', 'slug', 'owner_id', 'personal'],
-    userRows.map((_, i) => [`Team ${i + 1}`, `team-${i + 1}`, i + 1, 1]),
+    ['id', 'name', 'slug', 'owner_id', 'personal'],
+    userRows.map((_, i) => [i + 1, `Team ${i + 1}`, `team-${i + 1}`, i + 1, 1]),
   );
   await insert(
     'team_members',

@@ -11,6 +11,7 @@ import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
+import { DatabaseCluster } from './database-cluster.js';
 import { buildDataSourceOptions } from './database-options.js';
 import { runMigrations } from './migrator.js';
 import { SchemaState } from './schema-state.js';
@@ -29,7 +30,15 @@ class MigrateOnBoot implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     if (this.config.database.migrate) {
-      const applied = await runMigrations(this.dataSource);
+      let waitingFor: string | undefined;
+      const applied = await runMigrations(this.dataSource, {
+        onWait: (holder) => {
+          if (holder !== waitingFor) this.logger.log(`Waiting for ${holder}'s migrations`);
+          waitingFor = holder;
+        },
+        onTakeover: (holder) =>
+          this.logger.warn(`Took the migration lock over from ${holder}, whose lease ran out`),
+      });
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
       return;
     }
@@ -47,6 +56,8 @@ class MigrateOnBoot implements OnModuleInit {
 @Module({})
 export class DatabaseModule {
   static forRoot(entities: NonNullable<DataSourceOptions['entities']>): DynamicModule {
+    // One per app: it learns what the server is when the data source connects.
+    const cluster = new DatabaseCluster();
     return {
       module: DatabaseModule,
       imports: [
@@ -57,10 +68,16 @@ export class DatabaseModule {
             retryAttempts: 3,
             retryDelay: 1000,
           }),
+          dataSourceFactory: (options) => cluster.connect(options!),
         }),
       ],
-      providers: [MigrateOnBoot, SchemaState, Transactions],
-      exports: [SchemaState, Transactions],
+      providers: [
+        { provide: DatabaseCluster, useValue: cluster },
+        MigrateOnBoot,
+        SchemaState,
+        Transactions,
+      ],
+      exports: [DatabaseCluster, SchemaState, Transactions],
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { setTimeout } from 'node:timers/promises';
@@ -6,6 +6,9 @@ import { isDeadlock } from '../common/errors/database-errors.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
 const DEADLOCK_ATTEMPTS = 5;
+
+/** What was run again after a conflict: a transaction, or one statement in autocommit. */
+export type RetriedWork = 'transaction' | 'statement';
 
 /**
  * Every write goes through here. On MySQL/MariaDB each unit of work gets its own pooled
@@ -19,6 +22,8 @@ export class Transactions {
   private readonly serial: boolean;
   private tail: Promise<unknown> = Promise.resolve();
   private readonly hooks = new WeakMap<EntityManager, (() => void)[]>();
+  private readonly logger = new Logger('Database');
+  private readonly retryListeners: ((work: RetriedWork) => void)[] = [];
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.serial = dataSource.options.type === 'better-sqlite3';
@@ -53,16 +58,14 @@ export class Transactions {
     hooks.push(hook);
   }
 
+  /** Told of every run again after a conflict (the metrics count them). */
+  onRetry(listener: (work: RetriedWork) => void): void {
+    this.retryListeners.push(listener);
+  }
+
   private async runOnce<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (!this.serial) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.dataSource.transaction(work);
-        } catch (error) {
-          if (!isDeadlock(error) || attempt >= DEADLOCK_ATTEMPTS) throw error;
-          await setTimeout(5 + Math.random() * 20 * attempt);
-        }
-      }
+      return this.retryingConflicts('transaction', () => this.dataSource.transaction(work));
     }
     const result = this.tail.then(() => inImmediateTransaction(this.dataSource, work));
     this.tail = result.catch(() => undefined);
@@ -72,9 +75,33 @@ export class Transactions {
   /**
    * One statement that needs no transaction around it: on MySQL/MariaDB it runs on its own in
    * autocommit, which makes a single statement atomic, in one round trip instead of three
-   * (BEGIN, the statement, COMMIT); on SQLite it is queued like every other write.
+   * (BEGIN, the statement, COMMIT); on SQLite it is queued like every other write. A statement
+   * rolled back by a conflict runs again, as a transaction does: `statement` must be that one
+   * statement and nothing outside the database (a conditional update stays a no-op the second
+   * time when the first try's change had been made by someone else).
    */
   runStatement<T>(statement: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.serial ? this.run(statement) : statement(this.dataSource.manager);
+    if (this.serial) return this.run(statement);
+    return this.retryingConflicts('statement', () => statement(this.dataSource.manager));
+  }
+
+  /**
+   * Runs `attempt` again, after a short random pause growing each time, while the database rolls
+   * it back as a deadlock's victim or a cluster's certification conflict (another node's write to
+   * the same rows came first): nothing of a rolled-back try was kept, so trying again is safe.
+   */
+  private async retryingConflicts<T>(work: RetriedWork, attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!isDeadlock(error) || tries >= DEADLOCK_ATTEMPTS) throw error;
+        this.logger.debug(
+          `A ${work} was rolled back by a conflict (${String((error as Error).message)}); running it again (${tries + 1} of ${DEADLOCK_ATTEMPTS})`,
+        );
+        for (const listener of this.retryListeners) listener(work);
+        await setTimeout(5 + Math.random() * 20 * tries);
+      }
+    }
   }
 }

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { Public } from '../common/auth-policy.decorator.js';
+import { DatabaseCluster } from '../database/database-cluster.js';
 import { SchemaState } from '../database/schema-state.js';
 
 const READY_TIMEOUT_MS = 1000;
@@ -21,6 +22,7 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     private readonly schema: SchemaState,
+    private readonly cluster: DatabaseCluster,
   ) {}
 
   /** The process answers. */
@@ -30,8 +32,9 @@ export class HealthController {
   }
 
   /**
-   * The database answers within a second and has every migration; 503 with the check's details
-   * (the pending migrations by name) otherwise.
+   * The database answers within a second and has every migration, and on a cluster node the
+   * node is synced with the cluster's primary component; 503 with the check's details (the
+   * pending migrations by name, the node's state) otherwise.
    */
   @Get('ready')
   async ready(
@@ -41,11 +44,35 @@ export class HealthController {
       return await this.health.check([
         () => this.db.pingCheck('database', { timeout: READY_TIMEOUT_MS }),
         () => this.migrations(),
+        ...(this.cluster.kind === 'none' ? [] : [() => this.clusterNode()]),
       ]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       res.status(503);
       return error.getResponse();
+    }
+  }
+
+  /**
+   * A node cut off from its cluster, or still catching up, still answers a ping: its state says
+   * whether it may serve. A node too wedged to say within the second is not ready either.
+   */
+  private async clusterNode(): Promise<HealthIndicatorResult<'cluster'>> {
+    const check = this.indicators.check('cluster');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer within a second')), READY_TIMEOUT_MS);
+    });
+    try {
+      const state = await Promise.race([this.cluster.nodeState(), late]);
+      return state.ready
+        ? check.up({ kind: this.cluster.kind, ...state.detail })
+        : check.down({ kind: this.cluster.kind, ...state.detail });
+    } catch {
+      // What the server said stays in the server: the probe is public.
+      return check.down({ kind: this.cluster.kind, state: 'no answer' });
+    } finally {
+      clearTimeout(timer);
     }
   }
 

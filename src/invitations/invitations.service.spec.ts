@@ -205,6 +205,7 @@ describe('InvitationsService', () => {
   const getManageableTeam = jest.fn<TeamsService['getManageableTeam']>();
   const isMember = jest.fn<TeamsService['isMember']>();
   const join = jest.fn<TeamsService['join']>();
+  const certifyRole = jest.fn<TeamsService['certifyRole']>();
   const send = jest.fn<Mailer['send']>();
   const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
 
@@ -222,13 +223,14 @@ describe('InvitationsService', () => {
     getManageableTeam.mockReset().mockResolvedValue({ ...apollo } as Team);
     isMember.mockReset().mockResolvedValue(false);
     join.mockReset().mockResolvedValue();
+    certifyRole.mockReset().mockResolvedValue();
     send.mockReset().mockResolvedValue();
     recordAfterCommit.mockReset();
     const moduleRef = await Test.createTestingModule({
       providers: [
         InvitationsService,
         { provide: getDataSourceToken(), useValue: { manager: store.manager } },
-        { provide: TeamsService, useValue: { getManageableTeam, isMember, join } },
+        { provide: TeamsService, useValue: { getManageableTeam, isMember, join, certifyRole } },
         {
           provide: UsersRepository,
           useValue: {
@@ -445,10 +447,13 @@ describe('InvitationsService', () => {
         respondedAt: new Date(NOW),
       });
       expect(join).toHaveBeenCalledWith(store.manager, actor, APOLLO, 'admin');
+      // The sender's role, on which the acceptance rests, written in the same transaction.
+      expect(certifyRole.mock.calls).toEqual([[store.manager, APOLLO, invitation.invitedById]]);
       await expect(service.acceptByToken(actor, token)).rejects.toMatchObject({
         code: 'link_used',
       });
       expect(join).toHaveBeenCalledTimes(1);
+      expect(certifyRole).toHaveBeenCalledTimes(1);
     });
 
     it('should refuse someone signed in with another address, or with the address unconfirmed, changing nothing', async () => {
@@ -529,6 +534,7 @@ describe('InvitationsService', () => {
         tokenHash: hashOf(token),
       });
       expect(join).not.toHaveBeenCalled();
+      expect(certifyRole).not.toHaveBeenCalled();
     });
 
     it('should let the addressee decline once, joining nothing', async () => {

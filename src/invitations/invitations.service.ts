@@ -224,7 +224,7 @@ export class InvitationsService {
         );
         return done.affected ? this.teamOf(m, invitation) : ('used' as const);
       }
-      const accepted = await this.markAccepted(m, invitation.id);
+      const accepted = await this.markAccepted(m, invitation);
       if (accepted !== true) return accepted;
       await this.teams.join(m, actor, invitation.teamId, invitation.role);
       return this.teamOf(m, invitation);
@@ -259,7 +259,7 @@ export class InvitationsService {
     for (const invitation of claimed) {
       if (!user || invitation.email !== user.email || !isOpen(invitation, this.clock.now()))
         continue;
-      if ((await this.markAccepted(manager, invitation.id)) !== true) continue;
+      if ((await this.markAccepted(manager, invitation)) !== true) continue;
       await this.teams.join(manager, actor, invitation.teamId, invitation.role);
       joined.push((await this.teamOf(manager, invitation)).name);
     }
@@ -269,11 +269,13 @@ export class InvitationsService {
    * Accepts a pending invitation in one conditional statement, which also asks that whoever sent
    * it is still the team's owner or an admin: an invitation does not outlive its sender's right
    * to invite (removed from the team, made a member, account deleted). One sent by someone who
-   * lost that right is withdrawn instead.
+   * lost that right is withdrawn instead. The sender's membership is written too (see
+   * TeamsService.certifyRole), so on a cluster a change of their role on another node at the
+   * same moment conflicts with the acceptance.
    */
   private async markAccepted(
     manager: EntityManager,
-    id: number,
+    { id, teamId, invitedById }: TeamInvitation,
   ): Promise<true | 'used' | 'withdrawn'> {
     const done = await this.repo(manager)
       .createQueryBuilder()
@@ -282,7 +284,10 @@ export class InvitationsService {
       .where('id = :id AND status = :pending', { id, pending: 'pending' })
       .andWhere(senderMayInvite('team_invitations'))
       .execute();
-    if (done.affected) return true;
+    if (done.affected) {
+      await this.teams.certifyRole(manager, teamId, invitedById!);
+      return true;
+    }
     const withdrawn = await this.repo(manager).update(
       { id, status: 'pending' },
       { status: 'revoked', respondedAt: this.clock.now() },

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import { Transactions, type RetriedWork } from '../database/transactions.js';
 import { routeOf, type ResponseWatcher } from '../logging/request-log.js';
 
 /** mysql2's pool keeps its connections in queues with a length; fields of its own, read defensively. */
@@ -29,6 +30,8 @@ const AUTH_OUTCOMES = [
 
 /** What became of a try at sending a message from the outbox. */
 const MAIL_OUTCOMES = ['sent', 'retried', 'failed', 'dropped'] as const;
+
+const RETRIED_WORK: RetriedWork[] = ['transaction', 'statement'];
 export type MailOutcome = (typeof MAIL_OUTCOMES)[number];
 
 /** Seconds: from a cheap rejection (well under a millisecond) to the query timeout and beyond. */
@@ -45,7 +48,7 @@ export class Metrics {
   private readonly authentications: Counter<'outcome'>;
   private readonly mailMessages: Counter<'outcome'>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource, transactions: Transactions) {
     collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
     this.duration = new Histogram({
@@ -70,6 +73,14 @@ export class Metrics {
       registers,
     });
     for (const outcome of MAIL_OUTCOMES) this.mailMessages.inc({ outcome }, 0);
+    const retries = new Counter({
+      name: 'tessera_db_conflict_retries_total',
+      help: 'Transactions and autocommit statements run again after the database rolled them back as a deadlock victim or a cluster certification conflict (another node wrote the same rows first)',
+      labelNames: ['work'],
+      registers,
+    });
+    for (const work of RETRIED_WORK) retries.inc({ work }, 0);
+    transactions.onRetry((work) => retries.inc({ work }));
     // SQLite has one connection and no pool to watch.
     if (dataSource.options.type !== 'better-sqlite3') this.watchPool(dataSource, registers);
   }

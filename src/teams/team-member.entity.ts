@@ -27,6 +27,14 @@ export class TeamMember {
   @Column({ name: 'role', type: 'varchar', length: 20 })
   role!: TeamRole;
 
+  /**
+   * Counted up when a decision rests on this member's role without changing it, so that a
+   * cluster sees the decision conflict with a concurrent change of the role (see
+   * TeamsRepository.certifyRole).
+   */
+  @Column({ name: 'version', type: 'integer', default: 0 })
+  version!: number;
+
   @ManyToOne(() => Team, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'team_id', foreignKeyConstraintName: 'FK_team_members_team' })
   team?: Relation<Team>;

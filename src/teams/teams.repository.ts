@@ -179,6 +179,22 @@ export class TeamsRepository {
     return new Map(rows.map((row) => [row.userId, row.role]));
   }
 
+  /**
+   * Writes the member's row without changing their role (its version counts up), in the
+   * transaction that decided something on that role. A row lock does not reach the other nodes
+   * of a Galera cluster or a Group Replication group; a write does: a concurrent change of the
+   * role on another node then conflicts with this transaction at commit, and one of the two is
+   * run again and sees the other, as on a single server.
+   */
+  async certifyRole(manager: EntityManager, teamId: number, userId: number): Promise<void> {
+    await manager
+      .createQueryBuilder()
+      .update(TeamMember)
+      .set({ version: () => 'version + 1' })
+      .where('team_id = :teamId AND user_id = :userId', { teamId, userId })
+      .execute();
+  }
+
   /** Sets a member's role; false when they are not (or no longer) a member. */
   async setRole(
     manager: EntityManager,

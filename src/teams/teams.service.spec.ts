@@ -142,6 +142,7 @@ function fakeTeamsRepository(store: Store) {
       const roles = store.members.get(teamId) ?? new Map<number, TeamRole>();
       return new Map(userIds.filter((id) => roles.has(id)).map((id) => [id, roles.get(id)!]));
     }),
+    certifyRole: jest.fn(async (_m: EntityManager, _teamId: number, _userId: number) => undefined),
     deleteMember: jest.fn(async (_m: EntityManager, teamId: number, userId: number) =>
       store.members.get(teamId)!.delete(userId),
     ),
@@ -212,6 +213,7 @@ describe('TeamsService', () => {
     for (const write of [
       teams.insertWithOwner,
       teams.insertMember,
+      teams.certifyRole,
       teams.deleteMember,
       teams.resetCurrentTeam,
       teams.setRole,
@@ -386,6 +388,7 @@ describe('TeamsService', () => {
     recordAfterCommit.mockReset();
     send.mockReset();
     teams.setRole.mockClear();
+    teams.certifyRole.mockClear();
     await expect(
       service.changeRole(Actors.person(OLIVIA), APOLLO, OLIVIA, 'admin'),
     ).rejects.toBeInstanceOf(OwnerRoleError);
@@ -397,6 +400,22 @@ describe('TeamsService', () => {
     ).rejects.toBeInstanceOf(MemberNotFoundError);
     expect(roleIn(APOLLO, OLIVIA)).toBe('owner');
     expectNothingWritten();
+  });
+
+  it("should write the acting member's row in the transaction that changes another's role or removes them", async () => {
+    await service.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin');
+    expect(teams.certifyRole.mock.calls).toEqual([[manager, APOLLO, ADAM]]);
+    await service.removeMember(Actors.person(OLIVIA), APOLLO, MAX);
+    expect(teams.certifyRole.mock.calls.at(-1)).toEqual([manager, APOLLO, OLIVIA]);
+    // Leaving decides nothing on anyone's role.
+    teams.certifyRole.mockClear();
+    await service.leave(Actors.person(ADA), APOLLO);
+    expect(teams.certifyRole).not.toHaveBeenCalled();
+    expect([roleIn(APOLLO, MEL), roleIn(APOLLO, MAX), roleIn(APOLLO, ADA)]).toEqual([
+      'admin',
+      undefined,
+      undefined,
+    ]);
   });
 
   /** Adam (an admin) changes Mel's role, then removes her, the roles under lock read by `locked`. */

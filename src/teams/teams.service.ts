@@ -191,6 +191,7 @@ export class TeamsService {
         if (!ownRole) throw new NotTeamMemberError();
         if (ownRole === 'member') throw new NotTeamManagerError();
         if (target && !mayManage(ownRole, target)) throw new OwnerOnlyError('remove an admin');
+        await this.teams.certifyRole(manager, team.id, own);
       }
       if (!(await this.teams.deleteMember(manager, team.id, userId)))
         throw new MemberNotFoundError();
@@ -249,6 +250,7 @@ export class TeamsService {
       if (!mayManage(own, previous) || actorId === userId) {
         throw new OwnerOnlyError("change an admin's role");
       }
+      await this.teams.certifyRole(m, team.id, actorId);
       if (!(await this.teams.setRole(m, team.id, userId, role))) throw new MemberNotFoundError();
       if (previous === role) return;
       await this.notices.send(m, userId, 'role', team, role);
@@ -420,6 +422,15 @@ export class TeamsService {
       });
     }
     await this.users.setCurrentTeamIfMember(manager, userId, teamId);
+  }
+
+  /**
+   * Writes the member's row, unchanged but for its version, in the caller's transaction that
+   * decided something on their role: on a cluster, a concurrent change of that role on another
+   * node then conflicts with the decision at commit instead of passing beside it.
+   */
+  certifyRole(manager: EntityManager, teamId: number, userId: number): Promise<void> {
+    return this.teams.certifyRole(manager, teamId, userId);
   }
 
   /** Whether the person is in the team. */

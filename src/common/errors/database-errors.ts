@@ -1,3 +1,5 @@
+import { isClusterNodeUnavailable, isTransactionConflict } from './cluster-errors.js';
+
 interface DriverError {
   code?: string;
   errno?: number;
@@ -47,7 +49,11 @@ export function isUniqueViolation(error: unknown, column?: string): boolean {
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error) ?? '';
-  return UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR');
+  return (
+    UNAVAILABLE_CODES.has(code) ||
+    code.startsWith('SQLITE_IOERR') ||
+    isClusterNodeUnavailable(error)
+  );
 }
 
 /** Dates come back from raw queries as Date objects (mysql2) or UTC text (SQLite). */
@@ -66,9 +72,10 @@ export function toStoredTime(value: Date, sqlite: boolean): Date | string {
 }
 
 /**
- * InnoDB chose this transaction as a deadlock's victim and rolled it back: running it again is
- * what MySQL's manual asks of every application.
+ * InnoDB chose this transaction as a deadlock's victim and rolled it back, or a cluster refused
+ * it at commit because another node's conflicting write was certified first: running it again
+ * is what MySQL's manual asks of every application.
  */
 export function isDeadlock(error: unknown): boolean {
-  return codeOf(error) === 'ER_LOCK_DEADLOCK';
+  return codeOf(error) === 'ER_LOCK_DEADLOCK' || isTransactionConflict(error);
 }

@@ -29,7 +29,15 @@ export interface ResolvedError {
   /** A page to send the person to instead of an error page. */
   redirect?: string;
   nextStep?: NextStep;
+  /** Sent as Retry-After: when the client may try again. */
+  retryAfterSeconds?: number;
 }
+
+/**
+ * When to try again after the database (or this instance's cluster node) could not serve: a
+ * node that rejoins its cluster, or a pool that reconnects, takes a few seconds.
+ */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export const GENERIC_MESSAGES: Record<number, string> = {
   400: 'The request could not be understood.',
@@ -93,9 +101,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (response.headersSent) return;
     // An error answer is about this one request: never kept, by a browser or anyone between.
     response.setHeader('Cache-Control', 'no-store');
-    if (exception instanceof DomainError && exception.retryAfterSeconds) {
-      response.setHeader('Retry-After', exception.retryAfterSeconds);
-    }
+    if (error.retryAfterSeconds) response.setHeader('Retry-After', error.retryAfterSeconds);
 
     if (this.answersInJson(request.path)) {
       if (exception instanceof DomainError && exception.challenge) {
@@ -162,6 +168,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         fields,
         redirect: exception.pageRedirect,
         nextStep: exception.nextStep,
+        retryAfterSeconds: exception.retryAfterSeconds,
       };
     }
     if (isCsrfFailure(exception)) {
@@ -182,7 +189,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
         msg: `Database unavailable during ${request.method} ${loggablePath(request.path)}: ${String(exception)}`,
         reqId: request.id,
       });
-      return { status: 503, code: 'service_unavailable', message: GENERIC_MESSAGES[503] };
+      return {
+        status: 503,
+        code: 'service_unavailable',
+        message: GENERIC_MESSAGES[503],
+        retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+      };
     }
     this.logger.error({
       msg: `Unhandled error during ${request.method} ${loggablePath(request.path)}`,

@@ -9,6 +9,7 @@ import { AccountSettings1764806400000 } from './1764806400000-account-settings.j
 import { AuditLog1764892800000 } from './1764892800000-audit-log.js';
 import { TeamGovernance1764979200000 } from './1764979200000-team-governance.js';
 import { Passkeys1765065600000 } from './1765065600000-passkeys.js';
+import { TeamMemberVersions1765152000000 } from './1765152000000-team-member-versions.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   AuditLog1764892800000,
   TeamGovernance1764979200000,
   Passkeys1765065600000,
+  TeamMemberVersions1765152000000,
 ];
