@@ -84,12 +84,12 @@ describe('teams govern the tokens that act in them', () => {
           'Bearer realm="tessera", error="insufficient_scope", error_description="two_factor_required"',
         );
       }
-      // The token itself says why, and where it acts.
+      // The token itself says why (and names no team that refuses it).
       const self = await api(t.server, '/api/v1/token', forever.plaintext);
       expect(self.status).toBe(200);
       expect(self.body.data).toMatchObject({
         binding: 'current',
-        team: { id: team.id, name: 'Acme' },
+        team: null,
         team_refusal: 'two_factor_required',
       });
       // The pages remind the member while Acme is current, and the token list says why.
