@@ -29,6 +29,7 @@ import {
   TokensRepository,
   type Governance,
   type GoverningTeam,
+  type TeamRevoker,
   type TeamToken,
 } from './tokens.repository.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
@@ -276,17 +277,23 @@ export class TokensService {
   }
 
   /**
-   * Revokes a token that can act in the team, for one of its owners or admins (the caller has
-   * checked who may); any other token id is "not found" and stays untouched. Its person is
-   * mailed; the event is in their security log and the team's audit log.
+   * Revokes a token of the team's inventory (as `getActingIn` read it), for one of its owners or
+   * admins with the role they had when they read it. The revocation decides in its one write
+   * whether the token still acts in the team and may still be revoked by them: a token that
+   * stopped acting here, whose person's role changed, or that another revocation got first, is
+   * "not found" and stays untouched. Its person is mailed; the event is in their security log
+   * and the team's audit log.
    */
-  async revokeInTeam(actor: Actor, team: GoverningTeam, tokenId: number): Promise<TeamTokenView> {
-    const [row] = await this.tokens.findActingIn(team.id, this.clock.now(), tokenId);
-    if (!row) throw new TokenNotFoundError();
+  async revokeInTeam(
+    actor: Actor,
+    team: GoverningTeam,
+    row: TeamTokenView,
+    standing: Omit<TeamRevoker, 'userId'>,
+  ): Promise<TeamTokenView> {
     const at = this.clock.now();
+    const revoker = { ...standing, userId: accountOf(actor) };
     await this.transactions.run(async (m) => {
-      // Of two revocations at once, one revokes; the other finds nothing left to revoke.
-      if (!(await this.tokens.revokeForOwner(m, row.person.id, row.id, at))) {
+      if (!(await this.tokens.revokeActingIn(m, team.id, row.id, revoker, at))) {
         throw new TokenNotFoundError();
       }
       await this.notices.send(m, row.person.id, 'token-revoked-by-team', {
@@ -301,7 +308,7 @@ export class TokensService {
         detail: { name: row.name, by_team: team.name },
       });
     });
-    return toTeamTokenView(row, team);
+    return row;
   }
 
   /** One of the user's tokens; another user's token id is "not found". */
