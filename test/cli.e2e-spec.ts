@@ -242,6 +242,51 @@ describe('operator command line', () => {
     }
   });
 
+  it('should refuse a lifetime the team a token acts in does not allow, and default to what it does', async () => {
+    expect(
+      (await cli('team:create', '--owner', 'ada@example.com', '--name', 'Short Lived')).code,
+    ).toBe(0);
+    await dataSource.query(
+      "UPDATE teams SET token_max_lifetime_days = 7 WHERE slug = 'short-lived'",
+    );
+    try {
+      // Short Lived is Ada's current team now: a token following it, or pinned to it.
+      for (const args of [
+        ['--expires-in-days', '30'],
+        ['--expires', 'never'],
+        ['--team', 'short-lived', '--expires-in-days', '8'],
+      ]) {
+        const r = await cli(
+          'token:create',
+          '--email',
+          'ada@example.com',
+          '--name',
+          'long',
+          ...args,
+        );
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toMatch(/^error: Short Lived allows tokens of at most 7 days/);
+      }
+      expect(
+        await dataSource.query("SELECT id FROM personal_access_tokens WHERE name = 'long'"),
+      ).toEqual([]);
+
+      const before = Date.now();
+      const week = await cli('token:create', '--email', 'ada@example.com', '--name', 'week');
+      expect(week.code).toBe(0);
+      const [row] = await dataSource.query(
+        "SELECT expires_at FROM personal_access_tokens WHERE name = 'week'",
+      );
+      const days = (new Date(row.expires_at).getTime() - before) / 86_400_000;
+      expect(days).toBeGreaterThan(6.9);
+      expect(days).toBeLessThanOrEqual(7.01);
+    } finally {
+      await dataSource.query(
+        "UPDATE teams SET token_max_lifetime_days = NULL WHERE slug = 'short-lived'",
+      );
+    }
+  });
+
   it('should revoke a token by name and by id', async () => {
     await cli('token:create', '--email', 'ada@example.com', '--name', 'ci');
     const byName = await cli('token:revoke', '--email', 'ada@example.com', '--name', 'ci');

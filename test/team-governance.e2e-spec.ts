@@ -129,8 +129,12 @@ describe('teams govern the tokens that act in them', () => {
       expect(ok.status).toBe(200);
       expect(ok.body.data).toMatchObject({ id: team.id, name: 'Acme' });
 
-      // In another team the policy does not apply: a following token answers there.
+      // In another team the policy does not apply: a following token made there (where it may
+      // never expire) is refused while Acme is current, and answers there again.
+      await switchTo(member, member.user.currentTeamId!);
       const other = await createToken(t.app, member.user, { name: 'other' });
+      expect((await api(t.server, '/api/v1/team', other.plaintext)).status).toBe(200);
+      await switchTo(member, team.id);
       expect((await api(t.server, '/api/v1/team', other.plaintext)).status).toBe(403);
       await switchTo(member, member.user.currentTeamId!);
       expect((await api(t.server, '/api/v1/team', other.plaintext)).status).toBe(200);

@@ -133,6 +133,14 @@ export class TokensRepository {
     return member?.team ? governing(member.team) : null;
   }
 
+  /** The person's current team with its policy, while they are a member of it; else null. */
+  async findCurrentTeamOf(userId: number): Promise<GoverningTeam | null> {
+    const user = await this.dataSource.manager
+      .getRepository(User)
+      .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } });
+    return user?.currentTeamId ? this.findTeamOfMember(userId, user.currentTeamId) : null;
+  }
+
   /** The person's teams with their policies, by name: where a new token may be pinned. */
   async findTeamsOfMember(userId: number): Promise<GoverningTeam[]> {
     const rows = await this.dataSource.manager.getRepository(TeamMember).find({

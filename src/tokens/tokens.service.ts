@@ -1,8 +1,6 @@
 import { accountOf, type Actor } from '../common/actor.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { Inject, Injectable } from '@nestjs/common';
-import type { Config } from '../config/config.js';
-import { CONFIG } from '../config/config.module.js';
+import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
@@ -10,11 +8,11 @@ import { ABILITIES, type Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import {
   EXPIRY_DAY_CHOICES,
-  expiryOptions,
+  lifetimeRefusal,
   regeneratedExpiry,
   resolveExpiry,
-  type ExpiryOptions,
 } from './token-expiry.js';
+import { TokenLifetimes } from './token-lifetimes.js';
 import { generateToken, TOKEN_PREFIX } from './token-format.js';
 import { describeRefusal, exceedsMaxLifetime, lifetimeMs, teamRefusalOf } from './team-policy.js';
 import { ValidationError } from '../common/errors/domain.error.js';
@@ -127,8 +125,6 @@ const PRUNE_BATCH = 1000;
 
 @Injectable()
 export class TokensService {
-  private readonly maxLifetimeDays: number | null;
-
   constructor(
     private readonly audit: AuditLog,
     private readonly tokens: TokensRepository,
@@ -136,29 +132,19 @@ export class TokensService {
     private readonly verification: EmailVerificationService,
     private readonly notices: SecurityNotices,
     private readonly clock: Clock,
-    @Inject(CONFIG) config: Config,
-  ) {
-    this.maxLifetimeDays = config.tokens.maxLifetimeDays;
-  }
-
-  /** The expiries a new token may be given here (TOKEN_MAX_LIFETIME_DAYS). */
-  expiryOptions(): ExpiryOptions {
-    return expiryOptions(this.maxLifetimeDays, this.clock.nowMs());
-  }
+    private readonly lifetimes: TokenLifetimes,
+  ) {}
 
   /**
-   * Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required). The
-   * owner is told by mail, in the same transaction.
+   * Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required), and
+   * with a lifetime longer than the team it will act in (pinned, or the current team) or the
+   * deployment allows. The owner is told by mail, in the same transaction.
    */
   async create(actor: Actor, input: CreateTokenDto): Promise<CreatedToken> {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
-    const team =
-      input.teamId === undefined ? null : await this.tokens.findTeamOfMember(userId, input.teamId);
-    if (input.teamId !== undefined && !team) {
-      throw new ValidationError({ team: 'Choose one of your teams.' });
-    }
-    const expiresAt = resolveExpiry(input, this.maxLifetimeIn(team), this.clock.nowMs());
+    const { pinnedTo: team, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
+    const { expiresAt } = resolveExpiry(input, limit, this.clock.nowMs());
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
     const row = {
@@ -211,11 +197,6 @@ export class TokensService {
     return { active: all.filter((t) => t.status === 'active'), history };
   }
 
-  /** The teams a new token may be pinned to (the person's), with their policies. */
-  teamChoices(actor: Actor): Promise<GoverningTeam[]> {
-    return this.tokens.findTeamsOfMember(accountOf(actor));
-  }
-
   /**
    * The lifetimes regenerating the token may give it: the one it has (counted again from now),
    * or a number of days, or none; only those the team it acts in and the deployment allow.
@@ -228,7 +209,7 @@ export class TokensService {
     ]);
     if (!token) throw new TokenNotFoundError();
     const team = actingTeamOf(token.id, governance);
-    const max = this.maxLifetimeIn(team);
+    const max = this.lifetimes.limitIn(team).maxDays;
     const current = lifetimeMs(token);
     const choices: { value: string; label: string }[] = [];
     if (!exceedsMaxLifetime(current, max)) {
@@ -253,14 +234,6 @@ export class TokensService {
       defaultChoice: choices[0]?.value === 'same' ? 'same' : (choices.at(-1)?.value ?? 'same'),
       limitedBy: team?.policy.tokenMaxLifetimeDays != null ? team.name : null,
     };
-  }
-
-  /** The most days a token acting in `team` may live: the deployment's and the team's limits. */
-  private maxLifetimeIn(team: GoverningTeam | null): number | null {
-    const limits = [this.maxLifetimeDays, team?.policy.tokenMaxLifetimeDays ?? null].filter(
-      (d): d is number => d !== null,
-    );
-    return limits.length ? Math.min(...limits) : null;
   }
 
   /** The active tokens that can act in the team (its inventory), with its refusal of each. */
@@ -352,7 +325,9 @@ export class TokensService {
    * Gives the token a new value, in one transaction: the same name and abilities, the same
    * lifetime counted from now. The value it replaces keeps working for `graceMinutes` (none by
    * default: refused from the next request), then is refused as revoked. A value replaced
-   * earlier stops working at once: there are never more than two.
+   * earlier stops working at once: there are never more than two. A lifetime asked for
+   * (`lifetimeDays`, null for none) is refused past what the team it acts in and the deployment
+   * allow, as creation refuses it; the kept one is cut to that.
    */
   async regenerate(
     actor: Actor,
@@ -363,20 +338,10 @@ export class TokensService {
   ): Promise<CreatedToken> {
     const userId = accountOf(actor);
     const generated = generateToken();
-    // A pinned token's team caps its lifetime as the deployment does.
-    const pinned = (await this.tokens.findPin(userId, tokenId))?.team ?? null;
-    const max = this.maxLifetimeIn(pinned);
-    if (
-      lifetimeDays !== undefined &&
-      exceedsMaxLifetime((lifetimeDays ?? Infinity) * 86_400_000, max)
-    ) {
-      throw new ValidationError({
-        lifetime:
-          pinned?.policy.tokenMaxLifetimeDays === max
-            ? `${pinned.name} allows tokens of at most ${max} days.`
-            : `Tokens may live at most ${max} days.`,
-      });
-    }
+    // The team it acts in (pinned, or the current team) caps its lifetime as the deployment does.
+    const limit = await this.lifetimes.forToken(userId, tokenId);
+    const refusal = lifetimeDays === undefined ? null : lifetimeRefusal(lifetimeDays, limit);
+    if (refusal) throw new ValidationError({ lifetime: refusal });
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();
@@ -391,7 +356,7 @@ export class TokensService {
         lastFour: generated.lastFour,
         expiresAt:
           lifetimeDays === undefined
-            ? regeneratedExpiry(token, max, now)
+            ? regeneratedExpiry(token, limit.maxDays, now)
             : lifetimeDays === null
               ? null
               : new Date(now + lifetimeDays * 86_400_000),
