@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
-import { dataSourceOptions } from '../src/entities.js';
+import { dataSourceFor } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { runCli } from '../src/cli/run-cli.js';
@@ -40,9 +40,7 @@ describe('operator command line', () => {
       'ada@example.com',
     );
     expect(created).toMatchObject({ code: 0, stderr: '' });
-    dataSource = await new DataSource(
-      dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
-    ).initialize();
+    dataSource = await dataSourceFor(loadConfig({ DATABASE_URL: db.url }).database).initialize();
   });
 
   afterAll(async () => {

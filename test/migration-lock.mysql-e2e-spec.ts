@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { DataSource, type MigrationInterface } from 'typeorm';
+import type { DataSource, MigrationInterface } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { migrationLockName, runMigrations } from '../src/database/migrator.js';
-import { dataSourceOptions } from '../src/entities.js';
+import { dataSourceFor } from '../src/entities.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -40,8 +40,8 @@ describe('migration lock', () => {
     migrations?: (new () => MigrationInterface)[],
   ): Promise<{ name: string; url: string; ds: DataSource }> {
     const db = await createTestDatabase();
-    const options = dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database);
-    const ds = new DataSource(migrations ? { ...options, migrations } : options);
+    const config = loadConfig({ DATABASE_URL: db.url }).database;
+    const ds = dataSourceFor(config, migrations ? { migrations } : {});
     opened.push({ db, ds });
     await ds.initialize();
     return { name: new URL(db.url).pathname.slice(1), url: db.url, ds };

@@ -249,6 +249,45 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     });
   });
 
+  describe("a lifetime at the team's maximum", () => {
+    it('should accept a token made for exactly the maximum, whatever the clocks, and give advice that works', async () => {
+      const person = await signedInPerson(t);
+      const early = await createToken(t.app, person.user, { name: 'early', expiresInDays: 90 });
+      const team = await createTeam(t.app, person.user, 'Exact Co');
+      await t.dataSource.getRepository(Team).update({ id: team.id }, { tokenMaxLifetimeDays: 30 });
+
+      // The form's default, "In 30 days", following Exact Co.
+      const made = await person.client.createTokenOnPage({
+        name: 'exact',
+        abilities: ['team:read'],
+        expires_in_days: '30',
+      });
+      expect(made.page.status).toBe(200);
+      expect((await api(made.value, '/api/v1/team')).body).toMatchObject({
+        success: true,
+        data: { id: team.id },
+      });
+      // The app's clock a second and a half ahead of the database's (on another machine).
+      clock.advance(1500);
+      const ahead = await person.client.createTokenOnPage({
+        name: 'ahead',
+        abilities: ['team:read'],
+        expires_in_days: '30',
+      });
+      expect((await api(ahead.value, '/api/v1/team')).status).toBe(200);
+
+      // A token that does live longer is refused, and its page's advice makes it work.
+      const refused = await api(early.plaintext, '/api/v1/team');
+      expect(refused.body.error.code).toBe('token_lifetime_exceeds_policy');
+      expect(visibleText((await page(person, `${LIST}/${early.token.id}`)).text)).toContain(
+        'Exact Co allows tokens of at most 30 days: the API refuses this one there. Regenerate it with a lifetime of at most 30 days.',
+      );
+      const regenerated = await regenerate(person, early.token.id, { lifetime: '30' });
+      expect(regenerated.status).toBe(200);
+      expect((await api(newTokenValueIn(regenerated.text), '/api/v1/team')).status).toBe(200);
+    });
+  });
+
   describe('edit', () => {
     it('should rename a token and change its abilities without changing its value', async () => {
       const person = await signedInPerson(t);
@@ -636,7 +675,7 @@ describe('token expiry on the create form', () => {
       const person = await signedInPerson(capped);
       const repo = capped.dataSource.getRepository(PersonalAccessToken);
       const { token } = await createToken(capped.app, person.user, { expiresInDays: 10 });
-      await repo.update({ id: token.id }, { expiresAt: null });
+      await repo.update({ id: token.id }, { expiresAt: null, lifetimeDays: null });
       const res = await person.client.submit(
         `${LIST}/${token.id}`,
         `${LIST}/${token.id}/regenerate`,

@@ -12,6 +12,7 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { buildDataSourceOptions } from './database-options.js';
+import { createDataSource } from './millisecond-times.js';
 import { runMigrations } from './migrator.js';
 import { SchemaState } from './schema-state.js';
 import { Transactions } from './transactions.js';
@@ -57,6 +58,7 @@ export class DatabaseModule {
             retryAttempts: 3,
             retryDelay: 1000,
           }),
+          dataSourceFactory: (options) => createDataSource(options!).initialize(),
         }),
       ],
       providers: [MigrateOnBoot, SchemaState, Transactions],

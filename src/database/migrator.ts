@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DataSource, Migration } from 'typeorm';
+import type { DataSource, EntityManager, Migration } from 'typeorm';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
 const LOCK_WAIT_SECONDS = 60;
@@ -58,9 +58,36 @@ async function runOnMysql(dataSource: DataSource): Promise<string[]> {
  * fresh file would both find them pending: the write lock is taken before that read.
  */
 function runOnSqlite(dataSource: DataSource): Promise<string[]> {
-  return inImmediateTransaction(dataSource, async () => {
-    return names(await dataSource.runMigrations({ transaction: 'all' }));
-  });
+  return migratingSqlite(dataSource, async () =>
+    names(await dataSource.runMigrations({ transaction: 'all' })),
+  );
+}
+
+/**
+ * Changes SQLite's schema as its manual asks: with foreign keys off while the transaction runs
+ * (SQLite cannot switch them inside one), then checked before the commit. A migration that
+ * rebuilds a table (copy, drop, rename: how SQLite changes a column) would otherwise delete, by
+ * their `ON DELETE CASCADE`, the rows that refer to it when it drops the old table.
+ */
+async function migratingSqlite<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  await dataSource.query('PRAGMA foreign_keys = OFF');
+  try {
+    return await inImmediateTransaction(dataSource, async (manager) => {
+      const result = await work();
+      await assertForeignKeysHold(manager);
+      return result;
+    });
+  } finally {
+    await dataSource.query('PRAGMA foreign_keys = ON');
+  }
+}
+
+async function assertForeignKeysHold(manager: EntityManager): Promise<void> {
+  const broken: { table: string }[] = await manager.query('PRAGMA foreign_key_check');
+  if (broken.length > 0) {
+    const tables = [...new Set(broken.map((row) => row.table))].join(', ');
+    throw new Error(`The migration left rows that refer to nothing (in ${tables}): undone`);
+  }
 }
 
 const names = (migrations: Migration[]): string[] => migrations.map((m) => m.name);
@@ -73,7 +100,11 @@ export async function revertLastMigration(dataSource: DataSource): Promise<strin
     if (!(await runner.hasTable(table))) return undefined;
     const [last] = await runner.query(`SELECT name FROM ${table} ORDER BY id DESC LIMIT 1`);
     if (!last) return undefined;
-    await dataSource.undoLastMigration({ transaction: 'each' });
+    if (dataSource.options.type === 'better-sqlite3') {
+      await migratingSqlite(dataSource, () => dataSource.undoLastMigration({ transaction: 'all' }));
+    } else {
+      await dataSource.undoLastMigration({ transaction: 'each' });
+    }
     return last.name as string;
   } finally {
     await runner.release();

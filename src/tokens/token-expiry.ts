@@ -1,5 +1,6 @@
 import { ValidationError } from '../common/errors/domain.error.js';
 import { TOKEN_LIFETIME_LIMIT_DAYS } from '../config/tokens.config.js';
+import { exceedsMaxLifetime } from './team-policy.js';
 import type { TeamPolicy } from './tokens.repository.js';
 
 const DAY_MS = 86_400_000;
@@ -49,7 +50,7 @@ const limitInWords = (limit: LifetimeLimit): string =>
  * `limit`; null when it may. Creating a token and regenerating one both ask this.
  */
 export function lifetimeRefusal(days: number | null, limit: LifetimeLimit): string | null {
-  if (limit.maxDays === null || (days !== null && days <= limit.maxDays)) return null;
+  if (!exceedsMaxLifetime(days, limit.maxDays)) return null;
   return days === null ? `${limitInWords(limit)}: choose an expiry.` : `${limitInWords(limit)}.`;
 }
 
@@ -139,23 +140,20 @@ export function resolveExpiry(
   const days = request.expiresInDays ?? null;
   const refusal = lifetimeRefusal(days, limit);
   if (refusal) throw new ValidationError({ expires_in_days: refusal });
-  return { expiresAt: days === null ? null : new Date(now + days * DAY_MS), days };
+  return { expiresAt: expiryAfter(days, now), days };
 }
 
 /**
- * A regenerated token's new expiry: the lifetime it was given (from its creation, or from its
- * last regeneration) counted again from now, cut to the maximum; a token that never expired
- * keeps never expiring unless there is a maximum, which it then gets.
+ * The lifetime a regenerated token keeps when none is chosen: the one it was given (at its
+ * creation or last regeneration), cut to the maximum; a token that never expired keeps never
+ * expiring unless there is a maximum, which it then gets.
  */
-export function regeneratedExpiry(
-  token: { createdAt: Date; regeneratedAt: Date | null; expiresAt: Date | null },
-  maxDays: number | null,
-  now: number,
-): Date | null {
-  const max = maxDays === null ? Infinity : maxDays * DAY_MS;
-  const lifetime = token.expiresAt
-    ? token.expiresAt.getTime() - (token.regeneratedAt ?? token.createdAt).getTime()
-    : Infinity;
-  const kept = Math.min(lifetime, max);
-  return kept === Infinity ? null : new Date(now + kept);
+export function keptLifetimeDays(days: number | null, maxDays: number | null): number | null {
+  if (maxDays === null) return days;
+  return days === null ? maxDays : Math.min(days, maxDays);
+}
+
+/** When a lifetime of `days` whole days (null: none) counted from `now` ends. */
+export function expiryAfter(days: number | null, now: number): Date | null {
+  return days === null ? null : new Date(now + days * DAY_MS);
 }

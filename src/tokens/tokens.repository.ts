@@ -14,7 +14,7 @@ import { TokenAddress } from './token-address.entity.js';
 /** What a new token's row holds; the rest takes the columns' defaults. */
 export type NewToken = Pick<
   PersonalAccessToken,
-  'userId' | 'name' | 'tokenHash' | 'lastFour' | 'abilities' | 'expiresAt'
+  'userId' | 'name' | 'tokenHash' | 'lastFour' | 'abilities' | 'expiresAt' | 'lifetimeDays'
 >;
 
 /** A regenerated token's new value and what changes with it. */
@@ -22,6 +22,7 @@ export interface NewValue {
   tokenHash: string;
   lastFour: string;
   expiresAt: Date | null;
+  lifetimeDays: number | null;
   previousValidUntil: Date;
   regeneratedAt: Date;
 }
@@ -72,6 +73,8 @@ export interface TeamToken {
   createdAt: Date;
   regeneratedAt: Date | null;
   expiresAt: Date | null;
+  /** The lifetime chosen for its current value, in whole days; null when it never expires. */
+  lifetimeDays: number | null;
   /**
    * When and where it was last used: only for a token pinned to the team, every use of which was
    * in the team. A token that follows its person may have been used in another team (null).
@@ -219,6 +222,7 @@ export class TokensRepository {
         't.created_at AS created_at',
         't.regenerated_at AS regenerated_at',
         't.expires_at AS expires_at',
+        't.lifetime_days AS lifetime_days',
         't.last_used_at AS last_used_at',
         'p.token_id AS pinned',
         'u.id AS user_id',
@@ -256,6 +260,7 @@ export class TokensRepository {
       createdAt: toDate(r.created_at as string)!,
       regeneratedAt: toDate(r.regenerated_at as string | null),
       expiresAt: toDate(r.expires_at as string | null),
+      lifetimeDays: r.lifetime_days === null ? null : Number(r.lifetime_days),
       lastUsedAt: r.pinned === null ? null : toDate(r.last_used_at as string | null),
       lastAddress: (r.last_address as string | null) ?? null,
       pinned: r.pinned !== null,

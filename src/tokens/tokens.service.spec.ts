@@ -61,6 +61,7 @@ describe('TokensService token lifecycle', () => {
       previousLastUsedAt: null,
       abilities: ['user:read', 'team:read'],
       expiresAt: new Date(now + 20 * DAY_MS),
+      lifetimeDays: 30,
       expiryNotices: 0,
       lastUsedAt: null,
       revokedAt: null,
@@ -217,6 +218,7 @@ describe('TokensService token lifecycle', () => {
         lastFour: plaintext.slice(-4),
         abilities: ['user:read', 'team:read'],
         expiresAt: new Date(now + 30 * DAY_MS),
+        lifetimeDays: 30,
       });
       expect(token.hint.endsWith(plaintext.slice(-4))).toBe(true);
     });
@@ -366,6 +368,7 @@ describe('TokensService token lifecycle', () => {
         tokenHash: hashToken(plaintext),
         lastFour: plaintext.slice(-4),
         expiresAt: new Date(now + 30 * DAY_MS),
+        lifetimeDays: 30,
         previousValidUntil: new Date(now + 15 * 60_000),
         regeneratedAt: new Date(now),
       };

@@ -8,13 +8,14 @@ import { ABILITIES, type Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import {
   EXPIRY_DAY_CHOICES,
+  expiryAfter,
+  keptLifetimeDays,
   lifetimeRefusal,
-  regeneratedExpiry,
   resolveExpiry,
 } from './token-expiry.js';
 import { TokenLifetimes } from './token-lifetimes.js';
 import { generateToken, TOKEN_PREFIX } from './token-format.js';
-import { describeRefusal, exceedsMaxLifetime, lifetimeMs, teamRefusalOf } from './team-policy.js';
+import { describeRefusal, exceedsMaxLifetime, teamRefusalOf } from './team-policy.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
@@ -90,9 +91,7 @@ function withTeam(
   const team = actingTeamOf(token.id, governance);
   const code = teamRefusalOf({
     binding,
-    createdAt: token.createdAt,
-    regeneratedAt: token.regeneratedAt,
-    expiresAt: token.expiresAt,
+    lifetimeDays: token.lifetimeDays,
     team,
     user: { twoFactor: governance.twoFactor },
   });
@@ -108,9 +107,7 @@ function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   const { lastFour, ...rest } = row;
   const code = teamRefusalOf({
     binding: row.pinned ? 'pinned' : 'current',
-    createdAt: row.createdAt,
-    regeneratedAt: row.regeneratedAt,
-    expiresAt: row.expiresAt,
+    lifetimeDays: row.lifetimeDays,
     team,
     user: { twoFactor: row.person.twoFactor },
   });
@@ -144,7 +141,7 @@ export class TokensService {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
     const { pinnedTo: team, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
-    const { expiresAt } = resolveExpiry(input, limit, this.clock.nowMs());
+    const { expiresAt, days } = resolveExpiry(input, limit, this.clock.nowMs());
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
     const row = {
@@ -154,6 +151,7 @@ export class TokensService {
       lastFour: generated.lastFour,
       abilities,
       expiresAt,
+      lifetimeDays: days,
     };
     const saved = await this.transactions.run(async (m) => {
       const inserted = await this.tokens.insert(m, row);
@@ -210,15 +208,12 @@ export class TokensService {
     if (!token) throw new TokenNotFoundError();
     const team = actingTeamOf(token.id, governance);
     const max = this.lifetimes.limitIn(team).maxDays;
-    const current = lifetimeMs(token);
+    const current = token.lifetimeDays;
     const choices: { value: string; label: string }[] = [];
     if (!exceedsMaxLifetime(current, max)) {
       choices.push({
         value: 'same',
-        label:
-          current === Infinity
-            ? 'As now: never expires'
-            : `As now: ${Math.round(current / 86_400_000)} days`,
+        label: current === null ? 'As now: never expires' : `As now: ${current} days`,
       });
     }
     for (const days of EXPIRY_DAY_CHOICES) {
@@ -351,15 +346,15 @@ export class TokensService {
       const now = this.clock.nowMs();
       // A value that no longer works (expired) gets no grace: regenerating must not revive it.
       const grace = token.expiresAt && token.expiresAt.getTime() <= now ? 0 : graceMinutes;
+      const days =
+        lifetimeDays === undefined
+          ? keptLifetimeDays(token.lifetimeDays, limit.maxDays)
+          : lifetimeDays;
       const next = {
         tokenHash: generated.hash,
         lastFour: generated.lastFour,
-        expiresAt:
-          lifetimeDays === undefined
-            ? regeneratedExpiry(token, limit.maxDays, now)
-            : lifetimeDays === null
-              ? null
-              : new Date(now + lifetimeDays * 86_400_000),
+        expiresAt: expiryAfter(days, now),
+        lifetimeDays: days,
         previousValidUntil: new Date(now + grace * MINUTE_MS),
         regeneratedAt: new Date(now),
       };
