@@ -1,6 +1,7 @@
-import type { DataSourceOptions } from 'typeorm';
+import type { DataSource, DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from './config/database.config.js';
 import { buildDataSourceOptions } from './database/database-options.js';
+import { createDataSource } from './database/millisecond-times.js';
 import { AuditEvent } from './audit/audit-event.entity.js';
 import { OneTimeLink } from './one-time-links/one-time-link.entity.js';
 import { Session } from './auth/session.entity.js';
@@ -42,4 +43,12 @@ export const ENTITIES = [
 /** TypeORM's options for these entities (ormconfig.ts, the seeding of benches and tests). */
 export function dataSourceOptions(config: DatabaseConfig): DataSourceOptions {
   return buildDataSourceOptions(config, ENTITIES);
+}
+
+/** A data source over these entities, not initialized (ormconfig.ts, benches and tests). */
+export function dataSourceFor(
+  config: DatabaseConfig,
+  overrides: Partial<DataSourceOptions> = {},
+): DataSource {
+  return createDataSource({ ...dataSourceOptions(config), ...overrides } as DataSourceOptions);
 }

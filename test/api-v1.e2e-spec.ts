@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import request from 'supertest';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { Team } from '../src/teams/team.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createTeam, createToken, createUser } from './factories/index.js';
@@ -108,8 +109,8 @@ describe('API v1', () => {
 
       // Once recorded, the last use shows; a token that never expires says so.
       const forever = await createToken(t.app, user, { name: 'forever' });
-      // The stored time keeps whole seconds on some databases.
-      const used = Math.floor(Date.now() / 1000) * 1000;
+      // Stored with its milliseconds, on every database.
+      const used = Date.now();
       await get('/api/v1/token', `Bearer ${forever.plaintext}`);
       await waitFor(async () =>
         Boolean(
@@ -124,6 +125,42 @@ describe('API v1', () => {
       expect(again.body.data).toMatchObject({ name: 'forever', expires_at: null });
       expect(Date.parse(again.body.data.last_used_at)).toBeGreaterThanOrEqual(used);
       expect(Date.parse(again.body.data.last_used_at)).toBeLessThanOrEqual(Date.now());
+    });
+
+    it('should name the team only to a token that may read it and that the team does not refuse', async () => {
+      const user = await createUser(t.app);
+      const team = await createTeam(t.app, user, 'Quiet Co');
+      const withoutTeamRead = await createToken(t.app, user, { abilities: ['user:read'] });
+      const withTeamRead = await createToken(t.app, user, { abilities: ['team:read'] });
+
+      const hidden = await get('/api/v1/token', `Bearer ${withoutTeamRead.plaintext}`);
+      expect(hidden.status).toBe(200);
+      expect(hidden.body.data).toMatchObject({
+        binding: 'current',
+        team: null,
+        team_refusal: null,
+      });
+      expect(JSON.stringify(hidden.body)).not.toContain('Quiet Co');
+      expect(JSON.stringify(hidden.body)).not.toContain(team.slug);
+      const shown = await get('/api/v1/token', `Bearer ${withTeamRead.plaintext}`);
+      expect(shown.body.data.team).toEqual({ id: team.id, name: 'Quiet Co', slug: team.slug });
+
+      // A team that refuses the token: it says why, not which team.
+      await t.dataSource.getRepository(Team).update({ id: team.id }, { requireTwoFactor: true });
+      for (const token of [withTeamRead, withoutTeamRead]) {
+        const refused = await get('/api/v1/token', `Bearer ${token.plaintext}`);
+        expect(refused.status).toBe(200);
+        expect(refused.body.data).toMatchObject({
+          team: null,
+          team_refusal: 'two_factor_required',
+        });
+        expect(JSON.stringify(refused.body)).not.toContain('Quiet Co');
+      }
+      expectError(
+        await get('/api/v1/team', `Bearer ${withTeamRead.plaintext}`),
+        403,
+        'two_factor_required',
+      );
     });
 
     it('should refuse revoked and expired tokens as every endpoint does', async () => {

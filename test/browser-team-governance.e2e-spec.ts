@@ -40,6 +40,54 @@ describe("a team's owner governs its tokens in a real browser", () => {
     return page;
   }
 
+  it('should offer a new token only the expiries the team it will act in allows', async () => {
+    const email = uniqueEmail('capped');
+    const person = await createUser(t.app, { name: 'Cal Capped', email, password: PASSWORD });
+    const open = await createTeam(t.app, person, 'Open Sea');
+    const capped = await createTeam(t.app, person, 'Short Pier');
+    await t.app.get(TeamsService).setPolicy(Actors.person(person.id), capped.id, {
+      requireTwoFactor: false,
+      tokenMaxLifetimeDays: 30,
+    });
+    const page = await signedInPage(email);
+    await page.goto('/settings/api-tokens');
+    const expires = page.getByLabel('Expires', { exact: true });
+    const offered = () =>
+      expires.evaluate((select: HTMLSelectElement) =>
+        [...select.options].filter((o) => !o.disabled && !o.hidden).map((o) => o.value),
+      );
+    const date = page.getByLabel(/Expiry date/);
+    const day = (days: number) =>
+      new Date(Date.now() - (Date.now() % 86_400_000) + days * 86_400_000)
+        .toISOString()
+        .slice(0, 10);
+
+    // Following the current team, Short Pier: at most 30 days.
+    expect(await offered()).toEqual(['7', '30', 'custom']);
+    expect(await date.getAttribute('max')).toBe(day(30));
+    const problems = await pageProblems(page, 'create form under a team maximum');
+
+    // Pinned to Open Sea, which has none: every expiry, "never" too.
+    await page.getByLabel('Acts in').selectOption(String(open.id));
+    expect(await offered()).toEqual(['7', '30', '90', '365', 'custom', 'none']);
+    expect(await date.getAttribute('max')).toBe(day(3650));
+    await expires.selectOption('365');
+
+    // Back to the current team: 365 days is gone, and the default takes its place.
+    await page.getByLabel('Acts in').selectOption('current');
+    expect(await offered()).toEqual(['7', '30', 'custom']);
+    expect(await expires.inputValue()).toBe('30');
+    await expect(page.locator('#expires-hint').textContent()).resolves.toBe(
+      'Short Pier allows tokens of at most 30 days.',
+    );
+
+    await page.getByLabel('Name').fill('pier script');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.waitForURL('**/settings/api-tokens');
+    await expect(page.locator('[data-shown-once]').textContent()).resolves.toContain('pier script');
+    expect(problems).toEqual([]);
+  });
+
   it('should set the policy, show the refused token in the inventory, and revoke it', async () => {
     const ownerEmail = uniqueEmail('owner');
     const owner = await createUser(t.app, {

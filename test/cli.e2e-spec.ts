@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
-import { dataSourceOptions } from '../src/entities.js';
+import { dataSourceFor } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { runCli } from '../src/cli/run-cli.js';
@@ -40,9 +40,7 @@ describe('operator command line', () => {
       'ada@example.com',
     );
     expect(created).toMatchObject({ code: 0, stderr: '' });
-    dataSource = await new DataSource(
-      dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
-    ).initialize();
+    dataSource = await dataSourceFor(loadConfig({ DATABASE_URL: db.url }).database).initialize();
   });
 
   afterAll(async () => {
@@ -239,6 +237,51 @@ describe('operator command line', () => {
       const r = await cli('token:create', '--email', 'ada@example.com', '--name', 'bad', ...args);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(/--expires/);
+    }
+  });
+
+  it('should refuse a lifetime the team a token acts in does not allow, and default to what it does', async () => {
+    expect(
+      (await cli('team:create', '--owner', 'ada@example.com', '--name', 'Short Lived')).code,
+    ).toBe(0);
+    await dataSource.query(
+      "UPDATE teams SET token_max_lifetime_days = 7 WHERE slug = 'short-lived'",
+    );
+    try {
+      // Short Lived is Ada's current team now: a token following it, or pinned to it.
+      for (const args of [
+        ['--expires-in-days', '30'],
+        ['--expires', 'never'],
+        ['--team', 'short-lived', '--expires-in-days', '8'],
+      ]) {
+        const r = await cli(
+          'token:create',
+          '--email',
+          'ada@example.com',
+          '--name',
+          'long',
+          ...args,
+        );
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toMatch(/^error: Short Lived allows tokens of at most 7 days/);
+      }
+      expect(
+        await dataSource.query("SELECT id FROM personal_access_tokens WHERE name = 'long'"),
+      ).toEqual([]);
+
+      const before = Date.now();
+      const week = await cli('token:create', '--email', 'ada@example.com', '--name', 'week');
+      expect(week.code).toBe(0);
+      const [row] = await dataSource.query(
+        "SELECT expires_at FROM personal_access_tokens WHERE name = 'week'",
+      );
+      const days = (new Date(row.expires_at).getTime() - before) / 86_400_000;
+      expect(days).toBeGreaterThan(6.9);
+      expect(days).toBeLessThanOrEqual(7.01);
+    } finally {
+      await dataSource.query(
+        "UPDATE teams SET token_max_lifetime_days = NULL WHERE slug = 'short-lived'",
+      );
     }
   });
 

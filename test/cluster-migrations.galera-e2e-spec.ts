@@ -1,10 +1,9 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { runMigrations } from '../src/database/migrator.js';
-import { dataSourceOptions } from '../src/entities.js';
+import { dataSourceFor } from '../src/entities.js';
 import { createClusterDatabase, galeraNodes, type ClusterDatabase } from './support/galera.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -74,9 +73,7 @@ describe('migrations on a cluster', () => {
     // The same schema as one process migrating on one node makes.
     const alone = await createClusterDatabase();
     databases.push(alone);
-    const ds = new DataSource(
-      dataSourceOptions(loadConfig({ DATABASE_URL: alone.onNode[2].url }).database),
-    );
+    const ds = dataSourceFor(loadConfig({ DATABASE_URL: alone.onNode[2].url }).database);
     await ds.initialize();
     try {
       await runMigrations(ds);

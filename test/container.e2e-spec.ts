@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
+import { load } from 'js-yaml';
 import { PRODUCTION_NODE_FLAGS, ROOT, startBuiltServer } from './support/run-built.js';
 
 /**
@@ -111,5 +112,44 @@ describe('the container image', () => {
       expect(await server.stop()).toBe(0);
     }
     expect(await run(healthcheck, { PORT: port })).toBe(1);
+  });
+});
+
+/** A published port of docker-compose.yml as Compose reads it: short or long syntax. */
+type PortEntry = string | number | { host_ip?: string; published?: string | number };
+
+/** `${NAME:-default}` as Compose substitutes it when NAME is not set. */
+const unset = (text: string): string => text.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
+
+/** The address a published port listens on; all interfaces when it names none. */
+function hostAddress(entry: PortEntry): string {
+  if (typeof entry === 'object') return entry.host_ip ?? '0.0.0.0';
+  const parts = unset(String(entry)).split(':');
+  return parts.length === 3 ? parts[0] : '0.0.0.0';
+}
+
+describe('docker-compose.yml and its proxy', () => {
+  const compose = load(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { ports?: PortEntry[] }>;
+  };
+  const proxyConf = readFileSync(join(ROOT, 'docker', 'proxy.conf'), 'utf8');
+
+  it('should publish ports on this machine only unless told otherwise, and the trial inbox always', () => {
+    const published = Object.entries(compose.services).flatMap(([service, { ports = [] }]) =>
+      ports.map((entry) => ({ service, entry, address: hostAddress(entry) })),
+    );
+    // The proxy (the way in) and Mailpit's inbox (every reset and invitation link it caught).
+    expect(published.map((p) => p.service).sort()).toEqual(['mailpit', 'proxy']);
+    for (const { address } of published) expect(address).toBe('127.0.0.1');
+    // The inbox has no setting that would publish it further.
+    expect(compose.services.mailpit.ports).toEqual(['127.0.0.1:8025:8025']);
+  });
+
+  it('should not tell clients which instance answered, nor its internal address', () => {
+    const headers = [...proxyConf.matchAll(/^\s*add_header\s+(\S+)\s+([^;]*);/gm)];
+    expect(headers.filter(([, name]) => /served-by/i.test(name))).toEqual([]);
+    expect(headers.filter(([, , value]) => value.includes('$upstream'))).toEqual([]);
+    // The operator still sees it, in the proxy's log.
+    expect(proxyConf).toMatch(/log_format\s+\w+[^;]*\$upstream_addr/);
   });
 });

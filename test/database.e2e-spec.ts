@@ -1,13 +1,18 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
-import { dataSourceOptions } from '../src/entities.js';
+import { dataSourceFor } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
-import { runMigrations } from '../src/database/migrator.js';
+import { revertLastMigration, runMigrations } from '../src/database/migrator.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
-import { createToken, createUser } from './factories/index.js';
+import request from 'supertest';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
+import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
+import { createTeam, createToken, createUser } from './factories/index.js';
+import { signedInPerson } from './support/people.js';
 import { runBuilt, startBuiltServer } from './support/run-built.js';
 import { createTestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
@@ -43,7 +48,7 @@ describe('database schema', () => {
 
   async function open(): Promise<DataSource> {
     db = await createTestDatabase({ file: true });
-    dataSource = new DataSource(dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database));
+    dataSource = dataSourceFor(loadConfig({ DATABASE_URL: db.url }).database);
     return dataSource.initialize();
   }
 
@@ -71,7 +76,7 @@ describe('database schema', () => {
     expect(await tableNames(ds)).toEqual(TABLES);
 
     for (let i = 0; i < MIGRATIONS.length; i++) {
-      await ds.undoLastMigration({ transaction: 'each' });
+      await revertLastMigration(ds);
     }
     expect(await tableNames(ds)).toEqual([]);
 
@@ -85,7 +90,7 @@ describe('database schema', () => {
     const before = MIGRATIONS.findIndex((m) => m.name === 'EmailVerification1764547200000');
     await runMigrations(ds);
     for (let i = before; i < MIGRATIONS.length; i++) {
-      await ds.undoLastMigration({ transaction: 'each' });
+      await revertLastMigration(ds);
     }
     await ds.query(
       "INSERT INTO users (name, email, created_at) VALUES ('Early', 'early@example.com', '2025-01-02 03:04:05')",
@@ -122,7 +127,7 @@ describe('database schema', () => {
     );
     // The migrations after it first, then the token lifecycle's own.
     const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('TokenLifecycle1764720000000');
-    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
+    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
 
     const runner = ds.createQueryRunner();
     try {
@@ -168,7 +173,7 @@ describe('database schema', () => {
        VALUES (1, 'change_email', '${'b'.repeat(64)}', '2099-01-01 00:00:00', 'new@example.com')`,
     );
     const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('AccountSettings1764806400000');
-    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
+    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
 
     const runner = ds.createQueryRunner();
     try {
@@ -205,9 +210,9 @@ describe('database schema', () => {
     await ds.query(
       `INSERT INTO audit_events (occurred_at, event, actor_kind, user_id) VALUES ('2026-11-01 00:00:00', 'token.created', 'user', 1)`,
     );
-    // The migrations after it first, then the security log's own.
+    // The migrations after it first, then the security log's.
     const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('AuditLog1764892800000');
-    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
+    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
 
     const runner = ds.createQueryRunner();
     try {
@@ -238,9 +243,9 @@ describe('database schema', () => {
        VALUES (1, 'pinned', '${'d'.repeat(64)}', 'dddd', 'user:read')`,
     );
     await ds.query(`INSERT INTO personal_access_token_pins (token_id, team_id) VALUES (1, 1)`);
-    // The migrations after it first, then team governance's own.
+    // The migrations after it first, then team governance's.
     const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('TeamGovernance1764979200000');
-    for (let i = 0; i < undo; i++) await ds.undoLastMigration({ transaction: 'each' });
+    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
 
     const runner = ds.createQueryRunner();
     try {
@@ -262,7 +267,7 @@ describe('database schema', () => {
     db = await createTestDatabase({ file: true });
     const env = { DATABASE_URL: db.url };
     // A table in the way of the first migration's, as a half-restored backup would leave.
-    dataSource = await new DataSource(dataSourceOptions(loadConfig(env).database)).initialize();
+    dataSource = await dataSourceFor(loadConfig(env).database).initialize();
     await dataSource.query('CREATE TABLE users (id INTEGER PRIMARY KEY)');
 
     const r = await runBuilt('main.js', [], { ...env, PORT: '0', HOST: '127.0.0.1' });
@@ -270,6 +275,86 @@ describe('database schema', () => {
     expect(r.stderr).toMatch(/^Tessera could not start: a database migration failed: .*users/m);
     expect(r.stderr).not.toContain('cannot listen');
     expect(r.stdout).not.toContain('Listening');
+  });
+
+  it('should move stored times to milliseconds and record the lifetime each token was given, keeping every row', async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('MillisecondTimes1765152000000');
+    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
+
+    // As stored before: SQLite wrote a creation in whole seconds, the app an expiry with
+    // milliseconds.
+    await ds.query(
+      `INSERT INTO users (name, email, created_at) VALUES ('Ada', 'ada@example.com', '2026-11-01 10:00:00')`,
+    );
+    await ds.query(`INSERT INTO teams (name, slug, owner_id) VALUES ('Acme', 'acme', 1)`);
+    await ds.query(`INSERT INTO team_members (team_id, user_id, role) VALUES (1, 1, 'owner')`);
+    const token = (name: string, times: Record<string, string>) =>
+      ds.query(
+        `INSERT INTO personal_access_tokens (user_id, name, token_hash, last_four, abilities, ${Object.keys(times).join(', ')})
+         VALUES (1, ?, ?, 'abcd', 'user:read', ${Object.keys(times)
+           .map(() => '?')
+           .join(', ')})`,
+        [name, name.padEnd(64, 'x'), ...Object.values(times)],
+      );
+    // "In 30 days", made on SQLite: 30 days and 0.4 s between the stored times.
+    await token('thirty', {
+      created_at: '2026-11-01 10:00:00',
+      expires_at: '2026-12-01 10:00:00.400',
+    });
+    // "On a date", the form's last: 30 days from the day it was made.
+    await token('dated', { created_at: '2026-11-01 10:00:00.250', expires_at: '2026-12-01' });
+    await token('forever', { created_at: '2026-11-01 10:00:00' });
+    await token('regenerated', {
+      created_at: '2026-01-01 00:00:00',
+      regenerated_at: '2026-11-01 10:00:00',
+      expires_at: '2026-11-08 10:00:00.900',
+    });
+    await token('gone', { created_at: '2026-11-01 10:00:00' });
+    await ds.query(`DELETE FROM personal_access_tokens WHERE name = 'gone'`);
+    await ds.query(`INSERT INTO personal_access_token_pins (token_id, team_id) VALUES (1, 1)`);
+    await ds.query(
+      `INSERT INTO personal_access_token_daily_usage (token_id, day, requests) VALUES (1, '2026-11-02', 3)`,
+    );
+    await ds.query(
+      `INSERT INTO personal_access_token_addresses (token_id, ip, last_used_at) VALUES (1, '192.0.2.1', '2026-11-02 10:00:00')`,
+    );
+
+    expect(await runMigrations(ds)).toEqual(MIGRATION_NAMES.slice(-undo));
+    const lifetimes = await ds.query(
+      'SELECT name, lifetime_days, CAST(created_at AS CHAR) AS created FROM personal_access_tokens ORDER BY id',
+    );
+    expect(
+      lifetimes.map((r: { name: string; lifetime_days: number | null; created: string }) => [
+        r.name,
+        r.lifetime_days === null ? null : Number(r.lifetime_days),
+        r.created,
+      ]),
+    ).toEqual([
+      ['thirty', 30, '2026-11-01 10:00:00.000'],
+      ['dated', 30, '2026-11-01 10:00:00.250'],
+      ['forever', null, '2026-11-01 10:00:00.000'],
+      ['regenerated', 7, '2026-01-01 00:00:00.000'],
+    ]);
+    // Rebuilding the tables dropped nothing that refers to them, and hands out no id twice.
+    const counts = async () =>
+      Promise.all(
+        [
+          'team_members',
+          'personal_access_token_pins',
+          'personal_access_token_daily_usage',
+          'personal_access_token_addresses',
+        ].map(async (table) => Number((await ds.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n)),
+      );
+    expect(await counts()).toEqual([1, 1, 1, 1]);
+    await token('new', { created_at: '2026-11-03 10:00:00' });
+    const [made] = await ds.query(`SELECT id FROM personal_access_tokens WHERE name = 'new'`);
+    expect(Number(made.id)).toBe(6);
+
+    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
+    expect(await counts()).toEqual([1, 1, 1, 1]);
+    expect(await runMigrations(ds)).toHaveLength(undo);
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {
@@ -290,7 +375,7 @@ describe('database schema', () => {
         const res = await fetch(`${server.url}/api/v1/user/profile`);
         expect(res.status).toBe(401);
       }
-      dataSource = await new DataSource(dataSourceOptions(loadConfig(env).database)).initialize();
+      dataSource = await dataSourceFor(loadConfig(env).database).initialize();
       const rows: { name: string }[] = await dataSource.query(
         'SELECT name FROM migrations ORDER BY id',
       );
@@ -299,6 +384,72 @@ describe('database schema', () => {
       expect(applied).toBeLessThanOrEqual(1);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});
+
+describe('stored times', () => {
+  it('should declare every time with milliseconds, and store every time so, whoever writes it', async () => {
+    const t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    try {
+      // Rows the database stamps (creations) and times the app writes (an expiry, a last use,
+      // a revocation, a session's expiry, mail to send), and an update of a person.
+      const person = await signedInPerson(t);
+      await createTeam(t.app, person.user, 'Stamped');
+      const { plaintext, token } = await createToken(t.app, person.user, { expiresInDays: 30 });
+      await request(t.server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${plaintext}`);
+      await t.app.get(TokenUsageRecorder).flush();
+      await t.app.get(TokensService).revoke(Actors.person(person.user.id), token.id);
+      await t.app.get(Scheduler).drain();
+      await t.app.get(AuditLog).flush();
+
+      const runner = t.dataSource.createQueryRunner();
+      const tables = t.dataSource.entityMetadatas.map((entity) => entity.tableName);
+      const columns = (await runner.getTables(tables).finally(() => runner.release())).flatMap(
+        (table) =>
+          table.columns
+            .filter((c) => c.type === 'datetime')
+            .map((c) => ({
+              table: table.name.split('.').at(-1)!,
+              column: c.name,
+              precision: c.precision,
+            })),
+      );
+      expect(columns.length).toBeGreaterThan(30);
+      expect(columns.filter((c) => c.precision !== 3)).toEqual([]);
+
+      const written: string[] = [];
+      const wrong: string[] = [];
+      for (const { table, column } of columns) {
+        const values: { v: string }[] = await t.dataSource.query(
+          `SELECT CAST(${column} AS CHAR) AS v FROM ${table} WHERE ${column} IS NOT NULL`,
+        );
+        if (values.length) written.push(`${table}.${column}`);
+        for (const { v } of values) {
+          if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/.test(v)) {
+            wrong.push(`${table}.${column}: ${v}`);
+          }
+        }
+      }
+      expect(wrong).toEqual([]);
+      for (const column of [
+        'users.created_at',
+        'users.updated_at',
+        'teams.created_at',
+        'personal_access_tokens.created_at',
+        'personal_access_tokens.expires_at',
+        'personal_access_tokens.last_used_at',
+        'personal_access_tokens.revoked_at',
+        'sessions.expires_at',
+        'mail_outbox.created_at',
+        'audit_events.occurred_at',
+      ]) {
+        expect(written).toContain(column);
+      }
+    } finally {
+      await t.close();
     }
   });
 });

@@ -4,9 +4,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { DataSource, In } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
-import { dataSourceOptions } from '../src/entities.js';
+import { dataSourceFor } from '../src/entities.js';
 import { Transactions } from '../src/database/transactions.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
@@ -217,9 +217,7 @@ describe('mail outbox', () => {
       await sleep(300);
       await first.close();
 
-      reader = await new DataSource(
-        dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database),
-      ).initialize();
+      reader = await dataSourceFor(loadConfig({ DATABASE_URL: db.url }).database).initialize();
       expect((await stored()).map((r) => [r.status, r.attempts, r.claimedBy])).toEqual([
         ['sent', 1, null],
         ['pending', 0, null],

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { DataSource, type MigrationInterface } from 'typeorm';
+import type { DataSource, MigrationInterface } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { MIGRATION_LOCK_TABLE, runMigrations } from '../src/database/migrator.js';
-import { dataSourceOptions } from '../src/entities.js';
+import { dataSourceFor } from '../src/entities.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -34,10 +34,9 @@ describe('migration lock', () => {
     migrations?: (new () => MigrationInterface)[],
   ): Promise<{ url: string; ds: DataSource[] }> {
     const db = await createTestDatabase();
-    const options = dataSourceOptions(loadConfig({ DATABASE_URL: db.url }).database);
-    const ds = Array.from(
-      { length: count },
-      () => new DataSource(migrations ? { ...options, migrations } : options),
+    const config = loadConfig({ DATABASE_URL: db.url }).database;
+    const ds = Array.from({ length: count }, () =>
+      dataSourceFor(config, migrations ? { migrations } : {}),
     );
     opened.push({ db, ds });
     for (const d of ds) await d.initialize();

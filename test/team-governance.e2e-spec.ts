@@ -4,9 +4,13 @@ import type { Server } from 'node:http';
 import { Actors } from '../src/common/actor.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { Team } from '../src/teams/team.entity.js';
-import { TeamsService } from '../src/teams/teams.service.js';
+import { managedRoles, TeamsService } from '../src/teams/teams.service.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TokenPin } from '../src/tokens/token-pin.entity.js';
+import { TokenNotFoundError } from '../src/tokens/tokens.errors.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { addMember, createTeam, createToken, createUser } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
@@ -23,7 +27,8 @@ describe('teams govern the tokens that act in them', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    // The proxy is this machine: a request names its client's address in X-Forwarded-For.
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', TRUST_PROXY: 'loopback' });
   });
   afterAll(async () => {
     await t.close();
@@ -84,12 +89,12 @@ describe('teams govern the tokens that act in them', () => {
           'Bearer realm="tessera", error="insufficient_scope", error_description="two_factor_required"',
         );
       }
-      // The token itself says why, and where it acts.
+      // The token itself says why (and names no team that refuses it).
       const self = await api(t.server, '/api/v1/token', forever.plaintext);
       expect(self.status).toBe(200);
       expect(self.body.data).toMatchObject({
         binding: 'current',
-        team: { id: team.id, name: 'Acme' },
+        team: null,
         team_refusal: 'two_factor_required',
       });
       // The pages remind the member while Acme is current, and the token list says why.
@@ -124,8 +129,12 @@ describe('teams govern the tokens that act in them', () => {
       expect(ok.status).toBe(200);
       expect(ok.body.data).toMatchObject({ id: team.id, name: 'Acme' });
 
-      // In another team the policy does not apply: a following token answers there.
+      // In another team the policy does not apply: a following token made there (where it may
+      // never expire) is refused while Acme is current, and answers there again.
+      await switchTo(member, member.user.currentTeamId!);
       const other = await createToken(t.app, member.user, { name: 'other' });
+      expect((await api(t.server, '/api/v1/team', other.plaintext)).status).toBe(200);
+      await switchTo(member, team.id);
       expect((await api(t.server, '/api/v1/team', other.plaintext)).status).toBe(403);
       await switchTo(member, member.user.currentTeamId!);
       expect((await api(t.server, '/api/v1/team', other.plaintext)).status).toBe(200);
@@ -200,6 +209,8 @@ describe('teams govern the tokens that act in them', () => {
       });
       const outsider = await createUser(t.app, { name: 'Oscar Outsider' });
       const outsiderToken = await createToken(t.app, outsider, { name: 'outsider token' });
+      // Inventory Co is Mia's current team (making Elsewhere made that hers).
+      await switchTo(member, team.id);
 
       for (const viewer of [owner, admin]) {
         const res = await viewer.client.get(`/teams/${team.id}/tokens`);
@@ -237,8 +248,83 @@ describe('teams govern the tokens that act in them', () => {
       }
     });
 
+    it('should list and revoke only the tokens acting in the team now, and show no other team’s use of them', async () => {
+      const { owner, member, team } = await acme('Now Co');
+      // Mia works in her own team: a token following her acts there, not in Now Co.
+      const following = await createToken(t.app, member.user, { name: 'personal script' });
+      const pinned = await createToken(t.app, member.user, { name: 'now pinned', teamId: team.id });
+      const use = (token: string, from: string) =>
+        api(t.server, '/api/v1/user/profile', token).set('X-Forwarded-For', from);
+      expect((await use(following.plaintext, '198.51.100.7')).status).toBe(200);
+      expect((await use(pinned.plaintext, '203.0.113.9')).status).toBe(200);
+      await t.app.get(TokenUsageRecorder).flush();
+
+      const inventory = () => owner.client.textOf(`/teams/${team.id}/tokens`);
+      const before = await inventory();
+      // Every use of a pinned token was in its team.
+      expect(before).toContain('now pinned');
+      expect(before).toContain('203.0.113.9');
+      expect(before).not.toContain('personal script');
+      expect(before).not.toContain('198.51.100.7');
+      const revoke = () =>
+        owner.client.submit(
+          `/teams/${team.id}/tokens`,
+          `/teams/${team.id}/tokens/${following.token.id}/revoke`,
+        );
+      expect((await revoke()).status).toBe(404);
+      expect((await use(following.plaintext, '198.51.100.7')).status).toBe(200);
+
+      // Now Co becomes her current team: the token acts here now, and may be revoked here, but
+      // where it was used before (in her own team) is still not the team's to see.
+      await switchTo(member, team.id);
+      const after = await inventory();
+      expect(after).toContain('personal script');
+      expect(after).not.toContain('198.51.100.7');
+      expect((await revoke()).status).toBe(303);
+      expect((await use(following.plaintext, '198.51.100.7')).status).toBe(401);
+    });
+
+    it('should decide a revocation in its write: a token that stopped acting in the team since it was read stays', async () => {
+      const { owner, admin, member, team } = await acme('Stale Co');
+      await switchTo(member, team.id);
+      const following = await createToken(t.app, member.user, { name: 'stale following' });
+      const tokens = t.app.get(TokensService);
+      const governing = {
+        id: team.id,
+        name: team.name,
+        policy: { requireTwoFactor: false, tokenMaxLifetimeDays: null },
+      };
+      const owners = { role: 'owner' as const, manages: managedRoles('owner') };
+      const read = await tokens.getActingIn(governing, following.token.id);
+
+      // Between the read and the write, Mia switches back to her own team.
+      await switchTo(member, member.user.currentTeamId!);
+      await expect(
+        tokens.revokeInTeam(Actors.person(owner.user.id), governing, read, owners),
+      ).rejects.toBeInstanceOf(TokenNotFoundError);
+      expect((await api(t.server, '/api/v1/user/profile', following.plaintext)).status).toBe(200);
+
+      // An admin read a member's token; the member was made an admin before the write.
+      await switchTo(member, team.id);
+      const again = await tokens.getActingIn(governing, following.token.id);
+      await t.dataSource
+        .getRepository(TeamMember)
+        .update({ teamId: team.id, userId: member.user.id }, { role: 'admin' });
+      await expect(
+        tokens.revokeInTeam(Actors.person(admin.user.id), governing, again, {
+          role: 'admin',
+          manages: managedRoles('admin'),
+        }),
+      ).rejects.toBeInstanceOf(TokenNotFoundError);
+      expect((await api(t.server, '/api/v1/user/profile', following.plaintext)).status).toBe(200);
+      // The owner may.
+      await tokens.revokeInTeam(Actors.person(owner.user.id), governing, again, owners);
+      expect((await api(t.server, '/api/v1/user/profile', following.plaintext)).status).toBe(401);
+    });
+
     it('should revoke a member’s token at once, tell them, and log it in both logs, once under a burst', async () => {
       const { owner, admin, member, team } = await acme('Revoke Co');
+      await switchTo(member, team.id);
       const laptop = await createToken(t.app, member.user, { name: 'lost laptop' });
       const ownerToken = await createToken(t.app, owner.user, { name: 'owner script' });
 

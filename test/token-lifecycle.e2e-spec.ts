@@ -8,8 +8,17 @@ import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
 import { hashToken } from '../src/tokens/token-format.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
-import { createToken, createUser } from './factories/index.js';
-import { NEW_TOKEN_VALUE, newTokenValueIn, visibleText } from './support/html.js';
+import { Actors } from '../src/common/actor.js';
+import { Team } from '../src/teams/team.entity.js';
+import { TeamsService } from '../src/teams/teams.service.js';
+import { createTeam, createToken, createUser } from './factories/index.js';
+import {
+  enabledOptionsIn,
+  NEW_TOKEN_VALUE,
+  newTokenValueIn,
+  selectedOptionIn,
+  visibleText,
+} from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -240,6 +249,45 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     });
   });
 
+  describe("a lifetime at the team's maximum", () => {
+    it('should accept a token made for exactly the maximum, whatever the clocks, and give advice that works', async () => {
+      const person = await signedInPerson(t);
+      const early = await createToken(t.app, person.user, { name: 'early', expiresInDays: 90 });
+      const team = await createTeam(t.app, person.user, 'Exact Co');
+      await t.dataSource.getRepository(Team).update({ id: team.id }, { tokenMaxLifetimeDays: 30 });
+
+      // The form's default, "In 30 days", following Exact Co.
+      const made = await person.client.createTokenOnPage({
+        name: 'exact',
+        abilities: ['team:read'],
+        expires_in_days: '30',
+      });
+      expect(made.page.status).toBe(200);
+      expect((await api(made.value, '/api/v1/team')).body).toMatchObject({
+        success: true,
+        data: { id: team.id },
+      });
+      // The app's clock a second and a half ahead of the database's (on another machine).
+      clock.advance(1500);
+      const ahead = await person.client.createTokenOnPage({
+        name: 'ahead',
+        abilities: ['team:read'],
+        expires_in_days: '30',
+      });
+      expect((await api(ahead.value, '/api/v1/team')).status).toBe(200);
+
+      // A token that does live longer is refused, and its page's advice makes it work.
+      const refused = await api(early.plaintext, '/api/v1/team');
+      expect(refused.body.error.code).toBe('token_lifetime_exceeds_policy');
+      expect(visibleText((await page(person, `${LIST}/${early.token.id}`)).text)).toContain(
+        'Exact Co allows tokens of at most 30 days: the API refuses this one there. Regenerate it with a lifetime of at most 30 days.',
+      );
+      const regenerated = await regenerate(person, early.token.id, { lifetime: '30' });
+      expect(regenerated.status).toBe(200);
+      expect((await api(newTokenValueIn(regenerated.text), '/api/v1/team')).status).toBe(200);
+    });
+  });
+
   describe('edit', () => {
     it('should rename a token and change its abilities without changing its value', async () => {
       const person = await signedInPerson(t);
@@ -437,9 +485,16 @@ describe('token expiry on the create form', () => {
   it('should default to 30 days, take a date, allow no expiry with a warning, and keep expires_in_days for scripts', async () => {
     const person = await signedInPerson(t);
     const form = await person.client.get(LIST);
-    expect(form.text).toMatch(/<option value="30" selected>In 30 days<\/option>/);
-    expect(form.text).toContain('<option value="custom" >On a date…</option>');
-    expect(form.text).toContain('<option value="none" >Never (not recommended)</option>');
+    expect(selectedOptionIn(form.text, 'expires_in_days')).toBe('30');
+    expect(enabledOptionsIn(form.text, 'expires_in_days')).toEqual([
+      '7',
+      '30',
+      '90',
+      '365',
+      'custom',
+      'none',
+    ]);
+    expect(visibleText(form.text)).toContain('In 365 days On a date… Never (not recommended)');
     expect(visibleText(form.text)).toContain(
       'No expiry: a token that never expires works until someone revokes it',
     );
@@ -476,6 +531,72 @@ describe('token expiry on the create form', () => {
     );
   });
 
+  it('should offer and accept only the lifetimes the team a new token acts in allows', async () => {
+    const person = await signedInPerson(t);
+    const capped = await createTeam(t.app, person.user, 'Capped Co');
+    const tight = await createTeam(t.app, person.user, 'Tight Co');
+    const teams = t.dataSource.getRepository(Team);
+    await teams.update({ id: capped.id }, { tokenMaxLifetimeDays: 30 });
+    await teams.update({ id: tight.id }, { tokenMaxLifetimeDays: 7 });
+    await t.app.get(TeamsService).switchTeam(Actors.person(person.user.id), capped.id);
+    const day = (days: number) =>
+      new Date(Date.now() - (Date.now() % DAY_MS) + days * DAY_MS).toISOString().slice(0, 10);
+
+    const form = (await person.client.get(LIST)).text;
+    // Following the current team, the form's first choice: what Capped Co allows.
+    expect(selectedOptionIn(form, 'team')).toBe('current');
+    expect(enabledOptionsIn(form, 'expires_in_days')).toEqual(['7', '30', 'custom']);
+    expect(selectedOptionIn(form, 'expires_in_days')).toBe('30');
+    expect(form).toContain(`max="${day(30)}"`);
+    expect(visibleText(form)).toContain('Capped Co allows tokens of at most 30 days.');
+    // Each choice of "Acts in" says what a token acting there may have, for the page's script.
+    expect(form).toContain(
+      `<option value="${tight.id}" data-max-days="7" data-last-date="${day(7)}" data-default-expiry="7"`,
+    );
+
+    const refusals: [Record<string, string>, string][] = [
+      [{ expires_in_days: '90' }, 'Capped Co allows tokens of at most 30 days.'],
+      [
+        { expires_in_days: 'none' },
+        'Capped Co allows tokens of at most 30 days: choose an expiry.',
+      ],
+      [
+        { expires_in_days: 'custom', expires_at: day(31) },
+        `Capped Co allows tokens of at most 30 days: choose ${day(30)} at the latest.`,
+      ],
+      [
+        { team: String(tight.id), expires_in_days: '30' },
+        'Tight Co allows tokens of at most 7 days.',
+      ],
+    ];
+    for (const [fields, message] of refusals) {
+      const res = await person.client.submit(LIST, LIST, {
+        name: 'Too long',
+        abilities: 'user:read',
+        ...fields,
+      });
+      expect(res.headers.location).toBe(LIST);
+      expect(visibleText((await person.client.get(LIST)).text)).toContain(message);
+    }
+    const repo = t.dataSource.getRepository(PersonalAccessToken);
+    expect(await repo.countBy({ userId: person.user.id })).toBe(0);
+
+    const fitting: Record<string, string>[] = [
+      { expires_in_days: '30' },
+      { expires_in_days: 'custom', expires_at: day(30) },
+      { team: String(tight.id), expires_in_days: '7' },
+    ];
+    for (const fields of fitting) {
+      const ok = await person.client.submit(LIST, LIST, {
+        name: 'Fits',
+        abilities: 'user:read',
+        ...fields,
+      });
+      expect(ok.status).toBe(200);
+    }
+    expect(await repo.countBy({ userId: person.user.id })).toBe(3);
+  });
+
   it('should refuse a date that is not after today or not a date, keeping what was typed', async () => {
     const person = await signedInPerson(t);
     const today = new Date().toISOString().slice(0, 10);
@@ -494,7 +615,7 @@ describe('token expiry on the create form', () => {
       expect(res.headers.location).toBe(LIST);
       const again = await person.client.get(LIST);
       expect(visibleText(again.text)).toContain(message);
-      expect(again.text).toContain('<option value="custom" selected>');
+      expect(selectedOptionIn(again.text, 'expires_in_days')).toBe('custom');
     }
     expect(
       await t.dataSource.getRepository(PersonalAccessToken).countBy({ userId: person.user.id }),
@@ -523,7 +644,7 @@ describe('token expiry on the create form', () => {
       expect(visibleText(form.text)).toContain('Tokens here expire within 60 days at most.');
 
       const refusals: [Record<string, string>, string][] = [
-        [{ expires_in_days: 'none' }, 'Tokens must expire within 60 days here: choose an expiry.'],
+        [{ expires_in_days: 'none' }, 'Tokens may live at most 60 days: choose an expiry.'],
         [{ expires_in_days: '90' }, 'Tokens may live at most 60 days.'],
         [
           {
@@ -554,7 +675,7 @@ describe('token expiry on the create form', () => {
       const person = await signedInPerson(capped);
       const repo = capped.dataSource.getRepository(PersonalAccessToken);
       const { token } = await createToken(capped.app, person.user, { expiresInDays: 10 });
-      await repo.update({ id: token.id }, { expiresAt: null });
+      await repo.update({ id: token.id }, { expiresAt: null, lifetimeDays: null });
       const res = await person.client.submit(
         `${LIST}/${token.id}`,
         `${LIST}/${token.id}/regenerate`,

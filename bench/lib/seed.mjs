@@ -2,9 +2,8 @@
 // tokens, of which the first `known` are written to a file with their plaintexts.
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { DataSource } from 'typeorm';
 import { loadConfig } from '../../dist/src/config/config.js';
-import { dataSourceOptions } from '../../dist/src/entities.js';
+import { dataSourceFor } from '../../dist/src/entities.js';
 import { runMigrations } from '../../dist/src/database/migrator.js';
 import { generateToken } from '../../dist/src/tokens/token-format.js';
 
@@ -29,9 +28,7 @@ export async function recreateMysqlDatabase(url) {
  * @returns {{ valid: string[], revoked: string, invalid: string }} plaintexts to load with
  */
 export async function seed(url, { users, tokens, known = 1000, log = () => {} }) {
-  const dataSource = await new DataSource(
-    dataSourceOptions(loadConfig({ DATABASE_URL: url }).database),
-  ).initialize();
+  const dataSource = await dataSourceFor(loadConfig({ DATABASE_URL: url }).database).initialize();
   await runMigrations(dataSource);
   const runner = dataSource.createQueryRunner();
   const insert = async (table, columns, rows) => {

@@ -26,6 +26,32 @@ if (shownOnce) {
   window.history.replaceState(null, '', shownOnce.dataset.shownOnce || window.location.href);
 }
 
+// A new token may live only as long as the team it will act in allows: each choice of "Acts in"
+// names its maximum, and the expiries past it are taken off the list (the server refuses them
+// all the same). Without this script the list is that of the first choice, the current team.
+for (const acting of document.querySelectorAll('[data-acting-team]')) {
+  const form = acting.form;
+  const expiry = form.querySelector('[data-expiry-choice]');
+  const date = form.querySelector('[data-expiry-date]');
+  const hint = form.querySelector('[data-expiry-hint]');
+  const update = () => {
+    const chosen = acting.selectedOptions[0].dataset;
+    const max = chosen.maxDays === '' ? Infinity : Number(chosen.maxDays);
+    for (const option of expiry.options) {
+      if (option.dataset.days === undefined) continue;
+      const allowed =
+        option.dataset.days === 'none' ? max === Infinity : Number(option.dataset.days) <= max;
+      option.disabled = option.hidden = !allowed;
+    }
+    if (expiry.selectedOptions[0]?.disabled) expiry.value = chosen.defaultExpiry;
+    date.max = chosen.lastDate;
+    hint.textContent = chosen.hint;
+    expiry.dispatchEvent(new Event('change'));
+  };
+  acting.addEventListener('change', update);
+  update();
+}
+
 // Fields that matter for one choice of a select only (the expiry date for "On a date…", the
 // warning for "Never"): shown for that choice. Without this script they are always shown.
 for (const select of document.querySelectorAll('[data-expiry-choice]')) {

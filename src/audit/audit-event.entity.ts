@@ -14,7 +14,7 @@ export class AuditEvent {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;
 
-  @Column({ name: 'occurred_at', type: 'datetime', precision: 6 })
+  @Column({ name: 'occurred_at', type: 'datetime', precision: 3 })
   occurredAt!: Date;
 
   /** A stable name, `<kind>.<what>` (AUDIT_EVENTS). */

@@ -29,7 +29,7 @@ export class Session {
   data!: string;
 
   @Index('IDX_sessions_expires_at')
-  @Column({ name: 'expires_at', type: 'datetime', precision: 6 })
+  @Column({ name: 'expires_at', type: 'datetime', precision: 3 })
   expiresAt!: Date;
 
   /** The browser's User-Agent, as it last sent it (cut to 255 characters). */
@@ -40,9 +40,9 @@ export class Session {
   ip!: string | null;
 
   /** Written at most once a minute per session, not on every page. */
-  @Column({ name: 'last_active_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'last_active_at', type: 'datetime', precision: 3, nullable: true })
   lastActiveAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }

@@ -13,8 +13,7 @@ import { PasswordResetService } from '../password-reset/password-reset.service.j
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { DEFAULT_DAYS } from '../tokens/token-expiry.js';
-import type { Config } from '../config/config.js';
-import { CONFIG } from '../config/config.module.js';
+import { TokenLifetimes } from '../tokens/token-lifetimes.js';
 import { TokenExpiryReminders } from '../tokens/token-expiry-reminders.js';
 import { AuditService } from '../audit/audit.service.js';
 import { toExportLine } from '../security-log/audit.view.js';
@@ -133,7 +132,7 @@ export const COMMANDS: Record<string, Command> = {
   'token:create': {
     usage:
       'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never] [--team SLUG]',
-    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It expires in ${DEFAULT_DAYS} days, as on the tokens page, unless --expires-in-days says otherwise or --expires never asks for a token that never expires. It follows the account's current team, or with --team acts in that team only (one the account is a member of).`,
+    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It follows the account's current team, or with --team acts in that team only (one the account is a member of). It expires in ${DEFAULT_DAYS} days, as on the tokens page (or in the most days the team it acts in and the deployment allow, when fewer), unless --expires-in-days says otherwise or --expires never asks for a token that never expires. A lifetime longer than the team it acts in or the deployment allows is refused.`,
     options: ['email', 'name', 'abilities', 'expires-in-days', 'expires', 'team'],
     required: ['email', 'name'],
     async run(app, v, out) {
@@ -143,22 +142,25 @@ export const COMMANDS: Record<string, Command> = {
       if (v.expires !== undefined && v['expires-in-days'] !== undefined) {
         throw new ValidationError({ expires: 'Give either --expires-in-days or --expires never.' });
       }
-      // The page's default: 30 days, or the most a deployment allows when that is less.
-      const most = app.get<Config>(CONFIG).tokens.maxLifetimeDays;
-      const fallback = String(Math.min(DEFAULT_DAYS, most ?? DEFAULT_DAYS));
-      const days = v.expires === 'never' ? undefined : (v['expires-in-days'] ?? fallback);
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const actor = Actors.operator(user.id);
       const teamId =
         v.team === undefined
           ? undefined
           : (await app.get(TeamsService).getBySlug(Actors.operator(), v.team)).id;
+      // The page's default: 30 days, or the most the team it acts in and the deployment allow.
+      const days =
+        v.expires === 'never'
+          ? undefined
+          : (v['expires-in-days'] ??
+            String(await app.get(TokenLifetimes).defaultDays(actor, teamId)));
       const input = validateInput(CreateTokenDto, {
         name: v.name,
         abilities: v.abilities?.split(',').map((a) => a.trim()),
         expiresInDays: days,
         teamId,
       });
-      const user = await app.get(UsersService).getByEmail(v.email!);
-      const created = await app.get(TokensService).create(Actors.operator(user.id), input);
+      const created = await app.get(TokensService).create(actor, input);
       const expiry = created.token.expiresAt ? created.token.expiresAt.toISOString() : 'never';
       out(`Token ${created.token.id} "${created.token.name}" for ${user.email}`);
       out(

@@ -1,6 +1,7 @@
 import mysql from 'mysql2';
 import type { Pool, PoolConnection, PoolOptions } from 'mysql2';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { DataSource, DataSourceOptions } from 'typeorm';
+import { createDataSource } from './millisecond-times.js';
 
 /**
  * What kind of MySQL-family server the app talks to: a node of a Galera cluster (MariaDB
@@ -96,7 +97,7 @@ export async function connectToCluster(
   onFailure: (error: Error) => void,
 ): Promise<{ dataSource: DataSource; kind: ClusterKind }> {
   const kind = await probeCluster(options);
-  if (kind === 'none') return { dataSource: new DataSource(options), kind };
+  if (kind === 'none') return { dataSource: createDataSource(options), kind };
   const driver = driverWithSessionSetting(CAUSAL_READS[kind], onFailure);
-  return { dataSource: new DataSource({ ...options, driver } as DataSourceOptions), kind };
+  return { dataSource: createDataSource({ ...options, driver } as DataSourceOptions), kind };
 }

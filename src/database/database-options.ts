@@ -1,10 +1,12 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/database.config.js';
+import { UpdateDatesWithMilliseconds } from './millisecond-times.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 /**
  * The one place TypeORM's options are built: the app, the CLI and ormconfig.ts all call it, with
- * the entities of the features (`src/entities.ts`), which this folder knows nothing of.
+ * the entities of the features (`src/entities.ts`), which this folder knows nothing of. Make the
+ * data source with `createDataSource` (millisecond-times.ts), never `new DataSource`.
  */
 export function buildDataSourceOptions(
   config: DatabaseConfig,
@@ -12,6 +14,7 @@ export function buildDataSourceOptions(
 ): DataSourceOptions {
   const common = {
     entities,
+    subscribers: [UpdateDatesWithMilliseconds],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each' as const,

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DataSource, Migration, QueryRunner } from 'typeorm';
+import type { DataSource, EntityManager, Migration, QueryRunner } from 'typeorm';
 import { isDatabaseUnavailable, isDeadlock } from '../common/errors/database-errors.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
@@ -67,10 +67,37 @@ export async function runMigrations(
       throw new MigrationFailedError(error);
     }
   };
-  // TypeORM reads the pending migrations before it opens its transaction, so two processes on a
-  // fresh SQLite file would both find them pending: the file's write lock is taken before that.
-  if (sqlite(dataSource)) return inImmediateTransaction(dataSource, migrate);
+  if (sqlite(dataSource)) return migratingSqlite(dataSource, migrate);
   return withMigrationLock(dataSource, options, migrate);
+}
+
+/**
+ * Changes SQLite's schema as its manual asks: with foreign keys off while the transaction runs
+ * (SQLite cannot switch them inside one), then checked before the commit. A migration that
+ * rebuilds a table (copy, drop, rename: how SQLite changes a column) would otherwise delete, by
+ * their `ON DELETE CASCADE`, the rows that refer to it when it drops the old table. TypeORM reads
+ * the pending migrations before it opens its transaction, so two processes on a fresh file would
+ * both find them pending: the file's write lock is taken before that read (BEGIN IMMEDIATE).
+ */
+async function migratingSqlite<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  await dataSource.query('PRAGMA foreign_keys = OFF');
+  try {
+    return await inImmediateTransaction(dataSource, async (manager) => {
+      const result = await work();
+      await assertForeignKeysHold(manager);
+      return result;
+    });
+  } finally {
+    await dataSource.query('PRAGMA foreign_keys = ON');
+  }
+}
+
+async function assertForeignKeysHold(manager: EntityManager): Promise<void> {
+  const broken: { table: string }[] = await manager.query('PRAGMA foreign_key_check');
+  if (broken.length > 0) {
+    const tables = [...new Set(broken.map((row) => row.table))].join(', ');
+    throw new Error(`The migration left rows that refer to nothing (in ${tables}): undone`);
+  }
 }
 
 const sqlite = (dataSource: DataSource): boolean => dataSource.options.type === 'better-sqlite3';
@@ -275,7 +302,13 @@ export async function revertLastMigration(dataSource: DataSource): Promise<strin
       if (!(await runner.hasTable(table))) return undefined;
       const [last] = await runner.query(`SELECT name FROM ${table} ORDER BY id DESC LIMIT 1`);
       if (!last) return undefined;
-      await dataSource.undoLastMigration({ transaction: 'each' });
+      if (sqlite(dataSource)) {
+        await migratingSqlite(dataSource, () =>
+          dataSource.undoLastMigration({ transaction: 'all' }),
+        );
+      } else {
+        await dataSource.undoLastMigration({ transaction: 'each' });
+      }
       return last.name as string;
     } finally {
       await runner.release();

@@ -62,12 +62,12 @@ export class TeamInvitation {
   @JoinColumn({ name: 'claimed_by_id', foreignKeyConstraintName: 'FK_team_invitations_claimed_by' })
   claimedBy?: Relation<User> | null;
 
-  @Column({ name: 'expires_at', type: 'datetime', precision: 6 })
+  @Column({ name: 'expires_at', type: 'datetime', precision: 3 })
   expiresAt!: Date;
 
-  @Column({ name: 'responded_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'responded_at', type: 'datetime', precision: 3, nullable: true })
   respondedAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }

@@ -31,11 +31,11 @@ export class OutboxMessage {
   @Column({ name: 'attempts', type: 'integer', default: 0 })
   attempts!: number;
 
-  @Column({ name: 'next_attempt_at', type: 'datetime', precision: 6 })
+  @Column({ name: 'next_attempt_at', type: 'datetime', precision: 3 })
   nextAttemptAt!: Date;
 
   /** While an instance sends the message, no other takes it; a lease that lapses if it dies. */
-  @Column({ name: 'claimed_until', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'claimed_until', type: 'datetime', precision: 3, nullable: true })
   claimedUntil!: Date | null;
 
   @Column({ name: 'claimed_by', type: 'varchar', length: 36, nullable: true })
@@ -44,9 +44,9 @@ export class OutboxMessage {
   @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
   lastError!: string | null;
 
-  @Column({ name: 'sent_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'sent_at', type: 'datetime', precision: 3, nullable: true })
   sentAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }

@@ -38,12 +38,12 @@ export class OneTimeLink {
   @Column({ name: 'email', type: 'varchar', length: 255, nullable: true })
   email!: string | null;
 
-  @Column({ name: 'expires_at', type: 'datetime', precision: 6 })
+  @Column({ name: 'expires_at', type: 'datetime', precision: 3 })
   expiresAt!: Date;
 
-  @Column({ name: 'used_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'used_at', type: 'datetime', precision: 3, nullable: true })
   usedAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }

@@ -27,6 +27,6 @@ export class PasskeyChallenge {
   userId!: number | null;
 
   @Index('IDX_passkey_challenges_expiry')
-  @Column({ name: 'expires_at', type: 'datetime', precision: 6 })
+  @Column({ name: 'expires_at', type: 'datetime', precision: 3 })
   expiresAt!: Date;
 }

@@ -65,9 +65,9 @@ export class Passkey {
   @Column({ name: 'name', type: 'varchar', length: 100 })
   name!: string;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 
-  @Column({ name: 'last_used_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'last_used_at', type: 'datetime', precision: 3, nullable: true })
   lastUsedAt!: Date | null;
 }

@@ -3,7 +3,7 @@ import { accountOf, type Actor } from '../common/actor.js';
 import { OwnerOnlyError } from '../teams/teams.errors.js';
 import type { Team } from '../teams/team.entity.js';
 import type { TeamRole } from '../teams/team-member.entity.js';
-import { mayManage, TeamsService } from '../teams/teams.service.js';
+import { managedRoles, mayManage, TeamsService } from '../teams/teams.service.js';
 import type { GoverningTeam } from '../tokens/tokens.repository.js';
 import { TokensService, type TeamTokenView } from '../tokens/tokens.service.js';
 
@@ -28,9 +28,9 @@ const governing = (team: Team): GoverningTeam => ({
 });
 
 /**
- * A team's token inventory (teams decides who may see it, tokens what can act in the team):
- * owners and admins see every active token that can act in it. The owner revokes any of them;
- * an admin, their own and the members' (as an admin manages members, not other admins).
+ * A team's token inventory (teams decides who may see it, tokens what acts in the team): owners
+ * and admins see every active token that acts in it now. The owner revokes any of them; an
+ * admin, their own and the members' (as an admin manages members, not other admins).
  */
 @Injectable()
 export class TeamTokensService {
@@ -55,7 +55,11 @@ export class TeamTokensService {
     if (!mayRevoke(role, token, accountOf(actor))) {
       throw new OwnerOnlyError("revoke the owner's or another admin's tokens");
     }
-    return this.tokens.revokeInTeam(actor, governing(team), tokenId);
+    // What was read here says why a refusal is refused; the revocation checks it all again.
+    return this.tokens.revokeInTeam(actor, governing(team), token, {
+      role,
+      manages: managedRoles(role),
+    });
   }
 }
 

@@ -43,6 +43,6 @@ export class TeamMember {
   @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'FK_team_members_user' })
   user?: Relation<User>;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }

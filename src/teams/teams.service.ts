@@ -10,7 +10,7 @@ import { ValidationError } from '../common/errors/domain.error.js';
 import { toUserProfile, type UserProfile } from '../users/user.view.js';
 import type { AddMemberDto, AssignableRole } from './dto/add-member.dto.js';
 import type { CreateTeamDto } from './dto/create-team.dto.js';
-import type { TeamRole } from './team-member.entity.js';
+import { TEAM_ROLES, type TeamRole } from './team-member.entity.js';
 import type { Team } from './team.entity.js';
 import {
   AlreadyMemberError,
@@ -53,6 +53,11 @@ export function mayManage(actorRole: TeamRole, targetRole: TeamRole): boolean {
     targetRole !== 'owner' &&
     (actorRole === 'owner' || (actorRole === 'admin' && targetRole === 'member'))
   );
+}
+
+/** The roles a member with `actorRole` manages (see mayManage). */
+export function managedRoles(actorRole: TeamRole): TeamRole[] {
+  return TEAM_ROLES.filter((role) => mayManage(actorRole, role));
 }
 
 @Injectable()

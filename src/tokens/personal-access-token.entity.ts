@@ -44,21 +44,29 @@ export class PersonalAccessToken {
   @Column({ name: 'previous_token_hash', type: 'varchar', length: 64, nullable: true })
   previousTokenHash!: string | null;
 
-  @Column({ name: 'previous_valid_until', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'previous_valid_until', type: 'datetime', precision: 3, nullable: true })
   previousValidUntil!: Date | null;
 
   /** Requests made with the previous value since the last regeneration, and the latest one. */
   @Column({ name: 'previous_requests', type: 'integer', default: 0 })
   previousRequests!: number;
 
-  @Column({ name: 'previous_last_used_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'previous_last_used_at', type: 'datetime', precision: 3, nullable: true })
   previousLastUsedAt!: Date | null;
 
   @Column({ name: 'abilities', type: 'simple-array' })
   abilities!: Ability[];
 
-  @Column({ name: 'expires_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'expires_at', type: 'datetime', precision: 3, nullable: true })
   expiresAt!: Date | null;
+
+  /**
+   * The lifetime its person chose for the current value, in whole days: the days asked for, or
+   * those from the day it was made (UTC) to the date asked for; null when it never expires. A
+   * team's maximum is compared with this, not with the stored times.
+   */
+  @Column({ name: 'lifetime_days', type: 'integer', nullable: true })
+  lifetimeDays!: number | null;
 
   /**
    * How far the owner has been told of the expiry: 0 nothing yet, 1 the reminder a week before,
@@ -67,16 +75,16 @@ export class PersonalAccessToken {
   @Column({ name: 'expiry_notices', type: 'integer', default: 0 })
   expiryNotices!: number;
 
-  @Column({ name: 'last_used_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'last_used_at', type: 'datetime', precision: 3, nullable: true })
   lastUsedAt!: Date | null;
 
-  @Column({ name: 'revoked_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
   revokedAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 
   /** When the value was last replaced; a regenerated token's lifetime is counted from here. */
-  @Column({ name: 'regenerated_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'regenerated_at', type: 'datetime', precision: 3, nullable: true })
   regeneratedAt!: Date | null;
 }

@@ -1,15 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { teamRefusalOf, type GovernedToken } from './team-policy.js';
-
-const DAY = 86_400_000;
-const created = new Date('2026-11-01T00:00:00Z');
+import { exceedsMaxLifetime, teamRefusalOf, type GovernedToken } from './team-policy.js';
 
 function token(overrides: Partial<GovernedToken> = {}, policy = {}): GovernedToken {
   return {
     binding: 'current',
-    createdAt: created,
-    regeneratedAt: null,
-    expiresAt: new Date(created.getTime() + 30 * DAY),
+    lifetimeDays: 30,
     team: {
       name: 'Acme',
       policy: { requireTwoFactor: false, tokenMaxLifetimeDays: null, ...policy },
@@ -41,23 +36,23 @@ describe('teamRefusalOf', () => {
     expect(teamRefusalOf(token({}, { tokenMaxLifetimeDays: 29 }))).toBe(
       'token_lifetime_exceeds_policy',
     );
-    expect(teamRefusalOf(token({ expiresAt: null }, { tokenMaxLifetimeDays: 3650 }))).toBe(
+    expect(teamRefusalOf(token({ lifetimeDays: null }, { tokenMaxLifetimeDays: 3650 }))).toBe(
       'token_lifetime_exceeds_policy',
     );
   });
 
-  it("should count a regenerated token's lifetime from its regeneration", () => {
-    const regeneratedAt = new Date(created.getTime() + 100 * DAY);
-    const expiresAt = new Date(regeneratedAt.getTime() + 90 * DAY);
-    expect(
-      teamRefusalOf(token({ regeneratedAt, expiresAt }, { tokenMaxLifetimeDays: 90 })),
-    ).toBeNull();
+  it('should compare the lifetime chosen in days, so exactly the maximum is never over it', () => {
+    expect(exceedsMaxLifetime(30, 30)).toBe(false);
+    expect(exceedsMaxLifetime(31, 30)).toBe(true);
+    expect(exceedsMaxLifetime(null, 30)).toBe(true);
+    expect(exceedsMaxLifetime(null, null)).toBe(false);
+    expect(exceedsMaxLifetime(3650, null)).toBe(false);
   });
 
   it('should name two-factor first when a token breaks both rules', () => {
     expect(
       teamRefusalOf(
-        token({ expiresAt: null }, { requireTwoFactor: true, tokenMaxLifetimeDays: 90 }),
+        token({ lifetimeDays: null }, { requireTwoFactor: true, tokenMaxLifetimeDays: 90 }),
       ),
     ).toBe('two_factor_required');
   });

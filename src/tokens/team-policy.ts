@@ -1,7 +1,5 @@
 import type { TeamPolicy } from './tokens.repository.js';
 
-const DAY_MS = 86_400_000;
-
 /** Why a team refuses a token that is otherwise good: the API's 403 codes. */
 export type TeamRefusalCode =
   'team_access_lost' | 'two_factor_required' | 'token_lifetime_exceeds_policy';
@@ -9,25 +7,23 @@ export type TeamRefusalCode =
 /** What the team refusal of a token depends on. */
 export interface GovernedToken {
   binding: 'current' | 'pinned';
-  createdAt: Date;
-  regeneratedAt: Date | null;
-  expiresAt: Date | null;
+  /**
+   * The lifetime chosen for its current value, in whole days (when it was made or last
+   * regenerated); null when it never expires.
+   */
+  lifetimeDays: number | null;
   /** The team it acts in, while its person is a member of it. */
   team: { name: string; policy: TeamPolicy } | null;
   user: { twoFactor: boolean };
 }
 
-/** How long the token's current value lives: from creation or last regeneration to expiry. */
-export function lifetimeMs(
-  token: Pick<GovernedToken, 'createdAt' | 'regeneratedAt' | 'expiresAt'>,
-): number {
-  if (!token.expiresAt) return Infinity;
-  return token.expiresAt.getTime() - (token.regeneratedAt ?? token.createdAt).getTime();
-}
-
-/** Whether a lifetime is longer than the policy's maximum (a lifetime without end always is). */
-export function exceedsMaxLifetime(lifetime: number, maxDays: number | null): boolean {
-  return maxDays !== null && lifetime > maxDays * DAY_MS;
+/**
+ * Whether a lifetime of `days` whole days (null: it never expires) is longer than a maximum of
+ * `maxDays`. What the person chose is compared, never two stored times: a token made for exactly
+ * the maximum is within it. The API's refusal and the forms' (token-expiry.ts) both ask this.
+ */
+export function exceedsMaxLifetime(days: number | null, maxDays: number | null): boolean {
+  return maxDays !== null && (days === null || days > maxDays);
 }
 
 /**
@@ -39,7 +35,7 @@ export function teamRefusalOf(token: GovernedToken): TeamRefusalCode | null {
   if (!token.team) return token.binding === 'pinned' ? 'team_access_lost' : null;
   const { policy } = token.team;
   if (policy.requireTwoFactor && !token.user.twoFactor) return 'two_factor_required';
-  if (exceedsMaxLifetime(lifetimeMs(token), policy.tokenMaxLifetimeDays))
+  if (exceedsMaxLifetime(token.lifetimeDays, policy.tokenMaxLifetimeDays))
     return 'token_lifetime_exceeds_policy';
   return null;
 }
@@ -65,7 +61,7 @@ export function describeRefusal(
         : 'Refused here: its person has not turned on two-factor sign-in.';
     case 'token_lifetime_exceeds_policy':
       return own
-        ? `${team!.name} allows tokens of at most ${team!.policy.tokenMaxLifetimeDays} days: the API refuses this one there. Regenerate it with a shorter lifetime.`
+        ? `${team!.name} allows tokens of at most ${team!.policy.tokenMaxLifetimeDays} days: the API refuses this one there. Regenerate it with a lifetime of at most ${team!.policy.tokenMaxLifetimeDays} days.`
         : `Refused here: it lives longer than ${team!.policy.tokenMaxLifetimeDays} days.`;
   }
 }

@@ -13,7 +13,7 @@ export class TokenAddress {
   @PrimaryColumn({ name: 'ip', type: 'varchar', length: 45 })
   ip!: string;
 
-  @Column({ name: 'last_used_at', type: 'datetime', precision: 6 })
+  @Column({ name: 'last_used_at', type: 'datetime', precision: 3 })
   lastUsedAt!: Date;
 
   @Column({ name: 'user_agent', type: 'varchar', length: 255, nullable: true })

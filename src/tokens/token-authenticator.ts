@@ -29,6 +29,8 @@ export interface TokenWithOwner {
   regeneratedAt: Date | null;
   abilities: Ability[];
   expiresAt: Date | null;
+  /** The lifetime chosen for its current value, in whole days; null when it never expires. */
+  lifetimeDays: number | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
   /** The presented value is the one the token had before it was last regenerated. */
@@ -51,6 +53,7 @@ interface TokenWithOwnerRow {
   regenerated_at: Date | string | null;
   abilities: string;
   expires_at: Date | string | null;
+  lifetime_days: number | null;
   revoked_at: Date | string | null;
   last_used_at: Date | string | null;
   token_hash: string;
@@ -86,7 +89,7 @@ interface TokenWithOwnerRow {
  */
 export const FIND_BY_HASH_SQL = `
   SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.regenerated_at, t.abilities,
-         t.expires_at, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
+         t.expires_at, t.lifetime_days, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
          u.id AS user_id, u.name AS user_name, u.email AS user_email, tf.user_id AS two_factor,
          p.token_id AS pinned, p.team_id AS pinned_team_id,
          tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
@@ -111,6 +114,7 @@ function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner 
     regeneratedAt: toDate(row.regenerated_at),
     abilities: row.abilities.split(',') as Ability[],
     expiresAt: toDate(row.expires_at),
+    lifetimeDays: row.lifetime_days === null ? null : Number(row.lifetime_days),
     revokedAt: toDate(row.revoked_at),
     lastUsedAt: toDate(row.last_used_at),
     previousValue: row.token_hash !== hash,

@@ -1,5 +1,7 @@
 import { ValidationError } from '../common/errors/domain.error.js';
 import { TOKEN_LIFETIME_LIMIT_DAYS } from '../config/tokens.config.js';
+import { exceedsMaxLifetime } from './team-policy.js';
+import type { TeamPolicy } from './tokens.repository.js';
 
 const DAY_MS = 86_400_000;
 
@@ -15,7 +17,49 @@ export interface ExpiryRequest {
   expiresOn?: string;
 }
 
-/** What the create form may offer under the configured maximum. */
+/**
+ * The longest a token may live where it acts: the smaller of the deployment's maximum
+ * (TOKEN_MAX_LIFETIME_DAYS) and that of the team it acts in, in whole days; null when neither
+ * has one.
+ */
+export interface LifetimeLimit {
+  maxDays: number | null;
+  /** The team whose maximum it is (named in refusals); null when it is the deployment's. */
+  team: string | null;
+}
+
+/** The limit for a token acting in `team` (its pinned team, or its person's current team). */
+export function lifetimeLimit(
+  deploymentMaxDays: number | null,
+  team: { name: string; policy: Pick<TeamPolicy, 'tokenMaxLifetimeDays'> } | null,
+): LifetimeLimit {
+  const teamMax = team?.policy.tokenMaxLifetimeDays ?? null;
+  if (teamMax !== null && (deploymentMaxDays === null || teamMax <= deploymentMaxDays)) {
+    return { maxDays: teamMax, team: team!.name };
+  }
+  return { maxDays: deploymentMaxDays, team: null };
+}
+
+const limitInWords = (limit: LifetimeLimit): string =>
+  limit.team
+    ? `${limit.team} allows tokens of at most ${limit.maxDays} days`
+    : `Tokens may live at most ${limit.maxDays} days`;
+
+/**
+ * Why a token may not be given a lifetime of `days` whole days (null: it never expires) under
+ * `limit`; null when it may. Creating a token and regenerating one both ask this.
+ */
+export function lifetimeRefusal(days: number | null, limit: LifetimeLimit): string | null {
+  if (!exceedsMaxLifetime(days, limit.maxDays)) return null;
+  return days === null ? `${limitInWords(limit)}: choose an expiry.` : `${limitInWords(limit)}.`;
+}
+
+/** What a new token's lifetime is when nobody chooses: 30 days, or the maximum when less. */
+export function defaultLifetimeDays(limit: LifetimeLimit): number {
+  return Math.min(DEFAULT_DAYS, limit.maxDays ?? DEFAULT_DAYS);
+}
+
+/** What the create form may offer under a limit. */
 export interface ExpiryOptions {
   /** `7`, `30`… up to the maximum, then `custom`, then `none` when there is no maximum. */
   choices: { value: string; label: string }[];
@@ -24,12 +68,15 @@ export interface ExpiryOptions {
   firstDate: string;
   lastDate: string;
   maxLifetimeDays: number | null;
+  /** The limit in words, for the form's hint; null without one. */
+  hint: string | null;
 }
 
 const utcDate = (at: number): string => new Date(at).toISOString().slice(0, 10);
 const startOfUtcDay = (at: number): number => at - (at % DAY_MS);
 
-export function expiryOptions(maxDays: number | null, now: number): ExpiryOptions {
+export function expiryOptions(limit: LifetimeLimit, now: number): ExpiryOptions {
+  const maxDays = limit.maxDays;
   const days = EXPIRY_DAY_CHOICES.filter((d) => maxDays === null || d <= maxDays);
   const choices = [
     ...days.map((d) => ({ value: String(d), label: `In ${d} days` })),
@@ -44,61 +91,69 @@ export function expiryOptions(maxDays: number | null, now: number): ExpiryOption
     firstDate: utcDate(today + DAY_MS),
     lastDate: utcDate(today + (maxDays ?? TOKEN_LIFETIME_LIMIT_DAYS) * DAY_MS),
     maxLifetimeDays: maxDays,
+    hint:
+      maxDays === null
+        ? null
+        : limit.team
+          ? `${limitInWords(limit)}.`
+          : `Tokens here expire within ${maxDays} days at most.`,
   };
 }
 
+/** A new token's expiry as chosen, and its lifetime in whole days as chosen. */
+export interface ChosenExpiry {
+  /** Null: it never expires. */
+  expiresAt: Date | null;
+  /** The days asked for, or those from today (UTC) to the date asked for; null for never. */
+  days: number | null;
+}
+
 /**
- * When a new token expires, or null for never. Refused (422, naming the form's field) when the
- * date is not a real one, not after today, or past the maximum; and "never" when there is a
- * maximum.
+ * When a new token expires, as asked. Refused (422, naming the form's field) when the date is
+ * not a real one or not after today, and when the lifetime is more than `limit` allows ("never"
+ * whenever there is a maximum): a date counts the days from today, so the last day the form's
+ * date field offers is allowed.
  */
 export function resolveExpiry(
   request: ExpiryRequest,
-  maxDays: number | null,
+  limit: LifetimeLimit,
   now: number,
-): Date | null {
-  const limit = maxDays ?? TOKEN_LIFETIME_LIMIT_DAYS;
+): ChosenExpiry {
   if (request.expiresOn !== undefined) {
     const at = Date.parse(`${request.expiresOn}T00:00:00Z`);
     if (Number.isNaN(at) || utcDate(at) !== request.expiresOn) {
       throw new ValidationError({ expires_at: 'Enter a real date, as YYYY-MM-DD.' });
     }
     if (at <= now) throw new ValidationError({ expires_at: 'Choose a date after today.' });
-    if (at > startOfUtcDay(now) + limit * DAY_MS) {
+    const days = (at - startOfUtcDay(now)) / DAY_MS;
+    const most = limit.maxDays ?? TOKEN_LIFETIME_LIMIT_DAYS;
+    if (days > most) {
+      const last = expiryOptions(limit, now).lastDate;
       throw new ValidationError({
-        expires_at: `Choose a date at most ${limit} days from today (${expiryOptions(maxDays, now).lastDate} at the latest).`,
+        expires_at: limit.team
+          ? `${limitInWords(limit)}: choose ${last} at the latest.`
+          : `Choose a date at most ${most} days from today (${last} at the latest).`,
       });
     }
-    return new Date(at);
+    return { expiresAt: new Date(at), days };
   }
-  if (request.expiresInDays !== undefined) {
-    if (request.expiresInDays > limit) {
-      throw new ValidationError({ expires_in_days: `Tokens may live at most ${limit} days.` });
-    }
-    return new Date(now + request.expiresInDays * DAY_MS);
-  }
-  if (maxDays !== null) {
-    throw new ValidationError({
-      expires_in_days: `Tokens must expire within ${maxDays} days here: choose an expiry.`,
-    });
-  }
-  return null;
+  const days = request.expiresInDays ?? null;
+  const refusal = lifetimeRefusal(days, limit);
+  if (refusal) throw new ValidationError({ expires_in_days: refusal });
+  return { expiresAt: expiryAfter(days, now), days };
 }
 
 /**
- * A regenerated token's new expiry: the lifetime it was given (from its creation, or from its
- * last regeneration) counted again from now, cut to the maximum; a token that never expired
- * keeps never expiring unless there is a maximum, which it then gets.
+ * The lifetime a regenerated token keeps when none is chosen: the one it was given (at its
+ * creation or last regeneration), cut to the maximum; a token that never expired keeps never
+ * expiring unless there is a maximum, which it then gets.
  */
-export function regeneratedExpiry(
-  token: { createdAt: Date; regeneratedAt: Date | null; expiresAt: Date | null },
-  maxDays: number | null,
-  now: number,
-): Date | null {
-  const max = maxDays === null ? Infinity : maxDays * DAY_MS;
-  const lifetime = token.expiresAt
-    ? token.expiresAt.getTime() - (token.regeneratedAt ?? token.createdAt).getTime()
-    : Infinity;
-  const kept = Math.min(lifetime, max);
-  return kept === Infinity ? null : new Date(now + kept);
+export function keptLifetimeDays(days: number | null, maxDays: number | null): number | null {
+  if (maxDays === null) return days;
+  return days === null ? maxDays : Math.min(days, maxDays);
+}
+
+/** When a lifetime of `days` whole days (null: none) counted from `now` ends. */
+export function expiryAfter(days: number | null, now: number): Date | null {
+  return days === null ? null : new Date(now + days * DAY_MS);
 }

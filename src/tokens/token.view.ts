@@ -66,6 +66,10 @@ export interface TokenInfo {
   team_refusal: string | null;
 }
 
+/**
+ * The team is named only to a token that may read it (`team:read`) and that the team does not
+ * refuse: a token that may not ask `GET /api/v1/team` learns nothing of the team from here.
+ */
 export function toTokenInfo(token: {
   tokenId: number;
   tokenName: string;
@@ -85,7 +89,10 @@ export function toTokenInfo(token: {
     expires_at: token.expiresAt?.toISOString() ?? null,
     last_used_at: token.lastUsedAt?.toISOString() ?? null,
     binding: token.binding,
-    team: token.team && toTeamSummary(token.team),
+    team:
+      token.team && token.abilities.includes('team:read') && !token.teamRefusal
+        ? toTeamSummary(token.team)
+        : null,
     team_refusal: token.teamRefusal?.code ?? null,
   };
 }

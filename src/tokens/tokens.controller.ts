@@ -12,6 +12,7 @@ import type { User } from '../users/user.entity.js';
 import { ABILITIES, ABILITY_DESCRIPTIONS } from './abilities.js';
 import { CreateTokenForm, toCreateTokenDto } from './dto/tokens.forms.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { TokenLifetimes } from './token-lifetimes.js';
 import { TokensService } from './tokens.service.js';
 
 const PAGE = '/settings/api-tokens';
@@ -22,6 +23,7 @@ const PAGE = '/settings/api-tokens';
 export class TokensController {
   constructor(
     private readonly tokens: TokensService,
+    private readonly lifetimes: TokenLifetimes,
     private readonly verification: EmailVerificationService,
   ) {}
 
@@ -70,9 +72,9 @@ export class TokensController {
     user: User,
     newToken?: { id: number; name: string; plaintext: string },
   ): Promise<object> {
-    const [{ active, history }, teams] = await Promise.all([
+    const [{ active, history }, creation] = await Promise.all([
       this.tokens.list(actor),
-      this.tokens.teamChoices(actor),
+      this.lifetimes.creationChoices(actor),
     ]);
     return {
       title: 'API Tokens',
@@ -80,15 +82,9 @@ export class TokensController {
       history,
       newToken,
       abilities: ABILITIES.map((name) => ({ name, description: ABILITY_DESCRIPTIONS[name] })),
-      expiry: this.tokens.expiryOptions(),
-      // Where a new token may act: the current team (following it), or pinned to one team.
-      teams: teams.map((t) => ({
-        // As the form sends it back, to select it again on a refused form.
-        id: String(t.id),
-        name: t.name,
-        maxDays: t.policy.tokenMaxLifetimeDays,
-        requireTwoFactor: t.policy.requireTwoFactor,
-      })),
+      // Where a new token may act (following the current team, or pinned to one team), and the
+      // expiries each allows.
+      creation,
       // Until the address is confirmed the page says why no token can be made, and offers a link.
       verificationPending: this.verification.isPending(user),
     };

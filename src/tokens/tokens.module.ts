@@ -11,6 +11,7 @@ import { TokenUsageRepository } from './token-usage.repository.js';
 import { TokensController } from './tokens.controller.js';
 import { TokensRepository } from './tokens.repository.js';
 import { TokenAuthenticator } from './token-authenticator.js';
+import { TokenLifetimes } from './token-lifetimes.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -20,6 +21,7 @@ import { TokensService } from './tokens.service.js';
     TokensRepository,
     TokenUsageRepository,
     TokensService,
+    TokenLifetimes,
     TokenAuthenticator,
     TokenDetailsService,
     LastUsedRecorder,
@@ -27,6 +29,6 @@ import { TokensService } from './tokens.service.js';
     TokenExpiryReminders,
     LeakedTokens,
   ],
-  exports: [TokensService, TokenAuthenticator, TokenExpiryReminders, LeakedTokens],
+  exports: [TokensService, TokenLifetimes, TokenAuthenticator, TokenExpiryReminders, LeakedTokens],
 })
 export class TokensModule {}

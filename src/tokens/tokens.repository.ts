@@ -14,7 +14,7 @@ import { TokenAddress } from './token-address.entity.js';
 /** What a new token's row holds; the rest takes the columns' defaults. */
 export type NewToken = Pick<
   PersonalAccessToken,
-  'userId' | 'name' | 'tokenHash' | 'lastFour' | 'abilities' | 'expiresAt'
+  'userId' | 'name' | 'tokenHash' | 'lastFour' | 'abilities' | 'expiresAt' | 'lifetimeDays'
 >;
 
 /** A regenerated token's new value and what changes with it. */
@@ -22,6 +22,7 @@ export interface NewValue {
   tokenHash: string;
   lastFour: string;
   expiresAt: Date | null;
+  lifetimeDays: number | null;
   previousValidUntil: Date;
   regeneratedAt: Date;
 }
@@ -63,7 +64,7 @@ export interface Governance {
   twoFactor: boolean;
 }
 
-/** A token that can act in a team, as its inventory lists it: never its value or hash. */
+/** A token that acts in a team now, as its inventory lists it: never its value or hash. */
 export interface TeamToken {
   id: number;
   name: string;
@@ -72,13 +73,37 @@ export interface TeamToken {
   createdAt: Date;
   regeneratedAt: Date | null;
   expiresAt: Date | null;
+  /** The lifetime chosen for its current value, in whole days; null when it never expires. */
+  lifetimeDays: number | null;
+  /**
+   * When and where it was last used: only for a token pinned to the team, every use of which was
+   * in the team. A token that follows its person may have been used in another team (null).
+   */
   lastUsedAt: Date | null;
   lastAddress: string | null;
   pinned: boolean;
   person: { id: number; name: string; email: string; role: TeamRole; twoFactor: boolean };
-  /** The person's current team is this one (a following token acts here now). */
-  actingNow: boolean;
 }
+
+/** A member revoking a token of their team: their role, and the roles whose tokens they may. */
+export interface TeamRevoker {
+  userId: number;
+  role: TeamRole;
+  /** Besides their own tokens. */
+  manages: TeamRole[];
+}
+
+/**
+ * A token (`personal_access_tokens`, unaliased, as in an UPDATE) acts in team `:teamId` now:
+ * pinned to it, or following its person whose current team it is. Membership is checked apart.
+ */
+const ACTS_IN_TEAM_NOW = `(
+    EXISTS (SELECT 1 FROM personal_access_token_pins p
+             WHERE p.token_id = personal_access_tokens.id AND p.team_id = :teamId)
+    OR (NOT EXISTS (SELECT 1 FROM personal_access_token_pins p
+                     WHERE p.token_id = personal_access_tokens.id)
+        AND EXISTS (SELECT 1 FROM users u
+                     WHERE u.id = personal_access_tokens.user_id AND u.current_team_id = :teamId)))`;
 
 const policyOf = (team: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays'>): TeamPolicy => ({
   requireTwoFactor: Boolean(team.requireTwoFactor),
@@ -109,6 +134,14 @@ export class TokensRepository {
       .getRepository(TeamMember)
       .findOne({ where: { userId, teamId }, relations: { team: true } });
     return member?.team ? governing(member.team) : null;
+  }
+
+  /** The person's current team with its policy, while they are a member of it; else null. */
+  async findCurrentTeamOf(userId: number): Promise<GoverningTeam | null> {
+    const user = await this.dataSource.manager
+      .getRepository(User)
+      .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } });
+    return user?.currentTeamId ? this.findTeamOfMember(userId, user.currentTeamId) : null;
   }
 
   /** The person's teams with their policies, by name: where a new token may be pinned. */
@@ -170,8 +203,9 @@ export class TokensRepository {
   }
 
   /**
-   * The active tokens that can act in the team: those of its members that follow their
-   * person's current team, and those pinned to it whose person is still a member.
+   * The active tokens that act in the team now: those pinned to it, and those that follow a
+   * person whose current team it is, while their person is a member. A member's token that
+   * follows them into another team acts only there, and is none of this team's business.
    */
   async findActingIn(teamId: number, now: Date, tokenId?: number): Promise<TeamToken[]> {
     const query = this.tokens
@@ -188,12 +222,12 @@ export class TokensRepository {
         't.created_at AS created_at',
         't.regenerated_at AS regenerated_at',
         't.expires_at AS expires_at',
+        't.lifetime_days AS lifetime_days',
         't.last_used_at AS last_used_at',
         'p.token_id AS pinned',
         'u.id AS user_id',
         'u.name AS user_name',
         'u.email AS user_email',
-        'u.current_team_id AS current_team_id',
         'm.role AS role',
         'tf.user_id AS two_factor',
       ])
@@ -202,14 +236,17 @@ export class TokensRepository {
           sub
             .select('a.ip')
             .from(TokenAddress, 'a')
-            .where('a.token_id = t.id')
+            // A following token's addresses may be another team's business: not read.
+            .where('a.token_id = t.id AND p.token_id IS NOT NULL')
             .orderBy('a.last_used_at', 'DESC')
             .limit(1),
         'last_address',
       )
       .where('t.revoked_at IS NULL')
       .andWhere('(t.expires_at IS NULL OR t.expires_at > :now)', { now })
-      .andWhere('(p.token_id IS NULL OR p.team_id = :teamId)', { teamId })
+      .andWhere('(p.team_id = :teamId OR (p.token_id IS NULL AND u.current_team_id = :teamId))', {
+        teamId,
+      })
       .orderBy('u.name', 'ASC')
       .addOrderBy('t.created_at', 'DESC')
       .addOrderBy('t.id', 'DESC');
@@ -223,7 +260,8 @@ export class TokensRepository {
       createdAt: toDate(r.created_at as string)!,
       regeneratedAt: toDate(r.regenerated_at as string | null),
       expiresAt: toDate(r.expires_at as string | null),
-      lastUsedAt: toDate(r.last_used_at as string | null),
+      lifetimeDays: r.lifetime_days === null ? null : Number(r.lifetime_days),
+      lastUsedAt: r.pinned === null ? null : toDate(r.last_used_at as string | null),
       lastAddress: (r.last_address as string | null) ?? null,
       pinned: r.pinned !== null,
       person: {
@@ -233,8 +271,46 @@ export class TokensRepository {
         role: r.role as TeamRole,
         twoFactor: r.two_factor !== null,
       },
-      actingNow: r.pinned !== null || Number(r.current_team_id) === teamId,
     }));
+  }
+
+  /**
+   * Revokes the token if, at this moment, it is active, acts in the team (see findActingIn), its
+   * person is a member whose tokens the revoker may revoke (their own, or a role they manage),
+   * and the revoker still has the role they had: the check and the write are one statement, so
+   * a switch of team, a role change or another revocation meanwhile leaves it untouched. Whether
+   * this call revoked it.
+   */
+  async revokeActingIn(
+    manager: EntityManager,
+    teamId: number,
+    tokenId: number,
+    revoker: TeamRevoker,
+    at: Date,
+  ): Promise<boolean> {
+    const manages = revoker.manages.length ? 'OR m.role IN (:...manages)' : '';
+    const result = await manager
+      .getRepository(PersonalAccessToken)
+      .createQueryBuilder()
+      .update()
+      .set({ revokedAt: at })
+      .where('id = :tokenId', { tokenId })
+      .andWhere('revoked_at IS NULL')
+      .andWhere('(expires_at IS NULL OR expires_at > :at)', { at })
+      .andWhere(ACTS_IN_TEAM_NOW, { teamId })
+      .andWhere(
+        `EXISTS (SELECT 1 FROM team_members r
+                  WHERE r.team_id = :teamId AND r.user_id = :revokerId AND r.role = :revokerRole)`,
+        { revokerId: revoker.userId, revokerRole: revoker.role },
+      )
+      .andWhere(
+        `EXISTS (SELECT 1 FROM team_members m
+                  WHERE m.team_id = :teamId AND m.user_id = personal_access_tokens.user_id
+                    AND (m.user_id = :revokerId ${manages}))`,
+        { manages: revoker.manages },
+      )
+      .execute();
+    return result.affected === 1;
   }
 
   async insert(manager: EntityManager, token: NewToken): Promise<PersonalAccessToken> {

@@ -8,6 +8,7 @@ import { EmailVerificationService } from '../email-verification/email-verificati
 import { CONFIG } from '../config/config.module.js';
 import { TokensRepository } from './tokens.repository.js';
 import { generateToken, hashToken } from './token-format.js';
+import { TokenLifetimes } from './token-lifetimes.js';
 import { TokensService } from './tokens.service.js';
 import type { EntityManager } from 'typeorm';
 import { Actors } from '../common/actor.js';
@@ -38,6 +39,9 @@ describe('TokensService token lifecycle', () => {
   const replaceValue = jest.fn<TokensRepository['replaceValue']>();
   const revokeForOwner = jest.fn<TokensRepository['revokeForOwner']>();
   const findPin = jest.fn<TokensRepository['findPin']>();
+  const findCurrentTeamOf = jest.fn<TokensRepository['findCurrentTeamOf']>();
+  const findTeamOfMember = jest.fn<TokensRepository['findTeamOfMember']>();
+  const insertPin = jest.fn<TokensRepository['insertPin']>();
   const assertConfirmed = jest.fn<EmailVerificationService['assertConfirmed']>();
   const notify = jest.fn<SecurityNotices['send']>();
   const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
@@ -57,6 +61,7 @@ describe('TokensService token lifecycle', () => {
       previousLastUsedAt: null,
       abilities: ['user:read', 'team:read'],
       expiresAt: new Date(now + 20 * DAY_MS),
+      lifetimeDays: 30,
       expiryNotices: 0,
       lastUsedAt: null,
       revokedAt: null,
@@ -77,6 +82,8 @@ describe('TokensService token lifecycle', () => {
     findUnrevokedForOwnerByName.mockReset().mockResolvedValue([]);
     replaceValue.mockReset().mockResolvedValue(true);
     findPin.mockReset().mockResolvedValue(null);
+    findCurrentTeamOf.mockReset().mockResolvedValue(null);
+    findTeamOfMember.mockReset().mockResolvedValue(null);
     assertConfirmed.mockReset().mockResolvedValue();
     const moduleRef = await Test.createTestingModule({
       providers: [
@@ -91,8 +98,12 @@ describe('TokensService token lifecycle', () => {
             replaceValue,
             revokeForOwner,
             findPin,
+            findCurrentTeamOf,
+            findTeamOfMember,
+            insertPin,
           },
         },
+        TokenLifetimes,
         { provide: Transactions, useValue: { run } },
         { provide: EmailVerificationService, useValue: { assertConfirmed } },
         { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: 90 } } },
@@ -150,6 +161,40 @@ describe('TokensService token lifecycle', () => {
       expect(insert).not.toHaveBeenCalled();
     });
 
+    it('should refuse a lifetime past the maximum of the team the token will act in, inserting nothing', async () => {
+      const team = (id: number, name: string, days: number) => ({
+        id,
+        name,
+        policy: { requireTwoFactor: false, tokenMaxLifetimeDays: days },
+      });
+      findCurrentTeamOf.mockResolvedValue(team(3, 'Acme', 14));
+      findTeamOfMember.mockResolvedValue(team(4, 'Tight', 7));
+      const refusals: [Parameters<TokensService['create']>[1], Record<string, string>][] = [
+        [
+          { name: 'ci', expiresInDays: 30 },
+          { expires_in_days: 'Acme allows tokens of at most 14 days.' },
+        ],
+        [
+          { name: 'ci' },
+          { expires_in_days: 'Acme allows tokens of at most 14 days: choose an expiry.' },
+        ],
+        [
+          { name: 'ci', expiresInDays: 14, teamId: 4 },
+          { expires_in_days: 'Tight allows tokens of at most 7 days.' },
+        ],
+      ];
+      for (const [input, fields] of refusals) {
+        await expect(service.create(person, input)).rejects.toThrow(
+          expect.objectContaining({ fields }),
+        );
+      }
+      expect(insert).not.toHaveBeenCalled();
+      await service.create(person, { name: 'ci', expiresInDays: 14 });
+      await service.create(person, { name: 'ci', expiresInDays: 7, teamId: 4 });
+      expect(insert).toHaveBeenCalledTimes(2);
+      expect(insertPin).toHaveBeenCalledTimes(1);
+    });
+
     it("should refuse a token, inserting nothing and telling no one, while the owner's address is unconfirmed", async () => {
       assertConfirmed.mockRejectedValue(new EmailNotVerifiedError());
       await expect(
@@ -173,6 +218,7 @@ describe('TokensService token lifecycle', () => {
         lastFour: plaintext.slice(-4),
         abilities: ['user:read', 'team:read'],
         expiresAt: new Date(now + 30 * DAY_MS),
+        lifetimeDays: 30,
       });
       expect(token.hint.endsWith(plaintext.slice(-4))).toBe(true);
     });
@@ -272,7 +318,7 @@ describe('TokensService token lifecycle', () => {
       replaceValue.mockClear();
       for (const days of [30, null]) {
         await expect(service.regenerate(person, 7, 0, undefined, days)).rejects.toThrow(
-          'Acme allows tokens of at most 14 days.',
+          'Acme allows tokens of at most 14 days',
         );
       }
       expect(replaceValue).not.toHaveBeenCalled();
@@ -286,7 +332,16 @@ describe('TokensService token lifecycle', () => {
       );
     });
 
-    it("should hold a token following its current team only to the deployment's maximum", async () => {
+    it("should hold a token following its current team to that team's maximum, and the deployment's", async () => {
+      findCurrentTeamOf.mockResolvedValue(acme);
+      await expect(service.regenerate(person, 7, 0, undefined, 30)).rejects.toThrow(
+        'Acme allows tokens of at most 14 days.',
+      );
+      expect(replaceValue).not.toHaveBeenCalled();
+      findCurrentTeamOf.mockResolvedValue({
+        ...acme,
+        policy: { ...acme.policy, tokenMaxLifetimeDays: null },
+      });
       await service.regenerate(person, 7, 0, undefined, 90);
       expect(replaceValue).toHaveBeenCalledWith(
         manager,
@@ -313,6 +368,7 @@ describe('TokensService token lifecycle', () => {
         tokenHash: hashToken(plaintext),
         lastFour: plaintext.slice(-4),
         expiresAt: new Date(now + 30 * DAY_MS),
+        lifetimeDays: 30,
         previousValidUntil: new Date(now + 15 * 60_000),
         regeneratedAt: new Date(now),
       };

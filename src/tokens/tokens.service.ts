@@ -1,8 +1,6 @@
 import { accountOf, type Actor } from '../common/actor.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { Inject, Injectable } from '@nestjs/common';
-import type { Config } from '../config/config.js';
-import { CONFIG } from '../config/config.module.js';
+import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
@@ -10,13 +8,14 @@ import { ABILITIES, type Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import {
   EXPIRY_DAY_CHOICES,
-  expiryOptions,
-  regeneratedExpiry,
+  expiryAfter,
+  keptLifetimeDays,
+  lifetimeRefusal,
   resolveExpiry,
-  type ExpiryOptions,
 } from './token-expiry.js';
+import { TokenLifetimes } from './token-lifetimes.js';
 import { generateToken, TOKEN_PREFIX } from './token-format.js';
-import { describeRefusal, exceedsMaxLifetime, lifetimeMs, teamRefusalOf } from './team-policy.js';
+import { describeRefusal, exceedsMaxLifetime, teamRefusalOf } from './team-policy.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
@@ -29,6 +28,7 @@ import {
   TokensRepository,
   type Governance,
   type GoverningTeam,
+  type TeamRevoker,
   type TeamToken,
 } from './tokens.repository.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
@@ -91,9 +91,7 @@ function withTeam(
   const team = actingTeamOf(token.id, governance);
   const code = teamRefusalOf({
     binding,
-    createdAt: token.createdAt,
-    regeneratedAt: token.regeneratedAt,
-    expiresAt: token.expiresAt,
+    lifetimeDays: token.lifetimeDays,
     team,
     user: { twoFactor: governance.twoFactor },
   });
@@ -109,9 +107,7 @@ function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   const { lastFour, ...rest } = row;
   const code = teamRefusalOf({
     binding: row.pinned ? 'pinned' : 'current',
-    createdAt: row.createdAt,
-    regeneratedAt: row.regeneratedAt,
-    expiresAt: row.expiresAt,
+    lifetimeDays: row.lifetimeDays,
     team,
     user: { twoFactor: row.person.twoFactor },
   });
@@ -126,8 +122,6 @@ const PRUNE_BATCH = 1000;
 
 @Injectable()
 export class TokensService {
-  private readonly maxLifetimeDays: number | null;
-
   constructor(
     private readonly audit: AuditLog,
     private readonly tokens: TokensRepository,
@@ -135,29 +129,19 @@ export class TokensService {
     private readonly verification: EmailVerificationService,
     private readonly notices: SecurityNotices,
     private readonly clock: Clock,
-    @Inject(CONFIG) config: Config,
-  ) {
-    this.maxLifetimeDays = config.tokens.maxLifetimeDays;
-  }
-
-  /** The expiries a new token may be given here (TOKEN_MAX_LIFETIME_DAYS). */
-  expiryOptions(): ExpiryOptions {
-    return expiryOptions(this.maxLifetimeDays, this.clock.nowMs());
-  }
+    private readonly lifetimes: TokenLifetimes,
+  ) {}
 
   /**
-   * Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required). The
-   * owner is told by mail, in the same transaction.
+   * Refused while the owner's address is unconfirmed (with EMAIL_VERIFICATION=required), and
+   * with a lifetime longer than the team it will act in (pinned, or the current team) or the
+   * deployment allows. The owner is told by mail, in the same transaction.
    */
   async create(actor: Actor, input: CreateTokenDto): Promise<CreatedToken> {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
-    const team =
-      input.teamId === undefined ? null : await this.tokens.findTeamOfMember(userId, input.teamId);
-    if (input.teamId !== undefined && !team) {
-      throw new ValidationError({ team: 'Choose one of your teams.' });
-    }
-    const expiresAt = resolveExpiry(input, this.maxLifetimeIn(team), this.clock.nowMs());
+    const { pinnedTo: team, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
+    const { expiresAt, days } = resolveExpiry(input, limit, this.clock.nowMs());
     const generated = generateToken();
     const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
     const row = {
@@ -167,6 +151,7 @@ export class TokensService {
       lastFour: generated.lastFour,
       abilities,
       expiresAt,
+      lifetimeDays: days,
     };
     const saved = await this.transactions.run(async (m) => {
       const inserted = await this.tokens.insert(m, row);
@@ -210,11 +195,6 @@ export class TokensService {
     return { active: all.filter((t) => t.status === 'active'), history };
   }
 
-  /** The teams a new token may be pinned to (the person's), with their policies. */
-  teamChoices(actor: Actor): Promise<GoverningTeam[]> {
-    return this.tokens.findTeamsOfMember(accountOf(actor));
-  }
-
   /**
    * The lifetimes regenerating the token may give it: the one it has (counted again from now),
    * or a number of days, or none; only those the team it acts in and the deployment allow.
@@ -227,16 +207,13 @@ export class TokensService {
     ]);
     if (!token) throw new TokenNotFoundError();
     const team = actingTeamOf(token.id, governance);
-    const max = this.maxLifetimeIn(team);
-    const current = lifetimeMs(token);
+    const max = this.lifetimes.limitIn(team).maxDays;
+    const current = token.lifetimeDays;
     const choices: { value: string; label: string }[] = [];
     if (!exceedsMaxLifetime(current, max)) {
       choices.push({
         value: 'same',
-        label:
-          current === Infinity
-            ? 'As now: never expires'
-            : `As now: ${Math.round(current / 86_400_000)} days`,
+        label: current === null ? 'As now: never expires' : `As now: ${current} days`,
       });
     }
     for (const days of EXPIRY_DAY_CHOICES) {
@@ -254,14 +231,6 @@ export class TokensService {
     };
   }
 
-  /** The most days a token acting in `team` may live: the deployment's and the team's limits. */
-  private maxLifetimeIn(team: GoverningTeam | null): number | null {
-    const limits = [this.maxLifetimeDays, team?.policy.tokenMaxLifetimeDays ?? null].filter(
-      (d): d is number => d !== null,
-    );
-    return limits.length ? Math.min(...limits) : null;
-  }
-
   /** The active tokens that can act in the team (its inventory), with its refusal of each. */
   async listActingIn(team: GoverningTeam): Promise<TeamTokenView[]> {
     const rows = await this.tokens.findActingIn(team.id, this.clock.now());
@@ -276,17 +245,23 @@ export class TokensService {
   }
 
   /**
-   * Revokes a token that can act in the team, for one of its owners or admins (the caller has
-   * checked who may); any other token id is "not found" and stays untouched. Its person is
-   * mailed; the event is in their security log and the team's audit log.
+   * Revokes a token of the team's inventory (as `getActingIn` read it), for one of its owners or
+   * admins with the role they had when they read it. The revocation decides in its one write
+   * whether the token still acts in the team and may still be revoked by them: a token that
+   * stopped acting here, whose person's role changed, or that another revocation got first, is
+   * "not found" and stays untouched. Its person is mailed; the event is in their security log
+   * and the team's audit log.
    */
-  async revokeInTeam(actor: Actor, team: GoverningTeam, tokenId: number): Promise<TeamTokenView> {
-    const [row] = await this.tokens.findActingIn(team.id, this.clock.now(), tokenId);
-    if (!row) throw new TokenNotFoundError();
+  async revokeInTeam(
+    actor: Actor,
+    team: GoverningTeam,
+    row: TeamTokenView,
+    standing: Omit<TeamRevoker, 'userId'>,
+  ): Promise<TeamTokenView> {
     const at = this.clock.now();
+    const revoker = { ...standing, userId: accountOf(actor) };
     await this.transactions.run(async (m) => {
-      // Of two revocations at once, one revokes; the other finds nothing left to revoke.
-      if (!(await this.tokens.revokeForOwner(m, row.person.id, row.id, at))) {
+      if (!(await this.tokens.revokeActingIn(m, team.id, row.id, revoker, at))) {
         throw new TokenNotFoundError();
       }
       await this.notices.send(m, row.person.id, 'token-revoked-by-team', {
@@ -301,7 +276,7 @@ export class TokensService {
         detail: { name: row.name, by_team: team.name },
       });
     });
-    return toTeamTokenView(row, team);
+    return row;
   }
 
   /** One of the user's tokens; another user's token id is "not found". */
@@ -345,7 +320,9 @@ export class TokensService {
    * Gives the token a new value, in one transaction: the same name and abilities, the same
    * lifetime counted from now. The value it replaces keeps working for `graceMinutes` (none by
    * default: refused from the next request), then is refused as revoked. A value replaced
-   * earlier stops working at once: there are never more than two.
+   * earlier stops working at once: there are never more than two. A lifetime asked for
+   * (`lifetimeDays`, null for none) is refused past what the team it acts in and the deployment
+   * allow, as creation refuses it; the kept one is cut to that.
    */
   async regenerate(
     actor: Actor,
@@ -356,20 +333,10 @@ export class TokensService {
   ): Promise<CreatedToken> {
     const userId = accountOf(actor);
     const generated = generateToken();
-    // A pinned token's team caps its lifetime as the deployment does.
-    const pinned = (await this.tokens.findPin(userId, tokenId))?.team ?? null;
-    const max = this.maxLifetimeIn(pinned);
-    if (
-      lifetimeDays !== undefined &&
-      exceedsMaxLifetime((lifetimeDays ?? Infinity) * 86_400_000, max)
-    ) {
-      throw new ValidationError({
-        lifetime:
-          pinned?.policy.tokenMaxLifetimeDays === max
-            ? `${pinned.name} allows tokens of at most ${max} days.`
-            : `Tokens may live at most ${max} days.`,
-      });
-    }
+    // The team it acts in (pinned, or the current team) caps its lifetime as the deployment does.
+    const limit = await this.lifetimes.forToken(userId, tokenId);
+    const refusal = lifetimeDays === undefined ? null : lifetimeRefusal(lifetimeDays, limit);
+    if (refusal) throw new ValidationError({ lifetime: refusal });
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();
@@ -379,15 +346,15 @@ export class TokensService {
       const now = this.clock.nowMs();
       // A value that no longer works (expired) gets no grace: regenerating must not revive it.
       const grace = token.expiresAt && token.expiresAt.getTime() <= now ? 0 : graceMinutes;
+      const days =
+        lifetimeDays === undefined
+          ? keptLifetimeDays(token.lifetimeDays, limit.maxDays)
+          : lifetimeDays;
       const next = {
         tokenHash: generated.hash,
         lastFour: generated.lastFour,
-        expiresAt:
-          lifetimeDays === undefined
-            ? regeneratedExpiry(token, max, now)
-            : lifetimeDays === null
-              ? null
-              : new Date(now + lifetimeDays * 86_400_000),
+        expiresAt: expiryAfter(days, now),
+        lifetimeDays: days,
         previousValidUntil: new Date(now + grace * MINUTE_MS),
         regeneratedAt: new Date(now),
       };

@@ -28,9 +28,9 @@ export class RecoveryCode {
   @Column({ name: 'code_hash', type: 'varchar', length: 64 })
   codeHash!: string;
 
-  @Column({ name: 'used_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'used_at', type: 'datetime', precision: 3, nullable: true })
   usedAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 }

@@ -27,6 +27,6 @@ export class TwoFactorCredential {
   @Column({ name: 'last_used_step', type: 'integer', nullable: true })
   lastUsedStep!: number | null;
 
-  @CreateDateColumn({ name: 'enabled_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'enabled_at', type: 'datetime', precision: 3 })
   enabledAt!: Date;
 }

@@ -26,7 +26,7 @@ export class User {
   passwordHash!: string | null;
 
   /** When the person followed the link mailed to their address; null until then. */
-  @Column({ name: 'email_verified_at', type: 'datetime', precision: 6, nullable: true })
+  @Column({ name: 'email_verified_at', type: 'datetime', precision: 3, nullable: true })
   emailVerifiedAt!: Date | null;
 
   @Column({ name: 'current_team_id', type: 'integer', nullable: true })
@@ -37,9 +37,9 @@ export class User {
   @JoinColumn({ name: 'current_team_id', foreignKeyConstraintName: 'FK_users_current_team' })
   currentTeam?: { id: number } | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 6 })
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 
-  @UpdateDateColumn({ name: 'updated_at', type: 'datetime', precision: 6 })
+  @UpdateDateColumn({ name: 'updated_at', type: 'datetime', precision: 3 })
   updatedAt!: Date;
 }

@@ -35,6 +35,33 @@ export function newTokenIn(html: string): { value: string; id: number } {
   return { value, id: Number(id) };
 }
 
+/** A select's options, as a browser offers them: value, whether chosen, whether disabled. */
+function optionsOf(
+  html: string,
+  name: string,
+): { value: string; selected: boolean; disabled: boolean }[] {
+  const select = new RegExp(`<select[^>]*\\bname="${name}"[^>]*>([\\s\\S]*?)</select>`).exec(html);
+  if (!select) throw new Error(`the page has no select named ${name}`);
+  return [...select[1].matchAll(/<option value="([^"]*)"([^>]*)>/g)].map(([, value, rest]) => ({
+    value: attributeText(value),
+    selected: /\bselected\b/.test(rest),
+    disabled: /\bdisabled\b/.test(rest),
+  }));
+}
+
+/** The values of a select's options a person can choose (not disabled), in the page's order. */
+export function enabledOptionsIn(html: string, name: string): string[] {
+  return optionsOf(html, name)
+    .filter((o) => !o.disabled)
+    .map((o) => o.value);
+}
+
+/** The value of a select's chosen option (the first when none is marked, as browsers do). */
+export function selectedOptionIn(html: string, name: string): string | undefined {
+  const options = optionsOf(html, name);
+  return (options.find((o) => o.selected) ?? options[0])?.value;
+}
+
 /** The session id inside an express-session cookie (`tessera.sid=s%3A<id>.<signature>`). */
 export function sessionIdOf(cookie: string): string {
   return decodeURIComponent(cookie.split('=')[1]).slice(2).split('.')[0];

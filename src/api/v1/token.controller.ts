@@ -15,7 +15,7 @@ export class TokenController {
   @ApiEndpoint({
     summary: 'The presented token',
     description:
-      "The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, the team it acts in (following its person's current team, or pinned to one) and why that team refuses it, if it does: so a script can check what it holds and when it runs out. Any valid token may ask; no ability is needed, and a team's refusal does not apply here.",
+      "The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, how it chooses its team (following its person's current team, or pinned to one), the team it acts in, and why that team refuses it, if it does: so a script can check what it holds and when it runs out. Any valid token may ask; no ability is needed, and a team's refusal does not apply here. The team is named only to a token with `team:read` that the team does not refuse; otherwise `team` is null and `team_refusal` says why a refused token is refused.",
     envelope: TokenEnvelope,
     // It says why its team refuses it, rather than being refused.
     actsInTeam: false,

@@ -9,7 +9,9 @@ import { AccountSettings1764806400000 } from './1764806400000-account-settings.j
 import { AuditLog1764892800000 } from './1764892800000-audit-log.js';
 import { TeamGovernance1764979200000 } from './1764979200000-team-governance.js';
 import { Passkeys1765065600000 } from './1765065600000-passkeys.js';
-import { TeamMemberVersions1765152000000 } from './1765152000000-team-member-versions.js';
+import { MillisecondTimes1765152000000 } from './1765152000000-millisecond-times.js';
+import { TokenLifetimeDays1765238400000 } from './1765238400000-token-lifetime-days.js';
+import { TeamMemberVersions1765324800000 } from './1765324800000-team-member-versions.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -24,5 +26,7 @@ export const MIGRATIONS = [
   AuditLog1764892800000,
   TeamGovernance1764979200000,
   Passkeys1765065600000,
-  TeamMemberVersions1765152000000,
+  MillisecondTimes1765152000000,
+  TokenLifetimeDays1765238400000,
+  TeamMemberVersions1765324800000,
 ];

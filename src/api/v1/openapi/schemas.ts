@@ -85,7 +85,7 @@ export class TokenSchema {
     type: TeamSchema,
     nullable: true,
     description:
-      'The team the token acts in now. Null when its person has no current team, or when it is pinned to a team its person is no longer in (or that was deleted).',
+      'The team the token acts in now, named only when the token has the `team:read` ability and the team does not refuse it (`team_refusal` is null). Null otherwise, when its person has no current team, or when it is pinned to a team its person is no longer in (or that was deleted).',
   })
   team!: TeamSchema | null;
   @ApiProperty({

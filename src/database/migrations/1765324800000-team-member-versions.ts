@@ -7,8 +7,8 @@ import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm'
  * that leaves a row as it was is no write: the count makes it one, so a concurrent change of
  * that role on another node conflicts with the decision instead of passing beside it.
  */
-export class TeamMemberVersions1765152000000 implements MigrationInterface {
-  name = 'TeamMemberVersions1765152000000';
+export class TeamMemberVersions1765324800000 implements MigrationInterface {
+  name = 'TeamMemberVersions1765324800000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     // TypeORM adds a column on SQLite by copying the table: SQLite adds it in place.
