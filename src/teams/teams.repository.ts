@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, Like } from 'typeorm';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { isUniqueViolation, toDate } from '../common/errors/database-errors.js';
 import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
 import { User } from '../users/user.entity.js';
@@ -9,6 +9,24 @@ import { Team } from './team.entity.js';
 import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
 
 const SLUG_ATTEMPTS = 5;
+
+/** A member as a page of the team's members lists them. */
+export interface MemberRow {
+  userId: number;
+  name: string;
+  email: string;
+  role: TeamRole;
+  joinedAt: Date;
+}
+
+interface RawMemberRow {
+  viewer_role: TeamRole;
+  user_id: number | string | null;
+  role: TeamRole | null;
+  joined_at: Date | string | null;
+  name: string | null;
+  email: string | null;
+}
 
 @Injectable()
 export class TeamsRepository {
@@ -123,6 +141,64 @@ export class TeamsRepository {
     return rows.map((row) => ({ team: row.team!, role: row.role }));
   }
 
+  /** A page of the user's teams with their role in each, by team id after `afterTeamId`. */
+  async findMembershipsPage(
+    userId: number,
+    afterTeamId: number | undefined,
+    limit: number,
+  ): Promise<{ team: Team; role: TeamRole }[]> {
+    const query = this.manager
+      .getRepository(TeamMember)
+      .createQueryBuilder('m')
+      .innerJoinAndSelect('m.team', 'team')
+      .where('m.user_id = :userId', { userId })
+      .orderBy('m.team_id', 'ASC')
+      .take(limit);
+    if (afterTeamId !== undefined) query.andWhere('m.team_id > :afterTeamId', { afterTeamId });
+    const rows = await query.getMany();
+    return rows.map((row) => ({ team: row.team!, role: row.role }));
+  }
+
+  /**
+   * A page of the team's members by user id after `afterUserId`, as one of them sees it, in one
+   * query: the viewer's own membership row joined with the page, so a viewer outside the team
+   * gets null, and a member past the last page an empty page.
+   */
+  async findMembersPage(
+    teamId: number,
+    viewerId: number,
+    afterUserId: number | undefined,
+    limit: number,
+  ): Promise<{ viewerRole: TeamRole; members: MemberRow[] } | null> {
+    const rows: RawMemberRow[] = await this.manager
+      .createQueryBuilder()
+      .select(['me.role AS viewer_role', 'm.user_id AS user_id', 'm.role AS role'])
+      .addSelect(['m.created_at AS joined_at', 'u.name AS name', 'u.email AS email'])
+      .from(TeamMember, 'me')
+      .leftJoin(
+        TeamMember,
+        'm',
+        `m.team_id = me.team_id${afterUserId === undefined ? '' : ' AND m.user_id > :afterUserId'}`,
+        { afterUserId },
+      )
+      .leftJoin(User, 'u', 'u.id = m.user_id')
+      .where('me.team_id = :teamId AND me.user_id = :viewerId', { teamId, viewerId })
+      .orderBy('m.user_id', 'ASC')
+      .limit(limit)
+      .getRawMany();
+    if (rows.length === 0) return null;
+    const members = rows
+      .filter((row) => row.user_id !== null)
+      .map((row) => ({
+        userId: Number(row.user_id),
+        name: row.name!,
+        email: row.email!,
+        role: row.role!,
+        joinedAt: toDate(row.joined_at)!,
+      }));
+    return { viewerRole: rows[0].viewer_role, members };
+  }
+
   /** Members with their users, owner first, then by when they joined. */
   findMembers(teamId: number): Promise<TeamMember[]> {
     return this.manager.getRepository(TeamMember).find({
@@ -226,7 +302,7 @@ export class TeamsRepository {
   async setPolicy(
     manager: EntityManager,
     teamId: number,
-    policy: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays'>,
+    policy: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays' | 'allowedAbilities'>,
   ): Promise<void> {
     await manager.getRepository(Team).update({ id: teamId }, policy);
   }

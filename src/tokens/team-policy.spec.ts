@@ -12,7 +12,12 @@ function token(overrides: Partial<GovernedToken> = {}, policy = {}): GovernedTok
     expiresAt: new Date(created.getTime() + 30 * DAY),
     team: {
       name: 'Acme',
-      policy: { requireTwoFactor: false, tokenMaxLifetimeDays: null, ...policy },
+      policy: {
+        requireTwoFactor: false,
+        tokenMaxLifetimeDays: null,
+        allowedAbilities: null,
+        ...policy,
+      },
     },
     user: { twoFactor: false },
     ...overrides,

@@ -9,7 +9,7 @@ import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
-import { ABILITIES, ABILITY_DESCRIPTIONS } from './abilities.js';
+import { AbilityCatalog } from '../config/abilities.config.js';
 import { CreateTokenForm, toCreateTokenDto } from './dto/tokens.forms.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { TokensService } from './tokens.service.js';
@@ -23,6 +23,7 @@ export class TokensController {
   constructor(
     private readonly tokens: TokensService,
     private readonly verification: EmailVerificationService,
+    private readonly catalog: AbilityCatalog,
   ) {}
 
   @Get()
@@ -79,7 +80,7 @@ export class TokensController {
       tokens: active,
       history,
       newToken,
-      abilities: ABILITIES.map((name) => ({ name, description: ABILITY_DESCRIPTIONS[name] })),
+      abilities: this.catalog.entries,
       expiry: this.tokens.expiryOptions(),
       // Where a new token may act: the current team (following it), or pinned to one team.
       teams: teams.map((t) => ({

@@ -6,8 +6,10 @@ import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
-import { ABILITIES, type Ability } from './abilities.js';
+import { chooseAbilities, type Ability } from './abilities.js';
+import { AbilityCatalog } from '../config/abilities.config.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
+import type { KeysetPage } from '../common/keyset-page.js';
 import {
   EXPIRY_DAY_CHOICES,
   expiryOptions,
@@ -16,7 +18,13 @@ import {
   type ExpiryOptions,
 } from './token-expiry.js';
 import { generateToken, TOKEN_PREFIX } from './token-format.js';
-import { describeRefusal, exceedsMaxLifetime, lifetimeMs, teamRefusalOf } from './team-policy.js';
+import {
+  describeRefusal,
+  exceedsMaxLifetime,
+  lifetimeMs,
+  teamRefusalOf,
+  type TeamRefusalCode,
+} from './team-policy.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
@@ -75,6 +83,8 @@ export interface LifetimeChoices extends Pick<OwnTokenView, 'binding' | 'teamNam
 /** A token in a team's inventory: never its value or hash. */
 export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
   hint: string;
+  /** Why the team refuses it (the API's 403 code), and in words; null when it does not. */
+  refusalCode: TeamRefusalCode | null;
   refusal: string | null;
 }
 
@@ -118,6 +128,7 @@ function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   return {
     ...rest,
     hint: `${TOKEN_PREFIX}…${lastFour}`,
+    refusalCode: code,
     refusal: code && describeRefusal(code, team, 'team'),
   };
 }
@@ -135,6 +146,7 @@ export class TokensService {
     private readonly verification: EmailVerificationService,
     private readonly notices: SecurityNotices,
     private readonly clock: Clock,
+    private readonly catalog: AbilityCatalog,
     @Inject(CONFIG) config: Config,
   ) {
     this.maxLifetimeDays = config.tokens.maxLifetimeDays;
@@ -159,7 +171,7 @@ export class TokensService {
     }
     const expiresAt = resolveExpiry(input, this.maxLifetimeIn(team), this.clock.nowMs());
     const generated = generateToken();
-    const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
+    const abilities = chooseAbilities(this.catalog, input.abilities);
     const row = {
       userId,
       name: input.name,
@@ -262,9 +274,12 @@ export class TokensService {
     return limits.length ? Math.min(...limits) : null;
   }
 
-  /** The active tokens that can act in the team (its inventory), with its refusal of each. */
-  async listActingIn(team: GoverningTeam): Promise<TeamTokenView[]> {
-    const rows = await this.tokens.findActingIn(team.id, this.clock.now());
+  /**
+   * The active tokens that can act in the team (its inventory), with its refusal of each; a
+   * page of them by id (one beyond it) when `page` says which.
+   */
+  async listActingIn(team: GoverningTeam, page?: KeysetPage): Promise<TeamTokenView[]> {
+    const rows = await this.tokens.findActingIn(team.id, this.clock.now(), undefined, page);
     return rows.map((row) => toTeamTokenView(row, team));
   }
 
@@ -318,7 +333,7 @@ export class TokensService {
     details: { name: string; abilities: Ability[] },
   ): Promise<TokenView> {
     const userId = accountOf(actor);
-    const abilities = ABILITIES.filter((a) => details.abilities.includes(a));
+    const abilities = chooseAbilities(this.catalog, details.abilities);
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();

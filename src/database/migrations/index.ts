@@ -9,6 +9,8 @@ import { AccountSettings1764806400000 } from './1764806400000-account-settings.j
 import { AuditLog1764892800000 } from './1764892800000-audit-log.js';
 import { TeamGovernance1764979200000 } from './1764979200000-team-governance.js';
 import { Passkeys1765065600000 } from './1765065600000-passkeys.js';
+import { TeamAllowedAbilities1765152000000 } from './1765152000000-team-allowed-abilities.js';
+import { ApiIdempotencyKeys1765152001000 } from './1765152001000-api-idempotency-keys.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -23,4 +25,6 @@ export const MIGRATIONS = [
   AuditLog1764892800000,
   TeamGovernance1764979200000,
   Passkeys1765065600000,
+  TeamAllowedAbilities1765152000000,
+  ApiIdempotencyKeys1765152001000,
 ];
