@@ -7,7 +7,7 @@ import { toEventView } from '../src/security-log/audit.view.js';
 import { Team } from '../src/teams/team.entity.js';
 import type { User } from '../src/users/user.entity.js';
 import { callEveryEndpoint } from './client/every-endpoint.js';
-import { tesseraClient, type TesseraClient } from './client/tessera-client.js';
+import { tesseraClient } from './client/tessera-client.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { rolesIn } from './support/teams.js';
