@@ -330,7 +330,20 @@ describe('operator command line', () => {
     [
       'an unknown ability',
       ['token:create', '--email', 'ada@example.com', '--name', 'n', '--abilities', 'admin'],
-      /Abilities must be among/,
+      /Each ability is named resource:action/,
+    ],
+    [
+      'an ability the catalog does not offer',
+      [
+        'token:create',
+        '--email',
+        'ada@example.com',
+        '--name',
+        'n',
+        '--abilities',
+        'invoices:write',
+      ],
+      /offers no ability "invoices:write"; it offers user:read, team:read/,
     ],
     [
       'a bad expiry',
