@@ -9,7 +9,6 @@ import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
-import { AbilityCatalog } from '../config/abilities.config.js';
 import { CreateTokenForm, toCreateTokenDto } from './dto/tokens.forms.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { TokensService } from './tokens.service.js';
@@ -23,7 +22,6 @@ export class TokensController {
   constructor(
     private readonly tokens: TokensService,
     private readonly verification: EmailVerificationService,
-    private readonly catalog: AbilityCatalog,
   ) {}
 
   @Get()
@@ -71,16 +69,18 @@ export class TokensController {
     user: User,
     newToken?: { id: number; name: string; plaintext: string },
   ): Promise<object> {
-    const [{ active, history }, teams] = await Promise.all([
+    const [{ active, history }, teams, offered] = await Promise.all([
       this.tokens.list(actor),
       this.tokens.teamChoices(actor),
+      this.tokens.offeredAbilities(actor),
     ]);
     return {
       title: 'API Tokens',
       tokens: active,
       history,
       newToken,
-      abilities: this.catalog.entries,
+      abilities: offered.abilities,
+      abilitiesLimitedBy: offered.limitedBy,
       expiry: this.tokens.expiryOptions(),
       // Where a new token may act: the current team (following it), or pinned to one team.
       teams: teams.map((t) => ({

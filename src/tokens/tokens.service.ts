@@ -7,7 +7,7 @@ import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import { chooseAbilities, type Ability } from './abilities.js';
-import { AbilityCatalog } from '../config/abilities.config.js';
+import { AbilityCatalog, type AbilityDefinition } from '../config/abilities.config.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import type { KeysetPage } from '../common/keyset-page.js';
 import {
@@ -172,6 +172,13 @@ export class TokensService {
     const expiresAt = resolveExpiry(input, this.maxLifetimeIn(team), this.clock.nowMs());
     const generated = generateToken();
     const abilities = chooseAbilities(this.catalog, input.abilities);
+    // A token pinned to a team that limits abilities gets none it would be refused for there.
+    const refused = abilities.filter((a) => team?.policy.allowedAbilities?.includes(a) === false);
+    if (refused.length > 0) {
+      throw new ValidationError({
+        abilities: `${team!.name} does not allow tokens ${refused.map((a) => `"${a}"`).join(', ')}.`,
+      });
+    }
     const row = {
       userId,
       name: input.name,
@@ -220,6 +227,22 @@ export class TokensService {
     const history = all.filter((t) => t.status !== 'active');
     history.sort((a, b) => b.endedAt!.getTime() - a.endedAt!.getTime() || b.id - a.id);
     return { active: all.filter((t) => t.status === 'active'), history };
+  }
+
+  /**
+   * The abilities the new-token form offers: those of the catalog that the person's current
+   * team allows tokens (all of them when its policy sets no limit), and that team's name when
+   * it limits them.
+   */
+  async offeredAbilities(
+    actor: Actor,
+  ): Promise<{ abilities: AbilityDefinition[]; limitedBy: string | null }> {
+    const { currentTeam } = await this.tokens.findGovernance(accountOf(actor));
+    const allowed = currentTeam?.policy.allowedAbilities ?? null;
+    return {
+      abilities: this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name)),
+      limitedBy: allowed ? currentTeam!.name : null,
+    };
   }
 
   /** The teams a new token may be pinned to (the person's), with their policies. */
