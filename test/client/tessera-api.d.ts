@@ -2438,6 +2438,8 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     /** @description Seconds until the window starts afresh. */
                     "RateLimit-Reset"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2677,6 +2679,8 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     /** @description Seconds until the window starts afresh. */
                     "RateLimit-Reset"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

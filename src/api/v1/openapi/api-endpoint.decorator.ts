@@ -169,16 +169,14 @@ function refusalResponses(options: ApiEndpointOptions): MethodDecorator[] {
     const [first, ...more] = [...codes.values()].map((reason) => reason.replace(/\.$/, ''));
     const text = [first, ...more].join('; or ');
     const code = [...codes.keys()][0];
+    const sentence = (words: string) => `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
     return errorResponse(
       status,
       [...codes.keys()],
-      `${text.charAt(0).toUpperCase()}${text.slice(1)}.`,
-      { code, message: `Refused: ${code.replaceAll('_', ' ')}.` },
-      status === 403 && !code.startsWith('forbidden')
-        ? CHALLENGE_OPTIONAL
-        : status === 409 && codes.has('idempotency_key_in_use')
-          ? RETRY_AFTER_OPTIONAL
-          : {},
+      sentence(text),
+      { code, message: sentence(first) },
+      // A token's refusals carry a challenge; the conflict of a key under way, when to retry.
+      status === 403 ? CHALLENGE_OPTIONAL : status === 409 ? RETRY_AFTER_OPTIONAL : {},
     );
   });
 }
@@ -251,79 +249,64 @@ const STATUS_OF: Record<ApiMethod, number> = {
   DELETE: 204,
 };
 
-/**
- * One API endpoint, in one decorator: its route, its bearer policy (the ability the guard
- * checks, the team's refusals), the API's conventions (a POST's Idempotency-Key, a list's
- * pages and Link, an audit event) and its whole description for the OpenAPI document (the
- * success envelope, every error it can answer with its codes, the headers). A controller
- * under `api/v1/` anywhere in the app gets authentication, rate limits and usage too: the API
- * module mounts its middleware on every controller with such a handler (docs/extending.md).
- */
-export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
-  const list = Array.isArray(options.data);
-  const status = options.data === undefined ? 204 : STATUS_OF[options.method];
+/** The success answer: the resource in its envelope, a page of a list, or 204 and no body. */
+function successResponse(options: ApiEndpointOptions, status: number): MethodDecorator[] {
   const headers = { ...ALWAYS, ...RATE_LIMIT, ...(options.method === 'GET' ? ETAG : {}) };
-  const decorators: MethodDecorator[] = [
-    RequestMapping({ path: options.path ?? '/', method: RequestMethod[options.method] }),
-    HttpCode(status),
-    SetMetadata(API_ENDPOINT, { operationId: options.operationId }),
-    BearerAuth(options.ability, options.actsInTeam !== false),
-    ApiOperation({
-      operationId: options.operationId,
-      summary: options.summary,
-      description: options.description,
+  if (options.data === undefined) {
+    return [ApiNoContentResponse({ description: 'Done; no body.', headers })];
+  }
+  const list = Array.isArray(options.data);
+  const envelope = list
+    ? pageEnvelopeOf((options.data as [Type])[0])
+    : envelopeOf(options.data as Type);
+  return [
+    ApiExtraModels(envelope),
+    ApiResponse({
+      status,
+      description: list
+        ? 'A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last.'
+        : 'The resource, in the success envelope.',
+      headers: list ? { ...headers, ...LINK } : headers,
+      schema: { $ref: getSchemaPath(envelope) },
     }),
-    ApiBearerAuth(BEARER_SCHEME),
-    ApiExtraModels(ErrorEnvelope),
-    options.data === undefined
-      ? ApiNoContentResponse({ description: 'Done; no body.', headers })
-      : ApiResponse({
-          status,
-          description: list
-            ? 'A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last.'
-            : 'The resource, in the success envelope.',
-          headers: list ? { ...headers, ...LINK } : headers,
-          schema: {
-            $ref: getSchemaPath(
-              list ? pageEnvelopeOf((options.data as [Type])[0]) : envelopeOf(options.data as Type),
-            ),
-          },
-        }),
-    ApiExtraModels(
-      ...(options.data === undefined
-        ? []
-        : [list ? pageEnvelopeOf((options.data as [Type])[0]) : envelopeOf(options.data as Type)]),
-    ),
-    errorResponse(
-      401,
-      ['missing_token', 'invalid_token', 'token_revoked', 'token_expired'],
-      'No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired.',
-      { code: 'invalid_token', message: new AuthenticationError('invalid_token').message },
-      CHALLENGE,
-    ),
-    ...refusalResponses(options),
-    errorResponse(
-      429,
-      ['rate_limited'],
-      "Too many requests: the token's budget, or the client's budget of failed attempts, is used up.",
-      { code: 'rate_limited', message: new RateLimitedError(42).message },
-      RETRY_AFTER,
-    ),
-    errorResponse(
-      500,
-      ['internal_error'],
-      'Something unexpected failed; nothing internal is revealed.',
-      { code: 'internal_error', message: GENERIC_MESSAGES[500] },
-    ),
-    errorResponse(
-      503,
-      ['service_unavailable'],
-      'The database cannot be reached; try again shortly.',
-      { code: 'service_unavailable', message: GENERIC_MESSAGES[503] },
-    ),
   ];
+}
+
+/** What every endpoint may answer whatever it does: no token, no budget left, our failures. */
+const EVERY_ENDPOINT: MethodDecorator[] = [
+  errorResponse(
+    401,
+    ['missing_token', 'invalid_token', 'token_revoked', 'token_expired'],
+    'No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired.',
+    { code: 'invalid_token', message: new AuthenticationError('invalid_token').message },
+    CHALLENGE,
+  ),
+  errorResponse(
+    429,
+    ['rate_limited'],
+    "Too many requests: the token's budget, or the client's budget of failed attempts, is used up.",
+    { code: 'rate_limited', message: new RateLimitedError(42).message },
+    RETRY_AFTER,
+  ),
+  errorResponse(
+    500,
+    ['internal_error'],
+    'Something unexpected failed; nothing internal is revealed.',
+    { code: 'internal_error', message: GENERIC_MESSAGES[500] },
+  ),
+  errorResponse(
+    503,
+    ['service_unavailable'],
+    'The database cannot be reached; try again shortly.',
+    { code: 'service_unavailable', message: GENERIC_MESSAGES[503] },
+  ),
+];
+
+/** The conventions of docs/api.md that depend on the method: ETag, Idempotency-Key, pages. */
+function conventions(options: ApiEndpointOptions): MethodDecorator[] {
+  const applied: MethodDecorator[] = [];
   if (options.method === 'GET') {
-    decorators.push(
+    applied.push(
       ApiHeader({
         name: 'If-None-Match',
         required: false,
@@ -338,7 +321,7 @@ export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
     );
   }
   if (options.method === 'POST') {
-    decorators.push(
+    applied.push(
       ApiHeader({
         name: IDEMPOTENCY_HEADER,
         required: false,
@@ -349,9 +332,38 @@ export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
       UseInterceptors(IdempotencyInterceptor),
     );
   }
-  if (list) decorators.push(UseInterceptors(NextPageLink));
+  if (Array.isArray(options.data)) applied.push(UseInterceptors(NextPageLink));
   if (options.audit) {
-    decorators.push(SetMetadata(API_AUDIT_EVENT, options.audit), UseInterceptors(ApiAuditTrail));
+    applied.push(SetMetadata(API_AUDIT_EVENT, options.audit), UseInterceptors(ApiAuditTrail));
   }
-  return applyDecorators(...decorators);
+  return applied;
+}
+
+/**
+ * One API endpoint, in one decorator: its route, its bearer policy (the ability the guard
+ * checks, the team's refusals), the API's conventions (a POST's Idempotency-Key, a list's
+ * pages and Link, an audit event) and its whole description for the OpenAPI document (the
+ * success envelope, every error it can answer with its codes, the headers). A controller
+ * under `api/v1/` anywhere in the app gets authentication, rate limits and usage too: the API
+ * module mounts its middleware on every controller with such a handler (docs/extending.md).
+ */
+export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
+  const status = options.data === undefined ? 204 : STATUS_OF[options.method];
+  return applyDecorators(
+    RequestMapping({ path: options.path ?? '/', method: RequestMethod[options.method] }),
+    HttpCode(status),
+    SetMetadata(API_ENDPOINT, { operationId: options.operationId }),
+    BearerAuth(options.ability, options.actsInTeam !== false),
+    ApiOperation({
+      operationId: options.operationId,
+      summary: options.summary,
+      description: options.description,
+    }),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiExtraModels(ErrorEnvelope),
+    ...successResponse(options, status),
+    ...EVERY_ENDPOINT,
+    ...refusalResponses(options),
+    ...conventions(options),
+  );
 }
