@@ -109,7 +109,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       mergeMap((answer: unknown) => from(this.store.answer(id, status, answer).then(() => answer))),
       catchError((error: unknown) => {
         const refused = this.errors.resolve(error, req);
-        if (!(error instanceof DomainError) || refused.status >= 500) {
+        // Ours failed, or the refusal passes with time (Retry-After): nothing to keep.
+        if (!(error instanceof DomainError) || refused.status >= 500 || error.retryAfterSeconds) {
           return from(this.store.release(id)).pipe(mergeMap(() => throwError(() => error)));
         }
         const envelope = failure(refused.code, refused.message, refused.fields);
