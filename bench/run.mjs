@@ -7,6 +7,7 @@
 //   npm run bench -- --compare ../other-checkout
 //                                 also runs that checkout's build (npm run build there first) in
 //                                 the same interleaved rounds: before and after a change
+//                                 (--compare-members when that build has GET /api/v1/team/members)
 //   BENCH_DATABASE_URL=mariadb://tessera:tessera@127.0.0.1:23306/tessera_bench npm run bench
 //                                 a node of a Galera cluster (scripts/galera-cluster.sh start): the
 //                                 report names the causal-read setting Tessera gives its
@@ -48,6 +49,8 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string' },
     connections: { type: 'string', default: '50' },
     compare: { type: 'string' },
+    // The compared build has GET /api/v1/team/members too.
+    'compare-members': { type: 'boolean', default: false },
   },
 });
 const rounds = Number(opts.rounds ?? (opts.quick ? 1 : 3));
@@ -78,6 +81,10 @@ const SERVER_CPU = pin ? 0 : undefined;
 const LOAD_CPU = pin ? 1 : undefined;
 
 const undo = [];
+
+/** Endpoints besides the profile, measured on Tessera (valid tokens). */
+const TEAM = 'GET /api/v1/team';
+const MEMBERS = 'GET /api/v1/team/members (a team of 200)';
 
 /** The load shapes besides 50 keep-alive connections (run against Tessera and the yardstick). */
 const SHAPES = { many: 'valid, 500 connections', close: 'valid, new connection each' };
@@ -267,6 +274,13 @@ async function main() {
         { scenario: 'revoked', tokens: [t.revoked] },
       );
     }
+    // Other endpoints of Tessera's: the token's team, and a page of a team of 200's members.
+    if (s.key === 'tessera' || s.key === 'tessera-compared') {
+      list.push({ scenario: TEAM, path: '/api/v1/team', tokens: t.valid });
+    }
+    if (s.key === 'tessera' || (s.key === 'tessera-compared' && opts['compare-members'])) {
+      list.push({ scenario: MEMBERS, path: '/api/v1/team/members', tokens: t.members });
+    }
     // Clients that misbehave: many connections, or a new connection for every request.
     if (['tessera', 'yardstick'].includes(s.key) && useWrk) {
       list.push(
@@ -288,6 +302,7 @@ async function main() {
       await load({
         url: s.url,
         tokens: sc.tokens,
+        path: sc.path,
         seconds: Math.min(3, seconds),
         connections,
         useWrk,
@@ -306,6 +321,7 @@ async function main() {
         const r = await load({
           url: s.url,
           tokens: sc.tokens,
+          path: sc.path,
           seconds,
           connections: sc.connections ?? connections,
           close: sc.close,

@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AccountModule } from './account/account.module.js';
 import { SecurityLogModule } from './security-log/security-log.module.js';
@@ -21,6 +21,12 @@ export interface AppOptions {
   logDestination?: DestinationStream;
   /** The clock instead of the machine's (tests move it). */
   clock?: Clock;
+  /**
+   * Feature modules of the deployment's own, beside Tessera's: their `@ApiEndpoint` routes
+   * get the API's authentication, limits, usage, audit log and OpenAPI entries
+   * (docs/extending.md).
+   */
+  modules?: Type[];
 }
 
 /** The whole HTTP application, built from a configuration validated before boot. */
@@ -45,6 +51,7 @@ export class AppModule {
         MetricsModule.forRoot(config),
         MailDeliveryModule,
         MaintenanceModule,
+        ...(options.modules ?? []),
       ],
     };
   }

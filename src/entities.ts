@@ -19,6 +19,7 @@ import { Passkey } from './passkeys/passkey.entity.js';
 import { PasskeyChallenge } from './passkeys/passkey-challenge.entity.js';
 import { PasskeyUserHandle } from './passkeys/passkey-user-handle.entity.js';
 import { User } from './users/user.entity.js';
+import { IdempotencyKey } from './api/v1/idempotency/idempotency-key.entity.js';
 
 export const ENTITIES = [
   User,
@@ -38,6 +39,7 @@ export const ENTITIES = [
   Passkey,
   PasskeyUserHandle,
   PasskeyChallenge,
+  IdempotencyKey,
 ];
 
 /** TypeORM's options for these entities (ormconfig.ts, the seeding of benches and tests). */

@@ -97,6 +97,14 @@ describe('API v1', () => {
         id: token.id,
         name: 'deploy script',
         abilities: ['team:read'],
+        abilities_no_longer_offered: [],
+        // The deployment's catalog, Tessera's own abilities first.
+        catalog: expect.arrayContaining([
+          {
+            name: 'members:write',
+            description: expect.stringContaining('Invite people'),
+          },
+        ]),
         created_at: token.createdAt.toISOString(),
         expires_at: token.expiresAt!.toISOString(),
         last_used_at: null,
@@ -104,6 +112,14 @@ describe('API v1', () => {
         team: { id: user.currentTeamId, name: "Ada's Team", slug: expect.any(String) },
         team_refusal: null,
       });
+      expect(res.body.data.catalog.map((a: { name: string }) => a.name)).toEqual([
+        'user:read',
+        'team:read',
+        'members:read',
+        'members:write',
+        'tokens:read',
+        'audit:read',
+      ]);
       expect(t.queries.queries.filter((q) => /^\s*SELECT/i.test(q))).toHaveLength(1);
       expect(JSON.stringify(res.body)).not.toContain(plaintext.slice(4));
 

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -124,6 +125,20 @@ describe('operator command line', () => {
     }
     const help = await cli('token:create', '--email', 'x@example.com', '-h');
     expect(help.stdout).toMatch(/^Usage: npm run cli -- token:create /);
+    // The abilities --abilities may name: the deployment's catalog, defaults marked.
+    expect(help.stdout).toContain('Abilities this deployment offers');
+    expect(help.stdout).toContain('\n  user:read (default)  Read your profile');
+    expect(help.stdout).toContain('\n  members:write  Invite people');
+    const lines: string[] = [];
+    await runCli(['token:create', '--help'], {
+      env: {
+        ...env(),
+        ABILITIES_FILE: join(import.meta.dirname, 'fixtures/invoices/abilities.json'),
+      },
+      out: (line) => lines.push(line),
+      err: (line) => lines.push(line),
+    });
+    expect(lines.join('\n')).toContain('\n  invoices:write  Create invoices');
     expect((await cli('help', 'user:password-link')).stdout).toMatch(
       /^Usage: npm run cli -- user:password-link --email EMAIL\n\nPrints a one-time link/,
     );
@@ -373,7 +388,20 @@ describe('operator command line', () => {
     [
       'an unknown ability',
       ['token:create', '--email', 'ada@example.com', '--name', 'n', '--abilities', 'admin'],
-      /Abilities must be among/,
+      /Each ability is named resource:action/,
+    ],
+    [
+      'an ability the catalog does not offer',
+      [
+        'token:create',
+        '--email',
+        'ada@example.com',
+        '--name',
+        'n',
+        '--abilities',
+        'invoices:write',
+      ],
+      /offers no ability "invoices:write"; it offers user:read, team:read/,
     ],
     [
       'a bad expiry',

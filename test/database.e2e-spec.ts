@@ -4,6 +4,9 @@ import type { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { dataSourceFor } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
+import { AuditLog1764892800000 } from '../src/database/migrations/1764892800000-audit-log.js';
+import { TeamGovernance1764979200000 } from '../src/database/migrations/1764979200000-team-governance.js';
+import { TeamAllowedAbilities1765411200000 } from '../src/database/migrations/1765411200000-team-allowed-abilities.js';
 import { revertLastMigration, runMigrations } from '../src/database/migrator.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
@@ -50,6 +53,13 @@ describe('database schema', () => {
     db = await createTestDatabase({ file: true });
     dataSource = dataSourceFor(loadConfig({ DATABASE_URL: db.url }).database);
     return dataSource.initialize();
+  }
+
+  /** Reverts the migrations from the last down to `migration`, and says how many. */
+  async function undoThrough(ds: DataSource, migration: new () => unknown): Promise<number> {
+    const count = MIGRATIONS.length - MIGRATIONS.indexOf(migration as (typeof MIGRATIONS)[number]);
+    for (let i = 0; i < count; i++) await revertLastMigration(ds);
+    return count;
   }
 
   async function tableNames(ds: DataSource): Promise<string[]> {
@@ -210,9 +220,8 @@ describe('database schema', () => {
     await ds.query(
       `INSERT INTO audit_events (occurred_at, event, actor_kind, user_id) VALUES ('2026-11-01 00:00:00', 'token.created', 'user', 1)`,
     );
-    // The migrations after it first, then the security log's.
-    const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('AuditLog1764892800000');
-    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
+    // The later migrations first, then the security log's.
+    const undone = await undoThrough(ds, AuditLog1764892800000);
 
     const runner = ds.createQueryRunner();
     try {
@@ -227,7 +236,7 @@ describe('database schema', () => {
     expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'kept' }]);
     const [usage] = await ds.query('SELECT requests FROM personal_access_token_daily_usage');
     expect(Number(usage.requests)).toBe(3);
-    expect(await runMigrations(ds)).toHaveLength(undo);
+    expect(await runMigrations(ds)).toHaveLength(undone);
   });
 
   it('should undo the team governance migration in place, keeping teams, members and tokens', async () => {
@@ -243,9 +252,8 @@ describe('database schema', () => {
        VALUES (1, 'pinned', '${'d'.repeat(64)}', 'dddd', 'user:read')`,
     );
     await ds.query(`INSERT INTO personal_access_token_pins (token_id, team_id) VALUES (1, 1)`);
-    // The migrations after it first, then team governance's.
-    const undo = MIGRATIONS.length - MIGRATION_NAMES.indexOf('TeamGovernance1764979200000');
-    for (let i = 0; i < undo; i++) await revertLastMigration(ds);
+    // The later migrations first, then team governance's.
+    const undone = await undoThrough(ds, TeamGovernance1764979200000);
 
     const runner = ds.createQueryRunner();
     try {
@@ -260,7 +268,7 @@ describe('database schema', () => {
     expect(await ds.query('SELECT name FROM teams')).toEqual([{ name: 'Acme' }]);
     expect(await ds.query('SELECT role FROM team_members')).toEqual([{ role: 'owner' }]);
     expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'pinned' }]);
-    expect(await runMigrations(ds)).toHaveLength(undo);
+    expect(await runMigrations(ds)).toHaveLength(undone);
   });
 
   it('should say that a migration failed, not that it could not listen, when one fails at start', async () => {
@@ -355,6 +363,29 @@ describe('database schema', () => {
     for (let i = 0; i < undo; i++) await revertLastMigration(ds);
     expect(await counts()).toEqual([1, 1, 1, 1]);
     expect(await runMigrations(ds)).toHaveLength(undo);
+  });
+
+  it("should undo the allowed abilities' migration in place, keeping teams and their members", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);
+    await ds.query(
+      `INSERT INTO teams (name, slug, owner_id, allowed_abilities) VALUES ('Acme', 'acme', 1, 'team:read')`,
+    );
+    await ds.query(`INSERT INTO team_members (team_id, user_id, role) VALUES (1, 1, 'owner')`);
+    const undone = await undoThrough(ds, TeamAllowedAbilities1765411200000);
+
+    const runner = ds.createQueryRunner();
+    try {
+      const table = (await runner.getTable('teams'))!;
+      expect(table.columns.map((c) => c.name)).not.toContain('allowed_abilities');
+    } finally {
+      await runner.release();
+    }
+    expect(await tableNames(ds)).not.toContain('api_idempotency_keys');
+    // Dropping the column copied no table: the members that refer to it remain.
+    expect(await ds.query('SELECT role FROM team_members')).toEqual([{ role: 'owner' }]);
+    expect(await runMigrations(ds)).toHaveLength(undone);
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

@@ -36,27 +36,69 @@ describe('the OpenAPI document', () => {
     await t.close();
   });
 
-  it('should describe both endpoints, the bearer scheme and every error, as OpenAPI 3.1', () => {
+  /** Every operation of the API by its stable id: what a generated client calls. */
+  const OPERATIONS = {
+    'GET /api/v1/user/profile': 'getProfile',
+    'GET /api/v1/user/teams': 'listTeams',
+    'GET /api/v1/team': 'getTeam',
+    'GET /api/v1/team/members': 'listMembers',
+    'PATCH /api/v1/team/members/{id}': 'updateMemberRole',
+    'DELETE /api/v1/team/members/{id}': 'removeMember',
+    'GET /api/v1/team/invitations': 'listInvitations',
+    'POST /api/v1/team/invitations': 'createInvitation',
+    'DELETE /api/v1/team/invitations/{id}': 'deleteInvitation',
+    'GET /api/v1/team/tokens': 'listTeamTokens',
+    'GET /api/v1/team/audit-log': 'listAuditEvents',
+    'GET /api/v1/token': 'getToken',
+  };
+
+  type Operation = {
+    operationId: string;
+    security: object[];
+    parameters?: { name: string; in: string }[];
+    responses: Record<
+      string,
+      { $ref?: string; content?: unknown; headers?: Record<string, unknown> }
+    >;
+  };
+  const operations = () =>
+    Object.entries(
+      contract.document.paths as unknown as Record<string, Record<string, Operation>>,
+    ).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+    );
+
+  it('should describe every operation by a stable id, the bearer scheme with the ability catalog, and every answer, as OpenAPI 3.1', () => {
     const doc = contract.document;
     expect(doc.openapi).toBe('3.1.0');
-    expect(doc.components.securitySchemes).toEqual({
-      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
-    });
-    expect(Object.keys(doc.paths).sort()).toEqual([
-      '/api/v1/team',
-      '/api/v1/token',
-      '/api/v1/user/profile',
-    ]);
-    for (const { path } of ENDPOINTS) {
-      const op = doc.paths[path].get as unknown as {
-        security: object[];
-        responses: Record<string, { headers: Record<string, unknown> }>;
-      };
+    const scheme = doc.components.securitySchemes.bearer as { type: string; description: string };
+    expect(scheme).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const ability of [
+      'user:read',
+      'team:read',
+      'members:read',
+      'members:write',
+      'tokens:read',
+      'audit:read',
+    ]) {
+      expect(scheme.description).toContain(`\`${ability}\``);
+    }
+    const found = Object.fromEntries(
+      operations()
+        .filter(({ method }) => method !== 'HEAD')
+        .map(({ method, path, op }) => [`${method} ${path}`, op.operationId]),
+    );
+    expect(found).toEqual(OPERATIONS);
+    for (const { method, path, op } of operations()) {
+      const statuses = Object.keys(op.responses);
+      const success = method === 'DELETE' ? '204' : method === 'POST' ? '201' : '200';
+      expect({ method, path, statuses }).toEqual({
+        method,
+        path,
+        statuses: expect.arrayContaining([success, '400', '401', '429', '431', '500', '503']),
+      });
       expect(op.security).toEqual([{ bearer: [] }]);
-      expect(Object.keys(op.responses)).toEqual(
-        expect.arrayContaining(['200', '401', '429', '500', '503']),
-      );
-      expect(Object.keys(op.responses['200'].headers)).toEqual(
+      expect(Object.keys(op.responses[success].headers ?? {})).toEqual(
         expect.arrayContaining([
           'X-Request-Id',
           'RateLimit-Limit',
@@ -64,42 +106,62 @@ describe('the OpenAPI document', () => {
           'RateLimit-Reset',
         ]),
       );
-      expect(Object.keys(op.responses['429'].headers)).toContain('Retry-After');
-      expect(Object.keys(op.responses['401'].headers)).toContain('WWW-Authenticate');
+      expect(Object.keys(op.responses['429'].headers ?? {})).toContain('Retry-After');
+      expect(Object.keys(op.responses['401'].headers ?? {})).toContain('WWW-Authenticate');
+      // Each error answer names its codes; every answer but a 204, 304 or HEAD's has a body.
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (response.$ref || ['204', '304'].includes(status) || method === 'HEAD') continue;
+        expect({ method, path, status, body: Boolean(response.content) }).toEqual({
+          method,
+          path,
+          status,
+          body: true,
+        });
+      }
+      if (method === 'GET') {
+        expect(statuses).toContain('304');
+        expect(op.parameters?.map((p) => p.name)).toContain('If-None-Match');
+      }
+      if (method === 'POST') expect(op.parameters?.map((p) => p.name)).toContain('Idempotency-Key');
     }
     expect(Object.keys(doc.paths['/api/v1/team'].get.responses)).toContain('404');
   });
 
-  it('should describe HEAD, the methods each path does not take (405 with Allow) and what node refuses, as the API answers them', async () => {
-    type Operation = {
-      operationId: string;
-      responses: Record<string, { $ref?: string; content?: unknown }>;
-    };
+  it('should list only operations that exist: HEAD wherever GET is, and 405 described once, as every path answers it with Allow', async () => {
     const paths = contract.document.paths as unknown as Record<string, Record<string, Operation>>;
     const { responses } = contract.document.components as unknown as {
       responses: Record<string, { headers: Record<string, unknown> }>;
     };
     expect(Object.keys(responses.MethodNotAllowed.headers)).toContain('Allow');
+    // No operation stands for a method a path does not take.
+    for (const { op } of operations()) expect(Object.keys(op.responses)).not.toEqual(['405']);
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
     for (const [path, item] of Object.entries(paths)) {
-      expect(Object.keys(item).sort()).toEqual(['delete', 'get', 'head', 'patch', 'post', 'put']);
-      // HEAD answers as GET does, without a body.
-      expect(Object.keys(item.head.responses)).toEqual(Object.keys(item.get.responses));
-      expect(Object.values(item.head.responses).some((r) => r.content)).toBe(false);
-      const head = await request(t.server).head(path);
-      expect(item.head.responses[String(head.status)]).toBeDefined();
-      for (const method of ['post', 'put', 'patch', 'delete'] as const) {
-        expect(Object.keys(item[method].responses)).toEqual(['405']);
-        const res = await request(t.server)[method](path);
-        expect({ path, method, status: res.status, allow: res.headers.allow }).toEqual({
+      const concrete = path.replace('{id}', '1');
+      const taken = Object.keys(item).map((m) => m.toUpperCase());
+      if (item.get) {
+        // HEAD answers as GET does, without a body.
+        expect(Object.keys(item.head.responses)).toEqual(Object.keys(item.get.responses));
+        expect(Object.values(item.head.responses).some((r) => r.content)).toBe(false);
+        const head = await request(t.server).head(concrete);
+        expect(item.head.responses[String(head.status)]).toBeDefined();
+      }
+      for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+        if (item[method]) continue;
+        const res = await request(t.server)
+          [method](concrete)
+          .set('Authorization', `Bearer ${plaintext}`);
+        expect({
+          path,
+          method,
+          status: res.status,
+          allow: res.headers.allow?.split(', ').sort(),
+        }).toEqual({
           path,
           method,
           status: 405,
-          allow: 'GET, HEAD',
+          allow: [...taken].sort(),
         });
-      }
-      // Every operation that is not a refusal has a success, and node's refusals.
-      for (const op of [item.get, item.head]) {
-        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '431']));
       }
     }
   });

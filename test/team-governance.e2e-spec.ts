@@ -54,6 +54,73 @@ describe('teams govern the tokens that act in them', () => {
     person.client.submit(`/teams/${teamId}`, `/teams/${teamId}/policy`, fields);
 
   describe('policy', () => {
+    it('should limit from its page the abilities tokens may use in the team: the API refuses the others, and the tokens page offers only those allowed', async () => {
+      const { owner, member, team } = await acme();
+      await switchTo(member, team.id);
+      const { plaintext } = await createToken(t.app, member.user, { name: 'reader' });
+      const teams = t.dataSource.getRepository(Team);
+
+      const saved = await setPolicy(owner, team.id, {
+        abilities_listed: 'on',
+        allowed_abilities: 'team:read',
+      });
+      expect(saved.status).toBe(303);
+      expect((await teams.findOneByOrFail({ id: team.id })).allowedAbilities).toEqual([
+        'team:read',
+      ]);
+      expect((await api(t.server, '/api/v1/team', plaintext)).status).toBe(200);
+      const refused = await api(t.server, '/api/v1/user/profile', plaintext);
+      expect([refused.status, refused.body.error.code]).toEqual([
+        403,
+        'ability_not_allowed_by_team',
+      ]);
+      expect(await member.client.textOf(`/teams/${team.id}`)).toContain(
+        'Abilities tokens may use: team:read',
+      );
+
+      // The tokens page offers what Acme allows; a token pinned to Acme with more is refused.
+      const form = await member.client.agent.get('/settings/api-tokens');
+      expect(form.text).toContain('value="team:read"');
+      expect(form.text).not.toContain('value="user:read"');
+      expect(visibleText(form.text)).toContain('Only the abilities Acme allows tokens are offered');
+      const before = await t.dataSource.getRepository(PersonalAccessToken).count();
+      const pinned = await member.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+        name: 'pinned',
+        abilities: 'user:read',
+        team: String(team.id),
+        expires_in_days: '30',
+      });
+      expect(pinned.status).toBe(303);
+      expect(await member.client.textOf('/settings/api-tokens')).toContain(
+        'Acme does not allow tokens "user:read".',
+      );
+      expect(await t.dataSource.getRepository(PersonalAccessToken).count()).toBe(before);
+
+      // None ticked is refused; all ticked is no limit at all.
+      await setPolicy(owner, team.id, { abilities_listed: 'on' });
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
+        'Allow tokens at least one ability.',
+      );
+      expect((await teams.findOneByOrFail({ id: team.id })).allowedAbilities).toEqual([
+        'team:read',
+      ]);
+      await owner.client.agent.get(`/teams/${team.id}`);
+      const all = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/policy`, {
+        abilities_listed: 'on',
+        allowed_abilities: [
+          'user:read',
+          'team:read',
+          'members:read',
+          'members:write',
+          'tokens:read',
+          'audit:read',
+        ],
+      });
+      expect(all.status).toBe(303);
+      expect((await teams.findOneByOrFail({ id: team.id })).allowedAbilities).toBeNull();
+      expect((await api(t.server, '/api/v1/user/profile', plaintext)).status).toBe(200);
+    });
+
     it('should refuse a member’s never-expiring token with the right codes until they comply', async () => {
       const { owner, member, team } = await acme();
       await switchTo(member, team.id);
@@ -292,7 +359,7 @@ describe('teams govern the tokens that act in them', () => {
       const governing = {
         id: team.id,
         name: team.name,
-        policy: { requireTwoFactor: false, tokenMaxLifetimeDays: null },
+        policy: { requireTwoFactor: false, tokenMaxLifetimeDays: null, allowedAbilities: null },
       };
       const owners = { role: 'owner' as const, manages: managedRoles('owner') };
       const read = await tokens.getActingIn(governing, following.token.id);

@@ -415,9 +415,11 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     const text = visibleText(html);
     expect(text).toContain('Usage shown');
     expect(text).toContain(
-      'user:read Read your profile (name and email): GET /api/v1/user/profile.',
+      'user:read Read your profile (name and email) and your teams: GET /api/v1/user/profile, GET /api/v1/user/teams.',
     );
-    expect(text).toContain('team:read Read your current team (name and slug): GET /api/v1/team.');
+    expect(text).toContain(
+      'team:read Read the team the token acts in (name and slug): GET /api/v1/team.',
+    );
     expect(text).toMatch(/Created \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     expect(text).toMatch(/Expires \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     expect(text).toMatch(

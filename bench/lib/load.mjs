@@ -22,12 +22,13 @@ local tokens = {}
 for line in io.lines(os.getenv("BENCH_TOKENS")) do tokens[#tokens + 1] = line end
 local i = math.random(#tokens)
 local close = os.getenv("BENCH_CLOSE") == "1"
+local path = os.getenv("BENCH_PATH")
 request = function()
   i = i % #tokens + 1
   local headers = { ["Authorization"] = "Bearer " .. tokens[i] }
   -- A client that does not keep connections alive: wrk opens a new one for each request.
   if close then headers["Connection"] = "close" end
-  return wrk.format("GET", "/api/v1/user/profile", headers)
+  return wrk.format("GET", path, headers)
 end
 done = function(summary, latency, requests)
   io.write(string.format('BENCH {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"errors":%d,"non2xx":%d}\\n',
@@ -38,7 +39,16 @@ end`;
 /**
  * @returns {Promise<{ requests: number, rps: number, p50Ms: number, p99Ms: number, errors: number, non2xx: number }>}
  */
-export async function load({ url, tokens, seconds, connections, useWrk, cpu, close = false }) {
+export async function load({
+  url,
+  tokens,
+  seconds,
+  connections,
+  useWrk,
+  cpu,
+  close = false,
+  path = '/api/v1/user/profile',
+}) {
   if (close && !useWrk) throw new Error('a new connection per request needs wrk');
   if (useWrk) {
     const dir = tmpdir();
@@ -50,7 +60,12 @@ export async function load({ url, tokens, seconds, connections, useWrk, cpu, clo
     const command =
       cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(cpu), 'wrk', ...args]];
     const { stdout } = await run(command[0], command[1], {
-      env: { ...process.env, BENCH_TOKENS: tokenFile, BENCH_CLOSE: close ? '1' : '0' },
+      env: {
+        ...process.env,
+        BENCH_TOKENS: tokenFile,
+        BENCH_CLOSE: close ? '1' : '0',
+        BENCH_PATH: path,
+      },
       maxBuffer: 1 << 24,
     });
     const r = JSON.parse(/BENCH (\{.*\})/.exec(stdout)[1]);
@@ -65,7 +80,7 @@ export async function load({ url, tokens, seconds, connections, useWrk, cpu, clo
   }
   let i = 0;
   const result = await autocannon({
-    url: `${url}/api/v1/user/profile`,
+    url: `${url}${path}`,
     connections,
     duration: seconds,
     requests: [

@@ -68,7 +68,7 @@ export function renderReport({
   const header =
     '| Server | Request | req/s | × yardstick | p50 ms | p99 ms | Longest loop delay ms | Node CPU µs/req | k instructions/req | Idle heap MB | Peak RSS MB |';
   const row = (r) =>
-    `| ${r.name} | ${r.scenario.replace(/^(\w+)/, '$1 token')} | ${fixed(r.rps)} | ${fixed(r.ratio, 2)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${fixed(r.loopMaxMs, 1)} | ${fixed(r.cpuUs)} | ${fixed(r.kInstr)} | ${fixed(heap[r.server], 1)} | ${fixed(rss[r.server])} |`;
+    `| ${r.name} | ${r.scenario.startsWith('GET ') ? `${r.scenario}, valid token` : r.scenario.replace(/^(\w+)/, '$1 token')} | ${fixed(r.rps)} | ${fixed(r.ratio, 2)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${fixed(r.loopMaxMs, 1)} | ${fixed(r.cpuUs)} | ${fixed(r.kInstr)} | ${fixed(heap[r.server], 1)} | ${fixed(rss[r.server])} |`;
   lines.push(header);
   lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows.filter((r) => !SHAPE_SCENARIOS.has(r.scenario))) lines.push(row(r));
@@ -166,6 +166,16 @@ export function renderReport({
       large.rps / small.rps >= 0.95,
     );
 
+  const team = rows.find((r) => r.server === 'tessera' && r.scenario === 'GET /api/v1/team');
+  const members = rows.find(
+    (r) => r.server === 'tessera' && r.scenario.startsWith('GET /api/v1/team/members'),
+  );
+  if (team && members) {
+    lines.push(
+      `A page of 50 of a team of 200's members: ${fixed(members.rps)} req/s, ${fixed(members.rps / team.rps, 2)}× GET /api/v1/team (${fixed(team.rps)} req/s), ${fixed(members.cpuUs)} µs of Node CPU a request against ${fixed(team.cpuUs)}.`,
+    );
+    lines.push('');
+  }
   lines.push('Targets:');
   lines.push('');
   lines.push(...checks);

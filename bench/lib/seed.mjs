@@ -1,5 +1,6 @@
-// Seeds a benchmark database through Tessera's own migrations: users with personal teams, and
-// tokens, of which the first `known` are written to a file with their plaintexts.
+// Seeds a benchmark database through Tessera's own migrations: users with personal teams, a
+// team of the first 200 users (their current team), and tokens, of which the first `known` are
+// written to a file with their plaintexts.
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { loadConfig } from '../../dist/src/config/config.js';
@@ -8,6 +9,9 @@ import { runMigrations } from '../../dist/src/database/migrator.js';
 import { generateToken } from '../../dist/src/tokens/token-format.js';
 
 const BATCH = 5000;
+/** The people of the team whose members the bench lists. */
+export const TEAM_SIZE = 200;
+const ABILITIES = 'user:read,team:read,members:read';
 
 /** Creates the database afresh on the server of `url` (mysql:// or mariadb://). */
 export async function recreateMysqlDatabase(url) {
@@ -25,7 +29,8 @@ export async function recreateMysqlDatabase(url) {
 }
 
 /**
- * @returns {{ valid: string[], revoked: string, invalid: string }} plaintexts to load with
+ * @returns {{ valid: string[], members: string[], revoked: string, invalid: string }} plaintexts
+ *   to load with (`members`: tokens of the team's members)
  */
 export async function seed(url, { users, tokens, known = 1000, log = () => {} }) {
   const dataSource = await dataSourceFor(loadConfig({ DATABASE_URL: url }).database).initialize();
@@ -61,12 +66,26 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
     userRows.map((_, i) => [i + 1, i + 1, 'owner']),
   );
   await runner.query('UPDATE users SET current_team_id = id');
+  // A team of TEAM_SIZE people, the current team of each (GET /api/v1/team/members).
+  const big = users + 1;
+  const members = Math.min(TEAM_SIZE, users);
+  await insert(
+    'teams',
+    ['id', 'name', 'slug', 'owner_id', 'personal'],
+    [[big, 'Bench Team', 'bench-team', 1, 0]],
+  );
+  await insert(
+    'team_members',
+    ['team_id', 'user_id', 'role'],
+    Array.from({ length: members }, (_, i) => [big, i + 1, i === 0 ? 'owner' : 'member']),
+  );
+  await runner.query('UPDATE users SET current_team_id = ? WHERE id <= ?', [big, members]);
   await runner.commitTransaction();
 
   const valid = [];
   const revoked = generateToken();
   const now = new Date().toISOString().replace('T', ' ').slice(0, 19);
-  const all = [[1, 'revoked', revoked.hash, revoked.lastFour, 'user:read,team:read', now]];
+  const all = [[1, 'revoked', revoked.hash, revoked.lastFour, ABILITIES, now]];
   for (let i = 0; i < tokens - 1; i++) {
     const userId = (i % users) + 1;
     let hash;
@@ -79,7 +98,7 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
       hash = randomBytes(32).toString('hex');
       lastFour = hash.slice(-4);
     }
-    all.push([userId, `token ${i}`, hash, lastFour, 'user:read,team:read', null]);
+    all.push([userId, `token ${i}`, hash, lastFour, ABILITIES, null]);
   }
   for (let i = 0; i < all.length; i += 100_000) {
     await runner.startTransaction();
@@ -97,5 +116,6 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
     `  seeded ${users} users and ${tokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   const invalid = valid[0].slice(0, -1) + (valid[0].at(-1) === 'a' ? 'b' : 'a');
-  return { valid, revoked: revoked.plaintext, invalid };
+  // The valid tokens' i-th belongs to user i + 1: the first TEAM_SIZE, to the team's members.
+  return { valid, members: valid.slice(0, TEAM_SIZE), revoked: revoked.plaintext, invalid };
 }

@@ -54,15 +54,19 @@ export class AuditService {
     return this.page(rows);
   }
 
-  /** The team's events, newest first; who may read them is the caller's to check. */
-  async forTeam(teamId: number, kind?: AuditKind, beforeId?: number): Promise<AuditPage> {
+  /**
+   * The team's events, newest first, `size` to a page (the pages' 50 by default); who may read
+   * them is the caller's to check.
+   */
+  async forTeam(
+    teamId: number,
+    kind?: AuditKind,
+    beforeId?: number,
+    size = AUDIT_PAGE_SIZE,
+  ): Promise<AuditPage> {
     await this.log.flush();
-    const rows = await this.events.findForTeam(teamId, {
-      kind,
-      beforeId,
-      limit: AUDIT_PAGE_SIZE + 1,
-    });
-    return this.page(rows);
+    const rows = await this.events.findForTeam(teamId, { kind, beforeId, limit: size + 1 });
+    return this.page(rows, size);
   }
 
   /**
@@ -100,8 +104,8 @@ export class AuditService {
     }
   }
 
-  private async page(rows: AuditEvent[]): Promise<AuditPage> {
-    const events = rows.slice(0, AUDIT_PAGE_SIZE);
+  private async page(rows: AuditEvent[], size = AUDIT_PAGE_SIZE): Promise<AuditPage> {
+    const events = rows.slice(0, size);
     const ids = new Set<number>();
     for (const e of events) {
       if (e.actorUserId !== null) ids.add(e.actorUserId);
@@ -116,7 +120,7 @@ export class AuditService {
       events,
       people: new Map(people.map((p) => [p.id, p])),
       tokens,
-      olderThan: rows.length > AUDIT_PAGE_SIZE ? events[events.length - 1].id : undefined,
+      olderThan: rows.length > size ? events[events.length - 1].id : undefined,
     };
   }
 }

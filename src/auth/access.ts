@@ -13,6 +13,7 @@ import { AUTH_POLICY, type AuthPolicy } from '../common/auth-policy.decorator.js
 import type { DomainError } from '../common/errors/domain.error.js';
 import { Metrics } from '../metrics/metrics.js';
 import {
+  AbilityNotAllowedByTeamError,
   AlreadySignedInError,
   InsufficientScopeError,
   SignInRequiredError,
@@ -137,12 +138,17 @@ export class AccessGuard implements CanActivate {
   /**
    * The token the API's middleware accepted (it answers a refusal itself), with the route's
    * ability, and for a route acting in the token's team, that team's refusal of the token (its
-   * policy, or a pinned team left), which the middleware found in the same query; each outcome
-   * counted.
+   * policy, or a pinned team left) and whether its policy allows the ability, both found by the
+   * middleware in the same query; each outcome counted.
    */
   private checkBearer(request: Request, ability: string | undefined, actsInTeam: boolean): true {
     const principal = request.user as
-      { abilities: readonly string[]; teamRefusal?: DomainError | null } | undefined;
+      | {
+          abilities: readonly string[];
+          teamRefusal?: DomainError | null;
+          team?: { policy: { allowedAbilities: readonly string[] | null } } | null;
+        }
+      | undefined;
     if (!principal) throw new Error('A bearer route outside the API: nothing read its token');
     if (actsInTeam && principal.teamRefusal) {
       this.metrics?.authentication(principal.teamRefusal.code);
@@ -150,6 +156,12 @@ export class AccessGuard implements CanActivate {
     }
     if (ability && !principal.abilities.includes(ability)) {
       const refusal = new InsufficientScopeError(ability);
+      this.metrics?.authentication(refusal.code);
+      throw refusal;
+    }
+    const allowed = actsInTeam ? principal.team?.policy.allowedAbilities : null;
+    if (ability && allowed && !allowed.includes(ability)) {
+      const refusal = new AbilityNotAllowedByTeamError(ability);
       this.metrics?.authentication(refusal.code);
       throw refusal;
     }

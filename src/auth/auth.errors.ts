@@ -52,3 +52,17 @@ export class InsufficientScopeError extends DomainError {
     this.challenge = `Bearer realm="${BEARER_REALM}", error="insufficient_scope", scope="${scope}"`;
   }
 }
+
+/**
+ * A token holding the ability a route needs, acting in a team whose policy does not allow that
+ * ability to tokens: 403, naming the ability.
+ */
+export class AbilityNotAllowedByTeamError extends DomainError {
+  readonly code = 'ability_not_allowed_by_team';
+  readonly status = 403;
+  override readonly challenge: string;
+  constructor(readonly ability: string) {
+    super(`The team the token acts in does not allow tokens the "${ability}" ability.`);
+    this.challenge = `Bearer realm="${BEARER_REALM}", error="insufficient_scope", scope="${ability}", error_description="ability_not_allowed_by_team"`;
+  }
+}

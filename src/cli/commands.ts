@@ -19,6 +19,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { toExportLine } from '../security-log/audit.view.js';
 import { CreateUserDto } from '../users/dto/create-user.dto.js';
 import { UsersService } from '../users/users.service.js';
+import type { Config } from '../config/config.js';
 
 type Values = Record<string, string | undefined>;
 
@@ -32,6 +33,8 @@ export interface Command {
   run(app: INestApplicationContext, values: Values, out: (line: string) => void): Promise<void>;
   /** Changes the schema itself: its context starts without migrating (DB_MIGRATE is ignored). */
   managesSchema?: true;
+  /** Lines its help adds from the deployment's settings (the abilities it may name, say). */
+  details?(config: Config): string[];
 }
 
 function positiveInteger(name: string, raw: string): number {
@@ -132,9 +135,15 @@ export const COMMANDS: Record<string, Command> = {
   'token:create': {
     usage:
       'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never] [--team SLUG]',
-    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It follows the account's current team, or with --team acts in that team only (one the account is a member of). It expires in ${DEFAULT_DAYS} days, as on the tokens page (or in the most days the team it acts in and the deployment allow, when fewer), unless --expires-in-days says otherwise or --expires never asks for a token that never expires. A lifetime longer than the team it acts in or the deployment allows is refused.`,
+    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It follows the account's current team, or with --team acts in that team only (one the account is a member of). It expires in ${DEFAULT_DAYS} days, as on the tokens page (or in the most days the team it acts in and the deployment allow, when fewer), unless --expires-in-days says otherwise or --expires never asks for a token that never expires. A lifetime longer than the team it acts in or the deployment allows is refused. Without --abilities it gets the abilities marked (default).`,
     options: ['email', 'name', 'abilities', 'expires-in-days', 'expires', 'team'],
     required: ['email', 'name'],
+    details: (config) => [
+      'Abilities this deployment offers (--abilities, comma-separated):',
+      ...config.abilities.entries.map(
+        (a) => `  ${a.name}${a.default ? ' (default)' : ''}  ${a.description}`,
+      ),
+    ],
     async run(app, v, out) {
       if (v.expires !== undefined && v.expires !== 'never') {
         throw new ValidationError({ expires: '--expires takes only "never".' });

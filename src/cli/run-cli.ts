@@ -79,16 +79,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 const HELP = ['--help', '-h'];
 
-/** One command's help: its usage and what it does. */
-function commandHelp(command: Command): string {
-  return [`Usage: npm run cli -- ${command.usage}`, '', command.description].join('\n');
+/** One command's help: its usage, what it does, and what this deployment offers it. */
+function commandHelp(command: Command, env: CliIo['env']): string {
+  const details = command.details ? ['', ...command.details(loadConfig(env))] : [];
+  return [`Usage: npm run cli -- ${command.usage}`, '', command.description, ...details].join('\n');
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === 'help' || (name !== undefined && HELP.includes(name))) {
     const asked = args[0] === undefined ? undefined : COMMANDS[args[0]];
-    io.out(asked ? commandHelp(asked) : usage());
+    io.out(asked ? commandHelp(asked, io.env) : usage());
     return 0;
   }
   if (!name) throw new UsageError('No command given; "npm run cli -- help" lists the commands');
@@ -98,7 +99,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   }
   // `<command> --help` and `-h` anywhere among its arguments: that command's help, and nothing run.
   if (args.some((arg) => HELP.includes(arg))) {
-    io.out(commandHelp(command));
+    io.out(commandHelp(command, io.env));
     return 0;
   }
   const values = parse(command, args);

@@ -1,3 +1,4 @@
+import { AbilityCatalog, readAbilitiesConfig } from './abilities.config.js';
 import { readAppConfig, type AppConfig } from './app.config.js';
 import { environment } from './environment.js';
 import { readDatabaseConfig, type DatabaseConfig } from './database.config.js';
@@ -18,6 +19,8 @@ export interface Config {
   mail: MailConfig;
   teams: TeamsConfig;
   tokens: TokensConfig;
+  /** The abilities tokens may be given: Tessera's own and ABILITIES_FILE's. */
+  abilities: AbilityCatalog;
   /** What start-up should warn the operator about. */
   warnings: string[];
 }
@@ -42,6 +45,7 @@ export function loadConfig(env: Record<string, string | undefined> = environment
     mail: readMailConfig(r, app),
     teams: readTeamsConfig(r),
     tokens: readTokensConfig(r),
+    abilities: readAbilitiesConfig(r),
     warnings: r.warnings,
   };
   if (r.problems.length > 0) {

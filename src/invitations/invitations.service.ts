@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { accountOf, type Actor } from '../common/actor.js';
+import type { KeysetPage } from '../common/keyset-page.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
@@ -151,6 +152,22 @@ export class InvitationsService {
       .andWhere(senderMayInvite())
       .orderBy('i.created_at', 'ASC')
       .getMany();
+  }
+
+  /**
+   * A page of the team's invitations still waiting for an answer, by id (one row beyond it),
+   * for its owner and admins, as its page shows them.
+   */
+  async pageForTeam(actor: Actor, teamId: number, page: KeysetPage): Promise<TeamInvitation[]> {
+    const team = await this.teams.getManageableTeam(actor, teamId);
+    const query = this.repo()
+      .createQueryBuilder('i')
+      .where('i.team_id = :teamId AND i.status = :pending', { teamId: team.id, pending: 'pending' })
+      .andWhere(senderMayInvite())
+      .orderBy('i.id', 'ASC')
+      .limit(page.limit + 1);
+    if (page.after !== undefined) query.andWhere('i.id > :after', { after: page.after });
+    return query.getMany();
   }
 
   /** Invitations waiting for this person, for their dashboard: only to a confirmed address. */

@@ -4,6 +4,7 @@ import type { Actor } from '../common/actor.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { AbilityCatalog } from '../config/abilities.config.js';
 import { InvitationsService } from '../invitations/invitations.service.js';
 import { ASSIGNABLE_ROLES } from '../teams/dto/add-member.dto.js';
 import { TeamsService } from '../teams/teams.service.js';
@@ -16,6 +17,7 @@ export class TeamPageController {
   constructor(
     private readonly teams: TeamsService,
     private readonly invitations: InvitationsService,
+    private readonly catalog: AbilityCatalog,
   ) {}
 
   @Get(':id')
@@ -32,6 +34,11 @@ export class TeamPageController {
       ...details,
       invitations,
       roles: ASSIGNABLE_ROLES,
+      // The policy's abilities: each the catalog offers, ticked when tokens here may use it.
+      abilities: this.catalog.entries.map((a) => ({
+        ...a,
+        allowed: !details.team.allowedAbilities || details.team.allowedAbilities.includes(a.name),
+      })),
       viewerId: user.id,
     };
   }

@@ -11,5 +11,6 @@ import { TeamTokensService } from './team-tokens.service.js';
   imports: [TeamsModule, InvitationsModule, TokensModule],
   controllers: [TeamPageController, TeamTokensController],
   providers: [TeamTokensService],
+  exports: [TeamTokensService],
 })
 export class TeamPageModule {}

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { accountOf, type Actor } from '../common/actor.js';
+import type { KeysetPage } from '../common/keyset-page.js';
 import { OwnerOnlyError } from '../teams/teams.errors.js';
 import type { Team } from '../teams/team.entity.js';
 import type { TeamRole } from '../teams/team-member.entity.js';
@@ -24,6 +25,7 @@ const governing = (team: Team): GoverningTeam => ({
   policy: {
     requireTwoFactor: Boolean(team.requireTwoFactor),
     tokenMaxLifetimeDays: team.tokenMaxLifetimeDays,
+    allowedAbilities: team.allowedAbilities,
   },
 });
 
@@ -39,10 +41,11 @@ export class TeamTokensService {
     private readonly tokens: TokensService,
   ) {}
 
-  async inventory(actor: Actor, teamId: number): Promise<TeamInventory> {
+  /** The inventory, or a page of it by token id (one beyond it) when `page` says which. */
+  async inventory(actor: Actor, teamId: number, page?: KeysetPage): Promise<TeamInventory> {
     const { team, role } = await this.teams.getForManager(actor, teamId);
     const viewerId = accountOf(actor);
-    const tokens = (await this.tokens.listActingIn(governing(team))).map((token) => ({
+    const tokens = (await this.tokens.listActingIn(governing(team), page)).map((token) => ({
       ...token,
       revocable: mayRevoke(role, token, viewerId),
     }));

@@ -81,6 +81,7 @@ export class TeamSettingsController {
     const team = await this.teams.setPolicy(actor, id, {
       requireTwoFactor: form.require_two_factor === 'on',
       tokenMaxLifetimeDays: form.token_max_lifetime_days,
+      allowedAbilities: form.abilities_listed === 'on' ? (form.allowed_abilities ?? []) : undefined,
     });
     flash(session, {
       notice: `The policy of ${team.name} was saved. It applies to the next API request of every token acting in the team.`,

@@ -42,6 +42,21 @@ export class Team {
   @Column({ name: 'token_max_lifetime_days', type: 'integer', nullable: true })
   tokenMaxLifetimeDays!: number | null;
 
+  /**
+   * The abilities tokens acting here may use, comma-separated; null for every ability the
+   * deployment offers. A token calling an endpoint whose ability is not here is refused (403).
+   */
+  @Column({
+    name: 'allowed_abilities',
+    type: 'text',
+    nullable: true,
+    transformer: {
+      to: (names: string[] | null | undefined) => (names ? names.join(',') : names),
+      from: (stored: string | null) => (stored === null ? null : stored.split(',')),
+    },
+  })
+  allowedAbilities!: string[] | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 

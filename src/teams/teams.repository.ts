@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, Like } from 'typeorm';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { isUniqueViolation, toDate } from '../common/errors/database-errors.js';
 import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
 import { User } from '../users/user.entity.js';
@@ -9,6 +9,40 @@ import { Team } from './team.entity.js';
 import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
 
 const SLUG_ATTEMPTS = 5;
+
+/** A member as a page of the team's members lists them. */
+export interface MemberRow {
+  userId: number;
+  name: string;
+  email: string;
+  role: TeamRole;
+  joinedAt: Date;
+}
+
+/**
+ * A page of a team's members as one of them sees it: the viewer's membership row, joined with
+ * the members after the cursor by user id (the primary key's second column, so the page is a
+ * range of the index). A plain statement: the list is read on every request of the members
+ * endpoint, and TypeORM's query builder cost more than the query.
+ */
+const MEMBERS_PAGE_SQL = `
+  SELECT me.role AS viewer_role, m.user_id AS user_id, m.role AS role, m.created_at AS joined_at,
+         u.name AS name, u.email AS email
+    FROM team_members me
+    LEFT JOIN team_members m ON m.team_id = me.team_id AND m.user_id > ?
+    LEFT JOIN users u ON u.id = m.user_id
+   WHERE me.team_id = ? AND me.user_id = ?
+   ORDER BY m.user_id
+   LIMIT ?`;
+
+interface RawMemberRow {
+  viewer_role: TeamRole;
+  user_id: number | string | null;
+  role: TeamRole | null;
+  joined_at: Date | string | null;
+  name: string | null;
+  email: string | null;
+}
 
 @Injectable()
 export class TeamsRepository {
@@ -121,6 +155,54 @@ export class TeamsRepository {
       order: { team: { name: 'ASC', id: 'ASC' } },
     });
     return rows.map((row) => ({ team: row.team!, role: row.role }));
+  }
+
+  /** A page of the user's teams with their role in each, by team id after `afterTeamId`. */
+  async findMembershipsPage(
+    userId: number,
+    afterTeamId: number | undefined,
+    limit: number,
+  ): Promise<{ team: Team; role: TeamRole }[]> {
+    const query = this.manager
+      .getRepository(TeamMember)
+      .createQueryBuilder('m')
+      .innerJoinAndSelect('m.team', 'team')
+      .where('m.user_id = :userId', { userId })
+      .orderBy('m.team_id', 'ASC')
+      .take(limit);
+    if (afterTeamId !== undefined) query.andWhere('m.team_id > :afterTeamId', { afterTeamId });
+    const rows = await query.getMany();
+    return rows.map((row) => ({ team: row.team!, role: row.role }));
+  }
+
+  /**
+   * A page of the team's members by user id after `afterUserId`, as one of them sees it, in one
+   * query: the viewer's own membership row joined with the page, so a viewer outside the team
+   * gets null, and a member past the last page an empty page.
+   */
+  async findMembersPage(
+    teamId: number,
+    viewerId: number,
+    afterUserId: number | undefined,
+    limit: number,
+  ): Promise<{ viewerRole: TeamRole; members: MemberRow[] } | null> {
+    const rows: RawMemberRow[] = await this.manager.query(MEMBERS_PAGE_SQL, [
+      afterUserId ?? 0,
+      teamId,
+      viewerId,
+      limit,
+    ]);
+    if (rows.length === 0) return null;
+    const members = rows
+      .filter((row) => row.user_id !== null)
+      .map((row) => ({
+        userId: Number(row.user_id),
+        name: row.name!,
+        email: row.email!,
+        role: row.role!,
+        joinedAt: toDate(row.joined_at)!,
+      }));
+    return { viewerRole: rows[0].viewer_role, members };
   }
 
   /** Members with their users, owner first, then by when they joined. */
@@ -242,7 +324,7 @@ export class TeamsRepository {
   async setPolicy(
     manager: EntityManager,
     teamId: number,
-    policy: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays'>,
+    policy: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays' | 'allowedAbilities'>,
   ): Promise<void> {
     await manager.getRepository(Team).update({ id: teamId }, policy);
   }

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { AbilityCatalog, BUILT_IN_ABILITIES } from '../config/abilities.config.js';
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
@@ -238,6 +239,7 @@ describe('TeamsService', () => {
     const moduleRef = await Test.createTestingModule({
       providers: [
         TeamsService,
+        { provide: AbilityCatalog, useValue: new AbilityCatalog(BUILT_IN_ABILITIES) },
         { provide: TeamsRepository, useValue: teams },
         { provide: UsersRepository, useValue: users },
         { provide: Transactions, useValue: { run, afterCommit: jest.fn() } },

@@ -1,5 +1,6 @@
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
+import { AbilityCatalog } from '../config/abilities.config.js';
 import type { EntityManager } from 'typeorm';
 import { accountOf, type Actor } from '../common/actor.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
@@ -24,7 +25,8 @@ import {
   TeamNotFoundError,
 } from './teams.errors.js';
 import { TeamNotices } from './team-notices.js';
-import { TeamsRepository } from './teams.repository.js';
+import { TeamsRepository, type MemberRow } from './teams.repository.js';
+import type { KeysetPage } from '../common/keyset-page.js';
 
 export interface TeamMembership {
   team: Team;
@@ -68,6 +70,7 @@ export class TeamsService {
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
     private readonly notices: TeamNotices,
+    private readonly catalog: AbilityCatalog,
   ) {}
 
   /** A user's own team, made with the user (inside the caller's transaction). */
@@ -134,6 +137,26 @@ export class TeamsService {
       this.teams.findCurrentOf(userId),
     ]);
     return rows.map((row) => ({ ...row, current: row.team.id === current?.id }));
+  }
+
+  /** A page of the person's teams with their role in each, by team id (one row beyond it). */
+  teamsPage(actor: Actor, page: KeysetPage): Promise<{ team: Team; role: TeamRole }[]> {
+    return this.teams.findMembershipsPage(accountOf(actor), page.after, page.limit + 1);
+  }
+
+  /**
+   * A page of a team's members by user id (one row beyond it), for its members only: to anyone
+   * else the team does not exist.
+   */
+  async membersPage(actor: Actor, teamId: number, page: KeysetPage): Promise<MemberRow[]> {
+    const found = await this.teams.findMembersPage(
+      teamId,
+      accountOf(actor),
+      page.after,
+      page.limit + 1,
+    );
+    if (!found) throw new NotTeamMemberError();
+    return found.members;
   }
 
   /** A team with its members, for its members only: to anyone else it does not exist. */
@@ -303,19 +326,26 @@ export class TeamsService {
 
   /**
    * The owner sets the team's policy: two-factor sign-in required of every member whose
-   * tokens act in it, and a maximum token lifetime. Requiring two-factor sign-in needs the
-   * owner's own on; turning it on mails every member without it. Takes effect on the very
-   * next API request (the policy is read with each token).
+   * tokens act in it, a maximum token lifetime, and the abilities tokens acting in it may use
+   * (left out: as they are; every ability of the catalog: no limit). Requiring two-factor
+   * sign-in needs the owner's own on; turning it on mails every member without it. Takes
+   * effect on the very next API request (the policy is read with each token).
    */
   async setPolicy(
     actor: Actor,
     teamId: number,
-    policy: { requireTwoFactor: boolean; tokenMaxLifetimeDays: number | null },
+    input: {
+      requireTwoFactor: boolean;
+      tokenMaxLifetimeDays: number | null;
+      allowedAbilities?: string[] | null;
+    },
   ): Promise<Team> {
     const ownerId = accountOf(actor);
+    const allowed =
+      input.allowedAbilities === undefined ? undefined : this.allowedOf(input.allowedAbilities);
     const { team, role } = await this.getMembership(ownerId, teamId);
     if (role !== 'owner') throw new OwnerOnlyError("change the team's policy");
-    if (policy.requireTwoFactor && !(await this.teams.hasTwoFactor(ownerId))) {
+    if (input.requireTwoFactor && !(await this.teams.hasTwoFactor(ownerId))) {
       throw new ValidationError({
         require_two_factor:
           'Turn on two-factor sign-in for yourself first (Account Settings, Security): the team would refuse your own tokens.',
@@ -325,10 +355,17 @@ export class TeamsService {
       const locked = await this.teams.lockForUpdate(m, team.id);
       if (!locked) throw new TeamNotFoundError();
       if (locked.ownerId !== ownerId) throw new OwnerOnlyError("change the team's policy");
+      const policy = {
+        requireTwoFactor: input.requireTwoFactor,
+        tokenMaxLifetimeDays: input.tokenMaxLifetimeDays,
+        allowedAbilities: allowed === undefined ? locked.allowedAbilities : allowed,
+      };
       await this.teams.setPolicy(m, team.id, policy);
+      const listed = (names: string[] | null) => (names === null ? 'all' : names.join(' '));
       const changed =
         Boolean(locked.requireTwoFactor) !== policy.requireTwoFactor ||
-        locked.tokenMaxLifetimeDays !== policy.tokenMaxLifetimeDays;
+        locked.tokenMaxLifetimeDays !== policy.tokenMaxLifetimeDays ||
+        listed(locked.allowedAbilities) !== listed(policy.allowedAbilities);
       if (policy.requireTwoFactor && !locked.requireTwoFactor) {
         for (const userId of await this.teams.findMembersWithoutTwoFactor(m, team.id)) {
           await this.notices.send(m, userId, 'two-factor-required', team);
@@ -343,13 +380,34 @@ export class TeamsService {
             team: team.name,
             require_two_factor: policy.requireTwoFactor,
             token_max_lifetime_days: policy.tokenMaxLifetimeDays,
+            allowed_abilities: listed(policy.allowedAbilities),
             previous_require_two_factor: Boolean(locked.requireTwoFactor),
             previous_token_max_lifetime_days: locked.tokenMaxLifetimeDays,
+            previous_allowed_abilities: listed(locked.allowedAbilities),
           },
         });
       }
       return Object.assign(locked, policy);
     });
+  }
+
+  /**
+   * The abilities a policy allows, in the catalog's order: null (no limit) for all of them.
+   * A name the catalog does not offer, or none at all, is refused.
+   */
+  private allowedOf(names: string[] | null): string[] | null {
+    if (names === null) return null;
+    const unknown = this.catalog.retired(names);
+    if (unknown.length > 0) {
+      throw new ValidationError({
+        allowed_abilities: `This deployment offers no ability ${unknown.map((a) => `"${a}"`).join(', ')}.`,
+      });
+    }
+    const allowed = this.catalog.offered(names);
+    if (allowed.length === 0) {
+      throw new ValidationError({ allowed_abilities: 'Allow tokens at least one ability.' });
+    }
+    return allowed.length === this.catalog.entries.length ? null : allowed;
   }
 
   /**

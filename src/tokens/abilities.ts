@@ -1,9 +1,20 @@
-/** What a token may read: `user:read` for the profile, `team:read` for the current team. */
-export const ABILITIES = ['user:read', 'team:read'] as const;
-export type Ability = (typeof ABILITIES)[number];
+import { ValidationError } from '../common/errors/domain.error.js';
+import type { AbilityCatalog } from '../config/abilities.config.js';
 
-/** What each ability lets a token do, in a line, for the pages. */
-export const ABILITY_DESCRIPTIONS: Record<Ability, string> = {
-  'user:read': 'Read your profile (name and email): GET /api/v1/user/profile.',
-  'team:read': 'Read your current team (name and slug): GET /api/v1/team.',
-};
+/** An ability's name, `resource:action`: the deployment's catalog says which exist. */
+export type Ability = string;
+
+/**
+ * The abilities a new or edited token gets: those asked for, in the catalog's order, or the
+ * catalog's defaults when none are named. A name the catalog does not offer is refused.
+ */
+export function chooseAbilities(catalog: AbilityCatalog, asked: readonly string[] | undefined) {
+  if (asked === undefined) return catalog.defaults();
+  const unknown = catalog.retired(asked);
+  if (unknown.length > 0) {
+    throw new ValidationError({
+      abilities: `This deployment offers no ability ${unknown.map((a) => `"${a}"`).join(', ')}; it offers ${catalog.names().join(', ')}.`,
+    });
+  }
+  return catalog.offered(asked);
+}

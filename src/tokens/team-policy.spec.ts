@@ -7,7 +7,12 @@ function token(overrides: Partial<GovernedToken> = {}, policy = {}): GovernedTok
     lifetimeDays: 30,
     team: {
       name: 'Acme',
-      policy: { requireTwoFactor: false, tokenMaxLifetimeDays: null, ...policy },
+      policy: {
+        requireTwoFactor: false,
+        tokenMaxLifetimeDays: null,
+        allowedAbilities: null,
+        ...policy,
+      },
     },
     user: { twoFactor: false },
     ...overrides,

@@ -69,6 +69,7 @@ interface TokenWithOwnerRow {
   team_slug: string | null;
   require_two_factor: number | boolean | null;
   token_max_lifetime_days: number | null;
+  allowed_abilities: string | null;
   member: number | null;
 }
 
@@ -93,7 +94,7 @@ export const FIND_BY_HASH_SQL = `
          u.id AS user_id, u.name AS user_name, u.email AS user_email, tf.user_id AS two_factor,
          p.token_id AS pinned, p.team_id AS pinned_team_id,
          tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
-         tm.token_max_lifetime_days, m.user_id AS member
+         tm.token_max_lifetime_days, tm.allowed_abilities, m.user_id AS member
     FROM personal_access_tokens t
     JOIN users u ON u.id = t.user_id
     LEFT JOIN two_factor_credentials tf ON tf.user_id = u.id
@@ -138,6 +139,7 @@ function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner 
               requireTwoFactor: Boolean(Number(row.require_two_factor)),
               tokenMaxLifetimeDays:
                 row.token_max_lifetime_days === null ? null : Number(row.token_max_lifetime_days),
+              allowedAbilities: row.allowed_abilities ? row.allowed_abilities.split(',') : null,
             },
           },
     pinnedTeamId: row.pinned_team_id === null ? null : Number(row.pinned_team_id),

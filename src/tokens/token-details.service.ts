@@ -1,6 +1,7 @@
 import { accountOf, type Actor } from '../common/actor.js';
 import { Injectable } from '@nestjs/common';
-import { ABILITY_DESCRIPTIONS, type Ability } from './abilities.js';
+import type { Ability } from './abilities.js';
+import { AbilityCatalog } from '../config/abilities.config.js';
 import { describeClient } from './client-description.js';
 import { MAX_ADDRESSES_PER_TOKEN, utcDay } from './token-usage-recorder.js';
 import { TokenUsageRepository } from './token-usage.repository.js';
@@ -33,7 +34,8 @@ export interface DayView {
 /** Everything the token page shows of one token. */
 export interface TokenDetails {
   token: TokenView;
-  abilities: { name: Ability; description: string }[];
+  /** Its abilities; one the catalog no longer offers is marked, and grants nothing. */
+  abilities: { name: Ability; description: string; noLongerOffered: boolean }[];
   /** The latest use that was written: its time, and the address and client it came from. */
   lastUse: { at: Date; ip: string | null; client: string | null } | null;
   addresses: AddressView[];
@@ -57,6 +59,7 @@ export class TokenDetailsService {
     private readonly tokens: TokensRepository,
     private readonly usage: TokenUsageRepository,
     private readonly clock: Clock,
+    private readonly catalog: AbilityCatalog,
   ) {}
 
   async get(actor: Actor, tokenId: number): Promise<TokenDetails> {
@@ -78,7 +81,14 @@ export class TokenDetailsService {
     const days = lastDays(new Map(counts.map((c) => [c.day, c.requests])), now);
     return {
       token: toTokenView(token, new Date(now)),
-      abilities: token.abilities.map((name) => ({ name, description: ABILITY_DESCRIPTIONS[name] })),
+      abilities: token.abilities.map((name) => {
+        const offered = this.catalog.get(name);
+        return {
+          name,
+          description: offered?.description ?? 'No longer offered: it grants nothing.',
+          noLongerOffered: !offered,
+        };
+      }),
       lastUse: latest && { at: latest, ip: seen[0]?.ip ?? null, client: seen[0]?.client ?? null },
       addresses: seen,
       days,

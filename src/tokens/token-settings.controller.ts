@@ -4,7 +4,7 @@ import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../common/auth-policy.decorator.js';
-import { ABILITIES } from './abilities.js';
+import { AbilityCatalog } from '../config/abilities.config.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
@@ -27,6 +27,7 @@ export class TokenSettingsController {
   constructor(
     private readonly tokens: TokensService,
     private readonly details: TokenDetailsService,
+    private readonly catalog: AbilityCatalog,
   ) {}
 
   @Get(':id')
@@ -85,7 +86,7 @@ export class TokenSettingsController {
       lifetimes,
       newValue,
       tokenPath: `/settings/api-tokens/${id}`,
-      allAbilities: ABILITIES,
+      allAbilities: this.catalog.names(),
       maxGraceMinutes: MAX_GRACE_MINUTES,
     };
   }

@@ -1,4 +1,5 @@
 import type { Ability } from './abilities.js';
+import type { AbilityCatalog } from '../config/abilities.config.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
 import { TOKEN_PREFIX } from './token-format.js';
 import { toTeamSummary, type TeamSummary } from '../teams/team.view.js';
@@ -57,7 +58,12 @@ export function toTokenView(token: PersonalAccessToken, now: Date): TokenView {
 export interface TokenInfo {
   id: number;
   name: string;
+  /** What it may do: the abilities it holds that the catalog offers. */
   abilities: Ability[];
+  /** Abilities it holds that the catalog no longer offers: they grant nothing. */
+  abilities_no_longer_offered: Ability[];
+  /** Every ability this deployment offers, with what it allows. */
+  catalog: { name: Ability; description: string }[];
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
@@ -70,21 +76,26 @@ export interface TokenInfo {
  * The team is named only to a token that may read it (`team:read`) and that the team does not
  * refuse: a token that may not ask `GET /api/v1/team` learns nothing of the team from here.
  */
-export function toTokenInfo(token: {
-  tokenId: number;
-  tokenName: string;
-  abilities: Ability[];
-  createdAt: Date;
-  expiresAt: Date | null;
-  lastUsedAt: Date | null;
-  binding: 'current' | 'pinned';
-  team: TeamSummary | null;
-  teamRefusal: { code: string } | null;
-}): TokenInfo {
+export function toTokenInfo(
+  token: {
+    tokenId: number;
+    tokenName: string;
+    abilities: Ability[];
+    createdAt: Date;
+    expiresAt: Date | null;
+    lastUsedAt: Date | null;
+    binding: 'current' | 'pinned';
+    team: TeamSummary | null;
+    teamRefusal: { code: string } | null;
+  },
+  catalog: AbilityCatalog,
+): TokenInfo {
   return {
     id: token.tokenId,
     name: token.tokenName,
-    abilities: token.abilities,
+    abilities: catalog.offered(token.abilities),
+    abilities_no_longer_offered: catalog.retired(token.abilities),
+    catalog: catalog.entries.map(({ name, description }) => ({ name, description })),
     created_at: token.createdAt.toISOString(),
     expires_at: token.expiresAt?.toISOString() ?? null,
     last_used_at: token.lastUsedAt?.toISOString() ?? null,

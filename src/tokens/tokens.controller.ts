@@ -9,7 +9,6 @@ import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';
-import { ABILITIES, ABILITY_DESCRIPTIONS } from './abilities.js';
 import { CreateTokenForm, toCreateTokenDto } from './dto/tokens.forms.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { TokenLifetimes } from './token-lifetimes.js';
@@ -72,16 +71,18 @@ export class TokensController {
     user: User,
     newToken?: { id: number; name: string; plaintext: string },
   ): Promise<object> {
-    const [{ active, history }, creation] = await Promise.all([
+    const [{ active, history }, creation, offered] = await Promise.all([
       this.tokens.list(actor),
       this.lifetimes.creationChoices(actor),
+      this.tokens.offeredAbilities(actor),
     ]);
     return {
       title: 'API Tokens',
       tokens: active,
       history,
       newToken,
-      abilities: ABILITIES.map((name) => ({ name, description: ABILITY_DESCRIPTIONS[name] })),
+      abilities: offered.abilities,
+      abilitiesLimitedBy: offered.limitedBy,
       // Where a new token may act (following the current team, or pinned to one team), and the
       // expiries each allows.
       creation,

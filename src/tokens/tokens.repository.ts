@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm'
 import { User } from '../users/user.entity.js';
 import { toDate, toStoredTime } from '../common/errors/database-errors.js';
 import type { Ability } from './abilities.js';
+import type { KeysetPage } from '../common/keyset-page.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { TokenPin } from './token-pin.entity.js';
 import { Team } from '../teams/team.entity.js';
@@ -47,6 +48,8 @@ export interface ExpiryDue {
 export interface TeamPolicy {
   requireTwoFactor: boolean;
   tokenMaxLifetimeDays: number | null;
+  /** The abilities tokens acting in the team may use; null for all the catalog offers. */
+  allowedAbilities: string[] | null;
 }
 
 /** A team as it governs tokens: its name and policy. */
@@ -105,9 +108,12 @@ const ACTS_IN_TEAM_NOW = `(
         AND EXISTS (SELECT 1 FROM users u
                      WHERE u.id = personal_access_tokens.user_id AND u.current_team_id = :teamId)))`;
 
-const policyOf = (team: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays'>): TeamPolicy => ({
+const policyOf = (
+  team: Pick<Team, 'requireTwoFactor' | 'tokenMaxLifetimeDays' | 'allowedAbilities'>,
+): TeamPolicy => ({
   requireTwoFactor: Boolean(team.requireTwoFactor),
   tokenMaxLifetimeDays: team.tokenMaxLifetimeDays,
+  allowedAbilities: team.allowedAbilities,
 });
 
 const governing = (team: Team): GoverningTeam => ({
@@ -207,7 +213,12 @@ export class TokensRepository {
    * person whose current team it is, while their person is a member. A member's token that
    * follows them into another team acts only there, and is none of this team's business.
    */
-  async findActingIn(teamId: number, now: Date, tokenId?: number): Promise<TeamToken[]> {
+  async findActingIn(
+    teamId: number,
+    now: Date,
+    tokenId?: number,
+    page?: KeysetPage,
+  ): Promise<TeamToken[]> {
     const query = this.tokens
       .createQueryBuilder('t')
       .innerJoin(TeamMember, 'm', 'm.user_id = t.user_id AND m.team_id = :teamId', { teamId })
@@ -251,6 +262,11 @@ export class TokensRepository {
       .addOrderBy('t.created_at', 'DESC')
       .addOrderBy('t.id', 'DESC');
     if (tokenId !== undefined) query.andWhere('t.id = :tokenId', { tokenId });
+    // A page of the inventory: by token id, one row beyond the limit.
+    if (page) {
+      query.orderBy('t.id', 'ASC').limit(page.limit + 1);
+      if (page.after !== undefined) query.andWhere('t.id > :after', { after: page.after });
+    }
     const rows = await query.getRawMany<Record<string, unknown>>();
     return rows.map((r) => ({
       id: Number(r.id),

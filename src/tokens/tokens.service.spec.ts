@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { AbilityCatalog, BUILT_IN_ABILITIES } from '../config/abilities.config.js';
 import { Test } from '@nestjs/testing';
 import { Clock, ManualClock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
@@ -110,16 +111,28 @@ describe('TokensService token lifecycle', () => {
         { provide: SecurityNotices, useValue: { send: notify } },
         { provide: AuditLog, useValue: { recordAfterCommit, record: jest.fn() } },
         { provide: Clock, useValue: clock },
+        { provide: AbilityCatalog, useValue: new AbilityCatalog(BUILT_IN_ABILITIES) },
       ],
     }).compile();
     service = moduleRef.get(TokensService);
   });
 
   describe('create', () => {
-    it('should keep only known abilities, in the order the API lists them, when creating a token', async () => {
+    it("should keep the abilities in the catalog's order, and refuse one the catalog does not offer, when creating a token", async () => {
+      await expect(
+        service.create(person, {
+          name: 'ci',
+          abilities: ['team:read', 'invoices:write' as Ability],
+          expiresInDays: 30,
+        }),
+      ).rejects.toMatchObject({
+        code: 'validation_failed',
+        fields: { abilities: expect.stringContaining('"invoices:write"') },
+      });
+      expect(insert).not.toHaveBeenCalled();
       const created = await service.create(person, {
         name: 'ci',
-        abilities: ['team:read', 'admin' as Ability, 'user:read'],
+        abilities: ['team:read', 'user:read'],
         expiresInDays: 30,
       });
       expect(insert).toHaveBeenCalledWith(
@@ -134,7 +147,7 @@ describe('TokensService token lifecycle', () => {
       );
     });
 
-    it('should give the token every ability when none are asked for', async () => {
+    it("should give the token the catalog's default abilities when none are asked for", async () => {
       await service.create(person, { name: 'ci', expiresInDays: 30 });
       expect(insert).toHaveBeenCalledWith(
         manager,
@@ -165,7 +178,7 @@ describe('TokensService token lifecycle', () => {
       const team = (id: number, name: string, days: number) => ({
         id,
         name,
-        policy: { requireTwoFactor: false, tokenMaxLifetimeDays: days },
+        policy: { requireTwoFactor: false, tokenMaxLifetimeDays: days, allowedAbilities: null },
       });
       findCurrentTeamOf.mockResolvedValue(team(3, 'Acme', 14));
       findTeamOfMember.mockResolvedValue(team(4, 'Tight', 7));
@@ -302,7 +315,7 @@ describe('TokensService token lifecycle', () => {
     const acme = {
       id: 3,
       name: 'Acme',
-      policy: { requireTwoFactor: false, tokenMaxLifetimeDays: 14 },
+      policy: { requireTwoFactor: false, tokenMaxLifetimeDays: 14, allowedAbilities: null },
     };
 
     it("should cut the kept lifetime to the pinned team's maximum, and refuse a longer one asked for", async () => {

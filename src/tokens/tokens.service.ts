@@ -4,8 +4,10 @@ import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
-import { ABILITIES, type Ability } from './abilities.js';
+import { chooseAbilities, type Ability } from './abilities.js';
+import { AbilityCatalog, type AbilityDefinition } from '../config/abilities.config.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
+import type { KeysetPage } from '../common/keyset-page.js';
 import {
   EXPIRY_DAY_CHOICES,
   expiryAfter,
@@ -15,7 +17,12 @@ import {
 } from './token-expiry.js';
 import { TokenLifetimes } from './token-lifetimes.js';
 import { generateToken, TOKEN_PREFIX } from './token-format.js';
-import { describeRefusal, exceedsMaxLifetime, teamRefusalOf } from './team-policy.js';
+import {
+  describeRefusal,
+  exceedsMaxLifetime,
+  teamRefusalOf,
+  type TeamRefusalCode,
+} from './team-policy.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
@@ -75,6 +82,8 @@ export interface LifetimeChoices extends Pick<OwnTokenView, 'binding' | 'teamNam
 /** A token in a team's inventory: never its value or hash. */
 export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
   hint: string;
+  /** Why the team refuses it (the API's 403 code), and in words; null when it does not. */
+  refusalCode: TeamRefusalCode | null;
   refusal: string | null;
 }
 
@@ -114,6 +123,7 @@ function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   return {
     ...rest,
     hint: `${TOKEN_PREFIX}…${lastFour}`,
+    refusalCode: code,
     refusal: code && describeRefusal(code, team, 'team'),
   };
 }
@@ -130,6 +140,7 @@ export class TokensService {
     private readonly notices: SecurityNotices,
     private readonly clock: Clock,
     private readonly lifetimes: TokenLifetimes,
+    private readonly catalog: AbilityCatalog,
   ) {}
 
   /**
@@ -143,7 +154,14 @@ export class TokensService {
     const { pinnedTo: team, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
     const { expiresAt, days } = resolveExpiry(input, limit, this.clock.nowMs());
     const generated = generateToken();
-    const abilities = ABILITIES.filter((a) => (input.abilities ?? ABILITIES).includes(a));
+    const abilities = chooseAbilities(this.catalog, input.abilities);
+    // A token pinned to a team that limits abilities gets none it would be refused for there.
+    const refused = abilities.filter((a) => team?.policy.allowedAbilities?.includes(a) === false);
+    if (refused.length > 0) {
+      throw new ValidationError({
+        abilities: `${team!.name} does not allow tokens ${refused.map((a) => `"${a}"`).join(', ')}.`,
+      });
+    }
     const row = {
       userId,
       name: input.name,
@@ -196,6 +214,22 @@ export class TokensService {
   }
 
   /**
+   * The abilities the new-token form offers: those of the catalog that the person's current
+   * team allows tokens (all of them when its policy sets no limit), and that team's name when
+   * it limits them.
+   */
+  async offeredAbilities(
+    actor: Actor,
+  ): Promise<{ abilities: AbilityDefinition[]; limitedBy: string | null }> {
+    const { currentTeam } = await this.tokens.findGovernance(accountOf(actor));
+    const allowed = currentTeam?.policy.allowedAbilities ?? null;
+    return {
+      abilities: this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name)),
+      limitedBy: allowed ? currentTeam!.name : null,
+    };
+  }
+
+  /**
    * The lifetimes regenerating the token may give it: the one it has (counted again from now),
    * or a number of days, or none; only those the team it acts in and the deployment allow.
    */
@@ -231,9 +265,12 @@ export class TokensService {
     };
   }
 
-  /** The active tokens that can act in the team (its inventory), with its refusal of each. */
-  async listActingIn(team: GoverningTeam): Promise<TeamTokenView[]> {
-    const rows = await this.tokens.findActingIn(team.id, this.clock.now());
+  /**
+   * The active tokens that can act in the team (its inventory), with its refusal of each; a
+   * page of them by id (one beyond it) when `page` says which.
+   */
+  async listActingIn(team: GoverningTeam, page?: KeysetPage): Promise<TeamTokenView[]> {
+    const rows = await this.tokens.findActingIn(team.id, this.clock.now(), undefined, page);
     return rows.map((row) => toTeamTokenView(row, team));
   }
 
@@ -293,7 +330,7 @@ export class TokensService {
     details: { name: string; abilities: Ability[] },
   ): Promise<TokenView> {
     const userId = accountOf(actor);
-    const abilities = ABILITIES.filter((a) => details.abilities.includes(a));
+    const abilities = chooseAbilities(this.catalog, details.abilities);
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();

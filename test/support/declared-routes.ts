@@ -4,6 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { AUTH_POLICY, type AuthPolicy } from '../../src/common/auth-policy.decorator.js';
 import { INPUT_PIPE } from '../../src/common/validation/form.decorator.js';
+import { API_INPUT_PIPE } from '../../src/api/v1/conventions/api-input.js';
 
 export interface DeclaredRoute {
   /** `GET`, `POST`, … */
@@ -12,7 +13,10 @@ export interface DeclaredRoute {
   path: string;
   /** What the route's decorators declare; undefined when they declare nothing. */
   policy: AuthPolicy | undefined;
-  /** The parameters that take the whole body or query string without `INPUT_PIPE` (by index). */
+  /**
+   * The parameters that take the whole body or query string without a validating pipe (the
+   * pages' `INPUT_PIPE` or the API's `API_INPUT_PIPE`), by index.
+   */
   unvalidatedInputs: number[];
 }
 
@@ -31,7 +35,8 @@ function unvalidatedInputs(type: object, name: string): number[] {
     .filter(([key, arg]) => {
       const kind = Number(key.split(':')[0]);
       const input = kind === RouteParamtypes.BODY || kind === RouteParamtypes.QUERY;
-      return input && arg.data === undefined && !arg.pipes?.includes(INPUT_PIPE);
+      const validated = arg.pipes?.includes(INPUT_PIPE) || arg.pipes?.includes(API_INPUT_PIPE);
+      return input && arg.data === undefined && !validated;
     })
     .map(([, arg]) => arg.index);
 }

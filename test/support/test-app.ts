@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, Type } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,6 +33,8 @@ export interface TestAppOptions {
   mail?: TestSmtpServer;
   /** A clock the spec moves (ManualClock) instead of the machine's. */
   clock?: Clock;
+  /** Feature modules to add to the app, as a deployment adds its own (docs/extending.md). */
+  modules?: Type[];
 }
 
 /**
@@ -42,7 +44,7 @@ export interface TestAppOptions {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  { database, logs, mail, clock }: TestAppOptions = {},
+  { database, logs, mail, clock, modules }: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = database ?? (await createTestDatabase());
   const smtp = mail ?? (await TestSmtpServer.start());
@@ -64,7 +66,7 @@ export async function createTestApp(
   });
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp(config, { logDestination: logs, clock });
+    app = await createApp(config, { logDestination: logs, clock, modules });
     await app.listen(env.PORT ? config.app.port : 0, '127.0.0.1');
   } catch (error) {
     // An app that could not start leaves nothing open behind it to keep Jest from exiting.

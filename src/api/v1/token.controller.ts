@@ -1,26 +1,30 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentToken } from './api-authentication.js';
 import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
+import { AbilityCatalog } from '../../config/abilities.config.js';
 import { toTokenInfo, type TokenInfo } from '../../tokens/token.view.js';
 import type { TokenPrincipal } from '../../tokens/token-authenticator.js';
 import { ApiEndpoint } from './openapi/api-endpoint.decorator.js';
-import { TokenEnvelope } from './openapi/schemas.js';
+import { TokenSchema } from './openapi/schemas.js';
 
-@ApiTags('API v1')
+@ApiTags('Token')
 @Controller('api/v1/token')
 export class TokenController {
+  constructor(private readonly catalog: AbilityCatalog) {}
+
   /** The presented token's own details, answered from the one authentication query. */
-  @Get()
   @ApiEndpoint({
+    method: 'GET',
+    operationId: 'getToken',
     summary: 'The presented token',
     description:
-      "The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, how it chooses its team (following its person's current team, or pinned to one), the team it acts in, and why that team refuses it, if it does: so a script can check what it holds and when it runs out. Any valid token may ask; no ability is needed, and a team's refusal does not apply here. The team is named only to a token with `team:read` that the team does not refuse; otherwise `team` is null and `team_refusal` says why a refused token is refused.",
-    envelope: TokenEnvelope,
+      "The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, the team it acts in (following its person's current team, or pinned to one) and why that team refuses it, if it does: so a script can check what it holds and when it runs out. It lists the deployment's ability catalog too. Any valid token may ask; no ability is needed, and a team's refusal does not apply here. The team is named only to a token with `team:read` that the team does not refuse; otherwise `team` is null and `team_refusal` says why a refused token is refused.",
+    data: TokenSchema,
     // It says why its team refuses it, rather than being refused.
     actsInTeam: false,
   })
   current(@CurrentToken() token: TokenPrincipal): SuccessEnvelope<TokenInfo> {
-    return success(toTokenInfo(token));
+    return success(toTokenInfo(token, this.catalog));
   }
 }

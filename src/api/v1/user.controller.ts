@@ -1,23 +1,53 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { CurrentUser } from './api-authentication.js';
-import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
+import { CurrentActor } from '../../auth/access.js';
+import type { Actor } from '../../common/actor.js';
+import { success, type PageEnvelope, type SuccessEnvelope } from '../../common/http/envelope.js';
+import { TeamsService } from '../../teams/teams.service.js';
 import { toUserProfile, type UserProfile } from '../../users/user.view.js';
+import { CurrentUser } from './api-authentication.js';
+import { JsonQuery } from './conventions/api-input.js';
+import { keysetOf, pageOf, PageQuery } from './conventions/pagination.js';
 import { ApiEndpoint } from './openapi/api-endpoint.decorator.js';
-import { UserProfileEnvelope } from './openapi/schemas.js';
+import { UserProfileSchema } from './openapi/schemas.js';
+import { TeamMembershipSchema } from './openapi/team-schemas.js';
+import { toMembership } from './team-api.views.js';
 
-@ApiTags('API v1')
+@ApiTags('User')
 @Controller('api/v1/user')
 export class UserController {
+  constructor(private readonly teams: TeamsService) {}
+
   /** The profile of the user who owns the presented token. */
-  @Get('profile')
   @ApiEndpoint({
+    method: 'GET',
+    path: 'profile',
+    operationId: 'getProfile',
     ability: 'user:read',
     summary: "The token owner's profile",
     description: 'The profile of the user who owns the presented token: id, name and email.',
-    envelope: UserProfileEnvelope,
+    data: UserProfileSchema,
   })
   profile(@CurrentUser() user: UserProfile): SuccessEnvelope<UserProfile> {
     return success(toUserProfile(user));
+  }
+
+  @ApiEndpoint({
+    method: 'GET',
+    path: 'teams',
+    operationId: 'listTeams',
+    ability: 'user:read',
+    summary: "The token owner's teams",
+    description:
+      "Every team the token's person is in, with their role in each (`owner`, `admin` or `member`), by team id.",
+    data: [TeamMembershipSchema],
+    query: PageQuery,
+  })
+  async teamsOf(
+    @CurrentActor() actor: Actor,
+    @JsonQuery() query: PageQuery,
+  ): Promise<PageEnvelope<ReturnType<typeof toMembership>>> {
+    const rows = await this.teams.teamsPage(actor, keysetOf('teams', query));
+    return pageOf('teams', rows, query, (row) => row.team.id, toMembership);
   }
 }

@@ -1,5 +1,5 @@
 /** The statuses a domain error may answer with: each error class names its own. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 422 | 429 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 503;
 
 /** Where a person can go on from an error page (ask for a new link, say). */
 export interface NextStep {

@@ -9,6 +9,15 @@ export interface SuccessEnvelope<T> {
   timestamp: string;
 }
 
+/** One page of a list: `next` is the cursor of the page after it, null on the last. */
+export interface PageEnvelope<T> {
+  success: true;
+  data: T[];
+  next: string | null;
+  version: typeof API_VERSION;
+  timestamp: string;
+}
+
 export interface ErrorEnvelope {
   success: false;
   error: {
@@ -24,6 +33,11 @@ export interface ErrorEnvelope {
 
 export function success<T>(data: T): SuccessEnvelope<T> {
   return { success: true, data, version: API_VERSION, timestamp: isoTimestampMicros() };
+}
+
+/** A page of a list; the timestamp stays the last member (json-answer.ts digests what precedes it). */
+export function page<T>(data: T[], next: string | null): PageEnvelope<T> {
+  return { success: true, data, next, version: API_VERSION, timestamp: isoTimestampMicros() };
 }
 
 export function failure(

@@ -8,7 +8,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
 import { answerClientError } from './client-error.js';
-import { writeJson } from './json-answer.js';
+import { JsonAnswer, writeJson } from './json-answer.js';
 
 /**
  * Nest's Express adapter, with three differences: node:http creates every request and response
@@ -32,10 +32,15 @@ export class ExpressHttpAdapter extends ExpressAdapter {
   }
 
   /**
-   * A route's object answer as JSON, written in one call (`writeJson`). Anything else (no body,
+   * A route's object answer as JSON, written in one call (`writeJson`), with the status of a
+   * `JsonAnswer` when it is one. Anything else (no body,
    * a string, a stream, an Error, a Content-Type of the route's own) is left to Nest's adapter.
    */
   override reply(response: Response, body: unknown, statusCode?: number): unknown {
+    if (body instanceof JsonAnswer) {
+      writeJson(response, body.body, body.status);
+      return response;
+    }
     if (
       body === null ||
       typeof body !== 'object' ||

@@ -42,4 +42,43 @@ describe('writeJson', () => {
     expect(res.status).toBe(429);
     expect(res.body).toEqual(body);
   });
+
+  describe('ETag', () => {
+    const envelope = { success: true, data: { id: 7 }, version: 'v1', timestamp: 'now' };
+    const later = { ...envelope, timestamp: 'later' };
+    const tagged = express().set('etag', false);
+    let answer: object = envelope;
+    tagged.all('/envelope', (_req, res) => writeJson(res, answer));
+    tagged.all('/other', (_req, res) => writeJson(res, { status: 'ok' }));
+
+    it('should tag a successful GET or HEAD of an envelope, whatever its timestamp', async () => {
+      answer = envelope;
+      const first = await request(tagged).get('/envelope');
+      answer = later;
+      const second = await request(tagged).head('/envelope');
+      expect(first.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/);
+      expect(second.headers.etag).toBe(first.headers.etag);
+      answer = { ...envelope, data: { id: 8 } };
+      expect((await request(tagged).get('/envelope')).headers.etag).not.toBe(first.headers.etag);
+      expect((await request(tagged).post('/envelope')).headers.etag).toBeUndefined();
+      expect((await request(tagged).get('/other')).headers.etag).toBeUndefined();
+    });
+
+    it('should answer 304 without a body when If-None-Match names the tag, or any (*)', async () => {
+      answer = envelope;
+      const tag = (await request(tagged).get('/envelope')).headers.etag as string;
+      for (const sent of [tag, tag.slice(2), `"other", ${tag}`, '*']) {
+        const res = await request(tagged).get('/envelope').set('If-None-Match', sent);
+        expect({ sent, status: res.status, text: res.text, etag: res.headers.etag }).toEqual({
+          sent,
+          status: 304,
+          text: '',
+          etag: tag,
+        });
+      }
+      expect((await request(tagged).get('/envelope').set('If-None-Match', '"other"')).status).toBe(
+        200,
+      );
+    });
+  });
 });

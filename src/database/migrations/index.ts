@@ -12,6 +12,8 @@ import { Passkeys1765065600000 } from './1765065600000-passkeys.js';
 import { MillisecondTimes1765152000000 } from './1765152000000-millisecond-times.js';
 import { TokenLifetimeDays1765238400000 } from './1765238400000-token-lifetime-days.js';
 import { TeamMemberVersions1765324800000 } from './1765324800000-team-member-versions.js';
+import { TeamAllowedAbilities1765411200000 } from './1765411200000-team-allowed-abilities.js';
+import { ApiIdempotencyKeys1765497600000 } from './1765497600000-api-idempotency-keys.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -29,4 +31,6 @@ export const MIGRATIONS = [
   MillisecondTimes1765152000000,
   TokenLifetimeDays1765238400000,
   TeamMemberVersions1765324800000,
+  TeamAllowedAbilities1765411200000,
+  ApiIdempotencyKeys1765497600000,
 ];

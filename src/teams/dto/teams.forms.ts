@@ -1,4 +1,15 @@
-import { IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateIf } from 'class-validator';
+import {
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import { ABILITY_NAME } from '../../config/abilities.config.js';
 import { Transform } from 'class-transformer';
 import { ToInteger } from '../../common/validation/transforms.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from './add-member.dto.js';
@@ -30,8 +41,23 @@ export class SwitchTeamForm {
 /** The most a team may allow a token to live: ten years, as the deployment's own limit. */
 export const MAX_POLICY_LIFETIME_DAYS = 3650;
 
+/** The policy form's abilities: ticked boxes (one arrives as a string), or none at all. */
+export class TeamAbilitiesFields {
+  /** Sent by the form with the list, so that no box ticked means none, not "left as it is". */
+  @IsOptional()
+  @IsIn(['on'])
+  abilities_listed?: 'on';
+
+  @Transform(({ value }) => (typeof value === 'string' ? [value] : value))
+  @IsOptional()
+  @Matches(ABILITY_NAME, { each: true, message: 'Choose abilities from the list.' })
+  @IsString({ each: true, message: 'Choose abilities from the list.' })
+  @IsArray({ message: 'Choose abilities from the list.' })
+  allowed_abilities?: string[];
+}
+
 /** The team's policy, as its page's form sends it (owner only). */
-export class TeamPolicyForm {
+export class TeamPolicyForm extends TeamAbilitiesFields {
   /** A ticked checkbox sends `on`; an unticked one sends nothing. */
   @IsOptional()
   @IsIn(['on'], { message: 'Tick the box, or leave it empty.' })

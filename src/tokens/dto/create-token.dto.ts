@@ -1,7 +1,6 @@
 import {
   ArrayNotEmpty,
   IsArray,
-  IsIn,
   IsInt,
   IsOptional,
   IsString,
@@ -11,7 +10,8 @@ import {
   Min,
 } from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
-import { ABILITIES, type Ability } from '../abilities.js';
+import type { Ability } from '../abilities.js';
+import { ABILITY_NAME } from '../../config/abilities.config.js';
 import { TOKEN_LIFETIME_LIMIT_DAYS } from '../../config/tokens.config.js';
 
 export const TOKEN_NAME_MAX = 100;
@@ -25,9 +25,10 @@ export class CreateTokenDto {
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
-  /** Defaults to every ability when left out. */
+  /** The catalog's defaults when left out; names the catalog does not offer are refused. */
   @IsOptional()
-  @IsIn(ABILITIES, { each: true, message: `Abilities must be among ${ABILITIES.join(', ')}.` })
+  @Matches(ABILITY_NAME, { each: true, message: 'Each ability is named resource:action.' })
+  @IsString({ each: true, message: 'Each ability is named resource:action.' })
   @ArrayNotEmpty({ message: 'Choose at least one ability.' })
   @IsArray({ message: 'Abilities must be a list.' })
   abilities?: Ability[];

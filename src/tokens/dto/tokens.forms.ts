@@ -12,7 +12,8 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
-import { ABILITIES, type Ability } from '../abilities.js';
+import type { Ability } from '../abilities.js';
+import { ABILITY_NAME } from '../../config/abilities.config.js';
 import { DATE_PATTERN, TOKEN_NAME_MAX, type CreateTokenDto } from './create-token.dto.js';
 import { Transform } from 'class-transformer';
 
@@ -34,7 +35,8 @@ export class UpdateTokenForm {
   name!: string;
 
   @CheckboxList()
-  @IsIn(ABILITIES, { each: true, message: `Abilities must be among ${ABILITIES.join(', ')}.` })
+  @Matches(ABILITY_NAME, { each: true, message: 'Each ability is named resource:action.' })
+  @IsString({ each: true, message: 'Each ability is named resource:action.' })
   @ArrayNotEmpty({ message: 'Choose at least one ability.' })
   @IsArray({ message: 'Abilities must be a list.' })
   abilities: Ability[] = [];

@@ -1,4 +1,5 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, Type } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { Router, type RequestHandler } from 'express';
 import hbs from 'hbs';
@@ -9,8 +10,9 @@ import { PROJECT_ROOT } from '../../../common/paths.js';
 import type { Assets } from '../../../common/web/assets.js';
 import type { Config } from '../../../config/config.js';
 import { CONFIG } from '../../../config/config.module.js';
-import { ApiV1Module } from '../api-v1.module.js';
+import { AbilityCatalog } from '../../../config/abilities.config.js';
 import { describeEveryMethod } from './every-method.js';
+import { endpointsOf } from '../api-routes.js';
 import { BEARER_SCHEME } from './api-endpoint.decorator.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -18,9 +20,11 @@ export const DOCS_PATH = '/api/docs';
 /** What the docs handler serves: both answer GET (and HEAD) only. */
 export const API_DOCS_PATHS = [OPENAPI_PATH, DOCS_PATH];
 
-const DESCRIPTION = `Read the profile of a token's owner and the owner's current team.
+const DESCRIPTION = `Read a token's owner, their teams and the team the token acts in; list and manage that team's members and invitations; read its token inventory and its audit log.
 
-Every request needs \`Authorization: Bearer <token>\`; tokens are made in the web application under Account Settings > API Tokens and look like \`tsr_\` followed by 36 letters and digits. Every answer is JSON in an envelope: \`{"success": true, "data": …}\` or \`{"success": false, "error": {"code": …, "message": …}}\`, with \`version\` and \`timestamp\`. A path under /api that does not exist answers 404 \`not_found\` in the same envelope, and a method an endpoint does not take answers 405 \`method_not_allowed\` with an \`Allow\` header naming the methods it does take.`;
+Every request needs \`Authorization: Bearer <token>\`; tokens are made in the web application under Account Settings > API Tokens and look like \`tsr_\` followed by 36 letters and digits. Every answer is JSON in an envelope: \`{"success": true, "data": …}\` (a list adds \`next\`, the cursor of its next page) or \`{"success": false, "error": {"code": …, "message": …}}\` (with \`fields\` naming each bad field of a 422), with \`version\` and \`timestamp\`. Writes take JSON bodies of at most 16 KB; a POST takes an \`Idempotency-Key\`; a GET answers with an \`ETag\` and 304 to \`If-None-Match\`; lists are read a page at a time (\`limit\`, \`cursor\`, \`Link\`).
+
+A path under /api that does not exist answers 404 \`not_found\` in the same envelope. **Every path answers a method it does not take with 405** \`method_not_allowed\` and an \`Allow\` header naming the methods it does take (the \`MethodNotAllowed\` response below), before any token is looked at; HEAD is taken wherever GET is.`;
 
 const { license } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
   license: string;
@@ -50,7 +54,10 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
   // OpenAPI 3.1 names a license by its SPDX identifier, as package.json does (the swagger
   // package's types know only a URL).
   config.info.license = { name: license, identifier: license } as typeof config.info.license;
-  const document = SwaggerModule.createDocument(app, config, { include: [ApiV1Module] });
+  const catalog = app.get(AbilityCatalog);
+  const scheme = config.components!.securitySchemes![BEARER_SCHEME] as { description: string };
+  scheme.description = `A personal access token. Each endpoint names the ability it needs; this deployment offers:\n\n${catalog.entries.map((a) => `- \`${a.name}\`: ${a.description}`).join('\n')}`;
+  const document = SwaggerModule.createDocument(app, config, { include: apiModules(app) });
   for (const schema of Object.values(document.components?.schemas ?? {})) {
     // Every object the API answers with is closed: a field added to an answer without being
     // described here fails the contract test.
@@ -58,6 +65,18 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
   }
   describeEveryMethod(document);
   return document;
+}
+
+/** The modules that declare API endpoints: the API's own, and a deployment's (docs/extending.md). */
+function apiModules(app: INestApplication): Type[] {
+  const modules = new Set<Type>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as Type | null;
+      if (controller && endpointsOf(controller).length > 0) modules.add(module.metatype as Type);
+    }
+  }
+  return [...modules];
 }
 
 /** The Swagger UI files the docs page uses, from the installed swagger-ui-dist; nothing else. */

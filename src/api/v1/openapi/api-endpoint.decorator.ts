@@ -1,8 +1,17 @@
-import { applyDecorators, type Type } from '@nestjs/common';
+import {
+  applyDecorators,
+  HttpCode,
+  RequestMapping,
+  RequestMethod,
+  SetMetadata,
+  UseInterceptors,
+  type Type,
+} from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiExtraModels,
-  ApiOkResponse,
+  ApiHeader,
+  ApiNoContentResponse,
   ApiOperation,
   ApiResponse,
   getSchemaPath,
@@ -10,15 +19,19 @@ import {
 } from '@nestjs/swagger';
 import { BearerAuth } from '../../../common/auth-policy.decorator.js';
 import { REQUEST_ID_HEADER, WELL_FORMED_REQUEST_ID } from '../../../logging/request-log.js';
-import type { DomainError } from '../../../common/errors/domain.error.js';
 import { GENERIC_MESSAGES } from '../../../common/filters/all-exceptions.filter.js';
 import { API_VERSION } from '../../../common/http/envelope.js';
 import { RateLimitedError } from '../../../rate-limit/rate-limit.errors.js';
-import { TeamNotFoundError } from '../../../teams/teams.errors.js';
-import { InsufficientScopeError } from '../../../auth/auth.errors.js';
-import { AuthenticationError, TeamRefusalError } from '../../../tokens/tokens.errors.js';
+import { AuthenticationError } from '../../../tokens/tokens.errors.js';
 import type { Ability } from '../../../tokens/abilities.js';
-import { ErrorEnvelope } from './schemas.js';
+import { API_ERRORS, type ApiErrorCode } from '../api-errors.js';
+import { API_AUDIT_EVENT, ApiAuditTrail } from '../conventions/api-audit.interceptor.js';
+import { NextPageLink } from '../conventions/pagination.js';
+import {
+  IdempotencyInterceptor,
+  IDEMPOTENCY_HEADER,
+} from '../idempotency/idempotency.interceptor.js';
+import { ErrorEnvelope, envelopeOf, pageEnvelopeOf } from './schemas.js';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -106,107 +119,252 @@ function errorResponse(
   });
 }
 
-function asExample(error: DomainError): { code: string; message: string } {
-  return { code: error.code, message: error.message };
+/** Why a team refuses a token, for every endpoint that acts in the token's team. */
+const TEAM_REFUSALS: Record<string, string> = {
+  team_access_lost: 'the token is pinned to a team its person is no longer in',
+  two_factor_required:
+    "the team requires two-factor sign-in and the token's person has not turned it on",
+  token_lifetime_exceeds_policy: "the token lives longer than the team's maximum",
+};
+
+/** What an endpoint may answer besides its success: each status with its codes and reasons. */
+function refusals(options: ApiEndpointOptions): Map<number, Map<string, string>> {
+  const byStatus = new Map<number, Map<string, string>>();
+  const add = (status: number, code: string, reason: string) => {
+    if (!byStatus.has(status)) byStatus.set(status, new Map());
+    byStatus.get(status)!.set(code, reason);
+  };
+  const actsInTeam = options.actsInTeam !== false;
+  if (options.ability) {
+    add(403, 'insufficient_scope', `the token lacks the \`${options.ability}\` ability`);
+    if (actsInTeam) {
+      add(
+        403,
+        'ability_not_allowed_by_team',
+        `the team's policy does not allow tokens the \`${options.ability}\` ability`,
+      );
+    }
+  }
+  if (actsInTeam) {
+    for (const [code, reason] of Object.entries(TEAM_REFUSALS)) add(403, code, reason);
+  }
+  const input = options.body !== undefined || options.query !== undefined;
+  const codes = new Set<ApiErrorCode>(options.errors ?? []);
+  if (input) codes.add('validation_failed');
+  if (options.body)
+    for (const code of ['bad_request', 'payload_too_large', 'unsupported_media_type'] as const)
+      codes.add(code);
+  if (options.method === 'POST') {
+    codes.add('idempotency_key_in_use');
+    codes.add('idempotency_key_reused');
+    codes.add('validation_failed');
+  }
+  for (const code of codes) add(API_ERRORS[code].status, code, API_ERRORS[code].description);
+  return byStatus;
 }
 
-/** The 403 an endpoint can answer: the ability it needs, and its team's refusals of the token. */
-function forbidden(ability: Ability | undefined, actsInTeam: boolean): MethodDecorator[] {
-  const codes = [
-    ...(ability ? ['insufficient_scope'] : []),
-    ...(actsInTeam ? TEAM_REFUSAL_CODES : []),
-  ];
-  if (codes.length === 0) return [];
-  const reasons = [
-    ...(ability ? [`the token lacks the \`${ability}\` ability`] : []),
-    ...(actsInTeam
-      ? [
-          "the team the token acts in refuses it: it is pinned to a team its person is no longer in (`team_access_lost`), the team requires two-factor sign-in and the person has not turned it on (`two_factor_required`), or the token lives longer than the team's maximum (`token_lifetime_exceeds_policy`)",
-        ]
-      : []),
-  ];
-  const example = ability
-    ? new InsufficientScopeError(ability)
-    : new TeamRefusalError('two_factor_required');
-  const text = reasons.join('; or ');
-  return [
-    errorResponse(
-      403,
-      codes,
-      `${text.charAt(0).toUpperCase()}${text.slice(1)}.`,
-      asExample(example),
-      CHALLENGE,
-    ),
-  ];
+/** An error answer for every status the endpoint may refuse with, beyond authentication. */
+function refusalResponses(options: ApiEndpointOptions): MethodDecorator[] {
+  return [...refusals(options)].map(([status, codes]) => {
+    const [first, ...more] = [...codes.values()].map((reason) => reason.replace(/\.$/, ''));
+    const text = [first, ...more].join('; or ');
+    const code = [...codes.keys()][0];
+    const sentence = (words: string) => `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
+    return errorResponse(
+      status,
+      [...codes.keys()],
+      sentence(text),
+      { code, message: sentence(first) },
+      // A token's refusals carry a challenge; the conflict of a key under way, when to retry.
+      status === 403 ? CHALLENGE_OPTIONAL : status === 409 ? RETRY_AFTER_OPTIONAL : {},
+    );
+  });
 }
 
-const TEAM_REFUSAL_CODES = [
-  'team_access_lost',
-  'two_factor_required',
-  'token_lifetime_exceeds_policy',
-];
+const CHALLENGE_OPTIONAL: HeadersObject = {
+  'WWW-Authenticate': { ...CHALLENGE['WWW-Authenticate'], required: false },
+};
+
+const RETRY_AFTER_OPTIONAL: HeadersObject = {
+  'Retry-After': { ...RETRY_AFTER['Retry-After'], required: false },
+};
+
+const ETAG: HeadersObject = {
+  ETag: {
+    description:
+      'A weak tag of the answer: sent back in `If-None-Match`, it makes the same request answer 304 while nothing changed.',
+    required: true,
+    schema: { type: 'string', pattern: '^W/".+"$' },
+  },
+};
+
+const LINK: HeadersObject = {
+  Link: {
+    description:
+      'Where the next page is (RFC 8288, `rel="next"`), when there is one: the same request with the `next` cursor.',
+    schema: { type: 'string', pattern: '^<.+>; rel="next"$' },
+  },
+};
+
+export type ApiMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ApiEndpointOptions {
+  /** The method and the path under its controller's (`api/v1/…`). */
+  method: ApiMethod;
+  path?: string;
+  /** The operation's name in the OpenAPI document and the generated client: `listMembers`. */
+  operationId: string;
   /** The ability the token needs; none for an endpoint any valid token may call. */
   ability?: Ability;
   summary: string;
   description: string;
-  /** The success envelope's class. */
-  envelope: Type;
-  /** When the endpoint can answer 404, why. */
-  notFound?: string;
   /**
-   * Whether it acts in the token's team, and is refused when that team refuses the token
-   * (true unless said otherwise).
+   * The class of the answer's `data`; `[Class]` for a list, answered a page at a time (cursor
+   * pagination: `limit`, `cursor`, `next`, `Link`); left out, the answer is 204 without a body.
+   */
+  data?: Type | [Type];
+  /** The JSON body's class (validated by `@JsonBody()`): 413, 415 and 422 come with it. */
+  body?: Type;
+  /** The query string's class (validated by `@JsonQuery()`); lists have `PageQuery`'s. */
+  query?: Type;
+  /** What else it may refuse with, from the API's table of codes (api-errors.ts). */
+  errors?: ApiErrorCode[];
+  /**
+   * Whether it acts in the token's team, and is refused when that team refuses the token or
+   * does not allow its ability (true unless said otherwise).
    */
   actsInTeam?: boolean;
+  /** An event to record in the team's audit log each time it succeeds: `invoice.created`. */
+  audit?: `${string}.${string}`;
+}
+
+/** Marks an API endpoint's handler: its module's routes are authenticated and described. */
+export const API_ENDPOINT = 'tessera:api-endpoint';
+
+const STATUS_OF: Record<ApiMethod, number> = {
+  GET: 200,
+  POST: 201,
+  PUT: 200,
+  PATCH: 200,
+  DELETE: 204,
+};
+
+/** The success answer: the resource in its envelope, a page of a list, or 204 and no body. */
+function successResponse(options: ApiEndpointOptions, status: number): MethodDecorator[] {
+  const headers = { ...ALWAYS, ...RATE_LIMIT, ...(options.method === 'GET' ? ETAG : {}) };
+  if (options.data === undefined) {
+    return [ApiNoContentResponse({ description: 'Done; no body.', headers })];
+  }
+  const list = Array.isArray(options.data);
+  const envelope = list
+    ? pageEnvelopeOf((options.data as [Type])[0])
+    : envelopeOf(options.data as Type);
+  return [
+    ApiExtraModels(envelope),
+    ApiResponse({
+      status,
+      description: list
+        ? 'A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last.'
+        : 'The resource, in the success envelope.',
+      headers: list ? { ...headers, ...LINK } : headers,
+      schema: { $ref: getSchemaPath(envelope) },
+    }),
+  ];
+}
+
+/** What every endpoint may answer whatever it does: no token, no budget left, our failures. */
+const EVERY_ENDPOINT: MethodDecorator[] = [
+  errorResponse(
+    401,
+    ['missing_token', 'invalid_token', 'token_revoked', 'token_expired'],
+    'No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired.',
+    { code: 'invalid_token', message: new AuthenticationError('invalid_token').message },
+    CHALLENGE,
+  ),
+  errorResponse(
+    429,
+    ['rate_limited'],
+    "Too many requests: the token's budget, or the client's budget of failed attempts, is used up.",
+    { code: 'rate_limited', message: new RateLimitedError(42).message },
+    RETRY_AFTER,
+  ),
+  errorResponse(
+    500,
+    ['internal_error'],
+    'Something unexpected failed; nothing internal is revealed.',
+    { code: 'internal_error', message: GENERIC_MESSAGES[500] },
+  ),
+  errorResponse(
+    503,
+    ['service_unavailable'],
+    'The database cannot be reached, or its cluster node is not serving; try again shortly.',
+    { code: 'service_unavailable', message: GENERIC_MESSAGES[503] },
+    RETRY_AFTER,
+  ),
+];
+
+/** The conventions of docs/api.md that depend on the method: ETag, Idempotency-Key, pages. */
+function conventions(options: ApiEndpointOptions): MethodDecorator[] {
+  const applied: MethodDecorator[] = [];
+  if (options.method === 'GET') {
+    applied.push(
+      ApiHeader({
+        name: 'If-None-Match',
+        required: false,
+        description:
+          'The ETag of an earlier answer: 304 without a body while it is still the same.',
+      }),
+      ApiResponse({
+        status: 304,
+        description: 'Not modified: the answer is the one whose ETag was sent in If-None-Match.',
+        headers: { ...ALWAYS, ...RATE_LIMIT, ...ETAG },
+      }),
+    );
+  }
+  if (options.method === 'POST') {
+    applied.push(
+      ApiHeader({
+        name: IDEMPOTENCY_HEADER,
+        required: false,
+        description:
+          'Any string of 1 to 255 printable ASCII characters (a UUID, say) that names this request: sent again with the same body within 24 hours, it gets the first answer again, with `Idempotent-Replayed: true`, and nothing is done twice.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      }),
+      UseInterceptors(IdempotencyInterceptor),
+    );
+  }
+  if (Array.isArray(options.data)) applied.push(UseInterceptors(NextPageLink));
+  if (options.audit) {
+    applied.push(SetMetadata(API_AUDIT_EVENT, options.audit), UseInterceptors(ApiAuditTrail));
+  }
+  return applied;
 }
 
 /**
- * One API endpoint: its bearer policy for the guard and its whole description for the OpenAPI
- * document (the success envelope, every error it can answer, the headers), kept in one place.
+ * One API endpoint, in one decorator: its route, its bearer policy (the ability the guard
+ * checks, the team's refusals), the API's conventions (a POST's Idempotency-Key, a list's
+ * pages and Link, an audit event) and its whole description for the OpenAPI document (the
+ * success envelope, every error it can answer with its codes, the headers). A controller
+ * under `api/v1/` anywhere in the app gets authentication, rate limits and usage too: the API
+ * module mounts its middleware on every controller with such a handler (docs/extending.md).
  */
 export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
+  const status = options.data === undefined ? 204 : STATUS_OF[options.method];
   return applyDecorators(
+    RequestMapping({ path: options.path ?? '/', method: RequestMethod[options.method] }),
+    HttpCode(status),
+    SetMetadata(API_ENDPOINT, { operationId: options.operationId }),
     BearerAuth(options.ability, options.actsInTeam !== false),
-    ApiOperation({ summary: options.summary, description: options.description }),
+    ApiOperation({
+      operationId: options.operationId,
+      summary: options.summary,
+      description: options.description,
+    }),
     ApiBearerAuth(BEARER_SCHEME),
     ApiExtraModels(ErrorEnvelope),
-    ApiOkResponse({
-      type: options.envelope,
-      description: 'The resource, in the success envelope.',
-      headers: { ...ALWAYS, ...RATE_LIMIT },
-    }),
-    errorResponse(
-      401,
-      ['missing_token', 'invalid_token', 'token_revoked', 'token_expired'],
-      'No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired.',
-      asExample(new AuthenticationError('invalid_token')),
-      CHALLENGE,
-    ),
-    ...forbidden(options.ability, options.actsInTeam !== false),
-    ...(options.notFound
-      ? [errorResponse(404, ['not_found'], options.notFound, asExample(new TeamNotFoundError()))]
-      : []),
-    errorResponse(
-      429,
-      ['rate_limited'],
-      "Too many requests: the token's budget, or the client's budget of failed attempts, is used up.",
-      asExample(new RateLimitedError(42)),
-      RETRY_AFTER,
-    ),
-    errorResponse(
-      500,
-      ['internal_error'],
-      'Something unexpected failed; nothing internal is revealed.',
-      { code: 'internal_error', message: GENERIC_MESSAGES[500] },
-    ),
-    errorResponse(
-      503,
-      ['service_unavailable'],
-      'The database cannot be reached, or its cluster node is not serving; try again shortly.',
-      { code: 'service_unavailable', message: GENERIC_MESSAGES[503] },
-      RETRY_AFTER,
-    ),
+    ...successResponse(options, status),
+    ...EVERY_ENDPOINT,
+    ...refusalResponses(options),
+    ...conventions(options),
   );
 }

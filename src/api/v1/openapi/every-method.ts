@@ -42,9 +42,11 @@ function errorAnswer(description: string, code: string, message: string): Respon
 
 /**
  * What every path of the API answers beyond its routes, added to the generated document: HEAD
- * wherever GET is (the same status and headers, no body); 405 with `Allow` for the methods a
- * path does not take; and, on every operation, 400 `bad_request` and 431 `headers_too_large`,
- * which node's parser answers in the same envelope before any route runs.
+ * wherever GET is (the same status and headers, no body); on every operation, 400
+ * `bad_request` and 431 `headers_too_large`, which node's parser answers in the same envelope
+ * before any route runs. A method a path does not take is answered 405 with `Allow`: that is
+ * said once, in the document's description and its `MethodNotAllowed` response, rather than as
+ * an operation for each method of each path, which a generated client would offer as a call.
  */
 export function describeEveryMethod(document: OpenAPIObject): void {
   const responses = (document.components ??= {}).responses ?? {};
@@ -60,37 +62,29 @@ export function describeEveryMethod(document: OpenAPIObject): void {
     'The request headers are too large.',
   );
   const notAllowed = errorAnswer(
-    'This path does not take the method: `Allow` names those it takes.',
+    'Any path, asked with a method it does not take: `Allow` names those it takes.',
     'method_not_allowed',
     GENERIC_MESSAGES[405],
   );
+  notAllowed.headers = {
+    ...notAllowed.headers,
+    Allow: {
+      description: 'The methods the path takes.',
+      required: true,
+      schema: { type: 'string' },
+    },
+  };
   responses.MethodNotAllowed = notAllowed;
 
-  for (const [path, item] of Object.entries(document.paths) as [string, PathItemObject][]) {
+  for (const item of Object.values(document.paths) as PathItemObject[]) {
     const get = item.get;
     if (get && !item.head) item.head = headOf(get);
-    const taken = (['get', 'head', ...OTHER_METHODS] as const).filter((m) => item[m]);
-    notAllowed.headers = {
-      ...notAllowed.headers,
-      Allow: {
-        description: 'The methods the path takes.',
-        required: true,
-        schema: { type: 'string' },
-      },
-    };
-    for (const operation of taken.map((m) => item[m]!)) {
-      operation.responses['400'] = { $ref: '#/components/responses/BadRequest' };
+    for (const method of ['get', 'head', ...OTHER_METHODS] as const) {
+      const operation = item[method];
+      if (!operation) continue;
+      // A body that is not JSON is a 400 the endpoint describes itself, with node's.
+      operation.responses['400'] ??= { $ref: '#/components/responses/BadRequest' };
       operation.responses['431'] = { $ref: '#/components/responses/HeadersTooLarge' };
-    }
-    for (const method of OTHER_METHODS.filter((m) => !item[m])) {
-      item[method] = {
-        operationId: `${method}_${path.replace(/\W+/g, '_')}_not_allowed`,
-        summary: `${method.toUpperCase()} is not taken here`,
-        description: `Answers 405 \`method_not_allowed\`, before any token is looked at, with \`Allow: ${taken.map((m) => m.toUpperCase()).join(', ')}\`.`,
-        tags: get?.tags,
-        security: [],
-        responses: { '405': { $ref: '#/components/responses/MethodNotAllowed' } },
-      };
     }
   }
 }
@@ -110,7 +104,7 @@ function headOf(get: OperationObject): OperationObject {
   }
   return {
     ...get,
-    operationId: `${get.operationId ?? 'get'}_head`,
+    operationId: `${get.operationId ?? 'get'}Headers`,
     summary: `${get.summary ?? ''} (headers only)`.trim(),
     description: `The answer of GET without its body: the same status and headers.`,
     responses: answers,

@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ABILITIES } from '../../../tokens/abilities.js';
+import { ABILITY_NAME } from '../../../config/abilities.config.js';
 import { API_VERSION } from '../../../common/http/envelope.js';
 
 /** What the envelope's `timestamp` is: UTC with six fractional digits. */
@@ -41,6 +41,17 @@ export class TeamSchema {
   slug!: string;
 }
 
+@ApiSchema({ name: 'Ability', description: 'An ability of the catalog, with what it allows.' })
+export class AbilitySchema {
+  @ApiProperty({ pattern: ABILITY_NAME.source, example: 'team:read' })
+  name!: string;
+  @ApiProperty({
+    minLength: 1,
+    example: 'Read the team the token acts in (name and slug): GET /api/v1/team.',
+  })
+  description!: string;
+}
+
 @ApiSchema({
   name: 'Token',
   description: 'The presented token: what it may do and when it runs out. Never its value.',
@@ -52,10 +63,24 @@ export class TokenSchema {
   name!: string;
   @ApiProperty({
     type: 'array',
-    items: { type: 'string', enum: [...ABILITIES] },
+    items: { type: 'string', pattern: ABILITY_NAME.source },
+    description: 'What it may do: the abilities it holds that this deployment offers.',
     example: ['user:read', 'team:read'],
   })
   abilities!: string[];
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', pattern: ABILITY_NAME.source },
+    description:
+      'Abilities it holds that this deployment no longer offers: they grant nothing, and the token is not refused for them.',
+    example: [],
+  })
+  abilities_no_longer_offered!: string[];
+  @ApiProperty({
+    type: () => [AbilitySchema],
+    description: 'Every ability this deployment offers, with what it allows.',
+  })
+  catalog!: AbilitySchema[];
   @ApiProperty({ type: String, format: 'date-time', example: '2026-11-01T09:00:00.000Z' })
   created_at!: string;
   @ApiProperty({
@@ -99,25 +124,64 @@ export class TokenSchema {
   team_refusal!: string | null;
 }
 
-/** The success envelope around one resource. */
-function successEnvelope<T>(data: Type<T>, name: string): Type {
-  @ApiSchema({ name })
-  class SuccessEnvelope {
-    @ApiProperty({ type: Boolean, enum: [true] })
-    success!: true;
-    @ApiProperty({ type: data })
-    data!: T;
-    @ApiProperty(VERSION)
-    version!: string;
-    @ApiProperty(TIMESTAMP)
-    timestamp!: string;
-  }
-  return SuccessEnvelope;
+/** The schema's name, as `@ApiSchema` gave it (the class's name otherwise). */
+function schemaName(type: Type): string {
+  const [options] = (Reflect.getMetadata('swagger/apiSchema', type) ?? []) as { name?: string }[];
+  return options?.name ?? type.name;
 }
 
-export const UserProfileEnvelope = successEnvelope(UserProfileSchema, 'UserProfileEnvelope');
-export const TeamEnvelope = successEnvelope(TeamSchema, 'TeamEnvelope');
-export const TokenEnvelope = successEnvelope(TokenSchema, 'TokenEnvelope');
+const envelopes = new Map<Type, Type>();
+const pages = new Map<Type, Type>();
+
+/** The success envelope around one resource of `data`'s class: `<Name>Envelope`. */
+export function envelopeOf(data: Type): Type {
+  let envelope = envelopes.get(data);
+  if (!envelope) {
+    @ApiSchema({ name: `${schemaName(data)}Envelope` })
+    class SuccessEnvelope {
+      @ApiProperty({ type: Boolean, enum: [true] })
+      success!: true;
+      @ApiProperty({ type: data })
+      data!: unknown;
+      @ApiProperty(VERSION)
+      version!: string;
+      @ApiProperty(TIMESTAMP)
+      timestamp!: string;
+    }
+    envelope = SuccessEnvelope;
+    envelopes.set(data, envelope);
+  }
+  return envelope;
+}
+
+/** A page of a list of `data`'s class: `<Name>Page`, with the cursor of the next. */
+export function pageEnvelopeOf(data: Type): Type {
+  let page = pages.get(data);
+  if (!page) {
+    @ApiSchema({ name: `${schemaName(data)}Page` })
+    class PageEnvelope {
+      @ApiProperty({ type: Boolean, enum: [true] })
+      success!: true;
+      @ApiProperty({ type: data, isArray: true })
+      data!: unknown[];
+      @ApiProperty({
+        type: String,
+        nullable: true,
+        pattern: '^[A-Za-z0-9_-]+$',
+        description:
+          'The cursor of the next page (send it as `cursor`, or follow the `Link` header); null on the last page.',
+      })
+      next!: string | null;
+      @ApiProperty(VERSION)
+      version!: string;
+      @ApiProperty(TIMESTAMP)
+      timestamp!: string;
+    }
+    page = PageEnvelope;
+    pages.set(data, page);
+  }
+  return page;
+}
 
 @ApiSchema({ name: 'Error' })
 export class ErrorBody {
@@ -128,6 +192,14 @@ export class ErrorBody {
   code!: string;
   @ApiProperty({ description: 'For people; may change.', example: 'The token is not valid.' })
   message!: string;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description:
+      'On `validation_failed` (and a conflict about one field): each bad field, by name, with what is wrong with it.',
+    example: { email: 'Enter a valid email address.' },
+  })
+  fields?: Record<string, string>;
   @ApiPropertyOptional({
     description: 'On 5xx answers: the X-Request-Id to quote to support.',
     example: '0b797a9d-f1a0-4d3b-973f-fbb73d9a17a8',

@@ -1,0 +1,70 @@
+import { json, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { DomainError } from '../../../common/errors/domain.error.js';
+
+/** The largest body the API reads. */
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+export class UnsupportedMediaTypeError extends DomainError {
+  readonly code = 'unsupported_media_type';
+  readonly status = 415;
+  constructor() {
+    super('Send the body as JSON, with "Content-Type: application/json".');
+  }
+}
+
+export class PayloadTooLargeError extends DomainError {
+  readonly code = 'payload_too_large';
+  readonly status = 413;
+  constructor() {
+    super(`The body is larger than ${BODY_LIMIT_BYTES / 1024} KB.`);
+  }
+}
+
+export class InvalidJsonError extends DomainError {
+  readonly code = 'bad_request';
+  readonly status = 400;
+  constructor() {
+    super('The body is not valid JSON.');
+  }
+}
+
+/** `application/json`, or a `+json` type, whatever its parameters. */
+function isJson(contentType: string | undefined): boolean {
+  const type = contentType?.split(';', 1)[0].trim().toLowerCase() ?? '';
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Whether the request carries a body, as node's parser framed it. */
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Reads the body of an API request that writes (POST, PUT, PATCH): JSON only (415 otherwise),
+ * at most 16 KB (413), well formed (400); no body reads as `{}`, so each missing field is named
+ * by validation. GET, HEAD and DELETE take no body and pass untouched.
+ */
+export function readJsonBody(): RequestHandler {
+  const parse = json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true });
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const method = req.method;
+    if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return next();
+    if (!hasBody(req)) {
+      req.body = {};
+      return next();
+    }
+    if (!isJson(req.headers['content-type'])) return next(new UnsupportedMediaTypeError());
+    parse(req, res, (error?: unknown) => {
+      if (!error) return next();
+      const status = (error as { status?: number }).status;
+      next(
+        status === 413
+          ? new PayloadTooLargeError()
+          : status === 415
+            ? new UnsupportedMediaTypeError()
+            : new InvalidJsonError(),
+      );
+    });
+  };
+}

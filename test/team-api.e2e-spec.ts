@@ -1,0 +1,523 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { toEventView } from '../src/security-log/audit.view.js';
+import { Team } from '../src/teams/team.entity.js';
+import type { User } from '../src/users/user.entity.js';
+import { callEveryEndpoint } from './client/every-endpoint.js';
+import { tesseraClient } from './client/tessera-client.js';
+import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { OpenApiContract } from './support/openapi-contract.js';
+import { rolesIn } from './support/teams.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { waitFor } from './support/wait-for.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
+
+const EVERY_ABILITY = [
+  'user:read',
+  'team:read',
+  'members:read',
+  'members:write',
+  'tokens:read',
+  'audit:read',
+];
+
+describe('the team API', () => {
+  let t: TestApp;
+  let contract: OpenApiContract;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_API_PER_TOKEN: '100000' });
+    contract = await OpenApiContract.fetch(t.server);
+    baseUrl = `http://127.0.0.1:${(t.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** A team with its owner, an admin and a member, each with a token of every ability. */
+  async function team(name = 'Acme') {
+    const owner = await createUser(t.app, { name: 'Olive Owner' });
+    const acme = await createTeam(t.app, owner, name);
+    const admin = await createUser(t.app, { name: 'Adam Admin' });
+    const member = await createUser(t.app, { name: 'Mia Member' });
+    await addMember(t.app, acme.id, admin, 'admin');
+    await addMember(t.app, acme.id, member, 'member');
+    const tokenOf = async (user: User, abilities = EVERY_ABILITY) =>
+      (await createToken(t.app, user, { name: 'ci', abilities, teamId: acme.id })).plaintext;
+    return {
+      acme,
+      owner,
+      admin,
+      member,
+      tokenOf,
+      client: async (user: User, abilities?: string[]) =>
+        tesseraClient(baseUrl, await tokenOf(user, abilities)),
+    };
+  }
+
+  /** Fails unless the client's answer is what the OpenAPI document says for it. */
+  function described(
+    method: string,
+    path: string,
+    answer: { response: Response; data?: unknown; error?: unknown },
+  ): void {
+    const res = {
+      status: answer.response.status,
+      headers: Object.fromEntries(answer.response.headers),
+      body: answer.data ?? answer.error,
+    };
+    contract.expectMatches(method, path, res as unknown as request.Response);
+  }
+
+  it('should let an automation list members, invite, change a role, read the inventory and the audit log, withdraw and remove through the generated client, as the pages would', async () => {
+    const { acme, owner, member, tokenOf } = await team();
+    const plaintext = await tokenOf(owner);
+    const memberToken = await tokenOf(member, ['team:read']);
+    const invitee = uniqueEmail('invitee');
+    const seen = await callEveryEndpoint(tesseraClient(baseUrl, plaintext), member.id, invitee);
+
+    expect(seen.profileEmail).toBe(owner.email);
+    expect(seen.teams).toContainEqual({ id: acme.id, role: 'owner' });
+    expect(seen.team.id).toBe(acme.id);
+    expect(seen.token.abilities).toEqual(EVERY_ABILITY);
+    expect(seen.token.catalog).toEqual(EVERY_ABILITY);
+    expect(seen.members.map((m) => m.role).sort()).toEqual(['admin', 'member', 'owner']);
+    expect(seen.invitations).toEqual([invitee]);
+    expect(seen.roleChanged).toBe('changed');
+    expect(seen.tokens.map((x) => x.person).sort()).toEqual([owner.email, member.email].sort());
+    expect(JSON.stringify(seen.tokens)).not.toContain(memberToken.slice(4));
+    expect(seen.events).toEqual(
+      expect.arrayContaining(['team.member_invited', 'team.role_changed']),
+    );
+    expect(seen.invitationWithdrawn).toBe(204);
+    expect(seen.memberRemoved).toBe(204);
+
+    // What the pages would have done: the invitation mailed then withdrawn, the member told of
+    // the role and the removal, and gone from the team.
+    await t.mail.waitFor({ to: invitee, subject: /invited to join Acme/ });
+    await t.mail.waitForCount({ to: member.email }, 2);
+    const invitation = await t.dataSource
+      .getRepository(TeamInvitation)
+      .findOneByOrFail({ teamId: acme.id, email: invitee });
+    expect(invitation.status).toBe('revoked');
+    expect(await rolesIn(t, acme.id)).not.toHaveProperty(String(member.id));
+
+    // The audit log says who did it: the owner, with the token.
+    await t.app.get(Scheduler).drain();
+    const events = await t.dataSource
+      .getRepository(AuditEvent)
+      .find({ where: { teamId: acme.id, event: 'team.member_invited' } });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ actorKind: 'token', actorUserId: owner.id });
+    const names = {
+      people: new Map([[owner.id, owner]]),
+      tokens: new Map([[events[0].tokenId!, 'ci']]),
+    };
+    expect(toEventView(events[0], names, member.id).by).toBe(
+      `${owner.name} (${owner.email}), with the token “ci”`,
+    );
+  });
+
+  it('should answer every endpoint as the OpenAPI document describes, values and hashes never included', async () => {
+    const { owner, admin, tokenOf } = await team();
+    const plaintext = await tokenOf(owner);
+    const client = tesseraClient(baseUrl, plaintext);
+    described('GET', '/api/v1/user/teams', await client.GET('/api/v1/user/teams'));
+    described('GET', '/api/v1/team/members', await client.GET('/api/v1/team/members'));
+    described('GET', '/api/v1/team/invitations', await client.GET('/api/v1/team/invitations'));
+    const tokens = await client.GET('/api/v1/team/tokens');
+    described('GET', '/api/v1/team/tokens', tokens);
+    expect(JSON.stringify(tokens.data)).not.toContain(plaintext.slice(4));
+    expect(JSON.stringify(tokens.data)).not.toMatch(/[0-9a-f]{64}/);
+    described('GET', '/api/v1/team/audit-log', await client.GET('/api/v1/team/audit-log'));
+    const invited = await client.POST('/api/v1/team/invitations', {
+      body: { email: uniqueEmail('doc') },
+    });
+    expect(invited.response.status).toBe(201);
+    described('POST', '/api/v1/team/invitations', invited);
+    const role = await client.PATCH('/api/v1/team/members/{id}', {
+      params: { path: { id: admin.id } },
+      body: { role: 'member' },
+    });
+    described('PATCH', '/api/v1/team/members/{id}', role);
+    expect(role.data?.data).toEqual({ id: admin.id, name: admin.name, email: admin.email });
+  });
+
+  it('should refuse a token without the ability each endpoint names (403 insufficient_scope)', async () => {
+    const { owner, admin, client } = await team();
+    const narrow = await client(owner, ['team:read']);
+    const email = uniqueEmail('never');
+    const answers: [string, { response: Response; error?: { error: { code: string } } }][] = [
+      ['user:read', await narrow.GET('/api/v1/user/teams')],
+      ['members:read', await narrow.GET('/api/v1/team/members')],
+      ['members:read', await narrow.GET('/api/v1/team/invitations')],
+      ['members:write', await narrow.POST('/api/v1/team/invitations', { body: { email } })],
+      [
+        'members:write',
+        await narrow.PATCH('/api/v1/team/members/{id}', {
+          params: { path: { id: admin.id } },
+          body: { role: 'member' },
+        }),
+      ],
+      [
+        'members:write',
+        await narrow.DELETE('/api/v1/team/members/{id}', { params: { path: { id: admin.id } } }),
+      ],
+      [
+        'members:write',
+        await narrow.DELETE('/api/v1/team/invitations/{id}', { params: { path: { id: 1 } } }),
+      ],
+      ['tokens:read', await narrow.GET('/api/v1/team/tokens')],
+      ['audit:read', await narrow.GET('/api/v1/team/audit-log')],
+    ];
+    for (const [ability, answer] of answers) {
+      expect({ ability, status: answer.response.status, code: answer.error?.error.code }).toEqual({
+        ability,
+        status: 403,
+        code: 'insufficient_scope',
+      });
+      expect(answer.response.headers.get('www-authenticate')).toContain(`scope="${ability}"`);
+    }
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(0);
+  });
+
+  it("should refuse a member the owner's and admins' endpoints (403 forbidden), and let them read the members", async () => {
+    const { acme, member, admin, client } = await team();
+    const api = await client(member);
+    expect((await api.GET('/api/v1/team/members')).response.status).toBe(200);
+    const refused = {
+      listInvitations: await api.GET('/api/v1/team/invitations'),
+      createInvitation: await api.POST('/api/v1/team/invitations', {
+        body: { email: uniqueEmail() },
+      }),
+      updateMemberRole: await api.PATCH('/api/v1/team/members/{id}', {
+        params: { path: { id: admin.id } },
+        body: { role: 'member' },
+      }),
+      removeMember: await api.DELETE('/api/v1/team/members/{id}', {
+        params: { path: { id: admin.id } },
+      }),
+      listTeamTokens: await api.GET('/api/v1/team/tokens'),
+      listAuditEvents: await api.GET('/api/v1/team/audit-log'),
+    };
+    for (const [operation, answer] of Object.entries(refused)) {
+      expect({ operation, status: answer.response.status, code: answer.error?.error.code }).toEqual(
+        { operation, status: 403, code: 'forbidden' },
+      );
+    }
+    described('GET', '/api/v1/team/tokens', refused.listTeamTokens);
+    // Nothing changed.
+    expect(await rolesIn(t, acme.id)).toMatchObject({ [admin.id]: 'admin' });
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: acme.id })).toBe(0);
+  });
+
+  it("should not find another team's members and invitations (404), and change nothing there", async () => {
+    const ours = await team('Ours');
+    const theirs = await team('Theirs');
+    const api = await ours.client(ours.owner);
+    const invited = await (
+      await theirs.client(theirs.owner)
+    ).POST('/api/v1/team/invitations', { body: { email: uniqueEmail() } });
+    const theirInvitation = invited.data!.data.id;
+    const answers = [
+      await api.PATCH('/api/v1/team/members/{id}', {
+        params: { path: { id: theirs.member.id } },
+        body: { role: 'admin' },
+      }),
+      await api.DELETE('/api/v1/team/members/{id}', { params: { path: { id: theirs.member.id } } }),
+      await api.DELETE('/api/v1/team/invitations/{id}', {
+        params: { path: { id: theirInvitation } },
+      }),
+    ];
+    for (const answer of answers) {
+      expect({ status: answer.response.status, code: answer.error?.error.code }).toEqual({
+        status: 404,
+        code: 'not_found',
+      });
+    }
+    described('DELETE', '/api/v1/team/invitations/{id}', answers[2]);
+    expect(await rolesIn(t, theirs.acme.id)).toMatchObject({ [theirs.member.id]: 'member' });
+    const still = await t.dataSource
+      .getRepository(TeamInvitation)
+      .findOneByOrFail({ id: theirInvitation });
+    expect(still.status).toBe('pending');
+  });
+
+  it("should refuse what the team's policy refuses: an ability it does not allow (naming it), and a person without two-factor sign-in", async () => {
+    const { acme, owner, client } = await team();
+    const api = await client(owner);
+    await t.dataSource
+      .getRepository(Team)
+      .update({ id: acme.id }, { allowedAbilities: ['team:read', 'members:write'] });
+    const members = await api.GET('/api/v1/team/members');
+    expect(members.response.status).toBe(403);
+    expect(members.error?.error).toMatchObject({
+      code: 'ability_not_allowed_by_team',
+      message: expect.stringContaining('"members:read"'),
+    });
+    expect(members.response.headers.get('www-authenticate')).toContain('scope="members:read"');
+    described('GET', '/api/v1/team/members', members);
+    // What the policy allows still works; a token's other abilities are not refused for it.
+    expect((await api.GET('/api/v1/team')).response.status).toBe(200);
+
+    await t.dataSource
+      .getRepository(Team)
+      .update({ id: acme.id }, { allowedAbilities: null, requireTwoFactor: true });
+    const refused = await api.GET('/api/v1/team/members');
+    expect(refused.error?.error.code).toBe('two_factor_required');
+  });
+
+  it('should name each bad field (422), and refuse a body that is not JSON (415), too large (413) or malformed (400)', async () => {
+    const { owner, tokenOf } = await team();
+    const auth = `Bearer ${await tokenOf(owner)}`;
+    const post = (body: string, type = 'application/json') =>
+      request(t.server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', auth)
+        .set('Content-Type', type)
+        .send(body);
+
+    const bad = await post(JSON.stringify({ email: 'not an address', role: 'king', admin: true }));
+    expect(bad.status).toBe(422);
+    expect(bad.body.error).toMatchObject({
+      code: 'validation_failed',
+      fields: {
+        email: 'Enter a valid email address.',
+        role: expect.stringContaining('member, admin'),
+        admin: 'admin is not a field of this request.',
+      },
+    });
+    contract.expectMatches('POST', '/api/v1/team/invitations', bad);
+    const empty = await request(t.server)
+      .post('/api/v1/team/invitations')
+      .set('Authorization', auth);
+    expect(empty.body.error.fields).toHaveProperty('email');
+
+    const form = await post('email=a@example.com', 'application/x-www-form-urlencoded');
+    expect([form.status, form.body.error.code]).toEqual([415, 'unsupported_media_type']);
+    contract.expectMatches('POST', '/api/v1/team/invitations', form);
+    const large = await post(JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(17_000) }));
+    expect([large.status, large.body.error.code]).toEqual([413, 'payload_too_large']);
+    contract.expectMatches('POST', '/api/v1/team/invitations', large);
+    const broken = await post('{"email": ');
+    expect([broken.status, broken.body.error.code]).toEqual([400, 'bad_request']);
+    contract.expectMatches('POST', '/api/v1/team/invitations', broken);
+    const list = await request(t.server)
+      .post('/api/v1/team/invitations')
+      .set('Authorization', auth)
+      .send([1]);
+    expect([list.status, list.body.error.fields]).toEqual([
+      422,
+      { body: 'The body must be a JSON object.' },
+    ]);
+
+    for (const query of [
+      'limit=0',
+      'limit=101',
+      'limit=ten',
+      'cursor=!!',
+      'cursor=bWVtYmVyczox',
+      'sort=name',
+    ]) {
+      const res = await request(t.server)
+        .get(`/api/v1/team/invitations?${query}`)
+        .set('Authorization', auth);
+      expect({ query, status: res.status, code: res.body.error?.code }).toEqual({
+        query,
+        status: 422,
+        code: 'validation_failed',
+      });
+    }
+    // Nothing was invited by any of them.
+    expect(await t.mail.find({ to: 'a@example.com' })).toHaveLength(0);
+  });
+
+  it('should give the first answer again for the same Idempotency-Key and body, and refuse the key with another body', async () => {
+    const { acme, owner, tokenOf } = await team();
+    const auth = `Bearer ${await tokenOf(owner)}`;
+    const email = uniqueEmail('once');
+    const send = (body: object, key = 'invite-once-0001') =>
+      request(t.server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', auth)
+        .set('Idempotency-Key', key)
+        .send(body);
+
+    const first = await send({ email, role: 'member' });
+    expect(first.status).toBe(201);
+    // The same body written in another order is the same request.
+    const again = await send({ role: 'member', email });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+
+    const other = await send({ email: uniqueEmail('other'), role: 'member' });
+    expect([other.status, other.body.error.code]).toEqual([422, 'idempotency_key_reused']);
+    contract.expectMatches('POST', '/api/v1/team/invitations', other);
+    // A refusal is an answer too: given again, and acted on once.
+    const dup = await send({ email, role: 'admin' }, 'invite-twice-0001');
+    const dupAgain = await send({ email, role: 'admin' }, 'invite-twice-0001');
+    expect([dup.status, dup.body.error.code]).toEqual([409, 'already_invited']);
+    expect(dupAgain.body).toEqual(dup.body);
+    // A key of another person is theirs alone.
+    const admin = await createUser(t.app);
+    await addMember(t.app, acme.id, admin, 'admin');
+    const theirs = await request(t.server)
+      .post('/api/v1/team/invitations')
+      .set(
+        'Authorization',
+        `Bearer ${(await createToken(t.app, admin, { abilities: EVERY_ABILITY, teamId: acme.id })).plaintext}`,
+      )
+      .set('Idempotency-Key', 'invite-once-0001')
+      .send({ email: uniqueEmail('theirs') });
+    expect(theirs.status).toBe(201);
+
+    const bad = await request(t.server)
+      .post('/api/v1/team/invitations')
+      .set('Authorization', auth)
+      .set('Idempotency-Key', 'k'.repeat(256))
+      .send({ email: uniqueEmail() });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.fields).toHaveProperty('Idempotency-Key');
+
+    expect(
+      await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: acme.id, email }),
+    ).toBe(1);
+    await waitFor(() => t.mail.find({ to: email }).length === 1);
+  });
+
+  it('should read every member once, in a stable order, while members join between the pages (next and Link agree)', async () => {
+    const { acme, owner, client } = await team();
+    for (let i = 0; i < 4; i++) await addMember(t.app, acme.id, await createUser(t.app));
+    const before = Object.keys(await rolesIn(t, acme.id)).map(Number);
+    expect(before).toHaveLength(7);
+    const api = await client(owner);
+    const seen: number[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await api.GET('/api/v1/team/members', {
+        params: { query: { limit: 3, cursor } },
+      });
+      expect(res.response.status).toBe(200);
+      seen.push(...res.data!.data.map((m) => m.id));
+      const next = res.data!.next;
+      const link = res.response.headers.get('link');
+      if (next) {
+        expect(link).toBe(
+          `<http://localhost:3000/api/v1/team/members?limit=3&cursor=${next}>; rel="next"`,
+        );
+      } else expect(link).toBeNull();
+      cursor = next ?? undefined;
+      // Someone joins after each page.
+      if (pages++ < 2) await addMember(t.app, acme.id, await createUser(t.app));
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    for (const id of before) expect(seen).toContain(id);
+
+    // The audit log, newest first, neither repeats nor skips while events are recorded.
+    const log: number[] = [];
+    const auditPage = (from?: string) =>
+      api.GET('/api/v1/team/audit-log', { params: { query: { limit: 2, cursor: from } } });
+    cursor = undefined;
+    let first = true;
+    do {
+      const res = await auditPage(cursor);
+      log.push(...res.data!.data.map((e) => e.id));
+      cursor = res.data!.next ?? undefined;
+      if (first) await addMember(t.app, acme.id, await createUser(t.app));
+      first = false;
+    } while (cursor);
+    expect(new Set(log).size).toBe(log.length);
+    expect(log).toEqual([...log].sort((a, b) => b - a));
+    const all = await t.dataSource.getRepository(AuditEvent).countBy({ teamId: acme.id });
+    expect(log.length).toBe(all - 1);
+  });
+
+  it('should answer a GET with an ETag, 304 without a body while it holds, and a new one once the list changed', async () => {
+    const { acme, owner, tokenOf } = await team();
+    const auth = `Bearer ${await tokenOf(owner)}`;
+    const get = (path: string, tag?: string) => {
+      const req = request(t.server).get(path).set('Authorization', auth);
+      return tag ? req.set('If-None-Match', tag) : req;
+    };
+    for (const path of ['/api/v1/team/members', '/api/v1/team', '/api/v1/user/profile']) {
+      const first = await get(path);
+      const tag = first.headers.etag as string;
+      expect(tag).toMatch(/^W\/".+"$/);
+      const same = await get(path, tag);
+      expect({ path, status: same.status, text: same.text, etag: same.headers.etag }).toEqual({
+        path,
+        status: 304,
+        text: '',
+        etag: tag,
+      });
+      expect((await get(path, '"something else"')).status).toBe(200);
+    }
+    const tag = (await get('/api/v1/team/members')).headers.etag as string;
+    await addMember(t.app, acme.id, await createUser(t.app));
+    const changed = await get('/api/v1/team/members', tag);
+    expect(changed.status).toBe(200);
+    expect(changed.headers.etag).not.toBe(tag);
+  });
+});
+
+describe('the team API on two instances', () => {
+  it('should act once for a burst of the same Idempotency-Key sent to both instances at once', async () => {
+    const { startInstances } = await import('./support/instances.js');
+    const { burst, tally } = await import('./support/burst.js');
+    const deployment = await startInstances(2, { RATE_LIMIT_API_PER_TOKEN: '100000' });
+    try {
+      const { first } = deployment;
+      const owner = await createUser(first.app);
+      const acme = await createTeam(first.app, owner);
+      const { plaintext } = await createToken(first.app, owner, {
+        abilities: EVERY_ABILITY,
+        teamId: acme.id,
+      });
+      const email = uniqueEmail('burst');
+      const answers = await burst(12, deployment.servers, (_i, server) =>
+        request(server)
+          .post('/api/v1/team/invitations')
+          .set('Authorization', `Bearer ${plaintext}`)
+          .set('Idempotency-Key', 'burst-key-0001')
+          .send({ email }),
+      );
+      const counts = tally(answers, (res) => `${res.status} ${res.body.error?.code ?? 'created'}`);
+      // Each either got the one answer, or was told the first was still under way.
+      expect(
+        Object.keys(counts).every((k) => ['201 created', '409 idempotency_key_in_use'].includes(k)),
+      ).toBe(true);
+      const created = answers.filter((res) => res.status === 201);
+      expect(created.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(created.map((res) => res.body.data.id)).size).toBe(1);
+      // Asked again once the first has answered, every instance gives its answer.
+      for (const server of deployment.servers) {
+        const again = await request(server)
+          .post('/api/v1/team/invitations')
+          .set('Authorization', `Bearer ${plaintext}`)
+          .set('Idempotency-Key', 'burst-key-0001')
+          .send({ email });
+        expect(again.status).toBe(201);
+        expect(again.body.data.id).toBe(created[0].body.data.id);
+      }
+      expect(await first.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(1);
+      await first.app.get(Scheduler).drain();
+      expect(
+        await first.dataSource
+          .getRepository(AuditEvent)
+          .countBy({ teamId: acme.id, event: 'team.member_invited' }),
+      ).toBe(1);
+      await deployment.mail.waitFor({ to: email });
+      expect(deployment.mail.find({ to: email })).toHaveLength(1);
+    } finally {
+      await deployment.close();
+    }
+  });
+});
