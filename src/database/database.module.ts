@@ -11,6 +11,7 @@ import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
+import { DatabaseHealth } from './database-health.js';
 import { buildDataSourceOptions } from './database-options.js';
 import { runMigrations } from './migrator.js';
 import { SchemaState } from './schema-state.js';
@@ -47,20 +48,26 @@ class MigrateOnBoot implements OnModuleInit {
 @Module({})
 export class DatabaseModule {
   static forRoot(entities: NonNullable<DataSourceOptions['entities']>): DynamicModule {
+    const health = new DatabaseHealth();
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [CONFIG],
           useFactory: (config: Config) => ({
-            ...buildDataSourceOptions(config.database, entities),
+            ...buildDataSourceOptions(config.database, entities, health),
             retryAttempts: 3,
             retryDelay: 1000,
           }),
         }),
       ],
-      providers: [MigrateOnBoot, SchemaState, Transactions],
-      exports: [SchemaState, Transactions],
+      providers: [
+        MigrateOnBoot,
+        SchemaState,
+        Transactions,
+        { provide: DatabaseHealth, useValue: health },
+      ],
+      exports: [SchemaState, Transactions, DatabaseHealth],
     };
   }
 }

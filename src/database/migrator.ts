@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DataSource, Migration } from 'typeorm';
+import { withoutQueryLimits } from './pool-guard.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
 const LOCK_WAIT_SECONDS = 60;
@@ -26,12 +27,13 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
     : runOnMysql(dataSource);
 }
 
-/** A named lock held on its own connection while TypeORM migrates on others. */
-async function runOnMysql(dataSource: DataSource): Promise<string[]> {
+function runOnMysql(dataSource: DataSource): Promise<string[]> {
   // Waiting for the lock, or a migration itself, may rightly outlast a request's query timeout.
-  const options = dataSource.driver.options as { enableQueryTimeout?: boolean };
-  const timeouts = options.enableQueryTimeout;
-  options.enableQueryTimeout = false;
+  return withoutQueryLimits(dataSource, () => lockAndMigrate(dataSource));
+}
+
+/** A named lock held on its own connection while TypeORM migrates on others. */
+async function lockAndMigrate(dataSource: DataSource): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   const lock = migrationLockName(String(dataSource.driver.database));
   try {
@@ -49,7 +51,6 @@ async function runOnMysql(dataSource: DataSource): Promise<string[]> {
     }
   } finally {
     await runner.release();
-    options.enableQueryTimeout = timeouts;
   }
 }
 
@@ -66,7 +67,11 @@ function runOnSqlite(dataSource: DataSource): Promise<string[]> {
 const names = (migrations: Migration[]): string[] => migrations.map((m) => m.name);
 
 /** Undoes the last applied migration and returns its name, or undefined when none was left. */
-export async function revertLastMigration(dataSource: DataSource): Promise<string | undefined> {
+export function revertLastMigration(dataSource: DataSource): Promise<string | undefined> {
+  return withoutQueryLimits(dataSource, () => revert(dataSource));
+}
+
+async function revert(dataSource: DataSource): Promise<string | undefined> {
   const runner = dataSource.createQueryRunner();
   const table = dataSource.options.migrationsTableName ?? 'migrations';
   try {

@@ -10,7 +10,10 @@ const UNIQUE_VIOLATION_CODES = new Set([
   'SQLITE_CONSTRAINT_PRIMARYKEY',
 ]);
 
-/** Codes that mean the database could not be reached, as opposed to a query that failed. */
+/**
+ * Codes that mean the database could not be reached or gave no answer in time (a stall, a lock
+ * held elsewhere past the wait the server allows), as opposed to a query that failed.
+ */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -20,12 +23,21 @@ const UNAVAILABLE_CODES = new Set([
   'EPIPE',
   'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_SEQUENCE_TIMEOUT',
+  'POOL_ACQUIRE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_QUERY_TIMEOUT',
   'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
   'SQLITE_IOERR',
 ]);
+
+/**
+ * Server errors mysql2 has no name for: MariaDB's max_statement_time (1969; MySQL's
+ * MAX_EXECUTION_TIME is ER_QUERY_TIMEOUT above).
+ */
+const UNAVAILABLE_ERRNOS = new Set([1969]);
 
 function codeOf(error: unknown): string | undefined {
   const e = error as DriverError | null;
@@ -47,7 +59,13 @@ export function isUniqueViolation(error: unknown, column?: string): boolean {
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error) ?? '';
-  return UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR');
+  const e = error as DriverError | null;
+  const errno = e?.driverError?.errno ?? e?.errno;
+  return (
+    UNAVAILABLE_CODES.has(code) ||
+    code.startsWith('SQLITE_IOERR') ||
+    (errno !== undefined && UNAVAILABLE_ERRNOS.has(errno))
+  );
 }
 
 /** Dates come back from raw queries as Date objects (mysql2) or UTC text (SQLite). */
