@@ -41,6 +41,9 @@ export const GENERIC_MESSAGES: Record<number, string> = {
   503: 'The service is temporarily unavailable. Try again shortly.',
 };
 
+/** What a 503 without a time of its own tells the client to wait before trying again. */
+const UNAVAILABLE_RETRY_SECONDS = 5;
+
 /** Pages a person is sent to instead of an error page. */
 const REDIRECTS: Record<string, string> = {
   sign_in_required: '/login',
@@ -95,6 +98,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     response.setHeader('Cache-Control', 'no-store');
     if (exception instanceof DomainError && exception.retryAfterSeconds) {
       response.setHeader('Retry-After', exception.retryAfterSeconds);
+    } else if (error.status === 503) {
+      // The database failed us: a client may try again once a query timeout or two has passed.
+      response.setHeader('Retry-After', UNAVAILABLE_RETRY_SECONDS);
     }
 
     if (this.answersInJson(request.path)) {
