@@ -39,6 +39,11 @@ const UNAVAILABLE_CODES = new Set([
  */
 const UNAVAILABLE_ERRNOS = new Set([1969]);
 
+/** A row refers to one that is not there (the insert's or update's side of a foreign key). */
+const MISSING_REFERENCE_CODES = new Set(['ER_NO_REFERENCED_ROW_2', 'ER_NO_REFERENCED_ROW']);
+/** A row others refer to was to be deleted or changed (the referenced side). */
+const STILL_REFERENCED_CODES = new Set(['ER_ROW_IS_REFERENCED_2', 'ER_ROW_IS_REFERENCED']);
+
 function codeOf(error: unknown): string | undefined {
   const e = error as DriverError | null;
   return e?.driverError?.code ?? e?.code;
@@ -66,6 +71,19 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     code.startsWith('SQLITE_IOERR') ||
     (errno !== undefined && UNAVAILABLE_ERRNOS.has(errno))
   );
+}
+
+/**
+ * Which side of a foreign key refused a write: `missing` (what it refers to is not there),
+ * `referenced` (others still refer to it). SQLite does not say which; every foreign key in
+ * Tessera's schema cascades or clears on delete, so there it is the missing side.
+ */
+export function foreignKeyViolation(error: unknown): 'missing' | 'referenced' | undefined {
+  const code = codeOf(error) ?? '';
+  if (MISSING_REFERENCE_CODES.has(code) || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    return 'missing';
+  }
+  return STILL_REFERENCED_CODES.has(code) ? 'referenced' : undefined;
 }
 
 /** Dates come back from raw queries as Date objects (mysql2) or UTC text (SQLite). */
