@@ -204,8 +204,9 @@ export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
     errorResponse(
       503,
       ['service_unavailable'],
-      'The database cannot be reached; try again shortly.',
+      'The database cannot be reached or gave no answer in time; try again after Retry-After seconds.',
       { code: 'service_unavailable', message: GENERIC_MESSAGES[503] },
+      RETRY_AFTER,
     ),
   );
 }
