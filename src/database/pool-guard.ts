@@ -21,6 +21,7 @@ interface DriverFailure extends Error {
 /** What mysql2 queues on a connection: a query, a prepared statement's execution, a ping. */
 interface Command {
   onResult?: (error: DriverFailure | null, ...rest: unknown[]) => void;
+  once(event: 'end', listener: () => void): unknown;
 }
 
 /** The parts of mysql2's connection it does not type: its command queue and its socket. */
@@ -164,6 +165,8 @@ export class PoolGuard {
       this.limited.get(connection) === false
         ? undefined
         : setTimeout(() => this.close(connection), this.timeoutMs).unref();
+    // A command can also end without an answer to give (an execute whose prepare failed).
+    command.once('end', () => clearTimeout(timer));
     command.onResult = (error, ...rest) => {
       // mysql2 answers a timed-out command a second time when its connection closes.
       if (settled) return;
