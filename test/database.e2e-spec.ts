@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
-import type { DataSource } from 'typeorm';
+import { ReferenceNotFoundError } from '../src/common/errors/domain.error.js';
+import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { dataSourceFor } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
@@ -8,6 +9,8 @@ import { AuditLog1764892800000 } from '../src/database/migrations/1764892800000-
 import { TeamGovernance1764979200000 } from '../src/database/migrations/1764979200000-team-governance.js';
 import { TeamAllowedAbilities1765411200000 } from '../src/database/migrations/1765411200000-team-allowed-abilities.js';
 import { revertLastMigration, runMigrations } from '../src/database/migrator.js';
+import { Transactions } from '../src/database/transactions.js';
+import { TeamMember } from '../src/teams/team-member.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import request from 'supertest';
@@ -506,6 +509,35 @@ describe('text comparison', () => {
         .get(TokensService)
         .revokeByName(Actors.operator(plain.id), 'laptop');
       expect(token.name).toBe('laptop');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('foreign keys', () => {
+  it("should answer a write that refers to a row that is not there with the domain's not-found error, on every database", async () => {
+    const t = await createTestApp();
+    try {
+      const user = await createUser(t.app);
+      const team = await t.app
+        .get(TeamsService)
+        .createTeam(Actors.operator(user.id), { name: 'Referenced' });
+      const nobody = user.id + 1_000_000;
+      const refused = t.app
+        .get(Transactions)
+        .run((m) =>
+          m.getRepository(TeamMember).insert({ teamId: team.id, userId: nobody, role: 'member' }),
+        );
+      await expect(refused).rejects.toBeInstanceOf(ReferenceNotFoundError);
+      await expect(refused).rejects.toMatchObject({ code: 'not_found', status: 404 });
+      const alone = t.app
+        .get(Transactions)
+        .runStatement((m) =>
+          m.getRepository(TeamMember).insert({ teamId: team.id, userId: nobody, role: 'member' }),
+        );
+      await expect(alone).rejects.toBeInstanceOf(ReferenceNotFoundError);
+      expect(await t.dataSource.getRepository(TeamMember).countBy({ teamId: team.id })).toBe(1);
     } finally {
       await t.close();
     }

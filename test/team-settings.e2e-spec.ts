@@ -237,6 +237,21 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         [admin.user.id]: 'admin',
       });
     });
+
+    it('should answer a transfer to a user id that is nobody at all with 404, changing nothing', async () => {
+      const owner = await member('Owner T3');
+      const team = await teamOf(owner, []);
+      const nobody = owner.user.id + 1_000_000;
+      const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
+        user_id: String(nobody),
+      });
+      expect(res.status).toBe(404);
+      expect(visibleText(res.text)).toContain('No such member.');
+      expect(await rolesIn(t, team.id)).toEqual({ [owner.user.id]: 'owner' });
+      expect(
+        (await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).ownerId,
+      ).toBe(owner.user.id);
+    });
   });
 
   describe('leave and delete', () => {

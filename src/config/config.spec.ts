@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       migrate: true,
       poolSize: 10,
       queryTimeoutMs: 1500,
+      livenessStallMs: 30_000,
     });
   });
 

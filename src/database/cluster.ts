@@ -73,9 +73,10 @@ export async function probeCluster(options: DataSourceOptions): Promise<ClusterK
 export function driverWithSessionSetting(
   statement: string,
   onFailure: (error: Error) => void,
+  base: Pick<typeof mysql, 'createPool'> = mysql,
 ): typeof mysql {
   const createPool = (config: PoolOptions): Pool => {
-    const pool = mysql.createPool(config);
+    const pool = base.createPool(config);
     pool.on('connection', (connection: PoolConnection) => {
       connection.query(statement, (error) => {
         if (!error) return;
@@ -85,7 +86,7 @@ export function driverWithSessionSetting(
     });
     return pool;
   };
-  return { ...mysql, createPool } as typeof mysql;
+  return { ...mysql, ...base, createPool } as typeof mysql;
 }
 
 /**
@@ -98,6 +99,8 @@ export async function connectToCluster(
 ): Promise<{ dataSource: DataSource; kind: ClusterKind }> {
   const kind = await probeCluster(options);
   if (kind === 'none') return { dataSource: createDataSource(options), kind };
-  const driver = driverWithSessionSetting(CAUSAL_READS[kind], onFailure);
+  // Over the driver the options name (the pool guard's), so both apply to every connection.
+  const base = (options as MysqlOptions).driver as Pick<typeof mysql, 'createPool'> | undefined;
+  const driver = driverWithSessionSetting(CAUSAL_READS[kind], onFailure, base);
   return { dataSource: createDataSource({ ...options, driver } as DataSourceOptions), kind };
 }

@@ -1,7 +1,9 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/database.config.js';
 import { UpdateDatesWithMilliseconds } from './millisecond-times.js';
+import { DatabaseHealth } from './database-health.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { guardedMysql2 } from './pool-guard.js';
 
 /**
  * The one place TypeORM's options are built: the app, the CLI and ormconfig.ts all call it, with
@@ -11,6 +13,7 @@ import { MIGRATIONS } from './migrations/index.js';
 export function buildDataSourceOptions(
   config: DatabaseConfig,
   entities: NonNullable<DataSourceOptions['entities']>,
+  health = new DatabaseHealth(),
 ): DataSourceOptions {
   const common = {
     entities,
@@ -23,12 +26,14 @@ export function buildDataSourceOptions(
   };
   const target = config.target;
   if (target.type === 'sqlite') {
-    // TypeORM creates the file's folder, turns foreign keys on and waits 5 s on a locked file.
+    // TypeORM creates the file's folder and turns foreign keys on. A locked file is waited on
+    // (synchronously: the busy timeout) no longer than any query may take.
     return {
       ...common,
       type: 'better-sqlite3',
       database: target.database,
       enableWAL: target.database !== ':memory:',
+      timeout: config.queryTimeoutMs,
     };
   }
   return {
@@ -42,10 +47,12 @@ export function buildDataSourceOptions(
     charset: 'utf8mb4_bin',
     timezone: 'Z',
     poolSize: config.poolSize,
-    // A database that stops answering fails requests fast (503) instead of hanging them.
+    // A database that stops answering fails requests fast (503) instead of hanging them: the
+    // client's timeouts, and the server's own limits with a pool that heals (pool-guard.ts).
     connectTimeout: config.queryTimeoutMs,
     maxQueryExecutionTime: config.queryTimeoutMs,
     enableQueryTimeout: true,
+    driver: guardedMysql2(config.queryTimeoutMs, health),
     extra: {
       enableKeepAlive: true,
       // Only the authentication query is prepared (tokens/token-authenticator.ts): mysql2's

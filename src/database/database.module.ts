@@ -12,6 +12,7 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { DatabaseCluster } from './database-cluster.js';
+import { DatabaseHealth } from './database-health.js';
 import { buildDataSourceOptions } from './database-options.js';
 import { runMigrations } from './migrator.js';
 import { SchemaState } from './schema-state.js';
@@ -58,13 +59,14 @@ export class DatabaseModule {
   static forRoot(entities: NonNullable<DataSourceOptions['entities']>): DynamicModule {
     // One per app: it learns what the server is when the data source connects.
     const cluster = new DatabaseCluster();
+    const health = new DatabaseHealth();
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [CONFIG],
           useFactory: (config: Config) => ({
-            ...buildDataSourceOptions(config.database, entities),
+            ...buildDataSourceOptions(config.database, entities, health),
             retryAttempts: 3,
             retryDelay: 1000,
           }),
@@ -76,8 +78,9 @@ export class DatabaseModule {
         MigrateOnBoot,
         SchemaState,
         Transactions,
+        { provide: DatabaseHealth, useValue: health },
       ],
-      exports: [DatabaseCluster, SchemaState, Transactions],
+      exports: [DatabaseCluster, SchemaState, Transactions, DatabaseHealth],
     };
   }
 }

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, EntityManager, Migration, QueryRunner } from 'typeorm';
 import { isDatabaseUnavailable, isDeadlock } from '../common/errors/database-errors.js';
+import { withoutQueryLimits } from './pool-guard.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
 /** The table of the one row whose holder migrates (MySQL/MariaDB), beside TypeORM's `migrations`. */
@@ -115,25 +116,23 @@ async function withMigrationLock<T>(
 ): Promise<T> {
   const timings = { ...MIGRATION_LOCK_TIMINGS, ...options.timings };
   // Waiting for the lock, or a migration itself, may rightly outlast a request's query timeout.
-  const driverOptions = dataSource.driver.options as { enableQueryTimeout?: boolean };
-  const timeouts = driverOptions.enableQueryTimeout;
-  driverOptions.enableQueryTimeout = false;
-  const runner = dataSource.createQueryRunner();
-  const lock = new LockRow(runner, holderName(), timings.leaseSeconds);
-  try {
-    await lock.create();
-    await acquire(lock, timings, options);
-    const renewal = lock.renewEvery(timings.renewEveryMs);
+  return withoutQueryLimits(dataSource, async () => {
+    const runner = dataSource.createQueryRunner();
+    const lock = new LockRow(runner, holderName(), timings.leaseSeconds);
     try {
-      return await work();
+      await lock.create();
+      await acquire(lock, timings, options);
+      const renewal = lock.renewEvery(timings.renewEveryMs);
+      try {
+        return await work();
+      } finally {
+        await renewal.stop();
+        await lock.release();
+      }
     } finally {
-      await renewal.stop();
-      await lock.release();
+      await runner.release();
     }
-  } finally {
-    await runner.release();
-    driverOptions.enableQueryTimeout = timeouts;
-  }
+  });
 }
 
 async function acquire(

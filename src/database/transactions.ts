@@ -2,7 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { setTimeout } from 'node:timers/promises';
-import { isDeadlock } from '../common/errors/database-errors.js';
+import { foreignKeyViolation, isDeadlock } from '../common/errors/database-errors.js';
+import { ReferenceNotFoundError, StillReferencedError } from '../common/errors/domain.error.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
 
 const DEADLOCK_ATTEMPTS = 5;
@@ -11,7 +12,8 @@ const DEADLOCK_ATTEMPTS = 5;
 export type RetriedWork = 'transaction' | 'statement';
 
 /**
- * Every write goes through here. On MySQL/MariaDB each unit of work gets its own pooled
+ * Every write goes through here, and a foreign key's refusal of one becomes a domain error (see
+ * `rethrow`). On MySQL/MariaDB each unit of work gets its own pooled
  * connection and transaction. TypeORM's SQLite drivers share one connection for everything
  * (typeorm/typeorm#1884), so there a second transaction would nest inside the first and a
  * rollback could take someone else's write with it: units of work are queued, run one at a
@@ -42,7 +44,7 @@ export class Transactions {
       this.hooks.set(manager, hooks);
       return work(manager);
     };
-    const result = await this.runOnce(tracked);
+    const result = await this.runOnce(tracked).catch(rethrow);
     for (const hook of hooks) hook();
     return result;
   }
@@ -82,7 +84,9 @@ export class Transactions {
    */
   runStatement<T>(statement: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (this.serial) return this.run(statement);
-    return this.retryingConflicts('statement', () => statement(this.dataSource.manager));
+    return this.retryingConflicts('statement', () => statement(this.dataSource.manager)).catch(
+      rethrow,
+    );
   }
 
   /**
@@ -104,4 +108,15 @@ export class Transactions {
       }
     }
   }
+}
+
+/**
+ * A foreign key's refusal, in every write, as the domain error a person can be told (404 or
+ * 422) instead of an unexpected failure; anything else as it was.
+ */
+function rethrow(error: unknown): never {
+  const violation = foreignKeyViolation(error);
+  if (violation === 'missing') throw new ReferenceNotFoundError();
+  if (violation === 'referenced') throw new StillReferencedError();
+  throw error;
 }

@@ -1,4 +1,5 @@
-import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import {
   HealthCheckService,
   HealthIndicatorService,
@@ -7,8 +8,12 @@ import {
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
 import type { Response } from 'express';
+import type { DataSource } from 'typeorm';
 import { Public } from '../common/auth-policy.decorator.js';
 import { DatabaseCluster } from '../database/database-cluster.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { DatabaseHealth } from '../database/database-health.js';
 import { SchemaState } from '../database/schema-state.js';
 
 const READY_TIMEOUT_MS = 1000;
@@ -23,12 +28,28 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly schema: SchemaState,
     private readonly cluster: DatabaseCluster,
+    private readonly database: DatabaseHealth,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  /** The process answers. */
+  /**
+   * The process answers and its database pool is not wedged: 503 once the database has left
+   * every query and every wait for a connection unanswered for DB_LIVENESS_STALL_MS and a ping
+   * now gets no answer either, so that an orchestrator restarts the instance. A database that
+   * refuses connections is no reason for a restart (readiness says it is down).
+   */
   @Get('live')
-  live(): { status: 'ok' } {
-    return { status: 'ok' };
+  async live(@Res({ passthrough: true }) res: Response): Promise<object> {
+    const stalledMs = this.database.stalledForMs();
+    if (stalledMs < this.config.database.livenessStallMs || (await this.pings())) {
+      return { status: 'ok' };
+    }
+    res.status(503);
+    return {
+      status: 'error',
+      details: { database: { status: 'stalled', seconds: Math.round(stalledMs / 1000) } },
+    };
   }
 
   /**
@@ -73,6 +94,16 @@ export class HealthController {
       return check.down({ kind: this.cluster.kind, state: 'no answer' });
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /** One query through the pool, bounded by its timeouts; any answer ends the stall. */
+  private async pings(): Promise<boolean> {
+    try {
+      await this.dataSource.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
     }
   }
 

@@ -17,7 +17,7 @@ import type { OutboxMessage } from './outbox-message.entity.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { retryDelayMs } from './retry-delay.js';
 import { Clock } from '../clock/clock.js';
-import { Scheduler } from '../scheduler/scheduler.js';
+import { Scheduler, untilAbandoned } from '../scheduler/scheduler.js';
 import { OnEvent } from '../events/events.js';
 import { Mailer } from './mailer.js';
 
@@ -66,7 +66,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
   /** Sends everything due, now or as soon as the current round ends (and after each commit that enqueued mail). */
   @OnEvent('mail.enqueued', { afterCommit: true })
   wake(): void {
-    if (!this.stopped) this.scheduler.after(SEND_JOB, 0, () => this.round());
+    if (!this.stopped) this.scheduler.after(SEND_JOB, 0, (signal) => this.round(signal));
   }
 
   /** Stops taking messages; the one being sent finishes, those claimed after it are handed back. */
@@ -76,8 +76,12 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     this.transport.close();
   }
 
-  /** One round at a time: a wake-up during one starts another right after it. */
-  private async round(): Promise<void> {
+  /**
+   * One round at a time: a wake-up during one starts another right after it. A round the
+   * scheduler abandons ends here at once, so a stalled round never stops the outbox; its work
+   * hands back what it claimed and has not sent when (if ever) it takes its next step.
+   */
+  private async round(signal: AbortSignal): Promise<void> {
     if (this.stopped) return;
     if (this.busy) {
       this.wokenWhileBusy = true;
@@ -86,8 +90,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     this.busy = true;
     let nextLookMs: number;
     try {
-      await this.drain();
-      nextLookMs = await this.nextLookMs();
+      nextLookMs = await untilAbandoned(signal, this.sendDue(signal));
     } catch (error) {
       // The database failed us: the messages wait where they are, and the next look comes as
       // soon as a first retry would.
@@ -102,7 +105,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
       this.wokenWhileBusy = false;
       this.wake();
     } else if (!this.stopped) {
-      this.scheduler.after(SEND_JOB, nextLookMs, () => this.round());
+      this.scheduler.after(SEND_JOB, nextLookMs, (next) => this.round(next));
     }
   }
 
@@ -119,9 +122,14 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     return Math.min(pollMs, Math.max(MIN_LOOK_MS, next.getTime() - this.clock.nowMs()));
   }
 
-  private async drain(): Promise<void> {
+  private async sendDue(signal: AbortSignal): Promise<number> {
+    await this.drain(signal);
+    return this.nextLookMs();
+  }
+
+  private async drain(signal: AbortSignal): Promise<void> {
     await this.pruneNowAndThen();
-    while (!this.stopped) {
+    while (!this.stopped && !signal.aborted) {
       const now = this.clock.now();
       const batch = await this.transactions.run((m) =>
         this.messages.claimDue(m, {
@@ -133,7 +141,7 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
       );
       if (batch.length === 0) return;
       for (const [i, message] of batch.entries()) {
-        if (this.stopped) {
+        if (this.stopped || signal.aborted) {
           const ids = batch.slice(i).map((m) => m.id);
           await this.transactions.run((m) => this.messages.release(m, ids, this.owner));
           return;

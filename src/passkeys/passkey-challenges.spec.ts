@@ -54,7 +54,7 @@ describe('PasskeyChallenges', () => {
     );
     deleteExpired.mockResolvedValue(3);
     const job = every.mock.calls[0][2];
-    await job();
+    await job(new AbortController().signal);
     expect(deleteExpired).toHaveBeenCalledWith(expect.anything(), new Date(NOON));
   });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { Scheduler } from './scheduler.js';
+import { Scheduler, untilAbandoned } from './scheduler.js';
 
 // A failing job is logged; these specs assert that it is, without printing it.
 beforeAll(() => Logger.overrideLogger(false));
@@ -41,6 +41,48 @@ describe('Scheduler', () => {
     await jest.advanceTimersByTimeAsync(1_000);
     expect(job).toHaveBeenCalledTimes(2);
     finish();
+  });
+
+  it('should abandon a round still under way at the round limit, aborting its signal, and run the job again when next due', async () => {
+    await scheduler.onApplicationShutdown();
+    scheduler = new Scheduler(5_000);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    const signals: AbortSignal[] = [];
+    // The first round never ends; the next ones do.
+    const job = jest.fn((signal: AbortSignal) => {
+      signals.push(signal);
+      return Promise.resolve();
+    });
+    job.mockImplementationOnce((signal) => {
+      signals.push(signal);
+      return new Promise<void>(() => undefined);
+    });
+    scheduler.every('stuck', 10_000, job);
+    await jest.advanceTimersByTimeAsync(14_900);
+    expect(job).toHaveBeenCalledTimes(1);
+    expect(signals[0].aborted).toBe(false);
+    await jest.advanceTimersByTimeAsync(200);
+    expect(signals[0].aborted).toBe(true);
+    expect(warn).toHaveBeenCalledWith(
+      'stuck did not finish within 5 s: abandoned, it runs again when next due',
+    );
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(job).toHaveBeenCalledTimes(2);
+    expect(signals[1].aborted).toBe(false);
+    // Nothing waits for the abandoned round: draining and stopping end.
+    await scheduler.drain();
+    warn.mockRestore();
+  });
+
+  it('should end untilAbandoned with the round, or with its abandonment, whichever comes first', async () => {
+    const round = new AbortController();
+    await expect(untilAbandoned(round.signal, Promise.resolve('done'))).resolves.toBe('done');
+    const stuck = untilAbandoned(round.signal, new Promise<never>(() => undefined));
+    round.abort(new Error('abandoned'));
+    await expect(stuck).rejects.toThrow('abandoned');
+    await expect(untilAbandoned(round.signal, Promise.resolve('late'))).rejects.toThrow(
+      'abandoned',
+    );
   });
 
   it('should keep the earlier of two asks for one job, and run it once', async () => {

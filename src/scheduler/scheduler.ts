@@ -1,6 +1,11 @@
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 
-type Job = () => unknown;
+/** `signal` aborts when the round is abandoned: work that keeps state of its own lets go then. */
+type Job = (signal: AbortSignal) => unknown;
+
+/** How long a round may take before it is abandoned (the injection token overrides it). */
+export const ROUND_LIMIT_MS = 60_000;
+export const SCHEDULER_ROUND_LIMIT = Symbol('SCHEDULER_ROUND_LIMIT');
 
 interface Pending {
   timer: NodeJS.Timeout;
@@ -13,7 +18,9 @@ interface Pending {
  * reminders), work to do soon (writing the security log, sending mail) and retries. Every timer
  * is unref'd, so none keeps a process alive, and all stop at shutdown after the work under way
  * has finished. `drain()` lets a test wait until nothing is left to do now, instead of waiting on
- * each background worker in its own way.
+ * each background worker in its own way. A round still under way after ROUND_LIMIT_MS (a
+ * database or a mail server that stopped answering) is abandoned: logged, its signal aborted,
+ * and no longer waited for, so the job runs again when it is next due.
  */
 @Injectable()
 export class Scheduler implements OnApplicationShutdown {
@@ -22,6 +29,12 @@ export class Scheduler implements OnApplicationShutdown {
   private readonly periodic = new Map<string, NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
+
+  constructor(
+    @Optional()
+    @Inject(SCHEDULER_ROUND_LIMIT)
+    private readonly roundLimitMs: number = ROUND_LIMIT_MS,
+  ) {}
 
   /**
    * Runs `job` every `intervalMs`, first after `firstMs` (the interval by default); a run that
@@ -86,16 +99,51 @@ export class Scheduler implements OnApplicationShutdown {
     void this.track(name, pending.job);
   }
 
-  /** Runs a job, logging (never throwing) what it throws, and keeps it until it ends. */
+  /**
+   * Runs a job, logging (never throwing) what it throws, and keeps it until it ends or is
+   * abandoned at the round limit.
+   */
   private track(name: string, job: Job): Promise<void> {
-    const run = Promise.resolve()
-      .then(job)
+    const round = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const work = Promise.resolve()
+      .then(() => job(round.signal))
       .then(
         () => undefined,
-        (error: unknown) => this.logger.warn(`${name} failed: ${String(error)}`),
-      )
-      .finally(() => this.running.delete(run));
+        (error: unknown) => {
+          if (error !== round.signal.reason) this.logger.warn(`${name} failed: ${String(error)}`);
+        },
+      );
+    const limit = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.logger.warn(
+          `${name} did not finish within ${this.roundLimitMs / 1000} s: abandoned, it runs again when next due`,
+        );
+        round.abort(new Error(`${name} abandoned after ${this.roundLimitMs / 1000} s`));
+        resolve();
+      }, this.roundLimitMs).unref();
+    });
+    const run = Promise.race([work, limit]).finally(() => {
+      clearTimeout(timer);
+      this.running.delete(run);
+    });
     this.running.add(run);
     return run;
   }
+}
+
+/**
+ * `work`, or a rejection with the round's reason as soon as the scheduler abandons the round:
+ * for a job whose own state (a "busy" flag) must not outlive an abandoned round.
+ */
+export function untilAbandoned<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  let onAbort!: () => void;
+  const abandoned = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([work, abandoned]).finally(() =>
+    signal.removeEventListener('abort', onAbort),
+  );
 }

@@ -575,11 +575,13 @@ describe('TeamsService', () => {
     expectNothingWritten();
   });
 
-  it('should fail a transfer to someone outside the team inside its transaction, telling and logging no one', async () => {
+  it('should fail a transfer to someone outside the team (or to no one at all) on the locked membership, before the team names them its owner', async () => {
     await expect(service.transfer(Actors.person(OLIVIA), APOLLO, STRANGER)).rejects.toBeInstanceOf(
       MemberNotFoundError,
     );
-    // Thrown from within the unit of work, so the owner change it made is rolled back.
+    // Checked under lock inside the unit of work, before the owner's foreign key sees the id.
+    expect(teams.lockRoles).toHaveBeenCalledWith(manager, APOLLO, [STRANGER]);
+    expect(teams.setOwner).not.toHaveBeenCalled();
     expect(run).toHaveBeenCalledTimes(1);
     await expect(run.mock.results[0].value).rejects.toBeInstanceOf(MemberNotFoundError);
     expect(roleIn(APOLLO, OLIVIA)).toBe('owner');

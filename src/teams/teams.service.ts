@@ -303,12 +303,15 @@ export class TeamsService {
     if (newOwnerId === ownerId) throw new MemberNotFoundError();
     await this.transactions.run(async (m) => {
       if (!(await this.teams.lockForUpdate(m, team.id))) throw new TeamNotFoundError();
+      // The heir must be a member, read under lock before the team names them its owner: an id
+      // that is nobody's would otherwise reach the owner's foreign key.
+      if (!(await this.teams.lockRoles(m, team.id, [newOwnerId])).has(newOwnerId)) {
+        throw new MemberNotFoundError();
+      }
       if (!(await this.teams.setOwner(m, team.id, ownerId, newOwnerId))) {
         throw new OwnerOnlyError('transfer the team');
       }
-      if (!(await this.teams.setRole(m, team.id, newOwnerId, 'owner'))) {
-        throw new MemberNotFoundError();
-      }
+      await this.teams.setRole(m, team.id, newOwnerId, 'owner');
       await this.teams.setRole(m, team.id, ownerId, 'admin');
       await this.notices.send(m, newOwnerId, 'transferred-to', team);
       await this.notices.send(m, ownerId, 'transferred-away', team);

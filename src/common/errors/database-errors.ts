@@ -12,7 +12,10 @@ const UNIQUE_VIOLATION_CODES = new Set([
   'SQLITE_CONSTRAINT_PRIMARYKEY',
 ]);
 
-/** Codes that mean the database could not be reached, as opposed to a query that failed. */
+/**
+ * Codes that mean the database could not be reached or gave no answer in time (a stall, a lock
+ * held elsewhere past the wait the server allows), as opposed to a query that failed.
+ */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -22,12 +25,26 @@ const UNAVAILABLE_CODES = new Set([
   'EPIPE',
   'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_SEQUENCE_TIMEOUT',
+  'POOL_ACQUIRE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_QUERY_TIMEOUT',
   'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
   'SQLITE_IOERR',
 ]);
+
+/**
+ * Server errors mysql2 has no name for: MariaDB's max_statement_time (1969; MySQL's
+ * MAX_EXECUTION_TIME is ER_QUERY_TIMEOUT above).
+ */
+const UNAVAILABLE_ERRNOS = new Set([1969]);
+
+/** A row refers to one that is not there (the insert's or update's side of a foreign key). */
+const MISSING_REFERENCE_CODES = new Set(['ER_NO_REFERENCED_ROW_2', 'ER_NO_REFERENCED_ROW']);
+/** A row others refer to was to be deleted or changed (the referenced side). */
+const STILL_REFERENCED_CODES = new Set(['ER_ROW_IS_REFERENCED_2', 'ER_ROW_IS_REFERENCED']);
 
 function codeOf(error: unknown): string | undefined {
   const e = error as DriverError | null;
@@ -49,11 +66,27 @@ export function isUniqueViolation(error: unknown, column?: string): boolean {
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error) ?? '';
+  const e = error as DriverError | null;
+  const errno = e?.driverError?.errno ?? e?.errno;
   return (
     UNAVAILABLE_CODES.has(code) ||
     code.startsWith('SQLITE_IOERR') ||
+    (errno !== undefined && UNAVAILABLE_ERRNOS.has(errno)) ||
     isClusterNodeUnavailable(error)
   );
+}
+
+/**
+ * Which side of a foreign key refused a write: `missing` (what it refers to is not there),
+ * `referenced` (others still refer to it). SQLite does not say which; every foreign key in
+ * Tessera's schema cascades or clears on delete, so there it is the missing side.
+ */
+export function foreignKeyViolation(error: unknown): 'missing' | 'referenced' | undefined {
+  const code = codeOf(error) ?? '';
+  if (MISSING_REFERENCE_CODES.has(code) || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    return 'missing';
+  }
+  return STILL_REFERENCED_CODES.has(code) ? 'referenced' : undefined;
 }
 
 /** Dates come back from raw queries as Date objects (mysql2) or UTC text (SQLite). */

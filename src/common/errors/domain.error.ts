@@ -70,3 +70,24 @@ export class ConflictError extends DomainError {
     super(message);
   }
 }
+
+/**
+ * A write referred to something that is not there (any more): a foreign key refused it. Checks
+ * under lock come first where it matters; this is what any write the database refused says.
+ */
+export class ReferenceNotFoundError extends DomainError {
+  readonly code = 'not_found';
+  readonly status = 404;
+  constructor() {
+    super('Something this refers to does not exist (any more).');
+  }
+}
+
+/** A change to something that other records still refer to, refused by a foreign key. */
+export class StillReferencedError extends DomainError {
+  readonly code = 'still_referenced';
+  readonly status = 422;
+  constructor() {
+    super('Other records still refer to this, so it cannot be changed or removed.');
+  }
+}

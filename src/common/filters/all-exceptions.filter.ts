@@ -34,8 +34,9 @@ export interface ResolvedError {
 }
 
 /**
- * When to try again after the database (or this instance's cluster node) could not serve: a
- * node that rejoins its cluster, or a pool that reconnects, takes a few seconds.
+ * When to try again after the database (or this instance's cluster node) could not serve, and
+ * what any 503 without a time of its own says: a node that rejoins its cluster, or a pool that
+ * reconnects, takes a few seconds.
  */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
@@ -101,7 +102,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (response.headersSent) return;
     // An error answer is about this one request: never kept, by a browser or anyone between.
     response.setHeader('Cache-Control', 'no-store');
-    if (error.retryAfterSeconds) response.setHeader('Retry-After', error.retryAfterSeconds);
+    const retryAfter =
+      error.retryAfterSeconds ?? (error.status === 503 ? DATABASE_RETRY_AFTER_SECONDS : undefined);
+    if (retryAfter) response.setHeader('Retry-After', retryAfter);
 
     if (this.answersInJson(request.path)) {
       if (exception instanceof DomainError && exception.challenge) {

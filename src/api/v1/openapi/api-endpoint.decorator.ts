@@ -297,7 +297,7 @@ const EVERY_ENDPOINT: MethodDecorator[] = [
   errorResponse(
     503,
     ['service_unavailable'],
-    'The database cannot be reached, or its cluster node is not serving; try again shortly.',
+    'The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds.',
     { code: 'service_unavailable', message: GENERIC_MESSAGES[503] },
     RETRY_AFTER,
   ),
