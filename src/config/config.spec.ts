@@ -215,6 +215,23 @@ describe('loadConfig, proxies and secrets', () => {
       );
     });
 
+    it('should refuse in production a hop count above 5, naming TRUST_PROXY, and warn elsewhere', () => {
+      for (const value of ['6', '99']) {
+        const problems = problemsOf({ ...PRODUCTION, TRUST_PROXY: value });
+        expect(problems).toHaveLength(1);
+        expect(problems[0]).toMatch(
+          new RegExp(`^TRUST_PROXY="${value}": ${value} proxy hops is more than .*at most 5`),
+        );
+      }
+      expect(() => loadConfig({ ...PRODUCTION, TRUST_PROXY: '99' })).toThrow(/TRUST_PROXY="99"/);
+      expect(loadConfig({ ...PRODUCTION, TRUST_PROXY: '5' }).web.trustProxy).toBe(5);
+      const config = loadConfig({ TRUST_PROXY: '99' });
+      expect(config.web.trustProxy).toBe(99);
+      expect(config.warnings.join('\n')).toMatch(
+        /TRUST_PROXY: 99 proxy hops .*refuses more than 5/,
+      );
+    });
+
     it('should refuse in production ranges that together trust every address, and warn elsewhere', () => {
       for (const value of [
         '0.0.0.0/1,128.0.0.0/1',
