@@ -1,9 +1,18 @@
-import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Logger } from '@nestjs/common';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Logger, type LoggerService } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { FaultProxy } from '../../test/support/tcp-proxy.js';
+import { waitFor } from '../../test/support/wait-for.js';
 import { ManualClock } from '../clock/clock.js';
-import { MemoryRateLimitStorage } from './rate-limit.storage.js';
+import type { LimitKind, UncountedOutcome } from './limit-kinds.js';
+import {
+  MemoryRateLimitStorage,
+  RedisRateLimitStorage,
+  type RateLimitStorage,
+} from './rate-limit.storage.js';
 import { reserveAttempt } from './reserved-attempt.js';
-import { RateLimitedError } from './rate-limit.errors.js';
+import { LimitsUnavailableError, RateLimitedError } from './rate-limit.errors.js';
 
 const MINUTE = 60_000;
 
@@ -20,65 +29,76 @@ describe('MemoryRateLimitStorage', () => {
   });
 
   it('should give each hit its own count, and take one back on release', () => {
-    expect([1, 2, 3].map(() => storage.hit('k', MINUTE).count)).toEqual([1, 2, 3]);
-    storage.release('k');
-    expect(storage.hit('k', MINUTE).count).toBe(3);
+    expect([1, 2, 3].map(() => storage.hit('k', MINUTE, 'api-token').count)).toEqual([1, 2, 3]);
+    storage.release('k', 'api-token');
+    expect(storage.hit('k', MINUTE, 'api-token').count).toBe(3);
   });
 
   it('should drop a security window whose count falls back to zero', () => {
-    storage.hit('k', MINUTE, 'security');
-    storage.release('k', 'security');
-    expect(storage.peek('k', 'security')).toBeNull();
+    storage.hit('k', MINUTE, 'sign-in');
+    storage.release('k', 'sign-in');
+    expect(storage.peek('k', 'sign-in')).toBeNull();
     expect(storage.size).toBe(0);
   });
 
   it('should keep a traffic window given back to zero until it ends, counting from zero', () => {
-    storage.hit('k', MINUTE);
+    storage.hit('k', MINUTE, 'api-token');
     clock.advance(10_000);
-    storage.release('k');
-    storage.release('k');
-    expect(storage.peek('k')).toEqual({ count: 0, resetMs: 50_000 });
-    expect(storage.hit('k', MINUTE)).toEqual({ count: 1, resetMs: 50_000 });
+    storage.release('k', 'api-token');
+    storage.release('k', 'api-token');
+    expect(storage.peek('k', 'api-token')).toEqual({ count: 0, resetMs: 50_000 });
+    expect(storage.hit('k', MINUTE, 'api-token')).toEqual({ count: 1, resetMs: 50_000 });
     clock.advance(50_000);
-    expect(storage.hit('k', MINUTE)).toEqual({ count: 1, resetMs: MINUTE });
+    expect(storage.hit('k', MINUTE, 'api-token')).toEqual({ count: 1, resetMs: MINUTE });
   });
 
   it('should start again when the window ends, and give nothing back to an ended one', () => {
-    storage.hit('k', MINUTE);
-    storage.hit('k', MINUTE);
+    storage.hit('k', MINUTE, 'api-token');
+    storage.hit('k', MINUTE, 'api-token');
     clock.advance(MINUTE);
-    storage.release('k');
-    expect(storage.hit('k', MINUTE)).toEqual({ count: 1, resetMs: MINUTE });
+    storage.release('k', 'api-token');
+    expect(storage.hit('k', MINUTE, 'api-token')).toEqual({ count: 1, resetMs: MINUTE });
   });
 
   it('should evict the oldest traffic window when a new key comes past the bound', () => {
-    for (let i = 0; i < 150; i++) storage.hit(`flood:${i}`, MINUTE);
+    for (let i = 0; i < 150; i++) storage.hit(`flood:${i}`, MINUTE, 'api-token');
     expect(storage.sizeOf('traffic')).toBe(100);
-    expect(storage.peek('flood:0')).toBeNull();
-    expect(storage.peek('flood:149')?.count).toBe(1);
+    expect(storage.peek('flood:0', 'api-token')).toBeNull();
+    expect(storage.peek('flood:149', 'api-token')?.count).toBe(1);
   });
 
   it('should keep every live security window whatever other traffic brings', () => {
-    for (let i = 0; i < 4; i++) storage.hit('2fa-account:7', 15 * MINUTE, 'security');
-    for (let i = 0; i < 1_000; i++) storage.hit(`flood:${i}`, MINUTE);
-    expect(storage.peek('2fa-account:7', 'security')?.count).toBe(4);
+    for (let i = 0; i < 4; i++) storage.hit('2fa-account:7', 15 * MINUTE, 'two-factor');
+    for (let i = 0; i < 1_000; i++) storage.hit(`flood:${i}`, MINUTE, 'api-token');
+    expect(storage.peek('2fa-account:7', 'two-factor')?.count).toBe(4);
     // Keys of either pool are apart: a traffic key never reads or writes a security window.
-    expect(storage.peek('2fa-account:7')).toBeNull();
+    expect(storage.peek('2fa-account:7', 'api-token')).toBeNull();
+  });
+
+  it('should tell of each hit a full security pool refuses, by kind', () => {
+    const uncounted: [LimitKind, UncountedOutcome][] = [];
+    storage = new MemoryRateLimitStorage(100, clock, (kind, outcome) =>
+      uncounted.push([kind, outcome]),
+    );
+    for (let i = 0; i < 100; i++) storage.hit(`sign-in-ip:${i}`, MINUTE, 'sign-in');
+    for (let i = 0; i < 150; i++) storage.hit(`flood:${i}`, MINUTE, 'api-token');
+    storage.hit('2fa-account:1', MINUTE, 'two-factor');
+    expect(uncounted).toEqual([['two-factor', 'refused']]);
   });
 
   it('should refuse a new security window rather than evict a live one, until windows end', () => {
-    for (let i = 0; i < 100; i++) storage.hit(`sign-in-ip:${i}`, MINUTE, 'security');
+    for (let i = 0; i < 100; i++) storage.hit(`sign-in-ip:${i}`, MINUTE, 'sign-in');
     clock.advance(10_000);
-    const refused = storage.hit('sign-in-ip:new', MINUTE, 'security');
+    const refused = storage.hit('sign-in-ip:new', MINUTE, 'sign-in');
     expect(refused.count).toBeGreaterThan(1_000_000);
     expect(refused.resetMs).toBe(50_000);
-    expect(storage.peek('sign-in-ip:0', 'security')?.count).toBe(1);
+    expect(storage.peek('sign-in-ip:0', 'sign-in')?.count).toBe(1);
     expect(storage.sizeOf('security')).toBe(100);
     // An existing window still counts.
-    expect(storage.hit('sign-in-ip:5', MINUTE, 'security').count).toBe(2);
+    expect(storage.hit('sign-in-ip:5', MINUTE, 'sign-in').count).toBe(2);
 
     clock.advance(50_000);
-    expect(storage.hit('sign-in-ip:new', MINUTE, 'security').count).toBe(1);
+    expect(storage.hit('sign-in-ip:new', MINUTE, 'sign-in').count).toBe(1);
     expect(storage.sizeOf('security')).toBe(1);
   });
 });
@@ -91,7 +111,7 @@ describe('reserveAttempt', () => {
   });
 
   const reserve = () =>
-    reserveAttempt(storage, 'security', [{ key: 'a', windowMs: MINUTE }], ([w]) =>
+    reserveAttempt(storage, 'sign-in', [{ key: 'a', windowMs: MINUTE }], ([w]) =>
       w.count > 3 ? w : undefined,
     );
 
@@ -102,7 +122,7 @@ describe('reserveAttempt', () => {
     expect(refused).toHaveLength(17);
     expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(RateLimitedError);
     // Refusals were given back: only the three reserved attempts count.
-    expect(storage.peek('a', 'security')?.count).toBe(3);
+    expect(storage.peek('a', 'sign-in')?.count).toBe(3);
   });
 
   it('should make room for another attempt when one is given back', async () => {
@@ -112,5 +132,162 @@ describe('reserveAttempt', () => {
     await attempts[0].giveBack();
     await expect(reserve()).resolves.toBeDefined();
     await expect(reserve()).rejects.toBeInstanceOf(RateLimitedError);
+  });
+});
+
+/** Redis for the specs: TEST_REDIS_URL's host and port, or the local server. */
+const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+
+describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
+  let proxy: FaultProxy;
+  let storage: RedisRateLimitStorage;
+  let uncounted: [LimitKind, UncountedOutcome][];
+
+  const connect = () =>
+    RedisRateLimitStorage.connect({
+      url: `redis://127.0.0.1:${proxy.port}`,
+      prefix: `tessera-test:${randomBytes(6).toString('hex')}:`,
+      timeoutMs: 1_000,
+      uncounted: (kind, outcome) => uncounted.push([kind, outcome]),
+    });
+
+  /** Hits a key of its own until Redis counts it: the storage is back. */
+  const counting = (s: RateLimitStorage) =>
+    waitFor(async () => {
+      try {
+        return (await s.hit(`probe:${randomBytes(4).toString('hex')}`, MINUTE, 'sign-in')).count;
+      } catch (error) {
+        if (error instanceof LimitsUnavailableError) return 0;
+        throw error;
+      }
+    });
+
+  beforeEach(async () => {
+    uncounted = [];
+    proxy = await new FaultProxy(Number(REDIS.port || 6379), REDIS.hostname).start();
+  });
+  afterEach(async () => {
+    await storage?.onApplicationShutdown();
+    await proxy.stop();
+  });
+
+  it('should count each kind of hit apart, and give one back, when Redis answers', async () => {
+    storage = await connect();
+    expect((await storage.hit('k', MINUTE, 'sign-in')).count).toBe(1);
+    expect((await storage.hit('k', MINUTE, 'sign-in')).count).toBe(2);
+    // A traffic key never names a security counter.
+    expect((await storage.hit('k', MINUTE, 'api-client')).count).toBe(1);
+    await storage.release('k', 'sign-in');
+    expect(await storage.peek('k', 'sign-in')).toMatchObject({ count: 1 });
+    expect(uncounted).toEqual([]);
+  });
+
+  it('should refuse a limit that fails closed and let one that fails open through uncounted while connections are reset', async () => {
+    storage = await connect();
+    await storage.hit('2fa:1', MINUTE, 'two-factor');
+    proxy.fail('reset');
+    await expect(storage.hit('2fa:1', MINUTE, 'two-factor')).rejects.toBeInstanceOf(
+      LimitsUnavailableError,
+    );
+    await expect(storage.hit('mail:1', MINUTE, 'account-mail')).rejects.toBeInstanceOf(
+      LimitsUnavailableError,
+    );
+    expect(await storage.hit('api:1', MINUTE, 'api-token')).toEqual({ count: 0, resetMs: MINUTE });
+    expect(uncounted).toEqual([
+      ['two-factor', 'refused'],
+      ['account-mail', 'refused'],
+      ['api-token', 'allowed'],
+    ]);
+    // Given back while Redis is away: the hit stays counted, on the side of the limit.
+    await storage.release('2fa:1', 'two-factor');
+
+    proxy.heal();
+    await counting(storage);
+    expect((await storage.hit('2fa:1', MINUTE, 'two-factor')).count).toBe(2);
+  });
+
+  it('should answer every hit sent into a black-holed Redis, never count one late, and count again once it is back', async () => {
+    storage = await connect();
+    proxy.fail('black-hole');
+    const hits = await Promise.allSettled(
+      Array.from({ length: 20 }, () => storage.hit('sign-in-ip:1', MINUTE, 'sign-in')),
+    );
+    expect(
+      hits.map((h) => h.status === 'rejected' && h.reason instanceof LimitsUnavailableError),
+    ).toEqual(Array(20).fill(true));
+    expect(await storage.hit('api:1', MINUTE, 'api-client')).toEqual({ count: 0, resetMs: MINUTE });
+
+    proxy.heal();
+    await counting(storage);
+    // The twenty were answered as not counted: none was sent again on the new connection.
+    expect((await storage.hit('sign-in-ip:1', MINUTE, 'sign-in')).count).toBe(1);
+  });
+
+  it('should start when Redis cannot be reached, refuse until it can, then count', async () => {
+    proxy.fail('reset');
+    storage = await connect();
+    await expect(storage.hit('k', MINUTE, 'sudo')).rejects.toBeInstanceOf(LimitsUnavailableError);
+    proxy.heal();
+    await counting(storage);
+    expect((await storage.hit('k', MINUTE, 'sudo')).count).toBe(1);
+  });
+});
+
+describe('RedisRateLimitStorage.checkEvictionPolicy', () => {
+  const lines: string[] = [];
+  const capture: LoggerService = {
+    log: (message: string) => lines.push(`log ${message}`),
+    warn: (message: string) => lines.push(`warn ${message}`),
+    error: (message: string) => lines.push(`error ${message}`),
+  };
+
+  beforeEach(() => {
+    lines.length = 0;
+    Logger.overrideLogger(capture);
+  });
+  afterEach(() => Logger.overrideLogger(false));
+
+  /** A Redis that answers CONFIG GET with `answer` (one class under test; the rest is not used). */
+  const redisAnswering = (answer: () => Promise<unknown>) =>
+    ({ on: () => undefined, config: answer }) as unknown as Redis;
+
+  it('should say so in one line, not a warning, when the policy is noeviction', async () => {
+    const storage = new RedisRateLimitStorage(
+      redisAnswering(async () => ['maxmemory-policy', 'noeviction']),
+    );
+    await expect(storage.checkEvictionPolicy()).resolves.toBe('noeviction');
+    expect(lines).toEqual([
+      'log Redis maxmemory-policy is noeviction: rate-limit counters are never evicted',
+    ]);
+  });
+
+  it('should warn in one line when Redis may evict counters, volatile policies included', async () => {
+    for (const policy of ['allkeys-lru', 'volatile-ttl']) {
+      lines.length = 0;
+      const storage = new RedisRateLimitStorage(
+        redisAnswering(async () => ['maxmemory-policy', policy]),
+      );
+      await expect(storage.checkEvictionPolicy()).resolves.toBe(policy);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(`^warn Redis maxmemory-policy is ${policy}: .*set maxmemory-policy noeviction$`),
+      );
+    }
+  });
+
+  it('should call the policy unknown, without failing, when CONFIG is refused or says nothing', async () => {
+    const refused = new RedisRateLimitStorage(
+      redisAnswering(async () => {
+        throw new Error("ERR unknown command 'CONFIG', with args beginning with: 'GET'");
+      }),
+    );
+    await expect(refused.checkEvictionPolicy()).resolves.toBe('unknown');
+    const silent = new RedisRateLimitStorage(redisAnswering(async () => []));
+    await expect(silent.checkEvictionPolicy()).resolves.toBe('unknown');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      /^warn Redis maxmemory-policy is unknown \(CONFIG GET was refused: ERR unknown command 'CONFIG'.*\): rate limits need noeviction/,
+    );
+    expect(lines[1]).toMatch(/^warn Redis maxmemory-policy is unknown \(Redis did not say\)/);
   });
 });

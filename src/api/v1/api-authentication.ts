@@ -87,10 +87,10 @@ export class ApiRateLimiter {
   reserveClient(ip: string | undefined, res: Response): ClientAttempt | Promise<ClientAttempt> {
     const limit = this.config.security.rateLimit.anonymousPerIp;
     const key = `api-client:${clientKeyOf(ip)}`;
-    return settle(this.storage.hit(key, this.windowMs), (window) => {
+    return settle(this.storage.hit(key, this.windowMs, 'api-client'), (window) => {
       if (window.count <= limit) return { key, window };
       this.report(res, limit, window);
-      return settle(this.storage.release(key), () => {
+      return settle(this.storage.release(key, 'api-client'), () => {
         throw new RateLimitedError(seconds(window.resetMs));
       });
     });
@@ -103,7 +103,7 @@ export class ApiRateLimiter {
 
   /** The attempt was not checked (the database failed, say): it does not count. */
   giveBack(attempt: ClientAttempt): void | Promise<void> {
-    return this.storage.release(attempt.key);
+    return this.storage.release(attempt.key, 'api-client');
   }
 
   /**
@@ -112,9 +112,10 @@ export class ApiRateLimiter {
    */
   admitToken(attempt: ClientAttempt, tokenId: number, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.perToken;
-    const released = this.storage.release(attempt.key);
-    const counted = settle(this.storage.hit(`api-token:${tokenId}`, this.windowMs), (window) =>
-      this.admit(res, limit, window, window.count - 1),
+    const released = this.storage.release(attempt.key, 'api-client');
+    const counted = settle(
+      this.storage.hit(`api-token:${tokenId}`, this.windowMs, 'api-token'),
+      (window) => this.admit(res, limit, window, window.count - 1),
     );
     return released instanceof Promise ? Promise.all([released, counted]).then(() => {}) : counted;
   }
