@@ -79,6 +79,20 @@ describe('security log settings', () => {
   });
 });
 
+describe('Redis settings', () => {
+  it('should bound each Redis call by REDIS_COMMAND_TIMEOUT_MS, 500 ms unless set, refusing anything but 10 to 60000 at boot', () => {
+    expect(loadConfig({}).security.rateLimit.redisCommandTimeoutMs).toBe(500);
+    expect(
+      loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '2000' }).security.rateLimit.redisCommandTimeoutMs,
+    ).toBe(2000);
+    for (const bad of ['0', '9', '60001', '1s']) {
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: bad })).toThrow(
+        `REDIS_COMMAND_TIMEOUT_MS=${JSON.stringify(bad)}: must be a whole number from 10 to 60000`,
+      );
+    }
+  });
+});
+
 describe('observability settings', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
     try {
