@@ -12,11 +12,8 @@ import {
   type UncountedHits,
 } from './limit-kinds.js';
 import { AddressLimiter } from './address-limiter.js';
-import {
-  MemoryRateLimitStorage,
-  RateLimitStorage,
-  RedisRateLimitStorage,
-} from './rate-limit.storage.js';
+import { MemoryRateLimitStorage, RateLimitStorage } from './rate-limit.storage.js';
+import { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
 import { RouteLimitGuard } from './route-limit.guard.js';
 import { SignInLimiter } from './sign-in-limiter.js';
 
