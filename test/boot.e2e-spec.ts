@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { runBuilt } from './support/run-built.js';
 
 describe('boot-time configuration', () => {
@@ -20,6 +21,19 @@ describe('boot-time configuration', () => {
     );
     expect(r.stderr).not.toContain('hunter2');
     expect(r.stderr).not.toMatch(/\s+at /);
+    expect(r.stdout).not.toContain('Listening');
+  });
+
+  it('should refuse to start in production behind more proxy hops than any real chain, naming TRUST_PROXY', async () => {
+    const r = await runBuilt('main.js', [], {
+      NODE_ENV: 'production',
+      SESSION_SECRET: randomBytes(32).toString('base64'),
+      MAIL_URL: 'smtp://127.0.0.1:2525',
+      TRUST_PROXY: '99',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/TRUST_PROXY="99": 99 proxy hops is more than any real chain/);
+    expect(r.stderr).toContain('at most 5');
     expect(r.stdout).not.toContain('Listening');
   });
 });

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
+import { LOOKUPS_PER_FAILURE_LIMIT } from '../src/api/v1/api-authentication.js';
+import { ManualClock } from '../src/clock/clock.js';
+import { generateToken } from '../src/tokens/token-format.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import type { TestDatabase } from './support/test-database.js';
@@ -57,7 +60,7 @@ describe('rate limits', () => {
       expect((await profile(b)).status).toBe(200);
     });
 
-    it('should count failed attempts per client IP and then refuse even a valid token from it', async () => {
+    it('should count failed attempts per client IP and answer its further bad tokens 429, while a valid token from it is served on its own budget', async () => {
       const fresh = await createTestApp(LIMITS);
       try {
         const { plaintext } = await createToken(fresh.app, await createUser(fresh.app));
@@ -72,11 +75,42 @@ describe('rate limits', () => {
         );
         expect(third.status).toBe(401);
         expect(third.headers['ratelimit-remaining']).toBe('0');
+        expectRateLimited(await get(`Bearer ${generateToken().plaintext}`));
+
+        // A neighbour behind the same address, with a valid token: its own budget, not theirs.
+        for (let i = 1; i <= 5; i++) {
+          const valid = await get(`Bearer ${plaintext}`);
+          expect(valid.status).toBe(200);
+          expect(valid.headers['ratelimit-limit']).toBe('5');
+          expect(valid.headers['ratelimit-remaining']).toBe(String(5 - i));
+        }
+        expectRateLimited(await get(`Bearer ${plaintext}`));
+        expectRateLimited(await get('Bearer tsr_another_guess'));
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it(`should look nothing up from an address past ${LOOKUPS_PER_FAILURE_LIMIT} times its failure limit, a valid token included, until the window ends`, async () => {
+      const clock = new ManualClock();
+      const fresh = await createTestApp(LIMITS, { clock });
+      try {
+        const { plaintext } = await createToken(fresh.app, await createUser(fresh.app));
+        const get = (token: string) =>
+          request(fresh.server).get('/api/v1/team').set('Authorization', `Bearer ${token}`);
+        const statuses: number[] = [];
+        for (let i = 0; i < 3 * LOOKUPS_PER_FAILURE_LIMIT; i++) {
+          statuses.push((await get(generateToken().plaintext)).status);
+        }
+        expect(statuses).toEqual([401, 401, 401, ...Array(27).fill(429)]);
 
         fresh.queries.clear();
-        expectRateLimited(await get(`Bearer ${plaintext}`));
+        expectRateLimited(await get(generateToken().plaintext));
+        expectRateLimited(await get(plaintext));
         expect(fresh.queries.queries).toEqual([]);
-        expectRateLimited(await get('Bearer tsr_another_guess'));
+
+        clock.advance(60_000);
+        expect((await get(plaintext)).status).toBe(200);
       } finally {
         await fresh.close();
       }

@@ -35,7 +35,11 @@ export class AuthService implements OnModuleInit {
     password: string,
     reason: 'password' | 'password confirmation' = 'password',
   ): Promise<User> {
-    const attempt = await this.limiter.reserve(email, clientOf(actor).ip ?? undefined);
+    const attempt = await this.limiter.reserve(
+      email,
+      clientOf(actor).ip ?? undefined,
+      reason === 'password' ? 'sign-in' : 'sudo',
+    );
     let user: User | null;
     let valid: boolean;
     try {

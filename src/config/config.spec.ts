@@ -80,6 +80,20 @@ describe('security log settings', () => {
   });
 });
 
+describe('Redis settings', () => {
+  it('should bound each Redis call by REDIS_COMMAND_TIMEOUT_MS, 500 ms unless set, refusing anything but 10 to 60000 at boot', () => {
+    expect(loadConfig({}).security.rateLimit.redisCommandTimeoutMs).toBe(500);
+    expect(
+      loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '2000' }).security.rateLimit.redisCommandTimeoutMs,
+    ).toBe(2000);
+    for (const bad of ['0', '9', '60001', '1s']) {
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: bad })).toThrow(
+        `REDIS_COMMAND_TIMEOUT_MS=${JSON.stringify(bad)}: must be a whole number from 10 to 60000`,
+      );
+    }
+  });
+});
+
 describe('observability settings', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
     try {
@@ -213,6 +227,23 @@ describe('loadConfig, proxies and secrets', () => {
       expect(loadConfig({ TRUST_PROXY: '1' }).web.trustProxy).toBe(1);
       expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback' }).web.trustProxy).toBe(
         '10.0.0.0/8,loopback',
+      );
+    });
+
+    it('should refuse in production a hop count above 5, naming TRUST_PROXY, and warn elsewhere', () => {
+      for (const value of ['6', '99']) {
+        const problems = problemsOf({ ...PRODUCTION, TRUST_PROXY: value });
+        expect(problems).toHaveLength(1);
+        expect(problems[0]).toMatch(
+          new RegExp(`^TRUST_PROXY="${value}": ${value} proxy hops is more than .*at most 5`),
+        );
+      }
+      expect(() => loadConfig({ ...PRODUCTION, TRUST_PROXY: '99' })).toThrow(/TRUST_PROXY="99"/);
+      expect(loadConfig({ ...PRODUCTION, TRUST_PROXY: '5' }).web.trustProxy).toBe(5);
+      const config = loadConfig({ TRUST_PROXY: '99' });
+      expect(config.web.trustProxy).toBe(99);
+      expect(config.warnings.join('\n')).toMatch(
+        /TRUST_PROXY: 99 proxy hops .*refuses more than 5/,
       );
     });
 

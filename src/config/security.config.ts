@@ -37,6 +37,8 @@ export interface RateLimitConfig {
   redisUrl: string | null;
   /** Key prefix in Redis, so several deployments can share one server. */
   redisPrefix: string;
+  /** The longest a Redis call may take before the hit counts as not counted. */
+  redisCommandTimeoutMs: number;
 }
 
 export interface SecurityConfig {
@@ -106,6 +108,7 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
       memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),
       redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
       redisPrefix: r.read('RATE_LIMIT_REDIS_PREFIX', 'tessera:rl:', text),
+      redisCommandTimeoutMs: r.read('REDIS_COMMAND_TIMEOUT_MS', '500', integer(10, 60_000)),
     },
     corsOrigins: r.read('CORS_ORIGINS', '', origins),
     shutdownTimeoutMs: r.read('SHUTDOWN_TIMEOUT_MS', '10000', integer(0, 600_000)),

@@ -32,6 +32,26 @@ export function estimatedBits(value: string): number {
   return bits;
 }
 
+/**
+ * The most proxy hops TRUST_PROXY may count in production. Client, CDN, load balancer and ingress
+ * make three in front of Tessera; five leaves room for two more. A count above the proxies really
+ * in front makes Express take an entry the client wrote itself in X-Forwarded-For (past the
+ * proxies' own entries it reaches the client's), so a large count is never a safe margin.
+ */
+export const MAX_PROXY_HOPS = 5;
+
+function hopCount(r: EnvReader, production: boolean, hops: number): number | { error: string } {
+  if (hops <= MAX_PROXY_HOPS) return hops;
+  const why = `${hops} proxy hops is more than any real chain of proxies, and each hop counted beyond the proxies in front lets a client choose its own address through X-Forwarded-For (and escape every per-IP limit)`;
+  if (production) {
+    return {
+      error: `${why}; give the number of proxies in front (usually 1, at most ${MAX_PROXY_HOPS}) or their addresses`,
+    };
+  }
+  r.warnings.push(`TRUST_PROXY: ${why}; production refuses more than ${MAX_PROXY_HOPS}.`);
+  return hops;
+}
+
 const trustProxy =
   (r: EnvReader, production: boolean) =>
   (raw: string): boolean | number | string | { error: string } => {
@@ -46,7 +66,7 @@ const trustProxy =
       r.warnings.push(`${why}. Use a hop count (TRUST_PROXY=1) or the proxies' addresses.`);
       return true;
     }
-    if (/^\d+$/.test(raw)) return Number(raw);
+    if (/^\d+$/.test(raw)) return hopCount(r, production, Number(raw));
     const list = raw.split(',').map((a) => a.trim());
     try {
       compileTrust(list);

@@ -47,6 +47,7 @@ export class Metrics {
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
   private readonly authentications: Counter<'outcome'>;
   private readonly mailMessages: Counter<'outcome'>;
+  private readonly uncountedHits: Counter<'kind' | 'outcome'>;
 
   constructor(@InjectDataSource() dataSource: DataSource, transactions: Transactions) {
     collectDefaultMetrics({ register: this.registry });
@@ -81,6 +82,12 @@ export class Metrics {
     });
     for (const work of RETRIED_WORK) retries.inc({ work }, 0);
     transactions.onRetry((work) => retries.inc({ work }));
+    this.uncountedHits = new Counter({
+      name: 'tessera_rate_limit_uncounted_total',
+      help: 'Rate-limit hits that could not be counted (Redis unreachable, or a full in-process security pool), by limit and outcome: refused (503, or 429 for a full pool) or allowed (let through uncounted)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
     // SQLite has one connection and no pool to watch.
     if (dataSource.options.type !== 'better-sqlite3') this.watchPool(dataSource, registers);
   }
@@ -126,6 +133,14 @@ export class Metrics {
   /** One bearer authentication: `success`, or the code it was refused with. */
   authentication(outcome: string): void {
     this.authentications.inc({ outcome });
+  }
+
+  /**
+   * A rate-limit hit that could not be counted: `refused` or `allowed` through uncounted. The
+   * rate-limit module declares every limit with `by` 0 at start, so each series exists.
+   */
+  uncountedHit(kind: string, outcome: 'refused' | 'allowed', by = 1): void {
+    this.uncountedHits.inc({ kind, outcome }, by);
   }
 
   /** One try at sending a message from the outbox. */

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import type { RateLimitConfig } from '../config/security.config.js';
 import { CONFIG } from '../config/config.module.js';
 import { RateLimitedError } from './rate-limit.errors.js';
+import type { LimitKind } from './limit-kinds.js';
 import { RateLimitStorage } from './rate-limit.storage.js';
 
 const HOUR_MS = 3_600_000;
@@ -10,7 +11,7 @@ const HOUR_MS = 3_600_000;
 /** What one account may ask for so many times an hour, whatever it asks it of. */
 const ACCOUNT_LIMITS = {
   'email-change': (c: RateLimitConfig) => c.emailChangesPerHour,
-} as const;
+} as const satisfies Partial<Record<LimitKind, unknown>>;
 
 export type AccountLimitName = keyof typeof ACCOUNT_LIMITS;
 
@@ -38,7 +39,7 @@ export class AccountLimiter {
   async consume(name: AccountLimitName, userId: number, what: string): Promise<void> {
     const rateLimit = this.config.security.rateLimit;
     if (!rateLimit.enabled) return;
-    const window = await this.storage.hit(`account:${name}:${userId}`, HOUR_MS);
+    const window = await this.storage.hit(`account:${name}:${userId}`, HOUR_MS, name);
     if (window.count > ACCOUNT_LIMITS[name](rateLimit)) {
       throw refusal(what, Math.max(1, Math.ceil(window.resetMs / 1000)));
     }

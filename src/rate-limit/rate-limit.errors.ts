@@ -11,3 +11,21 @@ export class RateLimitedError extends DomainError {
     super(message);
   }
 }
+
+/** When a client may try again after a limit could not count its attempt. */
+export const UNCOUNTED_RETRY_SECONDS = 5;
+
+/**
+ * A limit that refuses what it cannot count (sign-in, two-factor, mail to others) while its
+ * counters in Redis cannot be reached: the attempt is not checked and nothing is sent.
+ */
+export class LimitsUnavailableError extends DomainError {
+  readonly code = 'service_unavailable';
+  readonly status = 503;
+  override readonly retryAfterSeconds = UNCOUNTED_RETRY_SECONDS;
+  constructor() {
+    super(
+      `Tessera cannot count attempts right now, so it did not take this one. Try again in ${UNCOUNTED_RETRY_SECONDS} seconds.`,
+    );
+  }
+}

@@ -1,7 +1,12 @@
-import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { Clock, SystemClock } from '../clock/clock.js';
+import {
+  LIMIT_KINDS,
+  type CounterPool,
+  type LimitKind,
+  type UncountedHits,
+} from './limit-kinds.js';
 
 export interface WindowCount {
   /** Hits in the current window, this one included. */
@@ -11,27 +16,19 @@ export interface WindowCount {
 }
 
 /**
- * Where a counter lives. `security` holds the failure counts of sign-in, two-factor codes and
- * password confirmation: no other traffic can push them out (see MemoryRateLimitStorage).
- * `traffic` holds everything else.
- */
-export type CounterPool = 'security' | 'traffic';
-
-/**
- * Fixed-window counters, in process or in Redis. `hit` counts and answers in one atomic step:
- * of requests that arrive together, each sees its own count, so comparing that count with the
- * limit lets exactly the allowed number through. `release` gives a hit back (a success that
- * should not count, or a request refused without being checked). `peek` only looks.
+ * Fixed-window counters, in process or in Redis, each of one kind of limit (limit-kinds.ts: its
+ * pool, and what it does with a hit that cannot be counted). `hit` counts and answers in one
+ * atomic step: of requests that arrive together, each sees its own count, so comparing that
+ * count with the limit lets exactly the allowed number through. A hit that cannot be counted
+ * throws LimitsUnavailableError for a limit that refuses then, and counts 0 for one that lets
+ * requests through. `release` gives a hit back (a success that should not count, or a request
+ * refused without being checked). `peek` only looks.
  */
 export abstract class RateLimitStorage {
   /** In process the answer is at hand: no promise, so the request path waits for nothing. */
-  abstract hit(
-    key: string,
-    windowMs: number,
-    pool?: CounterPool,
-  ): WindowCount | Promise<WindowCount>;
-  abstract release(key: string, pool?: CounterPool): void | Promise<void>;
-  abstract peek(key: string, pool?: CounterPool): WindowCount | null | Promise<WindowCount | null>;
+  abstract hit(key: string, windowMs: number, kind: LimitKind): WindowCount | Promise<WindowCount>;
+  abstract release(key: string, kind: LimitKind): void | Promise<void>;
+  abstract peek(key: string, kind: LimitKind): WindowCount | null | Promise<WindowCount | null>;
 }
 
 /** Keys longer than this are stored as their hash, so no client decides how much a key holds. */
@@ -81,6 +78,7 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
   constructor(
     private readonly maxKeys = 50_000,
     private readonly clock: Clock = new SystemClock(),
+    private readonly uncounted?: UncountedHits,
   ) {
     super();
   }
@@ -94,14 +92,16 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
     return this.pools[pool].size;
   }
 
-  hit(key: string, windowMs: number, pool: CounterPool = 'traffic'): WindowCount {
+  hit(key: string, windowMs: number, kind: LimitKind): WindowCount {
     const now = this.clock.nowMs();
+    const pool = LIMIT_KINDS[kind].pool;
     const windows = this.pools[pool];
     const stored = storedKey(key);
     let window = windows.get(stored);
     if (!window || window.resetAt <= now) {
       if (window) windows.delete(stored);
       else if (windows.size >= this.maxKeys && !this.makeRoom(pool, now)) {
+        this.uncounted?.(kind, 'refused');
         return { count: NO_ROOM, resetMs: this.oldestResetMs(windows, now) };
       }
       window = { count: 0, resetAt: now + windowMs };
@@ -111,7 +111,8 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
     return { count: window.count, resetMs: window.resetAt - now };
   }
 
-  release(key: string, pool: CounterPool = 'traffic'): void {
+  release(key: string, kind: LimitKind): void {
+    const pool = LIMIT_KINDS[kind].pool;
     const windows = this.pools[pool];
     const stored = storedKey(key);
     const window = windows.get(stored);
@@ -123,9 +124,9 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
     }
   }
 
-  peek(key: string, pool: CounterPool = 'traffic'): WindowCount | null {
+  peek(key: string, kind: LimitKind): WindowCount | null {
     const now = this.clock.nowMs();
-    const window = this.pools[pool].get(storedKey(key));
+    const window = this.pools[LIMIT_KINDS[kind].pool].get(storedKey(key));
     return window && window.resetAt > now
       ? { count: window.count, resetMs: window.resetAt - now }
       : null;
@@ -173,86 +174,5 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
 
   private sweepPool(windows: Map<string, Window>, now: number): void {
     for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
-  }
-}
-
-// One round trip: count the hit and start the window's clock on the first one.
-const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-return {count, ttl}`;
-
-// Gives one hit back, only to a window that still runs; a window back at zero is deleted.
-const RELEASE_SCRIPT = `
-if redis.call('PTTL', KEYS[1]) <= 0 then return 0 end
-local count = redis.call('DECR', KEYS[1])
-if count <= 0 then redis.call('DEL', KEYS[1]) end
-return count`;
-
-/** Counters in Redis, shared by every instance; Redis's own memory settings bound them. */
-export class RedisRateLimitStorage extends RateLimitStorage implements OnApplicationShutdown {
-  private readonly logger = new Logger('RateLimit');
-
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix = 'tessera:rl:',
-  ) {
-    super();
-    // Redis being down must not take the service down with it: limits fail open, loudly.
-    redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
-  }
-
-  /** ioredis is loaded only when Redis is configured. */
-  static async connect(url: string, prefix?: string): Promise<RedisRateLimitStorage> {
-    const { Redis } = await import('ioredis');
-    return new RedisRateLimitStorage(
-      new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 1000 }),
-      prefix,
-    );
-  }
-
-  async hit(key: string, windowMs: number, pool: CounterPool = 'traffic'): Promise<WindowCount> {
-    try {
-      const [count, ttl] = (await this.redis.eval(
-        HIT_SCRIPT,
-        1,
-        this.keyOf(key, pool),
-        windowMs,
-      )) as [number, number];
-      return { count, resetMs: ttl };
-    } catch (error) {
-      this.logger.warn(`Rate limit not counted: ${String(error)}`);
-      return { count: 0, resetMs: windowMs };
-    }
-  }
-
-  async release(key: string, pool: CounterPool = 'traffic'): Promise<void> {
-    try {
-      await this.redis.eval(RELEASE_SCRIPT, 1, this.keyOf(key, pool));
-    } catch (error) {
-      this.logger.warn(`Rate limit not given back: ${String(error)}`);
-    }
-  }
-
-  async peek(key: string, pool: CounterPool = 'traffic'): Promise<WindowCount | null> {
-    try {
-      const stored = this.keyOf(key, pool);
-      const [count, ttl] = await Promise.all([this.redis.get(stored), this.redis.pttl(stored)]);
-      return count === null || ttl < 0 ? null : { count: Number(count), resetMs: ttl };
-    } catch (error) {
-      this.logger.warn(`Rate limit not checked: ${String(error)}`);
-      return null;
-    }
-  }
-
-  /** Both pools in one keyspace: a security key is marked, so no traffic key can name it. */
-  private keyOf(key: string, pool: CounterPool): string {
-    return `${this.prefix}${pool === 'security' ? 's:' : ''}${storedKey(key)}`;
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

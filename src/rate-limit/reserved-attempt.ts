@@ -1,5 +1,6 @@
+import type { LimitKind } from './limit-kinds.js';
 import { RateLimitedError } from './rate-limit.errors.js';
-import type { CounterPool, RateLimitStorage, WindowCount } from './rate-limit.storage.js';
+import type { RateLimitStorage, WindowCount } from './rate-limit.storage.js';
 
 export interface Counter {
   key: string;
@@ -12,18 +13,18 @@ export interface Counter {
  */
 export class ReservedAttempt {
   /** For limits that are switched off: nothing was counted. */
-  static readonly uncounted = new ReservedAttempt(null, 'traffic', []);
+  static readonly uncounted = new ReservedAttempt(null, 'sign-in', []);
 
   constructor(
     private readonly storage: RateLimitStorage | null,
-    private readonly pool: CounterPool,
+    private readonly kind: LimitKind,
     private keys: string[],
   ) {}
 
   async giveBack(): Promise<void> {
     const { storage, keys } = this;
     this.keys = [];
-    if (storage) await Promise.all(keys.map((key) => storage.release(key, this.pool)));
+    if (storage) await Promise.all(keys.map((key) => storage.release(key, this.kind)));
   }
 }
 
@@ -31,18 +32,27 @@ export class ReservedAttempt {
  * Counts an attempt on every counter at once (each hit is one atomic step), then asks `refuse`
  * whether the counts allow it. A refused attempt is given back and thrown: it was not checked.
  * Of N attempts that arrive together, each sees its own counts, so no more than the limit pass.
+ * When a counter cannot count it (Redis away) the attempt is given back on the others and the
+ * storage's refusal thrown: it is not checked either.
  */
 export async function reserveAttempt(
   storage: RateLimitStorage,
-  pool: CounterPool,
+  kind: LimitKind,
   counters: Counter[],
   refuse: (windows: WindowCount[]) => WindowCount | undefined,
   refusal: (retryAfterSeconds: number) => Error = (s) => new RateLimitedError(s),
 ): Promise<ReservedAttempt> {
-  const windows = await Promise.all(counters.map((c) => storage.hit(c.key, c.windowMs, pool)));
+  const hits = await Promise.allSettled(counters.map((c) => storage.hit(c.key, c.windowMs, kind)));
+  const failed = hits.find((h) => h.status === 'rejected');
+  if (failed) {
+    const counted = counters.filter((_, i) => hits[i].status === 'fulfilled').map((c) => c.key);
+    await new ReservedAttempt(storage, kind, counted).giveBack();
+    throw failed.reason;
+  }
+  const windows = hits.map((h) => (h as PromiseFulfilledResult<WindowCount>).value);
   const attempt = new ReservedAttempt(
     storage,
-    pool,
+    kind,
     counters.map((c) => c.key),
   );
   const over = refuse(windows);

@@ -14,6 +14,7 @@ import type { RateLimitConfig } from '../config/security.config.js';
 import { CONFIG } from '../config/config.module.js';
 import { clientKeyOf } from './client-address.js';
 import { RateLimitedError } from './rate-limit.errors.js';
+import type { LimitKind } from './limit-kinds.js';
 import { RateLimitStorage } from './rate-limit.storage.js';
 
 const HOUR_MS = 3_600_000;
@@ -33,7 +34,7 @@ const ROUTE_LIMITS = {
     per: 'ip',
     limit: (c: RateLimitConfig) => c.passkeyChallengesPerHour,
   },
-} as const;
+} as const satisfies Partial<Record<LimitKind, unknown>>;
 
 export type RouteLimitName = keyof typeof ROUTE_LIMITS;
 
@@ -55,7 +56,7 @@ export class RouteLimitGuard implements CanActivate {
     const { per, limit } = ROUTE_LIMITS[name];
     const req = context.switchToHttp().getRequest<Request>();
     const who = per === 'ip' ? clientKeyOf(req.ip) : `user:${req.currentUser?.id ?? 'none'}`;
-    const window = await this.storage.hit(`route:${name}:${who}`, HOUR_MS);
+    const window = await this.storage.hit(`route:${name}:${who}`, HOUR_MS, name);
     if (window.count > limit(rateLimit)) {
       throw new RateLimitedError(Math.max(1, Math.ceil(window.resetMs / 1000)));
     }

@@ -24,15 +24,23 @@ export class SignInLimiter {
     private readonly storage: RateLimitStorage,
   ) {}
 
-  /** Counts the attempt, or refuses it unchecked when the client is over a limit. */
-  async reserve(email: string, ip: string | undefined): Promise<ReservedAttempt> {
+  /**
+   * Counts the attempt, or refuses it unchecked when the client is over a limit. `kind`: a
+   * sign-in, or a password typed again in sudo mode (the same counters; the metrics tell them
+   * apart).
+   */
+  async reserve(
+    email: string,
+    ip: string | undefined,
+    kind: 'sign-in' | 'sudo' = 'sign-in',
+  ): Promise<ReservedAttempt> {
     const { enabled, signInAttempts: limit, windowSeconds } = this.config.security.rateLimit;
     if (!enabled) return ReservedAttempt.uncounted;
     const windowMs = windowSeconds * 1000;
     const keys = this.keys(email, ip);
     return reserveAttempt(
       this.storage,
-      'security',
+      kind,
       [keys.ip, keys.account, keys.pair].map((key) => ({ key, windowMs })),
       ([byIp, byAccount, byPair]) =>
         byIp.count > limit
@@ -55,7 +63,7 @@ export class SignInLimiter {
     const key = `sign-in-ip:${clientKeyOf(ip)}`;
     return reserveAttempt(
       this.storage,
-      'security',
+      'passkey',
       [{ key, windowMs: windowSeconds * 1000 }],
       ([byIp]) => (byIp.count > limit ? byIp : undefined),
     );

@@ -27,7 +27,7 @@ export class TwoFactorLimiter {
     if (!enabled) return ReservedAttempt.uncounted;
     return reserveAttempt(
       this.storage,
-      'security',
+      'two-factor',
       [`2fa-account:${userId}`, `2fa-attempt:${attempt}`].map((key) => ({
         key,
         windowMs: TWO_FACTOR_WINDOW_MS,

@@ -62,6 +62,8 @@ export async function createTestApp(
     // A query waits as long as the database takes on a busy machine (a commit's flush to disk
     // can take seconds while browsers and other workers run), not the deployment's 1.5 s.
     DB_QUERY_TIMEOUT_MS: '60000',
+    // Likewise Redis, for specs that share limits through it (a fault spec sets its own).
+    REDIS_COMMAND_TIMEOUT_MS: '10000',
     ...env,
   });
   let app: Awaited<ReturnType<typeof createApp>>;

@@ -51,27 +51,42 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 }
 
-/** An API request's attempt, counted against its client before the token is looked up. */
+/** An API request's lookup, counted against its client before the token is looked up. */
 export interface ClientAttempt {
+  /** The client's key (its IP, an IPv6 client by its /64). */
+  client: string;
   key: string;
   window: WindowCount;
 }
 
 /**
- * The API's limits: each valid token has its own budget; requests with a missing or bad token
- * share one per client IP, and an IP that has used it up is refused before its next token is
- * looked up, so guessing is slow even though each guess is cheap. Every answer says where the
- * client stands (RateLimit-Limit, -Remaining, -Reset).
+ * How many times its failure limit an address may have tokens looked up (failed, or still in
+ * flight) in a window before nothing more from it is looked up. Past the failure limit a bad
+ * token is still looked up (answered 429), because a good token from the same address (behind
+ * one NAT or CI runner) must be served on its own budget; this bound keeps a flood of guesses
+ * from one address off the database, at the price of refusing its good tokens too, which takes
+ * ten failures a second for a whole minute at the default limit.
+ */
+export const LOOKUPS_PER_FAILURE_LIMIT = 10;
+
+/**
+ * The API's limits: each valid token has its own budget, whatever the address it comes from.
+ * Failures (a missing or bad token) count per client IP: past RATE_LIMIT_API_ANONYMOUS_PER_IP
+ * the address's bad tokens are answered 429, and past LOOKUPS_PER_FAILURE_LIMIT times that
+ * nothing from it is looked up until the window ends. Every answer says where the client
+ * stands (RateLimit-Limit, -Remaining, -Reset).
  */
 @Injectable()
 export class ApiRateLimiter {
   private readonly windowMs: number;
+  private readonly maxLookups: number;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly storage: RateLimitStorage,
   ) {
     this.windowMs = config.security.rateLimit.windowSeconds * 1000;
+    this.maxLookups = config.security.rateLimit.anonymousPerIp * LOOKUPS_PER_FAILURE_LIMIT;
   }
 
   get enabled(): boolean {
@@ -79,31 +94,42 @@ export class ApiRateLimiter {
   }
 
   /**
-   * Before authentication: counts the attempt as a failure of the client IP, in one atomic step,
-   * or refuses it unchecked when the IP has no failures left. Of requests sent at the same
-   * moment, no more than the limit get their token looked up. A failure keeps the attempt
-   * (`reportFailure`); a success gives it back (`admitToken`).
+   * Before authentication: counts the lookup against the client IP, in one atomic step, or
+   * refuses it unchecked when the IP has had too many looked up. Of requests sent at the same
+   * moment, no more than that bound get their token looked up. A failure keeps the lookup
+   * counted (`reportFailure`); a success gives it back (`admitToken`), so only failures and
+   * lookups in flight use the bound.
    */
   reserveClient(ip: string | undefined, res: Response): ClientAttempt | Promise<ClientAttempt> {
-    const limit = this.config.security.rateLimit.anonymousPerIp;
-    const key = `api-client:${clientKeyOf(ip)}`;
-    return settle(this.storage.hit(key, this.windowMs), (window) => {
-      if (window.count <= limit) return { key, window };
-      this.report(res, limit, window);
-      return settle(this.storage.release(key), () => {
+    const client = clientKeyOf(ip);
+    const key = `api-lookups:${client}`;
+    return settle(this.storage.hit(key, this.windowMs, 'api-client'), (window) => {
+      if (window.count <= this.maxLookups) return { client, key, window };
+      this.report(res, this.config.security.rateLimit.anonymousPerIp, window);
+      return settle(this.storage.release(key, 'api-client'), () => {
         throw new RateLimitedError(seconds(window.resetMs));
       });
     });
   }
 
-  /** After a failed authentication: the reserved attempt stays counted; the answer says so. */
-  reportFailure(res: Response, attempt: ClientAttempt): void {
-    this.report(res, this.config.security.rateLimit.anonymousPerIp, attempt.window);
+  /**
+   * After a failed authentication: the lookup stays counted, and the failure counts against the
+   * client IP; past its limit the answer is 429 instead of the failure's own (thrown here).
+   */
+  reportFailure(res: Response, attempt: ClientAttempt): void | Promise<void> {
+    const limit = this.config.security.rateLimit.anonymousPerIp;
+    return settle(
+      this.storage.hit(`api-failures:${attempt.client}`, this.windowMs, 'api-client'),
+      (failures) => {
+        this.report(res, limit, failures);
+        if (failures.count > limit) throw new RateLimitedError(seconds(failures.resetMs));
+      },
+    );
   }
 
   /** The attempt was not checked (the database failed, say): it does not count. */
   giveBack(attempt: ClientAttempt): void | Promise<void> {
-    return this.storage.release(attempt.key);
+    return this.storage.release(attempt.key, 'api-client');
   }
 
   /**
@@ -112,9 +138,10 @@ export class ApiRateLimiter {
    */
   admitToken(attempt: ClientAttempt, tokenId: number, res: Response): void | Promise<void> {
     const limit = this.config.security.rateLimit.perToken;
-    const released = this.storage.release(attempt.key);
-    const counted = settle(this.storage.hit(`api-token:${tokenId}`, this.windowMs), (window) =>
-      this.admit(res, limit, window, window.count - 1),
+    const released = this.storage.release(attempt.key, 'api-client');
+    const counted = settle(
+      this.storage.hit(`api-token:${tokenId}`, this.windowMs, 'api-token'),
+      (window) => this.admit(res, limit, window, window.count - 1),
     );
     return released instanceof Promise ? Promise.all([released, counted]).then(() => {}) : counted;
   }
@@ -151,8 +178,9 @@ interface Attempt {
 
 /**
  * The one place an API request is authenticated: the API module mounts it on its routes, ahead
- * of their guard and handler. The attempt is counted against the client address before the token
- * is looked up and, once the token proves good, on the token instead (the rate limits); a success
+ * of their guard and handler. The lookup is counted against the client address before the token
+ * is looked up and, once the token proves good, on the token instead, while a failure counts
+ * against the address (the rate limits: ApiRateLimiter); a success
  * is counted in the token's usage (in memory, written later), a refusal of a known token kept for
  * the security log. The principal goes on `req.user` for the route's guard, which checks the
  * route's ability. A refusal is answered right here, in the envelope the exception filter gives
@@ -188,7 +216,7 @@ export class ApiAuthentication implements NestMiddleware {
   }
 
   async authenticate(request: Request, response: Response): Promise<TokenPrincipal> {
-    // The attempt is counted against the client IP before the token is looked up (an atomic
+    // The lookup is counted against the client IP before the token is looked up (an atomic
     // step), and given back once the token proves good.
     // Express works the address out anew on each read (TRUST_PROXY, X-Forwarded-For): once here.
     const client: ClientInfo = { ip: request.ip, userAgent: request.headers['user-agent'] };
@@ -205,8 +233,11 @@ export class ApiAuthentication implements NestMiddleware {
         this.tokens.recordRefusal(error, client);
       }
       if (reserved) {
-        if (error instanceof AuthenticationError) this.limiter.reportFailure(response, reserved);
-        else await this.limiter.giveBack(reserved);
+        // Past the address's failure limit, the failure is answered 429 instead (thrown there).
+        if (error instanceof AuthenticationError) {
+          const reported = this.limiter.reportFailure(response, reserved);
+          if (reported) await reported;
+        } else await this.limiter.giveBack(reserved);
       }
       throw error;
     }

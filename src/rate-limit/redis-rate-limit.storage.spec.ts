@@ -1,0 +1,172 @@
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Logger, type LoggerService } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { FaultProxy } from '../../test/support/tcp-proxy.js';
+import { waitFor } from '../../test/support/wait-for.js';
+import type { LimitKind, UncountedOutcome } from './limit-kinds.js';
+import { LimitsUnavailableError } from './rate-limit.errors.js';
+import type { RateLimitStorage } from './rate-limit.storage.js';
+import { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
+
+const MINUTE = 60_000;
+
+// What the storage logs is asserted below where it matters, not printed.
+beforeAll(() => Logger.overrideLogger(false));
+
+/** Redis for the specs: TEST_REDIS_URL's host and port, or the local server. */
+const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+
+describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
+  let proxy: FaultProxy;
+  let storage: RedisRateLimitStorage;
+  let uncounted: [LimitKind, UncountedOutcome][];
+
+  const connect = () =>
+    RedisRateLimitStorage.connect({
+      url: `redis://127.0.0.1:${proxy.port}`,
+      prefix: `tessera-test:${randomBytes(6).toString('hex')}:`,
+      timeoutMs: 1_000,
+      uncounted: (kind, outcome) => uncounted.push([kind, outcome]),
+    });
+
+  /** Hits a key of its own until Redis counts it: the storage is back. */
+  const counting = (s: RateLimitStorage) =>
+    waitFor(async () => {
+      try {
+        return (await s.hit(`probe:${randomBytes(4).toString('hex')}`, MINUTE, 'sign-in')).count;
+      } catch (error) {
+        if (error instanceof LimitsUnavailableError) return 0;
+        throw error;
+      }
+    });
+
+  beforeEach(async () => {
+    uncounted = [];
+    proxy = await new FaultProxy(Number(REDIS.port || 6379), REDIS.hostname).start();
+  });
+  afterEach(async () => {
+    await storage?.onApplicationShutdown();
+    await proxy.stop();
+  });
+
+  it('should count each kind of hit apart, and give one back, when Redis answers', async () => {
+    storage = await connect();
+    expect((await storage.hit('k', MINUTE, 'sign-in')).count).toBe(1);
+    expect((await storage.hit('k', MINUTE, 'sign-in')).count).toBe(2);
+    // A traffic key never names a security counter.
+    expect((await storage.hit('k', MINUTE, 'api-client')).count).toBe(1);
+    await storage.release('k', 'sign-in');
+    expect(await storage.peek('k', 'sign-in')).toMatchObject({ count: 1 });
+    expect(uncounted).toEqual([]);
+  });
+
+  it('should refuse a limit that fails closed and let one that fails open through uncounted while connections are reset', async () => {
+    storage = await connect();
+    await storage.hit('2fa:1', MINUTE, 'two-factor');
+    proxy.fail('reset');
+    await expect(storage.hit('2fa:1', MINUTE, 'two-factor')).rejects.toBeInstanceOf(
+      LimitsUnavailableError,
+    );
+    await expect(storage.hit('mail:1', MINUTE, 'account-mail')).rejects.toBeInstanceOf(
+      LimitsUnavailableError,
+    );
+    expect(await storage.hit('api:1', MINUTE, 'api-token')).toEqual({ count: 0, resetMs: MINUTE });
+    expect(uncounted).toEqual([
+      ['two-factor', 'refused'],
+      ['account-mail', 'refused'],
+      ['api-token', 'allowed'],
+    ]);
+    // Given back while Redis is away: the hit stays counted, on the side of the limit.
+    await storage.release('2fa:1', 'two-factor');
+
+    proxy.heal();
+    await counting(storage);
+    expect((await storage.hit('2fa:1', MINUTE, 'two-factor')).count).toBe(2);
+  });
+
+  it('should answer every hit sent into a black-holed Redis, never count one late, and count again once it is back', async () => {
+    storage = await connect();
+    proxy.fail('black-hole');
+    const hits = await Promise.allSettled(
+      Array.from({ length: 20 }, () => storage.hit('sign-in-ip:1', MINUTE, 'sign-in')),
+    );
+    expect(
+      hits.map((h) => h.status === 'rejected' && h.reason instanceof LimitsUnavailableError),
+    ).toEqual(Array(20).fill(true));
+    expect(await storage.hit('api:1', MINUTE, 'api-client')).toEqual({ count: 0, resetMs: MINUTE });
+
+    proxy.heal();
+    await counting(storage);
+    // The twenty were answered as not counted: none was sent again on the new connection.
+    expect((await storage.hit('sign-in-ip:1', MINUTE, 'sign-in')).count).toBe(1);
+  });
+
+  it('should start when Redis cannot be reached, refuse until it can, then count', async () => {
+    proxy.fail('reset');
+    storage = await connect();
+    await expect(storage.hit('k', MINUTE, 'sudo')).rejects.toBeInstanceOf(LimitsUnavailableError);
+    proxy.heal();
+    await counting(storage);
+    expect((await storage.hit('k', MINUTE, 'sudo')).count).toBe(1);
+  });
+});
+
+describe('RedisRateLimitStorage.checkEvictionPolicy', () => {
+  const lines: string[] = [];
+  const capture: LoggerService = {
+    log: (message: string) => lines.push(`log ${message}`),
+    warn: (message: string) => lines.push(`warn ${message}`),
+    error: (message: string) => lines.push(`error ${message}`),
+  };
+
+  beforeEach(() => {
+    lines.length = 0;
+    Logger.overrideLogger(capture);
+  });
+  afterEach(() => Logger.overrideLogger(false));
+
+  /** A Redis that answers CONFIG GET with `answer` (one class under test; the rest is not used). */
+  const redisAnswering = (answer: () => Promise<unknown>) =>
+    ({ on: () => undefined, config: answer }) as unknown as Redis;
+
+  it('should say so in one line, not a warning, when the policy is noeviction', async () => {
+    const storage = new RedisRateLimitStorage(
+      redisAnswering(async () => ['maxmemory-policy', 'noeviction']),
+    );
+    await expect(storage.checkEvictionPolicy()).resolves.toBe('noeviction');
+    expect(lines).toEqual([
+      'log Redis maxmemory-policy is noeviction: rate-limit counters are never evicted',
+    ]);
+  });
+
+  it('should warn in one line when Redis may evict counters, volatile policies included', async () => {
+    for (const policy of ['allkeys-lru', 'volatile-ttl']) {
+      lines.length = 0;
+      const storage = new RedisRateLimitStorage(
+        redisAnswering(async () => ['maxmemory-policy', policy]),
+      );
+      await expect(storage.checkEvictionPolicy()).resolves.toBe(policy);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(`^warn Redis maxmemory-policy is ${policy}: .*set maxmemory-policy noeviction$`),
+      );
+    }
+  });
+
+  it('should call the policy unknown, without failing, when CONFIG is refused or says nothing', async () => {
+    const refused = new RedisRateLimitStorage(
+      redisAnswering(async () => {
+        throw new Error("ERR unknown command 'CONFIG', with args beginning with: 'GET'");
+      }),
+    );
+    await expect(refused.checkEvictionPolicy()).resolves.toBe('unknown');
+    const silent = new RedisRateLimitStorage(redisAnswering(async () => []));
+    await expect(silent.checkEvictionPolicy()).resolves.toBe('unknown');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      /^warn Redis maxmemory-policy is unknown \(CONFIG GET was refused: ERR unknown command 'CONFIG'.*\): rate limits need noeviction/,
+    );
+    expect(lines[1]).toMatch(/^warn Redis maxmemory-policy is unknown \(Redis did not say\)/);
+  });
+});
