@@ -960,7 +960,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1116,7 +1116,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1326,7 +1326,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1506,7 +1506,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1709,7 +1709,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1882,7 +1882,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2116,7 +2116,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2313,7 +2313,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2518,7 +2518,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2833,7 +2833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3076,7 +3076,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3392,7 +3392,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3589,7 +3589,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3792,7 +3792,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4035,7 +4035,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4232,7 +4232,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4468,7 +4468,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4667,7 +4667,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4820,7 +4820,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4957,7 +4957,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
