@@ -2,7 +2,7 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { AbilityCatalog } from '../config/abilities.config.js';
 import type { EntityManager } from 'typeorm';
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, requireOperator, type Actor } from '../common/actor.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import type { User } from '../users/user.entity.js';
@@ -25,7 +25,7 @@ import {
   TeamNotFoundError,
 } from './teams.errors.js';
 import { TeamNotices } from './team-notices.js';
-import { TeamsRepository, type MemberRow } from './teams.repository.js';
+import { TeamsRepository, type MemberRow, type TeamListing } from './teams.repository.js';
 import type { KeysetPage } from '../common/keyset-page.js';
 
 export interface TeamMembership {
@@ -104,6 +104,12 @@ export class TeamsService {
     if (!team) throw new TeamNotFoundError();
     if (actor.kind !== 'operator') await this.getMembership(accountOf(actor), team.id);
     return team;
+  }
+
+  /** A page of every team, by id after `afterId`: for the operator only. */
+  allTeamsPage(actor: Actor, afterId: number, limit: number): Promise<TeamListing[]> {
+    requireOperator(actor);
+    return this.teams.findPageForOperator(afterId, limit);
   }
 
   /** Makes one of the person's teams current; a team they are not in is refused, nothing changes. */

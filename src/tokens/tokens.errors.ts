@@ -2,13 +2,16 @@ import { ConflictError, DomainError, NotFoundError } from '../common/errors/doma
 import { BEARER_REALM } from '../auth/auth.errors.js';
 import type { TeamRefusalCode } from './team-policy.js';
 
-export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
+export type AuthFailureCode =
+  'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired' | 'account_disabled';
 
 const MESSAGES: Record<AuthFailureCode, string> = {
   missing_token: 'No bearer token was sent. Send "Authorization: Bearer <token>".',
   invalid_token: 'The bearer token is malformed or unknown.',
   token_revoked: 'The bearer token has been revoked.',
   token_expired: 'The bearer token has expired.',
+  account_disabled:
+    "The bearer token's account is disabled: its tokens are refused until an operator enables it again.",
 };
 
 /** Said with `token_revoked` for a value that regenerating the token replaced. */

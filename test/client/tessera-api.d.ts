@@ -855,7 +855,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -876,7 +876,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -960,7 +960,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1041,7 +1041,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1116,7 +1116,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1197,7 +1197,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1218,7 +1218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -1326,7 +1326,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1414,7 +1414,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1506,7 +1506,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1580,7 +1580,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1601,7 +1601,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -1709,7 +1709,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1790,7 +1790,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1882,7 +1882,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1963,7 +1963,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1984,7 +1984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -2116,7 +2116,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2204,7 +2204,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2313,7 +2313,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2363,7 +2363,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2384,7 +2384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -2518,7 +2518,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2606,7 +2606,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2627,7 +2627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -2833,7 +2833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2923,7 +2923,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2944,7 +2944,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -3076,7 +3076,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3165,7 +3165,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3186,7 +3186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -3392,7 +3392,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3480,7 +3480,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3589,7 +3589,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3639,7 +3639,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3660,7 +3660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -3792,7 +3792,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3882,7 +3882,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3903,7 +3903,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -4035,7 +4035,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4123,7 +4123,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4232,7 +4232,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4315,7 +4315,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4336,7 +4336,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -4468,7 +4468,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4558,7 +4558,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4667,7 +4667,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4741,7 +4741,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4762,7 +4762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -4820,7 +4820,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4901,7 +4901,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4957,7 +4957,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, or its cluster node is not serving; try again shortly. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */

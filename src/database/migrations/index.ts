@@ -14,6 +14,7 @@ import { TokenLifetimeDays1765238400000 } from './1765238400000-token-lifetime-d
 import { TeamMemberVersions1765324800000 } from './1765324800000-team-member-versions.js';
 import { TeamAllowedAbilities1765411200000 } from './1765411200000-team-allowed-abilities.js';
 import { ApiIdempotencyKeys1765497600000 } from './1765497600000-api-idempotency-keys.js';
+import { UserDisabled1765587600000 } from './1765587600000-user-disabled.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   TeamMemberVersions1765324800000,
   TeamAllowedAbilities1765411200000,
   ApiIdempotencyKeys1765497600000,
+  UserDisabled1765587600000,
 ];
