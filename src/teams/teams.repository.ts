@@ -190,6 +190,17 @@ export class TeamsRepository {
     return membership ? { team: membership.team!, role: membership.role } : null;
   }
 
+  /** The teams the user is in and does not own, with their owners, in `manager`'s transaction. */
+  findJoinedTeams(manager: EntityManager, userId: number): Promise<Team[]> {
+    return manager
+      .getRepository(Team)
+      .createQueryBuilder('t')
+      .innerJoin(TeamMember, 'm', 'm.team_id = t.id AND m.user_id = :userId', { userId })
+      .where('t.owner_id <> :userId', { userId })
+      .orderBy('t.id', 'ASC')
+      .getMany();
+  }
+
   /** The user's teams with their role in each, by name. */
   async findMembershipsOf(userId: number): Promise<{ team: Team; role: TeamRole }[]> {
     const rows = await this.manager.getRepository(TeamMember).find({

@@ -112,6 +112,36 @@ export class TeamsService {
     return this.teams.findPageForOperator(afterId, limit);
   }
 
+  /**
+   * The person is deleting their account (in `manager`'s transaction, before their memberships
+   * go): each team they are in and do not own has a "left" event in its log, and its owner is
+   * mailed in the same transaction, so nobody leaves a team without a trace.
+   */
+  async noteAccountDeleted(manager: EntityManager, actor: Actor): Promise<number> {
+    const userId = accountOf(actor);
+    const member = await this.users.findById(userId, manager);
+    if (!member) return 0;
+    const teams = await this.teams.findJoinedTeams(manager, userId);
+    for (const team of teams) {
+      await this.notices.send(
+        manager,
+        team.ownerId,
+        'member-deleted-account',
+        team,
+        '',
+        `${member.name} (${member.email})`,
+      );
+      this.audit.recordAfterCommit(manager, actor, {
+        event: 'team.member_left',
+        userId,
+        teamId: team.id,
+        target: { type: 'user', id: userId },
+        detail: { team: team.name, member: member.email, because: 'account deleted' },
+      });
+    }
+    return teams.length;
+  }
+
   /** Makes one of the person's teams current; a team they are not in is refused, nothing changes. */
   async switchTeam(actor: Actor, teamId: number): Promise<Team> {
     const switched = await this.transactions.run((m) =>
