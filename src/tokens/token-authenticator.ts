@@ -253,7 +253,14 @@ export class TokenAuthenticator {
     this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
     const refusal = teamRefusalOf(principal);
     return Object.assign(principal, {
-      teamRefusal: refusal === null ? null : new TeamRefusalError(refusal),
+      // Built only for a refused token; the team is named to a token that may read it.
+      teamRefusal:
+        refusal === null
+          ? null
+          : new TeamRefusalError(
+              refusal,
+              principal.abilities.includes('team:read') ? principal.team?.name : undefined,
+            ),
     });
   }
 

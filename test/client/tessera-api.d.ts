@@ -229,7 +229,7 @@ export interface paths {
         };
         /**
          * The presented token
-         * @description The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, the team it acts in (following its person's current team, or pinned to one) and why that team refuses it, if it does: so a script can check what it holds and when it runs out. It lists the deployment's ability catalog too. Any valid token may ask; no ability is needed, and a team's refusal does not apply here. The team is named only to a token with `team:read` that the team does not refuse; otherwise `team` is null and `team_refusal` says why a refused token is refused.
+         * @description The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, the team it acts in (following its person's current team, or pinned to one) and why that team refuses it, if it does: so a script can check what it holds and when it runs out. It lists the deployment's ability catalog too. Any valid token may ask; no ability is needed, and a team's refusal does not apply here. The team is named only to a token with `team:read` that the team does not refuse; otherwise `team` is null and `team_refusal` says why a refused token is refused. A value that a regeneration replaced, still accepted during its grace period, says so and until when (`replaced_value_valid_until`).
          */
         get: operations["getToken"];
         put?: never;
@@ -719,6 +719,12 @@ export interface components {
              * @enum {string|null}
              */
             team_refusal: "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | null;
+            /**
+             * Format: date-time
+             * @description Set when the value presented is the one the token had before it was regenerated, which works only during the grace period its person chose: until when it works (after that it is refused as `token_revoked`). Switch to the new value before then. Null for the token's current value.
+             * @example null
+             */
+            replaced_value_valid_until: string | null;
         };
         TokenEnvelope: {
             /** @enum {boolean} */
