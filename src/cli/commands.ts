@@ -166,199 +166,6 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
-  'token:create': {
-    usage:
-      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never] [--team SLUG]',
-    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It follows the account's current team, or with --team acts in that team only (one the account is a member of). It expires in ${DEFAULT_DAYS} days, as on the tokens page (or in the most days the team it acts in and the deployment allow, when fewer), unless --expires-in-days says otherwise or --expires never asks for a token that never expires. A lifetime longer than the team it acts in or the deployment allows is refused. Without --abilities it gets the abilities marked (default).`,
-    options: ['email', 'name', 'abilities', 'expires-in-days', 'expires', 'team'],
-    required: ['email', 'name'],
-    details: (config) => [
-      'Abilities this deployment offers (--abilities, comma-separated):',
-      ...config.abilities.entries.map(
-        (a) => `  ${a.name}${a.default ? ' (default)' : ''}  ${a.description}`,
-      ),
-    ],
-    async run(app, v, out) {
-      if (v.expires !== undefined && v.expires !== 'never') {
-        throw new ValidationError({ expires: '--expires takes only "never".' });
-      }
-      if (v.expires !== undefined && v['expires-in-days'] !== undefined) {
-        throw new ValidationError({ expires: 'Give either --expires-in-days or --expires never.' });
-      }
-      const user = await app.get(UsersService).getByEmail(v.email!);
-      const actor = Actors.operator(user.id);
-      const teamId =
-        v.team === undefined
-          ? undefined
-          : (await app.get(TeamsService).getBySlug(Actors.operator(), v.team)).id;
-      // The page's default: 30 days, or the most the team it acts in and the deployment allow.
-      const days =
-        v.expires === 'never'
-          ? undefined
-          : (v['expires-in-days'] ??
-            String(await app.get(TokenLifetimes).defaultDays(actor, teamId)));
-      const input = validateInput(CreateTokenDto, {
-        name: v.name,
-        abilities: v.abilities?.split(',').map((a) => a.trim()),
-        expiresInDays: days,
-        teamId,
-      });
-      const created = await app.get(TokensService).create(actor, input);
-      const expiry = created.token.expiresAt ? created.token.expiresAt.toISOString() : 'never';
-      out(`Token ${created.token.id} "${created.token.name}" for ${user.email}`);
-      out(
-        `abilities: ${created.token.abilities.join(', ')}; expires: ${expiry}; acts in: ${v.team ? `${v.team} only` : 'the current team'}`,
-      );
-      out('It is shown only this once:');
-      out(created.plaintext);
-    },
-  },
-
-  'token:revoke': {
-    usage: 'token:revoke --email EMAIL (--name NAME | --id ID)',
-    description: "Revokes one of the account's tokens, by name or by id.",
-    options: ['email', 'name', 'id'],
-    required: ['email'],
-    async run(app, v, out) {
-      if ((v.name === undefined) === (v.id === undefined)) {
-        throw new ValidationError({ name: 'Give either --name or --id.' });
-      }
-      const user = await app.get(UsersService).getByEmail(v.email!);
-      const tokens = app.get(TokensService);
-      const { token, alreadyRevoked } =
-        v.id !== undefined
-          ? await tokens.revoke(Actors.operator(user.id), positiveInteger('id', v.id))
-          : await tokens.revokeByName(Actors.operator(user.id), v.name!);
-      const when = token.revokedAt!.toISOString();
-      out(
-        `${alreadyRevoked ? 'Already revoked' : 'Revoked'}: token ${token.id} "${token.name}" (${when})`,
-      );
-    },
-  },
-
-  'tokens:prune': {
-    usage: 'tokens:prune --older-than-days DAYS',
-    description: 'Deletes the tokens revoked or expired more than DAYS days ago.',
-    options: ['older-than-days'],
-    required: ['older-than-days'],
-    async run(app, v, out) {
-      const days = wholeNumber('older-than-days', v['older-than-days']!);
-      const { deleted, before } = await app.get(TokensService).pruneDead(days);
-      out(
-        `Deleted ${deleted} token${deleted === 1 ? '' : 's'} revoked or expired before ${before.toISOString()}`,
-      );
-    },
-  },
-
-  'tokens:remind': {
-    usage: 'tokens:remind',
-    description:
-      'Enqueues the expiry reminders that are due (a week before, and on the day) and records expiries in the security log; the server does this every 15 minutes. Each is done once, whoever runs it.',
-    options: [],
-    required: [],
-    async run(app, _v, out) {
-      const { reminded, expired } = await app.get(TokenExpiryReminders).run();
-      out(
-        `Enqueued ${reminded} reminder${reminded === 1 ? '' : 's'}; recorded ${expired} expir${expired === 1 ? 'y' : 'ies'}`,
-      );
-    },
-  },
-
-  'audit:export': {
-    usage: 'audit:export --since DATE [--user EMAIL|ID] [--team SLUG|ID]',
-    description:
-      'Writes the security log since DATE (YYYY-MM-DD, or a full ISO 8601 time) as JSON lines, oldest first. Every event, or with --user or --team those of one account or one team.',
-    options: ['since', 'user', 'team'],
-    required: ['since'],
-    async run(app, v, out) {
-      const since = parseSince(v.since!);
-      const userId =
-        v.user === undefined
-          ? undefined
-          : /^\d+$/.test(v.user)
-            ? positiveInteger('user', v.user)
-            : (await app.get(UsersService).getByEmail(v.user)).id;
-      const teamId =
-        v.team === undefined
-          ? undefined
-          : /^\d+$/.test(v.team)
-            ? positiveInteger('team', v.team)
-            : (await app.get(TeamsService).getBySlug(Actors.operator(), v.team)).id;
-      for await (const event of app.get(AuditService).export({ since, userId, teamId })) {
-        out(JSON.stringify(toExportLine(event)));
-      }
-    },
-  },
-
-  'audit:prune': {
-    usage: 'audit:prune [--older-than-days DAYS]',
-    description:
-      'Deletes security log events older than AUDIT_RETENTION_DAYS (365 unless set), or DAYS; the server also does this once a day.',
-    options: ['older-than-days'],
-    required: [],
-    async run(app, v, out) {
-      const days =
-        v['older-than-days'] === undefined
-          ? undefined
-          : wholeNumber('older-than-days', v['older-than-days']);
-      const { deleted, before } = await app.get(AuditService).prune(days);
-      out(
-        `Deleted ${deleted} event${deleted === 1 ? '' : 's'} from before ${before.toISOString()}`,
-      );
-    },
-  },
-
-  'team:create': {
-    usage: 'team:create --owner EMAIL --name NAME',
-    description:
-      "Creates a team owned by the account, makes it the account's current team, and prints its id, slug, name and owner, each on a labelled line.",
-    options: ['owner', 'name'],
-    required: ['owner', 'name'],
-    async run(app, v, out) {
-      const input = validateInput(CreateTeamDto, { name: v.name });
-      const owner = await app.get(UsersService).getByEmail(v.owner!);
-      const team = await app.get(TeamsService).createTeam(Actors.operator(owner.id), input);
-      out(`team id: ${team.id}`);
-      out(`slug: ${team.slug}`);
-      out(`name: ${team.name}`);
-      out(`owner: ${owner.email}`);
-    },
-  },
-
-  'team:add-member': {
-    usage: 'team:add-member --team SLUG --email EMAIL [--role member|admin]',
-    description: 'Adds the account to the team, as a member unless --role says admin.',
-    options: ['team', 'email', 'role'],
-    required: ['team', 'email'],
-    async run(app, v, out) {
-      const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
-      const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(Actors.operator(), v.team!);
-      const user = await teams.addMember(Actors.operator(), team.id, input);
-      out(`Added ${user.email} to ${team.slug} as ${input.role}`);
-    },
-  },
-
-  'team:switch': {
-    usage: 'team:switch --email EMAIL --team SLUG',
-    description: "Makes the team the account's current team; the account must belong to it.",
-    options: ['email', 'team'],
-    required: ['email', 'team'],
-    async run(app, v, out) {
-      const user = await app.get(UsersService).getByEmail(v.email!);
-      const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(Actors.operator(), v.team!);
-      try {
-        await teams.switchTeam(Actors.operator(user.id), team.id);
-      } catch (error) {
-        if (error instanceof NotTeamMemberError) {
-          throw new ValidationError({ team: `${user.email} is not a member of ${team.slug}.` });
-        }
-        throw error;
-      }
-      out(`${user.email} now works in ${team.slug}`);
-    },
-  },
   'user:list': {
     usage: 'user:list',
     description:
@@ -431,6 +238,54 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
+  'token:create': {
+    usage:
+      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never] [--team SLUG]',
+    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It follows the account's current team, or with --team acts in that team only (one the account is a member of). It expires in ${DEFAULT_DAYS} days, as on the tokens page (or in the most days the team it acts in and the deployment allow, when fewer), unless --expires-in-days says otherwise or --expires never asks for a token that never expires. A lifetime longer than the team it acts in or the deployment allows is refused. Without --abilities it gets the abilities marked (default).`,
+    options: ['email', 'name', 'abilities', 'expires-in-days', 'expires', 'team'],
+    required: ['email', 'name'],
+    details: (config) => [
+      'Abilities this deployment offers (--abilities, comma-separated):',
+      ...config.abilities.entries.map(
+        (a) => `  ${a.name}${a.default ? ' (default)' : ''}  ${a.description}`,
+      ),
+    ],
+    async run(app, v, out) {
+      if (v.expires !== undefined && v.expires !== 'never') {
+        throw new ValidationError({ expires: '--expires takes only "never".' });
+      }
+      if (v.expires !== undefined && v['expires-in-days'] !== undefined) {
+        throw new ValidationError({ expires: 'Give either --expires-in-days or --expires never.' });
+      }
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const actor = Actors.operator(user.id);
+      const teamId =
+        v.team === undefined
+          ? undefined
+          : (await app.get(TeamsService).getBySlug(Actors.operator(), v.team)).id;
+      // The page's default: 30 days, or the most the team it acts in and the deployment allow.
+      const days =
+        v.expires === 'never'
+          ? undefined
+          : (v['expires-in-days'] ??
+            String(await app.get(TokenLifetimes).defaultDays(actor, teamId)));
+      const input = validateInput(CreateTokenDto, {
+        name: v.name,
+        abilities: v.abilities?.split(',').map((a) => a.trim()),
+        expiresInDays: days,
+        teamId,
+      });
+      const created = await app.get(TokensService).create(actor, input);
+      const expiry = created.token.expiresAt ? created.token.expiresAt.toISOString() : 'never';
+      out(`Token ${created.token.id} "${created.token.name}" for ${user.email}`);
+      out(
+        `abilities: ${created.token.abilities.join(', ')}; expires: ${expiry}; acts in: ${v.team ? `${v.team} only` : 'the current team'}`,
+      );
+      out('It is shown only this once:');
+      out(created.plaintext);
+    },
+  },
+
   'token:list': {
     usage: 'token:list --email EMAIL',
     description:
@@ -462,6 +317,73 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
+  'token:revoke': {
+    usage: 'token:revoke --email EMAIL (--name NAME | --id ID)',
+    description: "Revokes one of the account's tokens, by name or by id.",
+    options: ['email', 'name', 'id'],
+    required: ['email'],
+    async run(app, v, out) {
+      if ((v.name === undefined) === (v.id === undefined)) {
+        throw new ValidationError({ name: 'Give either --name or --id.' });
+      }
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const tokens = app.get(TokensService);
+      const { token, alreadyRevoked } =
+        v.id !== undefined
+          ? await tokens.revoke(Actors.operator(user.id), positiveInteger('id', v.id))
+          : await tokens.revokeByName(Actors.operator(user.id), v.name!);
+      const when = token.revokedAt!.toISOString();
+      out(
+        `${alreadyRevoked ? 'Already revoked' : 'Revoked'}: token ${token.id} "${token.name}" (${when})`,
+      );
+    },
+  },
+
+  'tokens:prune': {
+    usage: 'tokens:prune --older-than-days DAYS',
+    description: 'Deletes the tokens revoked or expired more than DAYS days ago.',
+    options: ['older-than-days'],
+    required: ['older-than-days'],
+    async run(app, v, out) {
+      const days = wholeNumber('older-than-days', v['older-than-days']!);
+      const { deleted, before } = await app.get(TokensService).pruneDead(days);
+      out(
+        `Deleted ${deleted} token${deleted === 1 ? '' : 's'} revoked or expired before ${before.toISOString()}`,
+      );
+    },
+  },
+
+  'tokens:remind': {
+    usage: 'tokens:remind',
+    description:
+      'Enqueues the expiry reminders that are due (a week before, and on the day) and records expiries in the security log; the server does this every 15 minutes. Each is done once, whoever runs it.',
+    options: [],
+    required: [],
+    async run(app, _v, out) {
+      const { reminded, expired } = await app.get(TokenExpiryReminders).run();
+      out(
+        `Enqueued ${reminded} reminder${reminded === 1 ? '' : 's'}; recorded ${expired} expir${expired === 1 ? 'y' : 'ies'}`,
+      );
+    },
+  },
+
+  'team:create': {
+    usage: 'team:create --owner EMAIL --name NAME',
+    description:
+      "Creates a team owned by the account, makes it the account's current team, and prints its id, slug, name and owner, each on a labelled line.",
+    options: ['owner', 'name'],
+    required: ['owner', 'name'],
+    async run(app, v, out) {
+      const input = validateInput(CreateTeamDto, { name: v.name });
+      const owner = await app.get(UsersService).getByEmail(v.owner!);
+      const team = await app.get(TeamsService).createTeam(Actors.operator(owner.id), input);
+      out(`team id: ${team.id}`);
+      out(`slug: ${team.slug}`);
+      out(`name: ${team.name}`);
+      out(`owner: ${owner.email}`);
+    },
+  },
+
   'team:list': {
     usage: 'team:list',
     description:
@@ -475,6 +397,85 @@ export const COMMANDS: Record<string, Command> = {
         ['id', 'slug', 'name', 'owner', 'members', 'personal'],
         (after) => teams.allTeamsPage(Actors.operator(), after, LIST_PAGE),
         (t) => [t.id, t.slug, t.name, t.ownerEmail, t.members, t.personal ? 'yes' : 'no'],
+      );
+    },
+  },
+
+  'team:add-member': {
+    usage: 'team:add-member --team SLUG --email EMAIL [--role member|admin]',
+    description: 'Adds the account to the team, as a member unless --role says admin.',
+    options: ['team', 'email', 'role'],
+    required: ['team', 'email'],
+    async run(app, v, out) {
+      const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
+      const teams = app.get(TeamsService);
+      const team = await teams.getBySlug(Actors.operator(), v.team!);
+      const user = await teams.addMember(Actors.operator(), team.id, input);
+      out(`Added ${user.email} to ${team.slug} as ${input.role}`);
+    },
+  },
+
+  'team:switch': {
+    usage: 'team:switch --email EMAIL --team SLUG',
+    description: "Makes the team the account's current team; the account must belong to it.",
+    options: ['email', 'team'],
+    required: ['email', 'team'],
+    async run(app, v, out) {
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const teams = app.get(TeamsService);
+      const team = await teams.getBySlug(Actors.operator(), v.team!);
+      try {
+        await teams.switchTeam(Actors.operator(user.id), team.id);
+      } catch (error) {
+        if (error instanceof NotTeamMemberError) {
+          throw new ValidationError({ team: `${user.email} is not a member of ${team.slug}.` });
+        }
+        throw error;
+      }
+      out(`${user.email} now works in ${team.slug}`);
+    },
+  },
+
+  'audit:export': {
+    usage: 'audit:export --since DATE [--user EMAIL|ID] [--team SLUG|ID]',
+    description:
+      'Writes the security log since DATE (YYYY-MM-DD, or a full ISO 8601 time) as JSON lines, oldest first. Every event, or with --user or --team those of one account or one team.',
+    options: ['since', 'user', 'team'],
+    required: ['since'],
+    async run(app, v, out) {
+      const since = parseSince(v.since!);
+      const userId =
+        v.user === undefined
+          ? undefined
+          : /^\d+$/.test(v.user)
+            ? positiveInteger('user', v.user)
+            : (await app.get(UsersService).getByEmail(v.user)).id;
+      const teamId =
+        v.team === undefined
+          ? undefined
+          : /^\d+$/.test(v.team)
+            ? positiveInteger('team', v.team)
+            : (await app.get(TeamsService).getBySlug(Actors.operator(), v.team)).id;
+      for await (const event of app.get(AuditService).export({ since, userId, teamId })) {
+        out(JSON.stringify(toExportLine(event)));
+      }
+    },
+  },
+
+  'audit:prune': {
+    usage: 'audit:prune [--older-than-days DAYS]',
+    description:
+      'Deletes security log events older than AUDIT_RETENTION_DAYS (365 unless set), or DAYS; the server also does this once a day.',
+    options: ['older-than-days'],
+    required: [],
+    async run(app, v, out) {
+      const days =
+        v['older-than-days'] === undefined
+          ? undefined
+          : wholeNumber('older-than-days', v['older-than-days']);
+      const { deleted, before } = await app.get(AuditService).prune(days);
+      out(
+        `Deleted ${deleted} event${deleted === 1 ? '' : 's'} from before ${before.toISOString()}`,
       );
     },
   },
