@@ -755,6 +755,24 @@ describe('operator command line', () => {
     expect((await run({ APP_URL: 'https://tessera.example.com' })).err).toEqual([]);
     // Commands that print no link say nothing of it.
     expect((await cli('team:list')).stderr).toBe('');
+    const withPassword = await runCli(
+      [
+        'user:create',
+        '--name',
+        'No Link',
+        '--email',
+        'nolink@example.com',
+        '--password',
+        'correct horse',
+      ],
+      {
+        env: { ...env(), APP_URL: undefined },
+        out: () => {},
+        err: (line) => warned.err.push(line),
+      },
+    );
+    expect(withPassword).toBe(0);
+    expect(warned.err).toHaveLength(1);
 
     const process = await runBuilt('cli.js', ['user:password-link', '--email', 'ada@example.com'], {
       DATABASE_URL: db.url,

@@ -36,8 +36,11 @@ export interface Command {
   managesSchema?: true;
   /** Lines its help adds from the deployment's settings (the abilities it may name, say). */
   details?(config: Config): string[];
-  /** Prints links made from APP_URL: warned about when APP_URL is unset outside development. */
-  printsLinks?: true;
+  /**
+   * Whether it prints a link made from APP_URL with these options: then an unset APP_URL is
+   * warned about outside development.
+   */
+  printsLinks?(values: Values): boolean;
 }
 
 /** How many rows a listing reads at a time: memory stays bounded whatever the table holds. */
@@ -138,7 +141,7 @@ export const COMMANDS: Record<string, Command> = {
       'Creates an account with its personal team and prints its id, address and team, each on a labelled line. The address counts as confirmed. Without --password, also prints a one-time link (valid 60 minutes) where the person sets one, alone on the last line.',
     options: ['name', 'email', 'password'],
     required: ['name', 'email'],
-    printsLinks: true,
+    printsLinks: (v) => v.password === undefined,
     async run(app, v, out) {
       const input = validateInput(CreateUserDto, {
         name: v.name,
@@ -160,7 +163,7 @@ export const COMMANDS: Record<string, Command> = {
       'Prints a one-time link where the person sets a new password (valid 60 minutes; it replaces any earlier link). Nothing is mailed.',
     options: ['email'],
     required: ['email'],
-    printsLinks: true,
+    printsLinks: () => true,
     async run(app, v, out) {
       await printPasswordLink(app, v.email!, out);
     },

@@ -127,7 +127,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const values = parse(command, args);
 
   const config = loadConfig(io.env);
-  const warning = command.printsLinks ? appUrlWarning(config.app) : undefined;
+  const warning = command.printsLinks?.(values) ? appUrlWarning(config.app) : undefined;
   if (warning) io.err(`warning: ${warning}`);
   const app = await createCommandContext(
     command.managesSchema
