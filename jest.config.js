@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 
 const swc = [
   '@swc/jest',
@@ -19,6 +20,10 @@ const common = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': swc },
   testEnvironment: 'node',
+  // Redis for the specs that share limits: the machine's, or a redis-server of the run's own
+  // (stopped after), or one clear line from those specs when there is none.
+  globalSetup: join(import.meta.dirname, 'test/support/redis-global-setup.ts'),
+  globalTeardown: join(import.meta.dirname, 'test/support/redis-global-teardown.ts'),
 };
 
 /** @type {import('jest').Config} */

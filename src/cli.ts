@@ -1,3 +1,5 @@
+// First: an unsupported Node stops here with what to install, before any native module loads.
+import './node-version.js';
 import 'reflect-metadata';
 import { runCli } from './cli/run-cli.js';
 

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AccountAccessModule } from './account/account-access.module.js';
 import { AuditLogModule } from './audit/audit-log.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import type { Clock } from './clock/clock.js';
@@ -39,6 +40,7 @@ export class CoreModule {
         EmailVerificationModule,
         PasswordResetModule,
         SignInModule,
+        AccountAccessModule,
       ],
     };
   }

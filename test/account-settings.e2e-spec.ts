@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { In, Like } from 'typeorm';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { Actors } from '../src/common/actor.js';
+import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
+import { TeamsService } from '../src/teams/teams.service.js';
 import { Session } from '../src/auth/session.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
@@ -315,6 +321,75 @@ describe('account settings', () => {
       expect((await new WebClient(t.server).login(person.email, PASSWORD)).headers.location).toBe(
         '/login',
       );
+    });
+  });
+
+  describe('deleting the account of a team member', () => {
+    it("should leave a 'left' event in each team the person was in and mail its owner, and nothing when the deletion is refused", async () => {
+      const person = await signedInPerson(t, { name: 'Departing Member' });
+      const owners = await Promise.all(
+        ['First Owner', 'Second Owner'].map((name) =>
+          createUser(t.app, { name, email: uniqueEmail('owner') }),
+        ),
+      );
+      const teams = await Promise.all(
+        owners.map((owner, i) => createTeam(t.app, owner, `Joined Team ${i + 1}`)),
+      );
+      for (const team of teams) await addMember(t.app, team.id, person.user);
+      const leftEvents = () =>
+        t.dataSource.getRepository(AuditEvent).findBy({
+          event: 'team.member_left',
+          userId: person.user.id,
+        });
+
+      // Refused (they own a team with another member): no event, no mail.
+      const shared = await createTeam(t.app, person.user, 'Kept Crew');
+      await addMember(t.app, shared.id, owners[0]);
+      await person.client.submit('/settings/profile', '/settings/account/delete', {
+        password: PASSWORD,
+      });
+      expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
+      await t.app.get(AuditLog).flush();
+      expect(await leftEvents()).toEqual([]);
+      expect(
+        await t.dataSource.getRepository(OutboxMessage).countBy({
+          recipient: In(owners.map((o) => o.email)),
+          params: Like('%member-deleted-account%'),
+        }),
+      ).toBe(0);
+
+      await t.app.get(TeamsService).deleteTeam(Actors.operator(person.user.id), shared.id);
+      const res = await person.client.submit('/settings/profile', '/settings/account/delete', {
+        password: PASSWORD,
+      });
+      expect(`${res.status} ${res.headers.location}`).toBe('303 /login');
+
+      for (const [i, owner] of owners.entries()) {
+        const mail = await t.mail.waitFor({
+          to: owner.email,
+          subject: `Departing Member (${person.email}) left Joined Team ${i + 1}`,
+        });
+        expect(mail.text).toContain(
+          `Departing Member (${person.email}) deleted their Tessera account and so left the team Joined Team ${i + 1}.`,
+        );
+      }
+      await t.app.get(AuditLog).flush();
+      const events = await leftEvents();
+      expect(events.map((e) => [e.teamId, JSON.parse(e.detail!)]).sort()).toEqual(
+        teams
+          .map((team) => [
+            team.id,
+            { team: team.name, member: person.email, because: 'account deleted' },
+          ])
+          .sort(),
+      );
+      // In the team's own log, as its owner reads it (the token acts in Joined Team 1, current).
+      const { plaintext } = await createToken(t.app, owners[0], { abilities: ['audit:read'] });
+      const log = await request(t.server)
+        .get('/api/v1/team/audit-log')
+        .set('Authorization', `Bearer ${plaintext}`);
+      expect(log.status).toBe(200);
+      expect(log.body.data[0]).toMatchObject({ event: 'team.member_left' });
     });
   });
 

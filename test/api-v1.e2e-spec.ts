@@ -111,6 +111,7 @@ describe('API v1', () => {
         binding: 'current',
         team: { id: user.currentTeamId, name: "Ada's Team", slug: expect.any(String) },
         team_refusal: null,
+        replaced_value_valid_until: null,
       });
       expect(res.body.data.catalog.map((a: { name: string }) => a.name)).toEqual([
         'user:read',
@@ -185,6 +186,76 @@ describe('API v1', () => {
       await t.app.get(TokensService).revoke(Actors.operator(user.id), token.id);
       expectError(await get('/api/v1/token', `Bearer ${plaintext}`), 401, 'token_revoked');
       expectError(await get('/api/v1/token'), 401, 'missing_token');
+    });
+  });
+
+  describe('refusals that say what to do', () => {
+    it('should say the scheme must be Bearer, or is missing, without echoing what was sent', async () => {
+      const { plaintext } = await createToken(t.app, await createUser(t.app));
+      const basic = await get('/api/v1/user/profile', 'Basic dXNlcjpwYXNzd29yZA==');
+      expectError(basic, 401, 'missing_token');
+      expect(basic.body.error.message).toBe(
+        'The Authorization header uses the Basic scheme; this API takes only bearer tokens. Send "Authorization: Bearer <token>".',
+      );
+      expect(basic.headers['www-authenticate']).toBe('Bearer realm="tessera"');
+
+      const bare = await get('/api/v1/user/profile', plaintext);
+      expectError(bare, 401, 'invalid_token');
+      expect(bare.body.error.message).toBe(
+        'The Authorization header has no scheme: the token goes after "Bearer ". Send "Authorization: Bearer <token>".',
+      );
+      expect(JSON.stringify(bare.body)).not.toContain(plaintext);
+
+      // A token given as if it were a scheme is not named back either.
+      const odd = await get('/api/v1/user/profile', `${plaintext} extra`);
+      expect(odd.body.error.message).toContain('uses a scheme other than Bearer');
+      expect(JSON.stringify(odd.body)).not.toContain(plaintext);
+
+      const empty = await get('/api/v1/user/profile', 'Bearer');
+      expectError(empty, 401, 'invalid_token');
+      expect(empty.body.error.message).toContain('says Bearer but carries no token');
+      // What was right stays as it was.
+      expectError(await get('/api/v1/user/profile'), 401, 'missing_token');
+      expect((await get('/api/v1/user/profile', `bearer   ${plaintext}`)).status).toBe(200);
+    });
+
+    it('should name the team that requires two-factor sign-in to a token that may read it', async () => {
+      const user = await createUser(t.app);
+      const team = await createTeam(t.app, user, 'Strict "Ops"');
+      const reader = await createToken(t.app, user, { abilities: ['team:read', 'user:read'] });
+      const other = await createToken(t.app, user, { abilities: ['user:read'] });
+      await t.dataSource.getRepository(Team).update({ id: team.id }, { requireTwoFactor: true });
+
+      const named = await get('/api/v1/team', `Bearer ${reader.plaintext}`);
+      expectError(named, 403, 'two_factor_required');
+      expect(named.body.error.message).toBe(
+        'The team "Strict \\"Ops\\"" requires two-factor sign-in, which the token\'s person has not turned on: they turn it on under Security, and the token works in "Strict \\"Ops\\"" again.',
+      );
+      const unnamed = await get('/api/v1/user/profile', `Bearer ${other.plaintext}`);
+      expectError(unnamed, 403, 'two_factor_required');
+      expect(unnamed.body.error.message).toBe(
+        "The team this token acts in requires two-factor sign-in, which the token's person has not turned on.",
+      );
+    });
+
+    it("should say during a regeneration's grace period that the value is the old one, and until when it works", async () => {
+      const user = await createUser(t.app);
+      const { plaintext, token } = await createToken(t.app, user);
+      const current = await get('/api/v1/token', `Bearer ${plaintext}`);
+      expect(current.body.data.replaced_value_valid_until).toBeNull();
+
+      const renewed = await t.app
+        .get(TokensService)
+        .regenerate(Actors.operator(user.id), token.id, 10);
+      const { previousValidUntil } = await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .findOneByOrFail({ id: token.id });
+      const old = await get('/api/v1/token', `Bearer ${plaintext}`);
+      expect(old.status).toBe(200);
+      expect(old.body.data.replaced_value_valid_until).toBe(previousValidUntil!.toISOString());
+      expect(previousValidUntil!.getTime()).toBeGreaterThan(Date.now());
+      const fresh = await get('/api/v1/token', `Bearer ${renewed.plaintext}`);
+      expect(fresh.body.data.replaced_value_valid_until).toBeNull();
     });
   });
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
@@ -13,7 +14,12 @@ import { createTestDatabase, type TestDatabase } from './support/test-database.j
 describe('operator command line', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
-  const env = () => ({ NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: db.url });
+  const env = () => ({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    APP_URL: 'http://localhost:3000',
+  });
   /** The command run in this process, as `npm run cli` runs it. */
   const cli = async (...args: string[]): Promise<RunResult> => {
     const out: string[] = [];
@@ -49,7 +55,7 @@ describe('operator command line', () => {
     await db.drop();
   });
 
-  it('should create a user with a personal team and print the id', async () => {
+  it('should create a user with a personal team and print its id, address and team on labelled lines', async () => {
     const r = await cli(
       'user:create',
       '--name',
@@ -59,8 +65,9 @@ describe('operator command line', () => {
       '--password',
       'correct horse',
     );
-    expect(r.code).toBe(0);
-    const id = Number(r.stdout.trim());
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const id = Number(/^user id: (\d+)$/m.exec(r.stdout)![1]);
+    expect(r.stdout).toBe(`user id: ${id}\nemail: grace@example.com\npersonal team: graces-team\n`);
     const [user] = await dataSource.query('SELECT * FROM users WHERE id = ?', [id]);
     expect(user.email).toBe('grace@example.com');
     expect(user.password_hash).toMatch(/^\$argon2id\$/);
@@ -84,7 +91,12 @@ describe('operator command line', () => {
       'linkless@example.com',
     );
     expect(r).toMatchObject({ code: 0, stderr: '' });
-    const [id, intro, link] = r.stdout.trimEnd().split('\n');
+    const [idLine, emailLine, teamLine, intro, link] = r.stdout.trimEnd().split('\n');
+    const id = idLine.replace(/^user id: /, '');
+    expect([emailLine, teamLine]).toEqual([
+      'email: linkless@example.com',
+      'personal team: linklesss-team',
+    ]);
     expect(intro).toBe(
       'linkless@example.com sets a password at this link, once, within 60 minutes:',
     );
@@ -151,7 +163,9 @@ describe('operator command line', () => {
     expect(all.stdout).toContain(
       '\n      Creates a personal access token for the account and prints it, alone on the last line, this once.\n',
     );
-    expect(all.stdout).toContain('"npm run cli -- <command> --help" says what a command does.');
+    expect(all.stdout).toContain(
+      '"npm run cli -- <command> --help" says what a command does; "npm run cli -- --version" which Tessera this is.',
+    );
   });
 
   it('should print the new token alone on the last line and store only its hash', async () => {
@@ -338,8 +352,10 @@ describe('operator command line', () => {
       '--name',
       'Analytical Engines',
     );
-    expect(first.stdout.trim()).toMatch(/^\d+ analytical-engines$/);
-    expect(second.stdout.trim()).toMatch(/^\d+ analytical-engines-2$/);
+    expect(first.stdout).toMatch(
+      /^team id: \d+\nslug: analytical-engines\nname: Analytical Engines\nowner: ada@example\.com\n$/,
+    );
+    expect(second.stdout).toMatch(/^team id: \d+\nslug: analytical-engines-2\n/);
 
     await cli('user:create', '--name', 'Charles Babbage', '--email', 'charles@example.com');
     const added = await cli(
@@ -467,7 +483,7 @@ describe('operator command line', () => {
       ),
     );
     expect(results.map((r) => r.stderr)).toEqual(Array(6).fill(''));
-    const slugs = results.map((r) => r.stdout.trim().split(' ')[1]);
+    const slugs = results.map((r) => /^slug: (.+)$/m.exec(r.stdout)![1]);
     expect(new Set(slugs).size).toBe(6);
     expect(slugs).toContain('parallel');
   });
@@ -616,5 +632,157 @@ describe('operator command line', () => {
     } finally {
       await fresh.drop();
     }
+  });
+  it('should say which Tessera it is with --version', async () => {
+    const { version } = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8'),
+    ) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      expect(await cli(flag)).toEqual({
+        code: 0,
+        stdout: `tessera ${version} (node ${process.versions.node})\n`,
+        stderr: '',
+      });
+    }
+    expect((await cliProcess('--version')).stdout).toBe(
+      `tessera ${version} (node ${process.versions.node})\n`,
+    );
+    expect((await cli('--help')).stdout).toContain('"npm run cli -- --version"');
+  });
+
+  it('should list every account, tab-separated under a header, disabled ones saying since when', async () => {
+    await cli('user:create', '--name', 'Listed Person', '--email', 'listed@example.com');
+    const r = await cli('user:list');
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const [header, ...rows] = r.stdout.trimEnd().split('\n');
+    expect(header).toBe('id\temail\tname\tconfirmed\tdisabled\tcreated');
+    const users = await dataSource.query('SELECT id, email FROM users ORDER BY id');
+    expect(rows.map((row) => row.split('\t').slice(0, 2))).toEqual(
+      users.map((u: { id: number; email: string }) => [String(u.id), u.email]),
+    );
+    const listed = rows.find((row) => row.includes('listed@example.com'))!.split('\t');
+    expect(listed).toHaveLength(6);
+    expect(listed[2]).toBe('Listed Person');
+    expect(listed[3]).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    expect(listed[4]).toBe('never');
+
+    await cli('user:disable', '--email', 'listed@example.com');
+    const after = (await cli('user:list')).stdout
+      .split('\n')
+      .find((row) => row.includes('listed@'));
+    expect(after!.split('\t')[4]).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+  });
+
+  it("should list every team with its owner and member count, and a person's tokens without their values", async () => {
+    await cli('user:create', '--name', 'Team Lister', '--email', 'lister@example.com');
+    await cli('team:create', '--owner', 'lister@example.com', '--name', 'Listed Team');
+    await cli('team:add-member', '--team', 'listed-team', '--email', 'ada@example.com');
+    const teams = await cli('team:list');
+    expect(teams).toMatchObject({ code: 0, stderr: '' });
+    const [header, ...rows] = teams.stdout.trimEnd().split('\n');
+    expect(header).toBe('id\tslug\tname\towner\tmembers\tpersonal');
+    expect(rows.map((row) => row.split('\t').slice(1))).toContainEqual([
+      'listed-team',
+      'Listed Team',
+      'lister@example.com',
+      '2',
+      'no',
+    ]);
+    // Their personal team, made with the account.
+    expect(rows.map((row) => row.split('\t').slice(3))).toContainEqual([
+      'lister@example.com',
+      '1',
+      'yes',
+    ]);
+    const [{ n }] = await dataSource.query('SELECT COUNT(*) AS n FROM teams');
+    expect(rows).toHaveLength(Number(n));
+
+    const created = await cli('token:create', '--email', 'lister@example.com', '--name', 'ci');
+    await cli(
+      'token:create',
+      '--email',
+      'lister@example.com',
+      '--name',
+      'old',
+      '--team',
+      'listed-team',
+    );
+    await cli('token:revoke', '--email', 'lister@example.com', '--name', 'old');
+    const tokens = await cli('token:list', '--email', 'lister@example.com');
+    expect(tokens).toMatchObject({ code: 0, stderr: '' });
+    const lines = tokens.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('id\tname\tstatus\tabilities\texpires\tlast used\tacts in');
+    expect(lines.slice(1).map((l) => l.split('\t').slice(1, 4))).toEqual([
+      ['ci', 'active', 'user:read,team:read'],
+      ['old', 'revoked', 'user:read,team:read'],
+    ]);
+    expect(lines[1].split('\t').slice(5)).toEqual(['never', 'Listed Team']);
+    expect(lines[2].split('\t')[6]).toBe('Listed Team only');
+    expect(tokens.stdout).not.toContain(lastLine(created));
+    expect((await cli('token:list', '--email', 'nobody@example.com')).stderr).toBe(
+      'error: No such user.\n',
+    );
+  });
+
+  it('should end each command of the list with a sentence, never a dangling colon', async () => {
+    const all = (await cli('help')).stdout;
+    expect(all).toContain(
+      '  audit:export --since DATE [--user EMAIL|ID] [--team SLUG|ID]\n      Writes the security log since DATE (YYYY-MM-DD, or a full ISO 8601 time) as JSON lines, oldest first.\n',
+    );
+    const summaries = all.split('\n').filter((line) => line.startsWith('      '));
+    expect(summaries.length).toBeGreaterThan(15);
+    for (const line of summaries) expect(line).toMatch(/\.$/);
+  });
+
+  it('should warn on stderr when APP_URL is unset outside development, before printing a link', async () => {
+    const run = async (extra: Record<string, string | undefined>) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(['user:password-link', '--email', 'ada@example.com'], {
+        env: { ...env(), APP_URL: undefined, ...extra },
+        out: (line) => out.push(line),
+        err: (line) => err.push(line),
+      });
+      return { code, out, err };
+    };
+    const warned = await run({ PORT: '4000' });
+    expect(warned.code).toBe(0);
+    expect(warned.err).toEqual([
+      "warning: APP_URL is not set: links in mail and those the command line prints say http://localhost:4000 (from this process's PORT); set APP_URL to where people reach this deployment.",
+    ]);
+    expect(warned.out.at(-1)).toMatch(/^http:\/\/localhost:4000\/reset-password\//);
+    expect((await run({ NODE_ENV: 'development' })).err).toEqual([]);
+    expect((await run({ APP_URL: 'https://tessera.example.com' })).err).toEqual([]);
+    // Commands that print no link say nothing of it.
+    expect((await cli('team:list')).stderr).toBe('');
+    const withPassword = await runCli(
+      [
+        'user:create',
+        '--name',
+        'No Link',
+        '--email',
+        'nolink@example.com',
+        '--password',
+        'correct horse',
+      ],
+      {
+        env: { ...env(), APP_URL: undefined },
+        out: () => {},
+        err: (line) => warned.err.push(line),
+      },
+    );
+    expect(withPassword).toBe(0);
+    expect(warned.err).toHaveLength(1);
+
+    const process = await runBuilt('cli.js', ['user:password-link', '--email', 'ada@example.com'], {
+      DATABASE_URL: db.url,
+      NODE_ENV: 'production',
+      SESSION_SECRET: 'a production secret with enough entropy: 7f3kQ9zX2mWv',
+      EMAIL_VERIFICATION: 'off',
+    });
+    expect(process.code).toBe(0);
+    expect(process.stderr).toBe(
+      "warning: APP_URL is not set: links in mail and those the command line prints say http://localhost:3000 (from this process's PORT); set APP_URL to where people reach this deployment.\n",
+    );
   });
 });

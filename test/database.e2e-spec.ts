@@ -397,11 +397,10 @@ describe('database schema', () => {
     const [a, b, cli] = await Promise.all([
       startBuiltServer(env),
       startBuiltServer(env),
-      runBuilt(
-        'cli.js',
-        ['user:create', '--name', 'Early Bird', '--email', 'early@example.com'],
-        env,
-      ),
+      runBuilt('cli.js', ['user:create', '--name', 'Early Bird', '--email', 'early@example.com'], {
+        ...env,
+        APP_URL: 'http://localhost:3000',
+      }),
     ]);
     try {
       expect(cli).toMatchObject({ code: 0, stderr: '' });

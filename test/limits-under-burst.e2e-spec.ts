@@ -15,6 +15,7 @@ import { startInstances, type Instances } from './support/instances.js';
 import type { TestApp } from './support/test-app.js';
 import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
+import { testRedisUrl } from './support/redis.js';
 
 /** Small limits, so a burst of a hundred requests is twenty times over each of them. */
 const LIMITS = {
@@ -56,7 +57,7 @@ describe.each([
   beforeAll(async () => {
     // Two instances share their counters through Redis, under a prefix of their own.
     const redis = {
-      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: testRedisUrl(),
       RATE_LIMIT_REDIS_PREFIX: `tessera-test:${randomBytes(6).toString('hex')}:`,
     };
     instances = await startInstances(count, count > 1 ? { ...LIMITS, ...redis } : LIMITS);

@@ -9,6 +9,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 import type { TestDatabase } from './support/test-database.js';
 import { createTestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
+import { testRedisUrl } from './support/redis.js';
 
 const LIMITS = {
   RATE_LIMIT_API_PER_TOKEN: '5',
@@ -211,7 +212,7 @@ describe('rate limits', () => {
       db = await createTestDatabase({ file: true });
       const env = {
         ...LIMITS,
-        REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+        REDIS_URL: testRedisUrl(),
         RATE_LIMIT_REDIS_PREFIX: `tessera-test:${randomBytes(6).toString('hex')}:`,
       };
       a = await createTestApp(env, { database: db });

@@ -19,8 +19,9 @@ import { createTestDatabase, type TestDatabase } from './support/test-database.j
 import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import { waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
+import { testRedisUrl } from './support/redis.js';
 
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+const REDIS = new URL(testRedisUrl());
 const METRICS_TOKEN = 'metrics-scraper-secret-0123456789abcdef';
 
 /** Small limits, so that a burst is well over each of them. */

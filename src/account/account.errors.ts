@@ -10,3 +10,21 @@ export class OwnsSharedTeamsError extends DomainError {
     );
   }
 }
+
+/** `user:disable` on an account already disabled, or `user:enable` on one that is not. */
+export class AccountStateUnchangedError extends DomainError {
+  readonly code = 'account_state_unchanged';
+  readonly status = 409;
+  constructor(email: string, disabled: boolean) {
+    super(`${email} is ${disabled ? 'already disabled' : 'not disabled'}; nothing was changed.`);
+  }
+}
+
+/** `user:reset-two-factor` on an account with no second factor to remove. */
+export class NoSecondFactorError extends DomainError {
+  readonly code = 'no_second_factor';
+  readonly status = 409;
+  constructor(email: string) {
+    super(`${email} has neither two-factor sign-in nor a passkey; nothing was changed.`);
+  }
+}

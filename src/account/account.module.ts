@@ -5,6 +5,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { PasskeysModule } from '../passkeys/passkeys.module.js';
+import { TeamsModule } from '../teams/teams.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccountDeletionRepository } from './account-deletion.repository.js';
 import { AccountDeletionService } from './account-deletion.service.js';
@@ -30,6 +31,7 @@ import { SessionsController } from './sessions.controller.js';
     SecurityNoticesModule,
     TwoFactorModule,
     PasskeysModule,
+    TeamsModule,
   ],
   controllers: [
     ConfirmPasswordController,

@@ -6,9 +6,9 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  * the tokens, teams and accounts it names. Never a secret, never a whole token.
  */
 @Entity({ name: 'audit_events' })
-@Index('IDX_audit_events_user', ['userId', 'id'])
-@Index('IDX_audit_events_actor', ['actorUserId', 'id'])
-@Index('IDX_audit_events_team', ['teamId', 'id'])
+@Index('IDX_audit_events_user_time', ['userId', 'occurredAt', 'id'])
+@Index('IDX_audit_events_actor_time', ['actorUserId', 'occurredAt', 'id'])
+@Index('IDX_audit_events_team_time', ['teamId', 'occurredAt', 'id'])
 @Index('IDX_audit_events_occurred', ['occurredAt'])
 export class AuditEvent {
   @PrimaryGeneratedColumn({ name: 'id' })

@@ -53,7 +53,7 @@ export class AuditEventsRepository {
     return new Map(rows.map((r) => [Number(r.id), r.name]));
   }
 
-  /** A person's events: about their account, or done by them. Newest first. */
+  /** A person's events: about their account, or done by them. Newest first (by occurred_at). */
   findForUser(userId: number, query: AuditPageQuery): Promise<AuditEvent[]> {
     const q = this.events
       .createQueryBuilder('e')
@@ -128,7 +128,22 @@ export class AuditEventsRepository {
     query: AuditPageQuery,
   ): Promise<AuditEvent[]> {
     if (query.kind) q.andWhere('e.event LIKE :prefix', { prefix: `${query.kind}.%` });
-    if (query.beforeId !== undefined) q.andWhere('e.id < :beforeId', { beforeId: query.beforeId });
-    return q.orderBy('e.id', 'DESC').limit(query.limit).getMany();
+    if (query.beforeId !== undefined) {
+      // Older than the event the page before ended with, in the order things happened.
+      const at = '(SELECT b.occurred_at FROM audit_events b WHERE b.id = :beforeId)';
+      q.andWhere(
+        new Brackets((w) =>
+          w.where(`e.occurred_at < ${at}`).orWhere(`(e.occurred_at = ${at} AND e.id < :beforeId)`),
+        ),
+        { beforeId: query.beforeId },
+      );
+    }
+    // By when things happened: an event written late (by the minute's usage flush) sorts
+    // where it happened, not where it was written.
+    return q
+      .orderBy('e.occurred_at', 'DESC')
+      .addOrderBy('e.id', 'DESC')
+      .limit(query.limit)
+      .getMany();
   }
 }

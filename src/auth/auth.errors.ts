@@ -9,6 +9,20 @@ export class InvalidCredentialsError extends DomainError {
   }
 }
 
+/**
+ * An operator disabled the account (`user:disable`). Said only once the password (or passkey,
+ * or second factor) was right, so it tells nothing to someone guessing.
+ */
+export class AccountDisabledError extends DomainError {
+  readonly code = 'account_disabled';
+  readonly status = 403;
+  constructor() {
+    super(
+      'This account is disabled: it cannot sign in until an operator enables it again. Ask whoever runs Tessera for you.',
+    );
+  }
+}
+
 export class SignInRequiredError extends DomainError {
   readonly code = 'sign_in_required';
   readonly status = 401;

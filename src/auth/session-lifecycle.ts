@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { User } from '../users/user.entity.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { isReturnPage } from '../common/web/return-to.js';
+import { AccountDisabledError } from './auth.errors.js';
 import { credentialStamp } from './credential-stamp.js';
 import { actorOf, signedInActor } from './access.js';
 import { noteActivity } from './session-activity.js';
@@ -48,6 +49,7 @@ export class SessionLifecycle {
      */
     method?: { method: string; passkey?: string },
   ): Promise<string> {
+    this.refuseDisabled(req, user);
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = this.clock.nowMs();
@@ -70,6 +72,7 @@ export class SessionLifecycle {
    * yet; the session (with a new id, as at sign-in) remembers who is signing in and since when.
    */
   async startPending(req: Request, user: User, returnTo?: string): Promise<void> {
+    this.refuseDisabled(req, user);
     await promisify((done) => req.session.regenerate(done));
     req.session.pendingSignIn = {
       userId: user.id,
@@ -79,6 +82,20 @@ export class SessionLifecycle {
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
     };
     await promisify((done) => req.session.save(done));
+  }
+
+  /**
+   * Every way in (a password, a passkey, a second factor) comes through `start` or
+   * `startPending`: a disabled account is refused there, in its security log.
+   */
+  private refuseDisabled(req: Request, user: User): void {
+    if (!user.disabledAt) return;
+    this.audit.record(actorOf(req), {
+      event: 'sign-in.failed',
+      userId: user.id,
+      detail: { reason: 'account disabled' },
+    });
+    throw new AccountDisabledError();
   }
 
   /** A new, empty session in place of the current one (after a password reset, say). */

@@ -307,13 +307,13 @@ export class WebSession implements NestMiddleware {
     const now = this.clock.nowMs();
     const live = userId !== undefined && now - signedInAt <= this.absoluteMs;
     const user = live ? await this.users.findById(userId) : null;
-    if (user && stamp === credentialStamp(user.passwordHash)) {
+    if (user && !user.disabledAt && stamp === credentialStamp(user.passwordHash)) {
       req.currentUser = user;
       noteActivity(req, now);
       res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
     } else if (userId !== undefined) {
-      // Too old, or signed in under a password since changed: a fresh, empty session. The old
-      // one is gone from the store; forms still get a token.
+      // Too old, signed in under a password since changed, or the account was disabled: a
+      // fresh, empty session. The old one is gone from the store; forms still get a token.
       await new Promise<void>((resolve, reject) =>
         req.session.regenerate((e) => (e ? reject(e) : resolve())),
       );

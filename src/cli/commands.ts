@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { revertLastMigration, runMigrations } from '../database/migrator.js';
+import { AccountAccessService } from '../account/account-access.service.js';
 import { Actors } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { validateInput } from '../common/validation/validate-input.js';
@@ -35,7 +36,38 @@ export interface Command {
   managesSchema?: true;
   /** Lines its help adds from the deployment's settings (the abilities it may name, say). */
   details?(config: Config): string[];
+  /**
+   * Whether it prints a link made from APP_URL with these options: then an unset APP_URL is
+   * warned about outside development.
+   */
+  printsLinks?(values: Values): boolean;
 }
+
+/** How many rows a listing reads at a time: memory stays bounded whatever the table holds. */
+const LIST_PAGE = 500;
+
+/** A listing's rows, tab-separated under a header line, so `cut -f` and `column -t` read them. */
+async function printTable<Row extends { id: number }>(
+  out: (line: string) => void,
+  header: string[],
+  pageAfter: (afterId: number) => Promise<Row[]>,
+  cells: (row: Row) => (string | number)[],
+): Promise<void> {
+  out(header.join('\t'));
+  for (let after = 0; ;) {
+    const rows = await pageAfter(after);
+    for (const row of rows)
+      out(
+        cells(row)
+          .map((c) => String(c).replace(/\s+/g, ' '))
+          .join('\t'),
+      );
+    if (rows.length < LIST_PAGE) return;
+    after = rows.at(-1)!.id;
+  }
+}
+
+const when = (at: Date | null): string => (at ? at.toISOString() : 'never');
 
 function positiveInteger(name: string, raw: string): number {
   if (!/^[1-9]\d{0,9}$/.test(raw)) {
@@ -106,9 +138,10 @@ export const COMMANDS: Record<string, Command> = {
   'user:create': {
     usage: 'user:create --name NAME --email EMAIL [--password PASSWORD]',
     description:
-      'Creates an account with its personal team and prints its id. The address counts as confirmed. Without --password, also prints a one-time link (valid 60 minutes) where the person sets one.',
+      'Creates an account with its personal team and prints its id, address and team, each on a labelled line. The address counts as confirmed. Without --password, also prints a one-time link (valid 60 minutes) where the person sets one, alone on the last line.',
     options: ['name', 'email', 'password'],
     required: ['name', 'email'],
+    printsLinks: (v) => v.password === undefined,
     async run(app, v, out) {
       const input = validateInput(CreateUserDto, {
         name: v.name,
@@ -116,7 +149,10 @@ export const COMMANDS: Record<string, Command> = {
         password: v.password,
       });
       const user = await app.get(RegistrationService).createAccount(input, { verified: true });
-      out(String(user.id));
+      const team = await app.get(TeamsService).getCurrentTeam(Actors.operator(user.id));
+      out(`user id: ${user.id}`);
+      out(`email: ${user.email}`);
+      out(`personal team: ${team?.slug ?? 'none'}`);
       if (input.password === undefined) await printPasswordLink(app, user.email, out);
     },
   },
@@ -127,8 +163,81 @@ export const COMMANDS: Record<string, Command> = {
       'Prints a one-time link where the person sets a new password (valid 60 minutes; it replaces any earlier link). Nothing is mailed.',
     options: ['email'],
     required: ['email'],
+    printsLinks: () => true,
     async run(app, v, out) {
       await printPasswordLink(app, v.email!, out);
+    },
+  },
+
+  'user:list': {
+    usage: 'user:list',
+    description:
+      'Lists every account, oldest first, as tab-separated columns under a header: id, email, name, when the address was confirmed, since when the account is disabled, when it was made.',
+    options: [],
+    required: [],
+    async run(app, _v, out) {
+      const users = app.get(UsersService);
+      await printTable(
+        out,
+        ['id', 'email', 'name', 'confirmed', 'disabled', 'created'],
+        (after) => users.allUsersPage(Actors.operator(), after, LIST_PAGE),
+        (u) => [
+          u.id,
+          u.email,
+          u.name,
+          when(u.emailVerifiedAt),
+          when(u.disabledAt),
+          u.createdAt.toISOString(),
+        ],
+      );
+    },
+  },
+
+  'user:disable': {
+    usage: 'user:disable --email EMAIL',
+    description:
+      'Disables the account until user:enable: it cannot sign in, its sessions end, and its API tokens are refused from the next request, on every instance (they are kept, not revoked). The person is mailed, and the security log records it.',
+    options: ['email'],
+    required: ['email'],
+    async run(app, v, out) {
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const { sessions } = await app.get(AccountAccessService).disable(Actors.operator(user.id));
+      out(`disabled: ${user.email}`);
+      out(`sessions ended: ${sessions}`);
+    },
+  },
+
+  'user:enable': {
+    usage: 'user:enable --email EMAIL',
+    description:
+      'Enables a disabled account again: it signs in, and its tokens work as they did before. The person is mailed, and the security log records it.',
+    options: ['email'],
+    required: ['email'],
+    async run(app, v, out) {
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      await app.get(AccountAccessService).enable(Actors.operator(user.id));
+      out(`enabled: ${user.email}`);
+    },
+  },
+
+  'user:reset-two-factor': {
+    usage: 'user:reset-two-factor --email EMAIL',
+    description:
+      "For a person locked out of their account: removes its two-factor sign-in (the authenticator app's secret and the recovery codes) and its passkeys, and ends its sessions, so the password alone signs in. API tokens stay. Check who is asking first: this undoes the account's second factor. The person is mailed, and the security log records it.",
+    options: ['email'],
+    required: ['email'],
+    async run(app, v, out) {
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const reset = await app.get(AccountAccessService).resetTwoFactor(Actors.operator(user.id));
+      const removed = [
+        ...(reset.totp ? ['authenticator app and recovery codes'] : []),
+        ...(reset.passkeys > 0
+          ? [`${reset.passkeys} passkey${reset.passkeys === 1 ? '' : 's'}`]
+          : []),
+      ];
+      out(`two-factor sign-in reset: ${user.email}`);
+      out(`removed: ${removed.join(', ')}`);
+      out(`sessions ended: ${reset.sessions}`);
     },
   },
 
@@ -177,6 +286,37 @@ export const COMMANDS: Record<string, Command> = {
       );
       out('It is shown only this once:');
       out(created.plaintext);
+    },
+  },
+
+  'token:list': {
+    usage: 'token:list --email EMAIL',
+    description:
+      "Lists the account's tokens, those that work first, then those revoked or expired, as tab-separated columns under a header: id, name, status, abilities, expiry, last use, and the team it acts in (or why that team refuses it). Never a token's value.",
+    options: ['email'],
+    required: ['email'],
+    async run(app, v, out) {
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const { active, history } = await app.get(TokensService).list(Actors.operator(user.id));
+      out(['id', 'name', 'status', 'abilities', 'expires', 'last used', 'acts in'].join('\t'));
+      for (const t of [...active, ...history]) {
+        const actsIn = t.teamName
+          ? `${t.teamName}${t.binding === 'pinned' ? ' only' : ''}${t.refusal ? ` (refused: ${t.refusal})` : ''}`
+          : 'no team';
+        out(
+          [
+            t.id,
+            t.name,
+            t.status,
+            t.abilities.join(','),
+            when(t.expiresAt),
+            when(t.lastUsedAt),
+            actsIn,
+          ]
+            .map((c) => String(c).replace(/\s+/g, ' '))
+            .join('\t'),
+        );
+      }
     },
   },
 
@@ -230,10 +370,79 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
+  'team:create': {
+    usage: 'team:create --owner EMAIL --name NAME',
+    description:
+      "Creates a team owned by the account, makes it the account's current team, and prints its id, slug, name and owner, each on a labelled line.",
+    options: ['owner', 'name'],
+    required: ['owner', 'name'],
+    async run(app, v, out) {
+      const input = validateInput(CreateTeamDto, { name: v.name });
+      const owner = await app.get(UsersService).getByEmail(v.owner!);
+      const team = await app.get(TeamsService).createTeam(Actors.operator(owner.id), input);
+      out(`team id: ${team.id}`);
+      out(`slug: ${team.slug}`);
+      out(`name: ${team.name}`);
+      out(`owner: ${owner.email}`);
+    },
+  },
+
+  'team:list': {
+    usage: 'team:list',
+    description:
+      'Lists every team, oldest first, as tab-separated columns under a header: id, slug, name, owner, members, and whether it is a personal team.',
+    options: [],
+    required: [],
+    async run(app, _v, out) {
+      const teams = app.get(TeamsService);
+      await printTable(
+        out,
+        ['id', 'slug', 'name', 'owner', 'members', 'personal'],
+        (after) => teams.allTeamsPage(Actors.operator(), after, LIST_PAGE),
+        (t) => [t.id, t.slug, t.name, t.ownerEmail, t.members, t.personal ? 'yes' : 'no'],
+      );
+    },
+  },
+
+  'team:add-member': {
+    usage: 'team:add-member --team SLUG --email EMAIL [--role member|admin]',
+    description: 'Adds the account to the team, as a member unless --role says admin.',
+    options: ['team', 'email', 'role'],
+    required: ['team', 'email'],
+    async run(app, v, out) {
+      const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
+      const teams = app.get(TeamsService);
+      const team = await teams.getBySlug(Actors.operator(), v.team!);
+      const user = await teams.addMember(Actors.operator(), team.id, input);
+      out(`Added ${user.email} to ${team.slug} as ${input.role}`);
+    },
+  },
+
+  'team:switch': {
+    usage: 'team:switch --email EMAIL --team SLUG',
+    description: "Makes the team the account's current team; the account must belong to it.",
+    options: ['email', 'team'],
+    required: ['email', 'team'],
+    async run(app, v, out) {
+      const user = await app.get(UsersService).getByEmail(v.email!);
+      const teams = app.get(TeamsService);
+      const team = await teams.getBySlug(Actors.operator(), v.team!);
+      try {
+        await teams.switchTeam(Actors.operator(user.id), team.id);
+      } catch (error) {
+        if (error instanceof NotTeamMemberError) {
+          throw new ValidationError({ team: `${user.email} is not a member of ${team.slug}.` });
+        }
+        throw error;
+      }
+      out(`${user.email} now works in ${team.slug}`);
+    },
+  },
+
   'audit:export': {
     usage: 'audit:export --since DATE [--user EMAIL|ID] [--team SLUG|ID]',
     description:
-      'Writes the security log since DATE (YYYY-MM-DD, or a full ISO 8601 time) as JSON lines, oldest first: every event, or those of one account or one team.',
+      'Writes the security log since DATE (YYYY-MM-DD, or a full ISO 8601 time) as JSON lines, oldest first. Every event, or with --user or --team those of one account or one team.',
     options: ['since', 'user', 'team'],
     required: ['since'],
     async run(app, v, out) {
@@ -271,54 +480,6 @@ export const COMMANDS: Record<string, Command> = {
       out(
         `Deleted ${deleted} event${deleted === 1 ? '' : 's'} from before ${before.toISOString()}`,
       );
-    },
-  },
-
-  'team:create': {
-    usage: 'team:create --owner EMAIL --name NAME',
-    description: 'Creates a team owned by the account and prints its id and slug.',
-    options: ['owner', 'name'],
-    required: ['owner', 'name'],
-    async run(app, v, out) {
-      const input = validateInput(CreateTeamDto, { name: v.name });
-      const owner = await app.get(UsersService).getByEmail(v.owner!);
-      const team = await app.get(TeamsService).createTeam(Actors.operator(owner.id), input);
-      out(`${team.id} ${team.slug}`);
-    },
-  },
-
-  'team:add-member': {
-    usage: 'team:add-member --team SLUG --email EMAIL [--role member|admin]',
-    description: 'Adds the account to the team, as a member unless --role says admin.',
-    options: ['team', 'email', 'role'],
-    required: ['team', 'email'],
-    async run(app, v, out) {
-      const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
-      const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(Actors.operator(), v.team!);
-      const user = await teams.addMember(Actors.operator(), team.id, input);
-      out(`Added ${user.email} to ${team.slug} as ${input.role}`);
-    },
-  },
-
-  'team:switch': {
-    usage: 'team:switch --email EMAIL --team SLUG',
-    description: "Makes the team the account's current team; the account must belong to it.",
-    options: ['email', 'team'],
-    required: ['email', 'team'],
-    async run(app, v, out) {
-      const user = await app.get(UsersService).getByEmail(v.email!);
-      const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(Actors.operator(), v.team!);
-      try {
-        await teams.switchTeam(Actors.operator(user.id), team.id);
-      } catch (error) {
-        if (error instanceof NotTeamMemberError) {
-          throw new ValidationError({ team: `${user.email} is not a member of ${team.slug}.` });
-        }
-        throw error;
-      }
-      out(`${user.email} now works in ${team.slug}`);
     },
   },
 };

@@ -1,7 +1,10 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { COMMANDS, type Command } from './commands.js';
 import { createCommandContext } from '../app.factory.js';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';
+import { appUrlWarning } from '../config/app.config.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { isDatabaseRefusal, isDatabaseUnavailable } from '../common/errors/database-errors.js';
 
@@ -10,13 +13,28 @@ class UsageError extends Error {}
 
 /** A command's first sentence, for the list of commands. */
 function summary(command: Command): string {
-  return /^.*?[.:](?=\s|$)/.exec(command.description)?.[0] ?? command.description;
+  return /^.*?\.(?=\s|$)/.exec(command.description)?.[0] ?? command.description;
+}
+
+/** Tessera's version, from the package.json above this file (the source's or the build's). */
+function version(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'tessera' && pkg.version) return pkg.version;
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
 }
 
 function usage(): string {
   return ['Usage: npm run cli -- <command> [options]', '', 'Commands:']
     .concat(Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${summary(c)}`))
-    .concat(['', '"npm run cli -- <command> --help" says what a command does.'])
+    .concat([
+      '',
+      '"npm run cli -- <command> --help" says what a command does; "npm run cli -- --version" which Tessera this is.',
+    ])
     .join('\n');
 }
 
@@ -87,6 +105,10 @@ function commandHelp(command: Command, env: CliIo['env']): string {
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv;
+  if (name === '--version' || name === '-v') {
+    io.out(`tessera ${version()} (node ${process.versions.node})`);
+    return 0;
+  }
   if (name === 'help' || (name !== undefined && HELP.includes(name))) {
     const asked = args[0] === undefined ? undefined : COMMANDS[args[0]];
     io.out(asked ? commandHelp(asked, io.env) : usage());
@@ -105,6 +127,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const values = parse(command, args);
 
   const config = loadConfig(io.env);
+  const warning = command.printsLinks?.(values) ? appUrlWarning(config.app) : undefined;
+  if (warning) io.err(`warning: ${warning}`);
   const app = await createCommandContext(
     command.managesSchema
       ? { ...config, database: { ...config.database, migrate: false } }

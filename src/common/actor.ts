@@ -1,3 +1,5 @@
+import { ForbiddenError } from './errors/domain.error.js';
+
 /** Where a request came from, as the security log records it. */
 export interface Client {
   ip: string | null;
@@ -65,6 +67,19 @@ export class NoAccountError extends Error {
   constructor(actor: Actor) {
     super(`A ${actor.kind} acts on no account here`);
   }
+}
+
+/** What only the operator at the command line may do (list every account, disable one). */
+export class OperatorOnlyError extends ForbiddenError {
+  constructor() {
+    super('Only an operator may do this.');
+  }
+}
+
+/** Refuses anyone but the operator. */
+export function requireOperator(actor: Actor): OperatorActor {
+  if (actor.kind !== 'operator') throw new OperatorOnlyError();
+  return actor;
 }
 
 /** The account the actor acts on: their own, or the one the operator named. */

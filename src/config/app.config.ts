@@ -22,6 +22,18 @@ export interface AppConfig {
   logLevel: LogLevel;
   /** Where people reach this deployment (APP_URL): absolute links in mail, the API description. */
   publicUrl: string;
+  /** Whether APP_URL was set, rather than guessed from this process's own PORT. */
+  publicUrlSet: boolean;
+}
+
+/**
+ * Outside development an unset APP_URL is a guess from each process's own PORT: the command
+ * line prints links to port 3000 while the server listens elsewhere. The server logs this at
+ * start and the command line says it on stderr.
+ */
+export function appUrlWarning(app: AppConfig): string | undefined {
+  if (app.publicUrlSet || app.nodeEnv === 'development') return undefined;
+  return `APP_URL is not set: links in mail and those the command line prints say ${app.publicUrl} (from this process's PORT); set APP_URL to where people reach this deployment.`;
 }
 
 const publicUrl = (raw: string): string | { error: string } => {
@@ -40,11 +52,15 @@ const publicUrl = (raw: string): string | { error: string } => {
 export function readAppConfig(r: EnvReader): AppConfig {
   const nodeEnv = r.read('NODE_ENV', 'development', oneOf(NODE_ENVS));
   const port = r.read('PORT', '3000', integer(0, 65535));
-  return {
+  const app: AppConfig = {
     nodeEnv,
     port,
     host: r.read('HOST', '0.0.0.0', text),
     logLevel: r.read('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'log', logLevel),
     publicUrl: r.read('APP_URL', `http://localhost:${port ?? 3000}`, publicUrl),
+    publicUrlSet: Boolean(r.env.APP_URL?.trim()),
   };
+  const warning = appUrlWarning(app);
+  if (warning) r.warnings.push(warning);
+  return app;
 }

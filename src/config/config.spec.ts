@@ -193,6 +193,24 @@ describe('loadConfig, public URL', () => {
     );
   });
 
+  it('should warn when APP_URL is unset outside development, since each process guesses it from its own PORT', () => {
+    const warning = (env: Record<string, string>) =>
+      loadConfig(env).warnings.filter((w) => w.startsWith('APP_URL'));
+    expect(warning({ NODE_ENV: 'test', PORT: '4000' })).toEqual([
+      "APP_URL is not set: links in mail and those the command line prints say http://localhost:4000 (from this process's PORT); set APP_URL to where people reach this deployment.",
+    ]);
+    expect(
+      warning({
+        NODE_ENV: 'production',
+        SESSION_SECRET: 'a production secret with enough entropy: 7f3kQ9zX2mWv',
+        EMAIL_VERIFICATION: 'off',
+      }),
+    ).toHaveLength(1);
+    expect(warning({})).toEqual([]);
+    expect(warning({ NODE_ENV: 'development' })).toEqual([]);
+    expect(warning({ NODE_ENV: 'test', APP_URL: 'https://tessera.example.com' })).toEqual([]);
+  });
+
   it('should refuse an APP_URL that is not an absolute http(s) URL', () => {
     for (const value of ['tessera.example.com', 'ftp://example.com', 'https://x.example/?a=1']) {
       expect(() => loadConfig({ APP_URL: value })).toThrow(/APP_URL=.*must be/);

@@ -20,6 +20,7 @@ const AUTH_OUTCOMES = [
   'invalid_token',
   'token_revoked',
   'token_expired',
+  'account_disabled',
   'insufficient_scope',
   'two_factor_required',
   'token_lifetime_exceeds_policy',

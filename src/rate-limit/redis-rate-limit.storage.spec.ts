@@ -8,6 +8,7 @@ import type { LimitKind, UncountedOutcome } from './limit-kinds.js';
 import { LimitsUnavailableError } from './rate-limit.errors.js';
 import type { RateLimitStorage } from './rate-limit.storage.js';
 import { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
+import { testRedisUrl } from '../../test/support/redis.js';
 
 const MINUTE = 60_000;
 
@@ -15,7 +16,7 @@ const MINUTE = 60_000;
 beforeAll(() => Logger.overrideLogger(false));
 
 /** Redis for the specs: TEST_REDIS_URL's host and port, or the local server. */
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+const REDIS = new URL(testRedisUrl());
 
 describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
   let proxy: FaultProxy;

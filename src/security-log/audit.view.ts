@@ -15,6 +15,7 @@ export interface Names {
 const REFUSALS: Record<string, string> = {
   token_revoked: 'it was revoked',
   token_expired: 'it had expired',
+  account_disabled: 'its account was disabled',
   invalid_token: 'the value was not valid',
   insufficient_scope: 'it lacks the ability the request needs',
   two_factor_required: 'its team requires two-factor sign-in',

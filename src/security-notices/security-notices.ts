@@ -19,6 +19,9 @@ const NOTICES = {
   'passkeys-removed': 'The passkeys of your Tessera account were removed',
   'token-revoked-by-team': 'A team revoked one of your API tokens',
   'token-leaked': 'One of your API tokens was found in public and revoked',
+  'account-disabled': 'Your Tessera account was disabled',
+  'account-enabled': 'Your Tessera account was enabled again',
+  'two-factor-reset': 'The two-factor sign-in of your Tessera account was reset',
 } as const;
 
 export type SecurityNoticeKind = keyof typeof NOTICES;

@@ -34,6 +34,11 @@ const NOTICES = {
     subject: `You now own ${team}`,
     line: `The team ${team} was handed over to you: you are its owner now.`,
   }),
+  /** To the team's owner: `who` deleted their account, and so left the team. */
+  'member-deleted-account': (team: string, _role: string, who: string) => ({
+    subject: `${who} left ${team}`,
+    line: `${who} deleted their Tessera account and so left the team ${team}. Their API tokens were revoked with it.`,
+  }),
 } as const;
 
 export type TeamNoticeKind = keyof typeof NOTICES;
@@ -53,6 +58,8 @@ export class TeamNotices {
     kind: TeamNoticeKind,
     team: { id: number; name: string },
     role = '',
+    /** Who the notice is about, when not the person it goes to. */
+    who = '',
   ): Promise<void> {
     const user = await this.users.findById(userId, manager);
     if (!user) return;
@@ -62,6 +69,7 @@ export class TeamNotices {
       teamId: team.id,
       teamName: team.name,
       role,
+      ...(who ? { who } : {}),
     });
   }
 
@@ -73,7 +81,11 @@ export class TeamNotices {
     const user = await this.users.findById(Number(request.params.userId), manager);
     const notice = NOTICES[request.params.notice as TeamNoticeKind];
     if (!user || user.email !== request.to || !notice) return null;
-    const { subject, line } = notice(String(request.params.teamName), String(request.params.role));
+    const { subject, line } = notice(
+      String(request.params.teamName),
+      String(request.params.role),
+      String(request.params.who ?? ''),
+    );
     return {
       to: user.email,
       subject,

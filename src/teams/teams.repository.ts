@@ -44,6 +44,16 @@ interface RawMemberRow {
   email: string | null;
 }
 
+/** A team as the operator's list shows it. */
+export interface TeamListing {
+  id: number;
+  name: string;
+  slug: string;
+  personal: boolean;
+  ownerEmail: string;
+  members: number;
+}
+
 @Injectable()
 export class TeamsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -135,6 +145,39 @@ export class TeamsRepository {
     return this.manager.getRepository(Team).findOneBy({ slug });
   }
 
+  /**
+   * A page of every team by id after `afterId`, with its owner's address and how many members
+   * it has, in one query: the operator's list.
+   */
+  async findPageForOperator(afterId: number, limit: number): Promise<TeamListing[]> {
+    const rows: {
+      id: number;
+      name: string;
+      slug: string;
+      personal: number | boolean;
+      owner_email: string;
+      members: number | string;
+    }[] = await this.manager
+      .getRepository(Team)
+      .createQueryBuilder('t')
+      .select(['t.id AS id', 't.name AS name', 't.slug AS slug', 't.personal AS personal'])
+      .addSelect('u.email', 'owner_email')
+      .addSelect('(SELECT COUNT(*) FROM team_members m WHERE m.team_id = t.id)', 'members')
+      .innerJoin('users', 'u', 'u.id = t.owner_id')
+      .where('t.id > :afterId', { afterId })
+      .orderBy('t.id', 'ASC')
+      .limit(limit)
+      .getRawMany();
+    return rows.map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+      slug: row.slug,
+      personal: Boolean(Number(row.personal)),
+      ownerEmail: row.owner_email,
+      members: Number(row.members),
+    }));
+  }
+
   /** The team as seen by one of its members, with their role; null for anyone else. */
   async findForMember(
     teamId: number,
@@ -145,6 +188,17 @@ export class TeamsRepository {
       .getRepository(TeamMember)
       .findOne({ where: { teamId, userId }, relations: { team: true } });
     return membership ? { team: membership.team!, role: membership.role } : null;
+  }
+
+  /** The teams the user is in and does not own, with their owners, in `manager`'s transaction. */
+  findJoinedTeams(manager: EntityManager, userId: number): Promise<Team[]> {
+    return manager
+      .getRepository(Team)
+      .createQueryBuilder('t')
+      .innerJoin(TeamMember, 'm', 'm.team_id = t.id AND m.user_id = :userId', { userId })
+      .where('t.owner_id <> :userId', { userId })
+      .orderBy('t.id', 'ASC')
+      .getMany();
   }
 
   /** The user's teams with their role in each, by name. */

@@ -2,7 +2,7 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { AbilityCatalog } from '../config/abilities.config.js';
 import type { EntityManager } from 'typeorm';
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, requireOperator, type Actor } from '../common/actor.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import type { User } from '../users/user.entity.js';
@@ -25,7 +25,7 @@ import {
   TeamNotFoundError,
 } from './teams.errors.js';
 import { TeamNotices } from './team-notices.js';
-import { TeamsRepository, type MemberRow } from './teams.repository.js';
+import { TeamsRepository, type MemberRow, type TeamListing } from './teams.repository.js';
 import type { KeysetPage } from '../common/keyset-page.js';
 
 export interface TeamMembership {
@@ -104,6 +104,42 @@ export class TeamsService {
     if (!team) throw new TeamNotFoundError();
     if (actor.kind !== 'operator') await this.getMembership(accountOf(actor), team.id);
     return team;
+  }
+
+  /** A page of every team, by id after `afterId`: for the operator only. */
+  allTeamsPage(actor: Actor, afterId: number, limit: number): Promise<TeamListing[]> {
+    requireOperator(actor);
+    return this.teams.findPageForOperator(afterId, limit);
+  }
+
+  /**
+   * The person is deleting their account (in `manager`'s transaction, before their memberships
+   * go): each team they are in and do not own has a "left" event in its log, and its owner is
+   * mailed in the same transaction, so nobody leaves a team without a trace.
+   */
+  async noteAccountDeleted(manager: EntityManager, actor: Actor): Promise<number> {
+    const userId = accountOf(actor);
+    const member = await this.users.findById(userId, manager);
+    if (!member) return 0;
+    const teams = await this.teams.findJoinedTeams(manager, userId);
+    for (const team of teams) {
+      await this.notices.send(
+        manager,
+        team.ownerId,
+        'member-deleted-account',
+        team,
+        '',
+        `${member.name} (${member.email})`,
+      );
+      this.audit.recordAfterCommit(manager, actor, {
+        event: 'team.member_left',
+        userId,
+        teamId: team.id,
+        target: { type: 'user', id: userId },
+        detail: { team: team.name, member: member.email, because: 'account deleted' },
+      });
+    }
+    return teams.length;
   }
 
   /** Makes one of the person's teams current; a team they are not in is refused, nothing changes. */

@@ -24,6 +24,7 @@ function row(overrides: Record<string, unknown> = {}): Record<string, unknown> {
     user_id: 1,
     user_name: 'Ada',
     user_email: 'ada@example.com',
+    user_disabled_at: null,
     two_factor: null,
     pinned: null,
     pinned_team_id: null,
@@ -104,6 +105,12 @@ describe('TokenAuthenticator', () => {
     answer(plaintext, { expires_at: new Date(clock.nowMs() - 1) });
     await expect(authenticator.authenticate(plaintext)).rejects.toMatchObject({
       code: 'token_expired',
+    });
+    // Its person's account disabled by an operator: refused, naming the token for the log.
+    answer(plaintext, { user_disabled_at: new Date() });
+    await expect(authenticator.authenticate(plaintext)).rejects.toMatchObject({
+      code: 'account_disabled',
+      refused: { tokenId: 7, userId: expect.any(Number) },
     });
     expect(record).not.toHaveBeenCalled();
   });

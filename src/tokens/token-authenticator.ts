@@ -61,6 +61,7 @@ interface TokenWithOwnerRow {
   user_id: number;
   user_name: string;
   user_email: string;
+  user_disabled_at: Date | string | null;
   two_factor: number | null;
   pinned: number | null;
   pinned_team_id: number | null;
@@ -91,7 +92,8 @@ interface TokenWithOwnerRow {
 export const FIND_BY_HASH_SQL = `
   SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.regenerated_at, t.abilities,
          t.expires_at, t.lifetime_days, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
-         u.id AS user_id, u.name AS user_name, u.email AS user_email, tf.user_id AS two_factor,
+         u.id AS user_id, u.name AS user_name, u.email AS user_email, u.disabled_at AS user_disabled_at,
+         tf.user_id AS two_factor,
          p.token_id AS pinned, p.team_id AS pinned_team_id,
          tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
          tm.token_max_lifetime_days, tm.allowed_abilities, m.user_id AS member
@@ -237,6 +239,10 @@ export class TokenAuthenticator {
     const principal = toTokenWithOwner(row, hash);
     const refused = { tokenId: principal.tokenId, userId: principal.user.id };
     if (principal.revokedAt) throw new AuthenticationError('token_revoked', undefined, refused);
+    // An operator disabled its person (`user:disable`): refused until enabled again, not revoked.
+    if (row.user_disabled_at !== null) {
+      throw new AuthenticationError('account_disabled', undefined, refused);
+    }
     const now = this.clock.nowMs();
     if (principal.previousValue && !(principal.previousValidUntil!.getTime() > now)) {
       throw new AuthenticationError('token_revoked', REPLACED_VALUE_MESSAGE, refused);
@@ -247,7 +253,14 @@ export class TokenAuthenticator {
     this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
     const refusal = teamRefusalOf(principal);
     return Object.assign(principal, {
-      teamRefusal: refusal === null ? null : new TeamRefusalError(refusal),
+      // Built only for a refused token; the team is named to a token that may read it.
+      teamRefusal:
+        refusal === null
+          ? null
+          : new TeamRefusalError(
+              refusal,
+              principal.abilities.includes('team:read') ? principal.team?.name : undefined,
+            ),
     });
   }
 

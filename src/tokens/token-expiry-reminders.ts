@@ -19,15 +19,27 @@ const BATCH = 200;
 
 /**
  * What each step of `expiry_notices` means, in order: a reminder a week before, one on the
- * day (within the last 24 hours), and the expiry itself, recorded in the security log. A token
- * whose whole lifetime is shorter than a reminder's lead gets no such reminder: one made for
- * three days is not "expiring in 3 days" the moment it is made.
+ * day (within the last 24 hours), and the expiry itself, recorded in the security log. A
+ * reminder comes only in the second half of a token's life (`remindsOf`).
  */
 export const EXPIRY_STEPS = [
   { notice: 1, lead: 7 * DAY_MS, mail: 'week' },
   { notice: 2, lead: DAY_MS, mail: 'day' },
   { notice: 3, lead: 0, mail: null },
 ] as const;
+
+/**
+ * Whether a reminder `leadMs` before the end is worth sending for a token that lives
+ * `lifetimeMs`: only when, by then, it has lived at least as long as it has left. Its person chose
+ * the lifetime when they made (or regenerated) it; a reminder in the first half of it tells them
+ * only what they chose, and for a one-day token it came a minute after creation. A token long
+ * enough to be forgotten still hears a week ahead (a 30-day token on its 23rd day) and on its
+ * last day (a 2-day token on its second); a 7-day token hears only on its last day, and a 1-day
+ * token not at all: it is over before a reminder could help.
+ */
+export function remindsOf(lifetimeMs: number, leadMs: number): boolean {
+  return lifetimeMs >= 2 * leadMs;
+}
 
 export interface ExpiryRun {
   reminded: number;
@@ -66,8 +78,12 @@ export class TokenExpiryReminders {
             if (!(await this.tokens.claimExpiryNotice(m, token.id, step.notice, until))) {
               return false;
             }
-            const lifetime = token.expiresAt.getTime() - token.startedAt.getTime();
-            if (step.mail && lifetime > step.lead) {
+            // The days chosen, when known: the stamps differ by the moments between them.
+            const lifetime =
+              token.lifetimeDays !== null
+                ? token.lifetimeDays * DAY_MS
+                : token.expiresAt.getTime() - token.startedAt.getTime();
+            if (step.mail && remindsOf(lifetime, step.lead)) {
               const user = await this.users.findById(token.userId, m);
               if (user) {
                 await this.mailer.send(m, TOKEN_EXPIRY_MAIL, user.email, {

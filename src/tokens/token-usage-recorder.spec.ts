@@ -176,11 +176,11 @@ describe('TokenUsageRecorder', () => {
     expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
   });
 
-  it("should log a token's first use from an address it has not been used from, once its usage is written", async () => {
+  it("should log a token's first use from an address it has not been used from, once its usage is written, dated when that use happened", async () => {
     findAddressKeys.mockResolvedValue(new Set(['1 203.0.113.7']));
     recorder.record(use());
     recorder.record(use({ ip: '198.51.100.4', at: NOON + 1 }));
-    recorder.record(use({ ip: '198.51.100.4', at: NOON + 2 }));
+    recorder.record(use({ ip: '198.51.100.4', at: NOON + 30_000 }));
     await recorder.flush();
     expect(audit.record).toHaveBeenCalledTimes(1);
     expect(audit.record).toHaveBeenCalledWith(
@@ -190,8 +190,22 @@ describe('TokenUsageRecorder', () => {
         tokenId: 1,
         client: { ip: '198.51.100.4', userAgent: 'curl/8.5.0' },
       },
-      expect.objectContaining({ event: 'token.new_ip', at: new Date(NOON + 2) }),
+      // The first use from it, not the latest nor the flush's own time.
+      expect.objectContaining({ event: 'token.new_ip', at: new Date(NOON + 1) }),
     );
+  });
+
+  it('should date a first use from an address by when it happened even when its first write failed', async () => {
+    repo.addDailyRequests.mockRejectedValueOnce(new Error('connection lost'));
+    recorder.record(use({ ip: '198.51.100.9', at: NOON + 5 }));
+    await recorder.flush();
+    recorder.record(use({ ip: '198.51.100.9', at: NOON + 90_000 }));
+    await recorder.flush();
+    expect(audit.record).toHaveBeenCalledTimes(1);
+    expect(audit.record.mock.calls[0][1]).toMatchObject({
+      event: 'token.new_ip',
+      at: new Date(NOON + 5),
+    });
   });
 
   it('should log no new address when the usage could not be written', async () => {

@@ -30,7 +30,10 @@ export interface TokenUse {
 }
 
 interface AddressSeen {
+  /** The latest use from the address, kept as its last use. */
   at: number;
+  /** The first use from it since the last flush: when a first use from it happened. */
+  firstAt: number;
   userAgent: string | null;
 }
 
@@ -199,13 +202,17 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
       return;
     }
     // The first use from an address not among the token's recent ones, once the usage that
-    // shows it is written.
+    // shows it is written: dated when that use happened, not when it was written.
     for (const a of newAddresses) {
-      const userId = batch.get(a.tokenId)!.userId;
+      const { userId, addresses: seen } = batch.get(a.tokenId)!;
       const client = { ip: a.ip, userAgent: a.userAgent };
       this.audit.record(
         { kind: 'token', userId, tokenId: a.tokenId, client },
-        { event: 'token.new_ip', target: { type: 'token', id: a.tokenId }, at: a.lastUsedAt },
+        {
+          event: 'token.new_ip',
+          target: { type: 'token', id: a.tokenId },
+          at: new Date(seen.get(a.ip)!.firstAt),
+        },
       );
     }
   }
@@ -238,7 +245,10 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
       }
       for (const [day, n] of failed.days) entry.days.set(day, (entry.days.get(day) ?? 0) + n);
       for (const [ip, seen] of failed.addresses) {
-        if (!entry.addresses.has(ip)) this.seeAddress(entry.addresses, ip, seen.at, seen.userAgent);
+        if (entry.addresses.has(ip)) continue;
+        this.seeAddress(entry.addresses, ip, seen.at, seen.userAgent);
+        const again = entry.addresses.get(ip);
+        if (again) again.firstAt = Math.min(again.firstAt, seen.firstAt);
       }
       if (failed.previous && !entry.previous) entry.previous = failed.previous;
     }
@@ -255,6 +265,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     const agent = userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null;
     if (seen) {
       if (at >= seen.at) Object.assign(seen, { at, userAgent: agent });
+      seen.firstAt = Math.min(seen.firstAt, at);
       return;
     }
     if (addresses.size >= MAX_ADDRESSES_PER_TOKEN) {
@@ -265,7 +276,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
       if (addresses.get(oldest!)!.at > at) return;
       addresses.delete(oldest!);
     }
-    addresses.set(ip, { at, userAgent: agent });
+    addresses.set(ip, { at, firstAt: at, userAgent: agent });
   }
 
   /** utcDay(at), worked out once a day rather than once a request. */

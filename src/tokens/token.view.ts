@@ -70,6 +70,11 @@ export interface TokenInfo {
   binding: 'current' | 'pinned';
   team: TeamSummary | null;
   team_refusal: string | null;
+  /**
+   * Set when the presented value is the one a regeneration replaced, accepted only during its
+   * grace period: until when it works. Null for the token's current value.
+   */
+  replaced_value_valid_until: string | null;
 }
 
 /**
@@ -87,6 +92,8 @@ export function toTokenInfo(
     binding: 'current' | 'pinned';
     team: TeamSummary | null;
     teamRefusal: { code: string } | null;
+    previousValue: boolean;
+    previousValidUntil: Date | null;
   },
   catalog: AbilityCatalog,
 ): TokenInfo {
@@ -105,5 +112,9 @@ export function toTokenInfo(
         ? toTeamSummary(token.team)
         : null,
     team_refusal: token.teamRefusal?.code ?? null,
+    replaced_value_valid_until:
+      token.previousValue && token.previousValidUntil
+        ? token.previousValidUntil.toISOString()
+        : null,
   };
 }

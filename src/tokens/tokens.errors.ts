@@ -2,13 +2,16 @@ import { ConflictError, DomainError, NotFoundError } from '../common/errors/doma
 import { BEARER_REALM } from '../auth/auth.errors.js';
 import type { TeamRefusalCode } from './team-policy.js';
 
-export type AuthFailureCode = 'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired';
+export type AuthFailureCode =
+  'missing_token' | 'invalid_token' | 'token_revoked' | 'token_expired' | 'account_disabled';
 
 const MESSAGES: Record<AuthFailureCode, string> = {
   missing_token: 'No bearer token was sent. Send "Authorization: Bearer <token>".',
   invalid_token: 'The bearer token is malformed or unknown.',
   token_revoked: 'The bearer token has been revoked.',
   token_expired: 'The bearer token has expired.',
+  account_disabled:
+    "The bearer token's account is disabled: its tokens are refused until an operator enables it again.",
 };
 
 /** Said with `token_revoked` for a value that regenerating the token replaced. */
@@ -37,6 +40,49 @@ export class AuthenticationError extends DomainError {
     // RFC 6750: no error attribute when no credentials were sent at all.
     this.challenge = code === 'missing_token' ? REALM : `${REALM}, error="invalid_token"`;
   }
+}
+
+/** Registered HTTP authentication schemes, named back when sent instead of Bearer. */
+const KNOWN_SCHEMES = new Set([
+  'basic',
+  'digest',
+  'token',
+  'negotiate',
+  'ntlm',
+  'hoba',
+  'mutual',
+  'dpop',
+  'oauth',
+  'vapid',
+]);
+
+/**
+ * Why an Authorization header gave no bearer token, in words: built only when the request is
+ * refused (the authentication's fast path never calls it). Never echoes the header's value: a
+ * scheme is named back only when it is one of the registered ones.
+ */
+export function headerRefusal(header: string | undefined, malformed: boolean): AuthenticationError {
+  const parts = header?.trim().split(/\s+/).filter(Boolean) ?? [];
+  if (parts.length === 0) return new AuthenticationError('missing_token');
+  const bearer = /^bearer$/i.test(parts[0]);
+  if (parts.length === 1) {
+    return new AuthenticationError(
+      'invalid_token',
+      bearer
+        ? 'The Authorization header says Bearer but carries no token. Send "Authorization: Bearer <token>".'
+        : 'The Authorization header has no scheme: the token goes after "Bearer ". Send "Authorization: Bearer <token>".',
+    );
+  }
+  if (!bearer) {
+    const scheme = KNOWN_SCHEMES.has(parts[0].toLowerCase())
+      ? `the ${parts[0]} scheme`
+      : 'a scheme other than Bearer';
+    return new AuthenticationError(
+      'missing_token',
+      `The Authorization header uses ${scheme}; this API takes only bearer tokens. Send "Authorization: Bearer <token>".`,
+    );
+  }
+  return new AuthenticationError(malformed ? 'invalid_token' : 'missing_token');
 }
 
 export class TokenNotFoundError extends NotFoundError {
@@ -72,24 +118,34 @@ export class TokenChangedError extends ConflictError {
   }
 }
 
-const TEAM_REFUSALS: Record<TeamRefusalCode, string> = {
-  team_access_lost:
+/**
+ * Each refusal in words, naming the team when the token may know it (`team:read`, as
+ * `GET /api/v1/token` names it); otherwise "the team this token acts in".
+ */
+const TEAM_REFUSALS: Record<TeamRefusalCode, (team: string | undefined) => string> = {
+  team_access_lost: () =>
     'The token is pinned to a team its person is no longer a member of, or that was deleted.',
-  two_factor_required:
-    "The token's team requires two-factor sign-in, which the token's person has not turned on.",
-  token_lifetime_exceeds_policy:
-    "The token lives longer than its team's policy allows; regenerate it with a shorter lifetime.",
+  two_factor_required: (team) =>
+    team === undefined
+      ? "The team this token acts in requires two-factor sign-in, which the token's person has not turned on."
+      : `The team ${team} requires two-factor sign-in, which the token's person has not turned on: they turn it on under Security, and the token works in ${team} again.`,
+  token_lifetime_exceeds_policy: (team) =>
+    `The token lives longer than ${team === undefined ? 'the team it acts in' : `the team ${team}`} allows; regenerate it with a shorter lifetime.`,
 };
 
 /**
  * A good token that the team it acts in refuses (its policy, or a pinned team its person left):
- * 403, with an RFC 6750 challenge as for a missing ability.
+ * 403, with an RFC 6750 challenge as for a missing ability. Made only for a refused token.
  */
 export class TeamRefusalError extends DomainError {
   readonly status = 403;
   override readonly challenge: string;
-  constructor(readonly code: TeamRefusalCode) {
-    super(TEAM_REFUSALS[code]);
+  constructor(
+    readonly code: TeamRefusalCode,
+    /** The name of the team that refuses it, when the token may know it. */
+    teamName?: string,
+  ) {
+    super(TEAM_REFUSALS[code](teamName === undefined ? undefined : JSON.stringify(teamName)));
     this.challenge = `${REALM}, error="insufficient_scope", error_description="${code}"`;
   }
 }

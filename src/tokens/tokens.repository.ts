@@ -42,6 +42,8 @@ export interface ExpiryDue {
   expiresAt: Date;
   /** When its current lifetime began: created, or last regenerated. */
   startedAt: Date;
+  /** The lifetime chosen for its current value, in whole days (null for rows that lack it). */
+  lifetimeDays: number | null;
 }
 
 /** The policy of a team, as it governs the tokens acting in it. */
@@ -445,7 +447,15 @@ export class TokensRepository {
     const steps = Array.from({ length: notice }, (_, i) => i);
     const rows = await this.tokens
       .createQueryBuilder('t')
-      .select(['t.id', 't.userId', 't.name', 't.expiresAt', 't.createdAt', 't.regeneratedAt'])
+      .select([
+        't.id',
+        't.userId',
+        't.name',
+        't.expiresAt',
+        't.createdAt',
+        't.regeneratedAt',
+        't.lifetimeDays',
+      ])
       .where('t.expiry_notices IN (:...steps)', { steps })
       .andWhere('t.expires_at <= :until', { until })
       .andWhere('t.revoked_at IS NULL')
@@ -458,6 +468,7 @@ export class TokensRepository {
       name: t.name,
       expiresAt: t.expiresAt!,
       startedAt: t.regeneratedAt ?? t.createdAt,
+      lifetimeDays: t.lifetimeDays,
     }));
   }
 

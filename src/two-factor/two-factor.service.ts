@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable, Logger } from '@nestjs/common';
 import { accountOf, type Actor } from '../common/actor.js';
@@ -172,6 +173,22 @@ export class TwoFactorService {
       await this.notices.send(m, accountOf(actor), 'two-factor-disabled');
       this.audit.recordAfterCommit(m, actor, { event: 'account.two_factor_disabled' });
     });
+  }
+
+  /**
+   * Removes the person's two-factor sign-in (the app's secret and the recovery codes) in
+   * `manager`'s transaction, for an operator's reset: in their security log with `because`, and
+   * no mail of its own (the reset sends one for all it removed). Returns whether there was one.
+   */
+  async removeAll(manager: EntityManager, actor: Actor, because: string): Promise<boolean> {
+    const removed = await this.repository.deleteAll(manager, accountOf(actor));
+    if (removed) {
+      this.audit.recordAfterCommit(manager, actor, {
+        event: 'account.two_factor_disabled',
+        detail: { because },
+      });
+    }
+    return removed;
   }
 
   /**

@@ -29,6 +29,10 @@ export class User {
   @Column({ name: 'email_verified_at', type: 'datetime', precision: 3, nullable: true })
   emailVerifiedAt!: Date | null;
 
+  /** Since when an operator has disabled the account (`user:disable`); null while enabled. */
+  @Column({ name: 'disabled_at', type: 'datetime', precision: 3, nullable: true })
+  disabledAt!: Date | null;
+
   @Column({ name: 'current_team_id', type: 'integer', nullable: true })
   currentTeamId!: number | null;
 

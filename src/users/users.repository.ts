@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, MoreThan, Not } from 'typeorm';
 import { normalizeEmail } from './email.js';
 import { User } from './user.entity.js';
 
@@ -45,6 +45,27 @@ export class UsersRepository {
       { id: userId, emailVerifiedAt: IsNull() },
       { emailVerifiedAt: at },
     );
+  }
+
+  /**
+   * Disables (`at`) or enables (null) the account, only if it is not so already: one conditional
+   * UPDATE, so of two operators racing one changes it. Returns whether this one did.
+   */
+  async setDisabled(manager: EntityManager, userId: number, at: Date | null): Promise<boolean> {
+    const result = await this.repo(manager).update(
+      { id: userId, disabledAt: at === null ? Not(IsNull()) : IsNull() },
+      { disabledAt: at },
+    );
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Accounts by id, `limit` at a time after `afterId`: an operator's listing, page by page. */
+  page(afterId: number, limit: number): Promise<User[]> {
+    return this.repo().find({
+      where: { id: MoreThan(afterId) },
+      order: { id: 'ASC' },
+      take: limit,
+    });
   }
 
   async setName(manager: EntityManager, userId: number, name: string): Promise<void> {

@@ -229,7 +229,7 @@ export interface paths {
         };
         /**
          * The presented token
-         * @description The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, the team it acts in (following its person's current team, or pinned to one) and why that team refuses it, if it does: so a script can check what it holds and when it runs out. It lists the deployment's ability catalog too. Any valid token may ask; no ability is needed, and a team's refusal does not apply here. The team is named only to a token with `team:read` that the team does not refuse; otherwise `team` is null and `team_refusal` says why a refused token is refused.
+         * @description The presented token itself: its id, name and abilities, when it was created, when it expires and when it was last used, the team it acts in (following its person's current team, or pinned to one) and why that team refuses it, if it does: so a script can check what it holds and when it runs out. It lists the deployment's ability catalog too. Any valid token may ask; no ability is needed, and a team's refusal does not apply here. The team is named only to a token with `team:read` that the team does not refuse; otherwise `team` is null and `team_refusal` says why a refused token is refused. A value that a regeneration replaced, still accepted during its grace period, says so and until when (`replaced_value_valid_until`).
          */
         get: operations["getToken"];
         put?: never;
@@ -719,6 +719,12 @@ export interface components {
              * @enum {string|null}
              */
             team_refusal: "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | null;
+            /**
+             * Format: date-time
+             * @description Set when the value presented is the one the token had before it was regenerated, which works only during the grace period its person chose: until when it works (after that it is refused as `token_revoked`). Switch to the new value before then. Null for the token's current value.
+             * @example null
+             */
+            replaced_value_valid_until: string | null;
         };
         TokenEnvelope: {
             /** @enum {boolean} */
@@ -855,7 +861,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -876,7 +882,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -1041,7 +1047,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1197,7 +1203,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1218,7 +1224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -1414,7 +1420,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1580,7 +1586,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1601,7 +1607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -1790,7 +1796,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1963,7 +1969,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -1984,7 +1990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -2204,7 +2210,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2363,7 +2369,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2384,7 +2390,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -2606,7 +2612,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2627,7 +2633,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -2923,7 +2929,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -2944,7 +2950,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -3165,7 +3171,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3186,7 +3192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -3480,7 +3486,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3639,7 +3645,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3660,7 +3666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -3882,7 +3888,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -3903,7 +3909,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -4123,7 +4129,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4315,7 +4321,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4336,7 +4342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -4558,7 +4564,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4741,7 +4747,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
@@ -4762,7 +4768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired";
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
                         };
                     };
                 };
@@ -4901,7 +4907,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired. */
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */

@@ -11,16 +11,20 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a script of the built app (`npm test` builds first) with the given environment. */
+/**
+ * Runs a script of the built app (`npm test` builds first) with the given environment, and node's
+ * own options before the script when given.
+ */
 export function runBuilt(
   script: string,
   args: string[],
   env: Record<string, string>,
+  nodeArgs: string[] = [],
 ): Promise<RunResult> {
   const path = join(ROOT, 'dist', 'src', script);
   if (!existsSync(path)) throw new Error(`${path} is missing: run "npm run build" first`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, path, ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

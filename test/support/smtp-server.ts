@@ -33,6 +33,8 @@ export class TestSmtpServer {
   private port = 0;
   private refusal?: { code: number; message: string };
   private delayMs = 0;
+  /** While set, every answer waits for it (`hold`). */
+  private held?: Promise<void>;
   /** Messages whose data has arrived and that have not been answered yet. */
   receiving = 0;
   private forget?: () => void;
@@ -76,7 +78,8 @@ export class TestSmtpServer {
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
         stream.on('end', () => {
           this.receiving++;
-          setTimeout(finish, this.delayMs);
+          const held = this.held;
+          setTimeout(() => void (held ?? Promise.resolve()).then(finish), this.delayMs);
         });
         const finish = () => {
           this.receiving--;
@@ -133,6 +136,19 @@ export class TestSmtpServer {
   /** Answers each message only after `ms`, as a slow server would. */
   slowDown(ms: number): void {
     this.delayMs = ms;
+  }
+
+  /**
+   * Answers no message until the returned function is called, as a server stuck mid-message
+   * would (`receiving` counts those waiting): a test decides when the sender hears back.
+   */
+  hold(): () => void {
+    let release!: () => void;
+    this.held = new Promise((resolve) => (release = resolve));
+    return () => {
+      this.held = undefined;
+      release();
+    };
   }
 
   /** The messages received so far that match. */

@@ -19,7 +19,7 @@ import { clientKeyOf } from '../../rate-limit/client-address.js';
 import { RateLimitedError } from '../../rate-limit/rate-limit.errors.js';
 import { RateLimitStorage, type WindowCount } from '../../rate-limit/rate-limit.storage.js';
 import { TeamNotFoundError } from '../../teams/teams.errors.js';
-import { AuthenticationError } from '../../tokens/tokens.errors.js';
+import { AuthenticationError, headerRefusal } from '../../tokens/tokens.errors.js';
 import {
   TokenAuthenticator,
   type ClientInfo,
@@ -261,13 +261,13 @@ export class ApiAuthentication implements NestMiddleware {
       const attempt = Object.create(this.strategy) as Attempt;
       attempt.success = resolve;
       attempt.error = reject;
-      // A bare challenge means no bearer token was sent; 400, a malformed Bearer header.
+      // A bare challenge means no bearer token was sent; 400, a malformed Bearer header. What
+      // the header held instead is put in words here, on refusal only.
       attempt.fail = (challenge, status) =>
         reject(
-          new AuthenticationError(
-            challenge === MALFORMED_HEADER || status === MALFORMED_HEADER
-              ? 'invalid_token'
-              : 'missing_token',
+          headerRefusal(
+            req.headers.authorization,
+            challenge === MALFORMED_HEADER || status === MALFORMED_HEADER,
           ),
         );
       attempt.authenticate(req);

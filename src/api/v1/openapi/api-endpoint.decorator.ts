@@ -276,8 +276,8 @@ function successResponse(options: ApiEndpointOptions, status: number): MethodDec
 const EVERY_ENDPOINT: MethodDecorator[] = [
   errorResponse(
     401,
-    ['missing_token', 'invalid_token', 'token_revoked', 'token_expired'],
-    'No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired.',
+    ['missing_token', 'invalid_token', 'token_revoked', 'token_expired', 'account_disabled'],
+    'No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled.',
     { code: 'invalid_token', message: new AuthenticationError('invalid_token').message },
     CHALLENGE,
   ),

@@ -122,6 +122,15 @@ export class TokenSchema {
     example: null,
   })
   team_refusal!: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      "Set when the value presented is the one the token had before it was regenerated, which works only during the grace period its person chose: until when it works (after that it is refused as `token_revoked`). Switch to the new value before then. Null for the token's current value.",
+    example: null,
+  })
+  replaced_value_valid_until!: string | null;
 }
 
 /** The schema's name, as `@ApiSchema` gave it (the class's name otherwise). */
