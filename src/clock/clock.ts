@@ -1,25 +1,55 @@
+/** A timer started on a clock: `cancel()` stops it if it has not fired. */
+export interface Timer {
+  cancel(): void;
+}
+
 /**
  * The time as the application sees it: injected wherever time matters, so that tests move a
- * clock instead of editing rows. Services ask it; they never call `Date.now()` themselves.
+ * clock instead of editing rows. Services ask it; they never call `Date.now()` themselves. The
+ * scheduler starts its timers on it, so moving a test's clock runs the work that comes due.
  */
 export abstract class Clock {
   /** Milliseconds since the epoch. */
   abstract nowMs(): number;
+
+  /**
+   * Calls `fire` once, when `delayMs` have passed on this clock. The timer keeps no process
+   * alive.
+   */
+  abstract startTimer(delayMs: number, fire: () => void): Timer;
 
   now(): Date {
     return new Date(this.nowMs());
   }
 }
 
-/** The machine's clock. */
+/** The machine's clock, with the machine's timers. */
 export class SystemClock extends Clock {
   nowMs(): number {
     return Date.now();
   }
+
+  startTimer(delayMs: number, fire: () => void): Timer {
+    const timer = setTimeout(fire, delayMs).unref();
+    return { cancel: () => clearTimeout(timer) };
+  }
 }
 
-/** A clock that stands still until it is moved: for tests. */
+interface ManualTimer {
+  dueAt: number;
+  fire: () => void;
+}
+
+/**
+ * A clock that stands still until it is moved: for tests. Its timers come due as it is moved:
+ * `advance()` and `set()` fire, in the order they are due, every timer whose time has come, each
+ * once however far the clock jumps (as a machine waking from sleep does), before they return. A
+ * timer due at once (no delay) fires on the next turn of the event loop, as the machine's would.
+ */
 export class ManualClock extends Clock {
+  private readonly timers = new Set<ManualTimer>();
+  private soon: NodeJS.Immediate | undefined;
+
   constructor(private ms = Date.now()) {
     super();
   }
@@ -28,12 +58,39 @@ export class ManualClock extends Clock {
     return this.ms;
   }
 
-  /** Moves the clock forward (or back, with a negative `ms`). */
-  advance(ms: number): void {
-    this.ms += ms;
+  startTimer(delayMs: number, fire: () => void): Timer {
+    const timer = { dueAt: this.ms + Math.max(0, delayMs), fire };
+    this.timers.add(timer);
+    if (timer.dueAt <= this.ms) {
+      this.soon ??= setImmediate(() => {
+        this.soon = undefined;
+        this.fireDue();
+      }).unref();
+    }
+    return { cancel: () => this.timers.delete(timer) };
   }
 
+  /** Moves the clock forward (or back, with a negative `ms`), firing the timers now due. */
+  advance(ms: number): void {
+    this.ms += ms;
+    this.fireDue();
+  }
+
+  /** Sets the clock to `at`, firing the timers now due. */
   set(at: Date | number): void {
     this.ms = typeof at === 'number' ? at : at.getTime();
+    this.fireDue();
+  }
+
+  private fireDue(): void {
+    for (;;) {
+      let next: ManualTimer | undefined;
+      for (const timer of this.timers) {
+        if (timer.dueAt <= this.ms && (!next || timer.dueAt < next.dueAt)) next = timer;
+      }
+      if (!next) return;
+      this.timers.delete(next);
+      next.fire();
+    }
   }
 }
