@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { PROJECT_ROOT as ROOT } from './common/paths.js';
 import type { Config } from './config/config.js';
 import { CONFIG } from './config/config.module.js';
+import { Clock } from './clock/clock.js';
 import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
@@ -108,7 +109,7 @@ export function configureApp(app: INestApplication): INestApplication {
       ),
     ]),
   );
-  app.useGlobalFilters(new AllExceptionsFilter(jsonPath));
+  app.useGlobalFilters(new AllExceptionsFilter(app.get(Clock), jsonPath));
   return app;
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
@@ -411,5 +412,31 @@ describe('API v1', () => {
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.text).toContain('We could not find that page');
     });
+  });
+});
+
+describe('API v1 on a clock the spec moves', () => {
+  const clock = new ManualClock(Date.parse('2031-02-03T04:05:06.789Z'));
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({}, { clock });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("should stamp answers and refusals with the app's clock when the clock is moved", async () => {
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
+    const profile = () =>
+      request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${plaintext}`);
+    expect((await profile()).body.timestamp).toBe('2031-02-03T04:05:06.789000Z');
+    clock.advance(60_000);
+    const answered = await profile();
+    expect(answered.status).toBe(200);
+    expect(answered.body.timestamp).toBe('2031-02-03T04:06:06.789000Z');
+    const refused = await request(t.server).get('/api/v1/user/profile');
+    expect(refused.status).toBe(401);
+    expect(refused.body.timestamp).toBe('2031-02-03T04:06:06.789000Z');
   });
 });

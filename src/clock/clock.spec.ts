@@ -57,6 +57,13 @@ describe('ManualClock', () => {
     expect(fire).toHaveBeenCalledTimes(1);
     expect(clock.nowMs()).toBe(START);
   });
+
+  it('should give its time with six fractional digits when asked for the microseconds', () => {
+    const clock = new ManualClock(START + 123);
+    expect(clock.isoMicros()).toBe('2026-11-26T12:00:00.123000Z');
+    clock.advance(1);
+    expect(clock.isoMicros()).toBe('2026-11-26T12:00:00.124000Z');
+  });
 });
 
 describe('SystemClock', () => {

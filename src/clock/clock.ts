@@ -1,3 +1,5 @@
+import { isoMicrosOfMachine } from './micro-time.js';
+
 /** A timer started on a clock: `cancel()` stops it if it has not fired. */
 export interface Timer {
   cancel(): void;
@@ -11,6 +13,9 @@ export interface Timer {
 export abstract class Clock {
   /** Milliseconds since the epoch. */
   abstract nowMs(): number;
+
+  /** The time as UTC ISO 8601 with six fractional digits (the API envelope's timestamp). */
+  abstract isoMicros(): string;
 
   /**
    * Calls `fire` once, when `delayMs` have passed on this clock. The timer keeps no process
@@ -27,6 +32,10 @@ export abstract class Clock {
 export class SystemClock extends Clock {
   nowMs(): number {
     return Date.now();
+  }
+
+  isoMicros(): string {
+    return isoMicrosOfMachine();
   }
 
   startTimer(delayMs: number, fire: () => void): Timer {
@@ -56,6 +65,11 @@ export class ManualClock extends Clock {
 
   nowMs(): number {
     return this.ms;
+  }
+
+  /** Whole milliseconds: the microseconds are always 000. */
+  isoMicros(): string {
+    return `${new Date(this.ms).toISOString().slice(0, -1)}000Z`;
   }
 
   startTimer(delayMs: number, fire: () => void): Timer {
