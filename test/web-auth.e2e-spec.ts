@@ -1,20 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { User } from '../src/users/user.entity.js';
 import type { AddressInfo } from 'node:net';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD } from './support/people.js';
-import { editSessions } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
 describe('sign-up, sign-in and sessions', () => {
   let t: TestApp;
+  const clock = new ManualClock();
+  const MINUTE_MS = 60_000;
 
   beforeAll(async () => {
-    t = await createTestApp({ SESSION_ABSOLUTE_TIMEOUT_HOURS: '1' });
+    t = await createTestApp(
+      { SESSION_IDLE_TIMEOUT_MINUTES: '30', SESSION_ABSOLUTE_TIMEOUT_HOURS: '1' },
+      { clock },
+    );
   });
   afterAll(async () => {
     await t.close();
@@ -288,13 +293,13 @@ describe('sign-up, sign-in and sessions', () => {
       }
     });
 
-    it('should end a session that has been idle past its expiry', async () => {
+    it('should end a session when it has been idle past its expiry', async () => {
       const client = web();
-      const res = await client.register('Idle', uniqueEmail());
-      const sid = sessionIdOf(client.sessionCookie(res)!);
-      await t.dataSource
-        .getRepository(Session)
-        .update({ id: sid }, { expiresAt: new Date(Date.now() - 1000) });
+      await client.register('Idle', uniqueEmail());
+      // Each page extends it by the idle timeout from the time it is seen.
+      clock.advance(20 * MINUTE_MS);
+      expect((await client.get('/dashboard')).status).toBe(200);
+      clock.advance(30 * MINUTE_MS + 1_000);
       expect((await client.get('/dashboard')).headers.location).toBe('/login');
     });
 
@@ -302,9 +307,12 @@ describe('sign-up, sign-in and sessions', () => {
       const client = web();
       const res = await client.register('Absolute', uniqueEmail());
       const sid = sessionIdOf(client.sessionCookie(res)!);
-      await editSessions(t, { id: sid }, (data) => {
-        data.signedInAt = Date.now() - 2 * 3_600_000;
-      });
+      // Used every 20 minutes, so never idle for long: the hour since signing in ends it.
+      for (let i = 0; i < 3; i++) {
+        clock.advance(20 * MINUTE_MS);
+        expect((await client.get('/dashboard')).status).toBe(200);
+      }
+      clock.advance(MINUTE_MS);
 
       expect((await client.get('/dashboard')).headers.location).toBe('/login');
       expect(await t.dataSource.getRepository(Session).findOneBy({ id: sid })).toBeNull();
