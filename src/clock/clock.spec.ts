@@ -30,13 +30,25 @@ describe('ManualClock', () => {
     expect(fired).toEqual([START + 60_000, START + 61_000]);
   });
 
-  it('should fire a timer when set to a time at or after it, and not when set back', () => {
+  it('should fire a timer when set to its time or later', () => {
     const clock = new ManualClock(START);
     const fire = jest.fn<() => void>();
     clock.startTimer(5_000, fire);
-    clock.set(START - 86_400_000);
+    clock.set(START + 4_999);
     expect(fire).not.toHaveBeenCalled();
     clock.set(new Date(START + 5_000));
+    expect(fire).toHaveBeenCalledTimes(1);
+  });
+
+  it('should keep the delay each timer had left when the clock is moved back', () => {
+    const clock = new ManualClock(START);
+    const fire = jest.fn<() => void>();
+    clock.startTimer(5_000, fire);
+    clock.advance(2_000);
+    clock.set(START - 86_400_000);
+    clock.advance(2_999);
+    expect(fire).not.toHaveBeenCalled();
+    clock.advance(1);
     expect(fire).toHaveBeenCalledTimes(1);
   });
 

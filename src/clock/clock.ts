@@ -50,10 +50,12 @@ interface ManualTimer {
 }
 
 /**
- * A clock that stands still until it is moved: for tests. Its timers come due as it is moved:
- * `advance()` and `set()` fire, in the order they are due, every timer whose time has come, each
- * once however far the clock jumps (as a machine waking from sleep does), before they return. A
- * timer due at once (no delay) fires on the next turn of the event loop, as the machine's would.
+ * A clock that stands still until it is moved: for tests. Moved forward, time passes for its
+ * timers: `advance()` and `set()` fire, in the order they are due, every timer whose time has
+ * come, each once however far the clock jumps (as a machine waking from sleep does), before they
+ * return. Moved back, no time passes: each timer keeps the delay it had left, as the machine's
+ * timers do when its clock is set back. A timer due at once (no delay) fires on the next turn of
+ * the event loop, as the machine's would.
  */
 export class ManualClock extends Clock {
   private readonly timers = new Set<ManualTimer>();
@@ -86,13 +88,14 @@ export class ManualClock extends Clock {
 
   /** Moves the clock forward (or back, with a negative `ms`), firing the timers now due. */
   advance(ms: number): void {
-    this.ms += ms;
-    this.fireDue();
+    this.set(this.ms + ms);
   }
 
   /** Sets the clock to `at`, firing the timers now due. */
   set(at: Date | number): void {
-    this.ms = typeof at === 'number' ? at : at.getTime();
+    const ms = typeof at === 'number' ? at : at.getTime();
+    if (ms < this.ms) for (const timer of this.timers) timer.dueAt -= this.ms - ms;
+    this.ms = ms;
     this.fireDue();
   }
 
