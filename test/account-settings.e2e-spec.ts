@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
@@ -9,7 +10,7 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
-import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { turnOnTwoFactorOnPages } from './support/two-factor.js';
@@ -22,10 +23,11 @@ const NEW_PASSWORD = 'a brand new password';
 
 describe('account settings', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     // Sign-in limits as in production: the current password is checked under them.
-    t = await createTestApp();
+    t = await createTestApp({}, { clock });
   });
   afterAll(async () => {
     await t.close();
@@ -166,23 +168,15 @@ describe('account settings', () => {
       const [unchanged] = await sessionsOf(person.user.id);
       expect(unchanged.lastActiveAt).toEqual(before.lastActiveAt);
 
-      // A minute later (the session's note aged by hand), the next page writes it once.
-      const [row] = await sessionsOf(person.user.id);
-      await editSessions(
-        t,
-        { id: row.id },
-        (data) => {
-          data.activity!.at -= 61_000;
-        },
-        { lastActiveAt: new Date(0) },
-      );
+      // A minute later, the next page writes it once.
+      clock.advance(61_000);
       // Stored with its milliseconds, on every database.
-      const visited = Date.now();
+      const visited = clock.nowMs();
       await person.client.get('/dashboard');
       await person.client.get('/dashboard');
       const [after] = await sessionsOf(person.user.id);
       expect(after.lastActiveAt!.getTime()).toBeGreaterThanOrEqual(visited);
-      expect(after.lastActiveAt!.getTime()).toBeLessThanOrEqual(Date.now());
+      expect(after.lastActiveAt!.getTime()).toBeLessThanOrEqual(clock.nowMs());
     });
 
     it("should sign out one other session by its handle, and answer 404 for another person's", async () => {
@@ -394,7 +388,7 @@ describe('account settings', () => {
 
     it('should ask for the password again before changing the address after 15 minutes, then go on', async () => {
       const person = await signedInPerson(t);
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
       const newEmail = uniqueEmail('sudo');
       const res = await person.client.submit('/settings/profile', '/settings/profile', {
         name: 'Someone Else',
@@ -428,7 +422,7 @@ describe('account settings', () => {
 
     it('should save a new name at once, without asking for the password', async () => {
       const person = await signedInPerson(t);
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
       const res = await person.client.submit('/settings/profile', '/settings/profile', {
         name: 'Renamed Without Password',
         email: person.email,
@@ -464,7 +458,7 @@ describe('account settings', () => {
 
     /** Asks to delete a team with the password typed too long ago: the action waits. */
     async function deletionWaiting(person: SignedInPerson, teamId: number) {
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
       const asked = await person.client.submit(`/teams/${teamId}`, `/teams/${teamId}/delete`);
       expect(asked.headers.location).toBe(
         `/confirm-password?return_to=${encodeURIComponent(`/teams/${teamId}`)}`,
@@ -570,7 +564,7 @@ describe('account settings', () => {
 
     it('should mail a notice when two-factor sign-in is turned on and off, and when a token is created', async () => {
       const person = await signedInPerson(t);
-      await turnOnTwoFactorOnPages(person);
+      await turnOnTwoFactorOnPages(t, person);
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned on' });
       await person.client.submit('/settings/security', '/settings/two-factor/disable');
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned off' });

@@ -180,7 +180,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     it('should ask for the password when it was typed more than 15 minutes ago, then regenerate as asked', async () => {
       const person = await signedInPerson(t);
       const { plaintext, token } = await createToken(t.app, person.user);
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
 
       const asked = await regenerate(person, token.id, { grace_minutes: '10' });
       expect(asked.status).toBe(303);
