@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
@@ -14,9 +15,10 @@ const INVITED = /^You are invited to join /;
 
 describe('team invitations', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' }, { clock });
   });
   afterAll(async () => {
     await t.close();
@@ -240,7 +242,8 @@ describe('team invitations', () => {
     const email = uniqueEmail('late');
     await invite(owner, team.id, email);
     const link = await linkFor(email);
-    await invitations().update({ teamId: team.id }, { expiresAt: new Date(Date.now() - 1000) });
+    // A week and a second later (TEAM_INVITATION_TTL_DAYS: 7 by default).
+    clock.advance(7 * 86_400_000 + 1000);
     const expired = await request(t.server).get(link);
     expect(expired.status).toBe(410);
     expect(visibleText(expired.text)).toContain('This invitation link has expired.');

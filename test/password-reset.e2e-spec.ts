@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
-import { PasswordResetService } from '../src/password-reset/password-reset.service.js';
+import { ManualClock } from '../src/clock/clock.js';
+import {
+  PasswordResetService,
+  RESET_LINK_MINUTES,
+} from '../src/password-reset/password-reset.service.js';
 import { User } from '../src/users/user.entity.js';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
@@ -19,6 +23,7 @@ const RESET = 'Reset your Tessera password';
 describe('forgotten passwords', () => {
   let t: TestApp;
   const logs = new LogCapture();
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     t = await createTestApp(
@@ -27,7 +32,7 @@ describe('forgotten passwords', () => {
         RATE_LIMIT_PASSWORD_RESET_PER_HOUR: '1000',
         RATE_LIMIT_MAIL_PER_ADDRESS_PER_HOUR: '3',
       },
-      { logs },
+      { logs, clock },
     );
   });
   afterAll(async () => {
@@ -186,7 +191,7 @@ describe('forgotten passwords', () => {
     expect(await sessions.countBy({ userId: user.id })).toBe(0);
 
     // A request of the thief's in flight during the reset saves its session again.
-    await sessions.insert({ ...stolen, expiresAt: new Date(Date.now() + 3_600_000) });
+    await sessions.insert({ ...stolen, expiresAt: new Date(clock.nowMs() + 3_600_000) });
     expect((await thief.get('/dashboard')).headers.location).toBe('/login');
   });
 
@@ -212,9 +217,8 @@ describe('forgotten passwords', () => {
       ).status,
     ).toBe(404);
 
-    await t.dataSource
-      .getRepository(OneTimeLink)
-      .update({ userId: user.id }, { expiresAt: new Date(Date.now() - 1000) });
+    // An hour and a second later (RESET_LINK_MINUTES).
+    clock.advance(RESET_LINK_MINUTES * 60_000 + 1000);
     const expired = await client.get(newer);
     expect(expired.status).toBe(410);
     expect(visibleText(expired.text)).toContain('This password reset link has expired.');
