@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import request from 'supertest';
 import { ManualClock } from '../src/clock/clock.js';
@@ -8,6 +8,7 @@ import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createTeam, createToken, createUser } from './factories/index.js';
 import { AUTHORIZATION_CASES, type CaseTokens } from './support/authorization-cases.js';
+import { LogCapture } from './support/log-capture.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -439,5 +440,47 @@ describe('API v1 on a clock the spec moves', () => {
     clock.advance(86_400_000 + 1000);
 
     expectError(await get('/api/v1/user/profile'), 401, 'token_expired');
+  });
+});
+
+/** What a client sees when something fails that is nobody's input: here, a table gone missing. */
+describe('API v1 when the database fails', () => {
+  let t: TestApp;
+
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('should answer 500 internal_error in the envelope, revealing nothing internal, when a query fails', async () => {
+    const logs = new LogCapture();
+    t = await createTestApp({ LOG_LEVEL: 'log' }, { logs });
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
+    await t.dataSource.query(
+      'ALTER TABLE personal_access_tokens RENAME TO personal_access_tokens_gone',
+    );
+
+    const res = await request(t.server)
+      .get('/api/v1/user/profile')
+      .set('Authorization', `Bearer ${plaintext}`);
+
+    expect(res.status).toBe(500);
+    const requestId = res.headers['x-request-id'];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.body).toEqual({
+      success: false,
+      error: { code: 'internal_error', message: 'Something went wrong on our side.', requestId },
+      version: 'v1',
+      timestamp: expect.any(String),
+    });
+    expect(res.text).not.toMatch(/personal_access_tokens|SELECT|SQLITE|ER_|at \//);
+    // Support finds the failure by the id the client was given: the cause and the request line.
+    const cause = logs.entries.find((e) => e.reqId === requestId && e.context === 'Errors');
+    expect(cause).toMatchObject({
+      level: 'error',
+      err: { stack: expect.stringMatching(/personal_access_tokens/) },
+    });
+    expect(logs.requestLines(requestId)).toEqual([
+      expect.objectContaining({ level: 'error', status: 500, route: '/api/v1/user/profile' }),
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { ManualClock } from '../src/clock/clock.js';
@@ -517,5 +517,37 @@ describe('sign-up, sign-in and sessions', () => {
       expect(text).toContain('Back to your dashboard');
       expect(text).toContain('Error 404 (Not Found)');
     });
+  });
+});
+
+/** What a person sees when something fails that is nobody's input: here, a table gone missing. */
+describe('sign-up when the database fails', () => {
+  let t: TestApp;
+
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('should create an account all or nothing, no user without its personal team, when a write fails', async () => {
+    t = await createTestApp();
+    const client = new WebClient(t.server, t.mail);
+    await client.get('/register');
+    await t.dataSource.query('DROP TABLE team_members');
+    const email = uniqueEmail('atomic');
+
+    const res = await client.submit('/register', '/register', {
+      name: 'Half Written',
+      email,
+      password: 'a good password',
+      password_confirmation: 'a good password',
+    });
+
+    expect(res.status).toBe(500);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.text).toContain('Something went wrong on our side.');
+    expect(res.text).toContain(`mention request <code>${res.headers['x-request-id']}</code>`);
+    expect(res.text).not.toMatch(/team_members|SQLITE|ER_/);
+    expect(await t.dataSource.getRepository(User).countBy({ email })).toBe(0);
   });
 });
