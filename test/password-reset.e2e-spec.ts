@@ -196,7 +196,7 @@ describe('forgotten passwords', () => {
   });
 
   it('should let only the newest link work, and answer expired and tampered links with a clear page', async () => {
-    const { email, user } = await person();
+    const { email } = await person();
     const client = web();
     await ask(client, email);
     await t.mail.waitFor({ to: email, subject: RESET });
