@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ManualClock } from '../src/clock/clock.js';
+import { Session } from '../src/auth/session.entity.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
@@ -12,6 +13,7 @@ import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.ent
 import { User } from '../src/users/user.entity.js';
 import { createExpiredToken, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { AUTHORIZATION_CASES } from './support/authorization-cases.js';
+import { visibleText } from './support/html.js';
 import { SQL, TEMPLATE } from './support/hostile-text.js';
 import { signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -706,5 +708,22 @@ describe('hostile requests', () => {
     expect(after.map((r) => r.revokedAt?.getTime() ?? null)).toEqual(
       revokedBefore.map((r) => r.revokedAt?.getTime() ?? null),
     );
+  });
+
+  it('should keep only the form’s own fields when a form of 90 KB is refused', async () => {
+    const client = new WebClient(t.server, t.mail);
+    await client.register('Big Form', uniqueEmail('big'));
+    const res = await client.submit('/teams', '/teams', {
+      name: 'x'.repeat(30_000),
+      padding: 'p'.repeat(60_000),
+      more: 'm'.repeat(5_000),
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/teams');
+    const page = await client.get('/teams');
+    expect(page.status).toBe(200);
+    expect(visibleText(page.text)).toContain('Team name must be 1 to 100 characters.');
+    const sessions = await t.dataSource.getRepository(Session).find();
+    expect(sessions.every((s) => s.data.length < 5_000)).toBe(true);
   });
 });

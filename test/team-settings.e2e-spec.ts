@@ -7,7 +7,7 @@ import { createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
-import { apiTeam, rolesIn, teamOf as teamWith } from './support/teams.js';
+import { apiTeam, rolesIn, staffedTeam, teamOf as teamWith } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 interface Member extends SignedInPerson {
@@ -168,6 +168,40 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       );
       expect(across.status).toBe(404);
       expect(await rolesIn(t, theirs.id)).toEqual({ [stranger.user.id]: 'owner' });
+    });
+
+    it('should refuse to remove an admin when another admin asks, and remove a member when an admin does', async () => {
+      const { team, owner, adminA, adminB, member: plain } = await staffedTeam(t);
+      const memberIds = async () =>
+        (await t.dataSource.getRepository(TeamMember).findBy({ teamId: team.id }))
+          .map((m) => m.userId)
+          .sort((a, b) => a - b);
+      const everyone = await memberIds();
+      expect(everyone).toHaveLength(4);
+
+      const page = await adminA.client.get(`/teams/${team.id}`);
+      expect(page.text).not.toContain(`/members/${adminB.user.id}/remove`);
+      expect(page.text).toContain(`/members/${plain.user.id}/remove`);
+
+      const refused = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/remove`,
+      );
+      expect(refused.status).toBe(403);
+      expect(visibleText(refused.text)).toContain('Only the team owner can remove an admin.');
+      expect(await memberIds()).toEqual(everyone);
+
+      const removed = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${plain.user.id}/remove`,
+      );
+      expect(removed.status).toBe(303);
+      const byOwner = await owner.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/remove`,
+      );
+      expect(byOwner.status).toBe(303);
+      expect(await memberIds()).toEqual([owner.user.id, adminA.user.id].sort((a, b) => a - b));
     });
   });
 

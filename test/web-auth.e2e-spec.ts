@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
+import { GUEST_SESSION_MS } from '../src/auth/web-session.js';
 import { ManualClock } from '../src/clock/clock.js';
 import { User } from '../src/users/user.entity.js';
 import type { AddressInfo } from 'node:net';
+import { IsNull, Not } from 'typeorm';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD } from './support/people.js';
@@ -517,6 +519,118 @@ describe('sign-up, sign-in and sessions', () => {
       expect(text).toContain('Back to your dashboard');
       expect(text).toContain('Error 404 (Not Found)');
     });
+  });
+});
+
+describe('sign-in while passwords are being hashed', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should sign a person in when 40 registrations wait for their hashes or are turned away', async () => {
+    const email = uniqueEmail('busy');
+    await createUser(t.app, { email, password: PASSWORD });
+    const forms = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const client = new WebClient(t.server, t.mail);
+        return { client, _csrf: await client.csrfFrom('/register') };
+      }),
+    );
+    const signInClient = new WebClient(t.server, t.mail);
+    const signInCsrf = await signInClient.csrfFrom('/login');
+
+    const finished: string[] = [];
+    const registrations = forms.map(({ client, _csrf }, i) =>
+      client.agent
+        .post('/register')
+        .type('form')
+        .send({
+          _csrf,
+          name: `Busy ${i}`,
+          email: uniqueEmail('busy-reg'),
+          password: PASSWORD,
+          password_confirmation: PASSWORD,
+        })
+        .then((res) => {
+          finished.push('registration');
+          return res;
+        }),
+    );
+    const signIn = signInClient.agent
+      .post('/login')
+      .type('form')
+      .send({ _csrf: signInCsrf, email, password: PASSWORD })
+      .then((res) => {
+        finished.push('sign-in');
+        return res;
+      });
+    const [signedIn, ...registered] = await Promise.all([signIn, ...registrations]);
+
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.location).toBe('/dashboard');
+    // Sign-in did not wait behind the registrations' hashes.
+    expect(finished.indexOf('sign-in')).toBeLessThan(finished.length - 1);
+    const statuses = registered.map((r) => r.status);
+    expect(statuses.every((s) => s === 303 || s === 503)).toBe(true);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
+    const busy = registered.find((r) => r.status === 503)!;
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(visibleText(busy.text)).toContain('The server is busy. Try again in a moment.');
+    const created = await t.dataSource.getRepository(User).countBy({ name: Not(IsNull()) });
+    expect(created).toBe(1 + statuses.filter((s) => s === 303).length);
+  });
+});
+
+/** A visitor's pages cost no stored session; the session of a message to show ends soon. */
+describe('sessions for visitors', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should store no session when visitors open pages and forms, and end a message’s session within minutes', async () => {
+    const sessions = t.dataSource.getRepository(Session);
+    const anonymous = () => sessions.countBy({ userId: IsNull() });
+    const before = await anonymous();
+    for (let i = 0; i < 100; i++) {
+      for (const path of ['/dashboard', '/teams', '/settings/api-tokens', '/', '/nowhere']) {
+        expect((await request(t.server).get(path)).status).toBeLessThan(500);
+      }
+    }
+    expect(await anonymous()).toBe(before);
+    // Nor for the forms: their CSRF token lives in a cookie, signed, not in a session.
+    for (let i = 0; i < 100; i++) {
+      for (const path of ['/login', '/register', '/forgot-password']) {
+        const page = await request(t.server).get(path);
+        expect(page.text).toContain('name="_csrf"');
+        expect(String(page.headers['set-cookie'])).not.toContain('tessera.sid=');
+      }
+    }
+    expect(await anonymous()).toBe(before);
+
+    // A message to show (a refused sign-in) is kept, in a session that ends within minutes.
+    const visitor = new WebClient(t.server, t.mail);
+    const refused = await visitor.login(uniqueEmail('nobody'), 'a guess');
+    const cookie = visitor.sessionCookie(refused)!;
+    const row = await sessions.findOneByOrFail({ id: sessionIdOf(cookie) });
+    expect(row.expiresAt.getTime()).toBeLessThanOrEqual(Date.now() + GUEST_SESSION_MS + 1000);
+
+    const email = uniqueEmail('full');
+    await createUser(t.app, { email, password: PASSWORD });
+    const signedIn = await visitor.login(email, PASSWORD);
+    const member = await sessions.findOneByOrFail({
+      id: sessionIdOf(visitor.sessionCookie(signedIn)!),
+    });
+    expect(member.expiresAt.getTime()).toBeGreaterThan(Date.now() + 60 * 60_000);
   });
 });
 
