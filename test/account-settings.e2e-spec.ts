@@ -8,8 +8,15 @@ import { Team } from '../src/teams/team.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { burst } from './support/burst.js';
 import { sessionIdOf, visibleText } from './support/html.js';
-import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { startInstances, type Instances } from './support/instances.js';
+import {
+  addressChangeLink,
+  PASSWORD,
+  signedInPerson,
+  type SignedInPerson,
+} from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -450,6 +457,23 @@ describe('account settings', () => {
         t.mail.waitFor({ to: taken.email, subject: 'Confirm your new email address' }, 1500),
       ).rejects.toThrow('no mail');
     });
+
+    it("should change an address only when the link's page is posted, whoever opens the link first", async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('moving');
+      const link = await addressChangeLink(t, person, newEmail);
+      const mail = t.mail.find({ to: newEmail, subject: 'Confirm your new email address' })[0];
+      expect(mail.text).not.toContain(person.user.name);
+      expect((await request(t.server).get(link)).headers.location).toMatch(/^\/login/);
+      expect((await person.client.get(link)).status).toBe(200);
+      expect(
+        (await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id })).email,
+      ).toBe(person.email);
+      expect((await person.client.submit(link, link)).headers.location).toBe('/settings/profile');
+      expect(
+        (await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id })).email,
+      ).toBe(newEmail);
+    });
   });
 
   describe('sudo mode', () => {
@@ -580,5 +604,53 @@ describe('account settings', () => {
       expect(mail.text).toContain('A new API token named "Deploy bot" was created');
       expect(mail.raw).not.toMatch(/tsr_[0-9A-Za-z]{36}/);
     });
+  });
+});
+
+describe.each([
+  ['one instance', 1],
+  ['two instances', 2],
+])('a session signed out from the Sessions page: %s', (_name, count) => {
+  let instances: Instances;
+
+  beforeAll(async () => {
+    instances = await startInstances(count, { RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await instances?.close();
+  });
+
+  it('should not bring a revoked session back when requests of its own were in flight', async () => {
+    const { first: t, servers } = instances;
+    for (let round = 0; round < 5; round++) {
+      const owner = await signedInPerson(t);
+      // Someone else holds a second session of the account, and keeps using it.
+      const thief = new WebClient(t.server);
+      const stolen = await thief.login(owner.email, owner.password);
+      const sid = sessionIdOf(thief.sessionCookie(stolen)!);
+      const page = (await owner.client.get('/settings/sessions')).text;
+      const handle = /action="\/settings\/sessions\/([^/]+)\/revoke"/.exec(page)![1];
+      const csrf = await owner.client.csrfFrom('/settings/sessions');
+
+      // Each request looks like a new browser, so each one writes the session back as it ends.
+      const thieves = servers.map((server) => thief.on(server));
+      const flood = burst(40, servers, (i) =>
+        thieves[i % thieves.length].get('/dashboard').set('User-Agent', `Thief/${round}.${i}`),
+      );
+      const revoked = owner.client.post(`/settings/sessions/${handle}/revoke`, csrf);
+      const [answers, revoke] = await Promise.all([flood, revoked]);
+      // The status with the answer, so that a refusal says what it was.
+      expect({ status: revoke.status, location: revoke.headers.location }).toEqual({
+        status: 303,
+        location: '/settings/sessions',
+      });
+      expect(answers.every((a) => a.status === 200 || a.status === 303)).toBe(true);
+
+      expect(await t.dataSource.getRepository(Session).existsBy({ id: sid })).toBe(false);
+      for (const client of thieves) {
+        expect((await client.get('/dashboard')).headers.location).toBe('/login');
+      }
+      expect((await owner.client.get('/dashboard')).status).toBe(200);
+    }
   });
 });

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
 import { ManualClock } from '../src/clock/clock.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { uniqueEmail } from './factories/index.js';
 import { NEW_TOKEN_VALUE, visibleText } from './support/html.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { sleep } from './support/wait-for.js';
@@ -195,6 +197,31 @@ describe('confirming an e-mail address', () => {
       'Your email address is confirmed already.',
     );
     expect(t.mail.find({ to: email, subject: CONFIRM })).toHaveLength(1);
+  });
+
+  it('should confirm an address only when the signed-in account the link was sent for posts it', async () => {
+    const email = uniqueEmail('confirming');
+    const owner = new WebClient(t.server, t.mail);
+    await owner.register('Real Owner', email, PASSWORD, { confirm: false });
+    const mail = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+    const link = TestSmtpServer.linkPath(mail, '/verify-email/');
+    const confirmed = async () => (await users().findOneByOrFail({ email })).emailVerifiedAt;
+
+    // A mail scanner opens it, with no cookies: a page that asks for a sign-in, nothing more.
+    const scanned = await request(t.server).get(link);
+    expect(scanned.status).toBe(200);
+    expect(visibleText(scanned.text)).toContain('Sign in to confirm');
+    expect((await request(t.server).head(link)).status).toBe(200);
+    expect((await request(t.server).post(link)).status).toBe(403);
+    // Another account, signed in, hears it does not exist, and cannot post it either.
+    const other = await signedInPerson(t);
+    expect((await other.client.get(link)).status).toBe(404);
+    const csrf = await other.client.csrfFrom('/dashboard');
+    expect((await other.client.post(link, csrf)).status).toBe(404);
+    expect(await confirmed()).toBeNull();
+
+    await owner.confirmEmail(email);
+    expect(await confirmed()).toBeInstanceOf(Date);
   });
 });
 

@@ -16,8 +16,10 @@ import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
-import { PASSWORD } from './support/people.js';
+import { burst } from './support/burst.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import type { TestDatabase } from './support/test-database.js';
 import { createTestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
@@ -330,6 +332,42 @@ describe('rate limits', () => {
             security: true,
           });
         }
+      });
+    });
+
+    describe('two-factor codes under a flood of keys', () => {
+      let t: TestApp;
+
+      beforeAll(async () => {
+        t = await createTestApp({ TRUST_PROXY: '1', RATE_LIMIT_MEMORY_MAX_KEYS: '100' });
+      });
+      afterAll(async () => {
+        await t.close();
+      });
+
+      it("should keep a person's wrong two-factor codes counted when a flood brings more keys than the bound", async () => {
+        const person = await signedInPerson(t);
+        const app = await turnOnTwoFactor(t, person);
+        await atTheChallenge(person);
+        const right = app.code(1);
+        const wrong = right === '123456' ? '654321' : '123456';
+        for (let i = 0; i < 4; i++) {
+          const res = await person.client.submit(CHALLENGE, CHALLENGE, { code: wrong });
+          expect(res.headers.location).toBe(CHALLENGE);
+        }
+        // 150 clients that each start a count of their own: more than the in-process bound.
+        const floods = await burst(150, t.server, (i) =>
+          request(t.server)
+            .get('/api/v1/team')
+            .set('X-Forwarded-For', `10.${randomBytes(1)[0]}.${i >> 8}.${i & 255}`),
+        );
+        expect(floods.every((res) => res.status === 401)).toBe(true);
+
+        const fifth = await person.client.submit(CHALLENGE, CHALLENGE, { code: wrong });
+        expect(fifth.headers.location).toBe(CHALLENGE);
+        const refused = await person.client.submit(CHALLENGE, CHALLENGE, { code: right });
+        expect(refused.status).toBe(429);
+        expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
       });
     });
   });

@@ -241,6 +241,31 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       );
       expect((await row(token.id)).tokenHash).toBe(before.tokenHash);
     });
+
+    it('should give no grace to the old value of a token when it is regenerated after it expired', async () => {
+      const person = await signedInPerson(t);
+      // Made 31 days ago for 30 days: expired yesterday.
+      clock.advance(-31 * DAY_MS);
+      const { plaintext: old, token } = await createToken(t.app, person.user, {
+        expiresInDays: 30,
+      });
+      clock.advance(31 * DAY_MS);
+      const expired = await request(t.server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${old}`);
+      expect(expired.body.error.code).toBe('token_expired');
+      const page = `/settings/api-tokens/${token.id}`;
+      const res = await person.client.submit(page, `${page}/regenerate`, { grace_minutes: '60' });
+      expect(res.status).toBe(200);
+      expect(visibleText(res.text)).toContain('The old value is refused from now on.');
+      const value = newTokenValueIn(res.text);
+      const api = (bearer: string) =>
+        request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${bearer}`);
+      const refused = await api(old);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.code).toBe('token_revoked');
+      expect((await api(value)).status).toBe(200);
+    });
   });
 
   describe("a lifetime at the team's maximum", () => {

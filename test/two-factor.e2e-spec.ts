@@ -15,6 +15,7 @@ import {
   recoveryCodesOf,
   totpCodeAt,
   totpSecretIn,
+  turnOnTwoFactor,
   turnOnTwoFactorOnPages,
 } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
@@ -367,5 +368,22 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     );
     expect(confirm.headers.location).toBe('/settings/security');
     expect(await recoveryRowsOf(other)).toEqual([]);
+  });
+
+  it('should answer exactly as to any other wrong code when a code is a few steps off', async () => {
+    const person = await signedInPerson(t);
+    const app = await turnOnTwoFactor(t, person);
+    await atTheChallenge(person);
+    const answers: string[] = [];
+    for (const code of [
+      app.code(-4),
+      app.code(5),
+      app.code(1) === '000000' ? '111111' : '000000',
+    ]) {
+      await person.client.submit(CHALLENGE, CHALLENGE, { code });
+      const page = visibleText((await person.client.get(CHALLENGE)).text);
+      answers.push(/That code[^.]*\./.exec(page)![0]);
+    }
+    expect(new Set(answers)).toEqual(new Set(['That code is not right.']));
   });
 });

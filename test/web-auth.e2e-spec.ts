@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { IsNull, Not } from 'typeorm';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
-import { PASSWORD } from './support/people.js';
+import { burst } from './support/burst.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -631,6 +632,36 @@ describe('sessions for visitors', () => {
       id: sessionIdOf(visitor.sessionCookie(signedIn)!),
     });
     expect(member.expiresAt.getTime()).toBeGreaterThan(Date.now() + 60 * 60_000);
+  });
+
+  it('should store no session when the sign-in page is viewed a thousand times, and still refuse a forged form', async () => {
+    const sessions = t.dataSource.getRepository(Session);
+    const before = await sessions.count();
+    // Ten waves of 100 at once: a thousand connections opened in one go can overflow the
+    // listening socket's queue (511) on a busy machine (a reset once), and it is the views
+    // that count here.
+    const views: request.Response[] = [];
+    for (let wave = 0; wave < 10; wave++) {
+      views.push(...(await burst(100, t.server, () => request(t.server).get('/login'))));
+    }
+    expect(views.every((v) => v.status === 200 && v.text.includes('name="_csrf"'))).toBe(true);
+    expect(await sessions.count()).toBe(before);
+
+    const email = uniqueEmail('forged');
+    await signedInPerson(t, { email });
+    // A token from another visitor's page, without that visitor's cookie: refused.
+    const stolenToken = csrfTokenIn(views[0].text);
+    const forged = await request(t.server)
+      .post('/login')
+      .type('form')
+      .send({ _csrf: stolenToken, email, password: PASSWORD });
+    expect(forged.status).toBe(403);
+    // A visitor's own token no longer serves once signed in: it was bound to no session.
+    const visitor = new WebClient(t.server);
+    const guestToken = await visitor.csrfFrom('/login');
+    expect((await visitor.login(email)).headers.location).toBe('/dashboard');
+    expect((await visitor.post('/logout', guestToken)).status).toBe(403);
+    expect((await visitor.get('/dashboard')).status).toBe(200);
   });
 });
 
