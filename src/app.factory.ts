@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule, type AppOptions } from './app.module.js';
+import { SystemClock } from './clock/clock.js';
 import { configureApp } from './app.setup.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
 import type { Config } from './config/config.js';
@@ -16,9 +17,11 @@ export async function createApp(
   config: Config,
   options: AppOptions = {},
 ): Promise<NestExpressApplication> {
+  // One clock for the modules and for what the adapter answers before any module is reached.
+  const clock = options.clock ?? new SystemClock();
   const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot(config, options),
-    new ExpressHttpAdapter(),
+    AppModule.forRoot(config, { ...options, clock }),
+    new ExpressHttpAdapter(clock),
     {
       // The API takes no body: parsers run for the pages only (see configureApp).
       bodyParser: false,

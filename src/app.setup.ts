@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   json,
   urlencoded,
+  type Express,
   type NextFunction,
   type Request,
   type RequestHandler,
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { PROJECT_ROOT as ROOT } from './common/paths.js';
 import type { Config } from './config/config.js';
 import { CONFIG } from './config/config.module.js';
+import { Clock } from './clock/clock.js';
 import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
 import { VIEW_HELPERS } from './common/web/view-helpers.js';
 import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
@@ -66,7 +68,7 @@ export function configureApp(app: INestApplication): INestApplication {
       join(ROOT, 'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js'),
     );
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
-  configureViews(express, assets);
+  configureViews(express, assets, app.get(Clock));
   const refuseMethod = methodsCheck(app, assets, docs !== undefined, jsonPath);
   // Pages, their assets and the API's description are compressed; the API's answers are not
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
@@ -108,15 +110,21 @@ export function configureApp(app: INestApplication): INestApplication {
       ),
     ]),
   );
-  app.useGlobalFilters(new AllExceptionsFilter(jsonPath));
+  app.useGlobalFilters(new AllExceptionsFilter(app.get(Clock), jsonPath));
   return app;
 }
 
 /** Methods that change nothing: CSRF protection lets them through, and so does the check before it. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-function configureViews(express: NestExpressApplication, assets: Assets): void {
+function configureViews(express: NestExpressApplication, assets: Assets, clock: Clock): void {
   express.setBaseViewsDir(join(ROOT, 'views'));
+  // Every page is drawn at the app's time: `now` is read from its clock at each render (Express
+  // copies app.locals into each render's data), for times told relative to it ("3 minutes ago").
+  Object.defineProperty((express.getHttpAdapter().getInstance() as Express).locals, 'now', {
+    enumerable: true,
+    get: () => clock.nowMs(),
+  });
   express.setViewEngine('hbs');
   express.set('view options', { layout: 'layouts/main' });
   registerPartials(join(ROOT, 'views', 'partials'));

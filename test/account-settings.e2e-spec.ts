@@ -8,14 +8,22 @@ import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { Session } from '../src/auth/session.entity.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { burst } from './support/burst.js';
 import { sessionIdOf, visibleText } from './support/html.js';
-import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
-import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
+import { startInstances, type Instances } from './support/instances.js';
+import {
+  addressChangeLink,
+  PASSWORD,
+  signedInPerson,
+  type SignedInPerson,
+} from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { turnOnTwoFactorOnPages } from './support/two-factor.js';
@@ -28,10 +36,11 @@ const NEW_PASSWORD = 'a brand new password';
 
 describe('account settings', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     // Sign-in limits as in production: the current password is checked under them.
-    t = await createTestApp();
+    t = await createTestApp({}, { clock });
   });
   afterAll(async () => {
     await t.close();
@@ -172,23 +181,15 @@ describe('account settings', () => {
       const [unchanged] = await sessionsOf(person.user.id);
       expect(unchanged.lastActiveAt).toEqual(before.lastActiveAt);
 
-      // A minute later (the session's note aged by hand), the next page writes it once.
-      const [row] = await sessionsOf(person.user.id);
-      await editSessions(
-        t,
-        { id: row.id },
-        (data) => {
-          data.activity!.at -= 61_000;
-        },
-        { lastActiveAt: new Date(0) },
-      );
+      // A minute later, the next page writes it once.
+      clock.advance(61_000);
       // Stored with its milliseconds, on every database.
-      const visited = Date.now();
+      const visited = clock.nowMs();
       await person.client.get('/dashboard');
       await person.client.get('/dashboard');
       const [after] = await sessionsOf(person.user.id);
       expect(after.lastActiveAt!.getTime()).toBeGreaterThanOrEqual(visited);
-      expect(after.lastActiveAt!.getTime()).toBeLessThanOrEqual(Date.now());
+      expect(after.lastActiveAt!.getTime()).toBeLessThanOrEqual(clock.nowMs());
     });
 
     it("should sign out one other session by its handle, and answer 404 for another person's", async () => {
@@ -469,7 +470,7 @@ describe('account settings', () => {
 
     it('should ask for the password again before changing the address after 15 minutes, then go on', async () => {
       const person = await signedInPerson(t);
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
       const newEmail = uniqueEmail('sudo');
       const res = await person.client.submit('/settings/profile', '/settings/profile', {
         name: 'Someone Else',
@@ -503,7 +504,7 @@ describe('account settings', () => {
 
     it('should save a new name at once, without asking for the password', async () => {
       const person = await signedInPerson(t);
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
       const res = await person.client.submit('/settings/profile', '/settings/profile', {
         name: 'Renamed Without Password',
         email: person.email,
@@ -531,6 +532,23 @@ describe('account settings', () => {
         t.mail.waitFor({ to: taken.email, subject: 'Confirm your new email address' }, 1500),
       ).rejects.toThrow('no mail');
     });
+
+    it("should change an address only when the link's page is posted, whoever opens the link first", async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('moving');
+      const link = await addressChangeLink(t, person, newEmail);
+      const mail = t.mail.find({ to: newEmail, subject: 'Confirm your new email address' })[0];
+      expect(mail.text).not.toContain(person.user.name);
+      expect((await request(t.server).get(link)).headers.location).toMatch(/^\/login/);
+      expect((await person.client.get(link)).status).toBe(200);
+      expect(
+        (await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id })).email,
+      ).toBe(person.email);
+      expect((await person.client.submit(link, link)).headers.location).toBe('/settings/profile');
+      expect(
+        (await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id })).email,
+      ).toBe(newEmail);
+    });
   });
 
   describe('sudo mode', () => {
@@ -539,7 +557,7 @@ describe('account settings', () => {
 
     /** Asks to delete a team with the password typed too long ago: the action waits. */
     async function deletionWaiting(person: SignedInPerson, teamId: number) {
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
       const asked = await person.client.submit(`/teams/${teamId}`, `/teams/${teamId}/delete`);
       expect(asked.headers.location).toBe(
         `/confirm-password?return_to=${encodeURIComponent(`/teams/${teamId}`)}`,
@@ -645,7 +663,7 @@ describe('account settings', () => {
 
     it('should mail a notice when two-factor sign-in is turned on and off, and when a token is created', async () => {
       const person = await signedInPerson(t);
-      await turnOnTwoFactorOnPages(person);
+      await turnOnTwoFactorOnPages(t, person);
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned on' });
       await person.client.submit('/settings/security', '/settings/two-factor/disable');
       await t.mail.waitFor({ to: person.email, subject: 'Two-factor sign-in was turned off' });
@@ -661,5 +679,53 @@ describe('account settings', () => {
       expect(mail.text).toContain('A new API token named "Deploy bot" was created');
       expect(mail.raw).not.toMatch(/tsr_[0-9A-Za-z]{36}/);
     });
+  });
+});
+
+describe.each([
+  ['one instance', 1],
+  ['two instances', 2],
+])('a session signed out from the Sessions page: %s', (_name, count) => {
+  let instances: Instances;
+
+  beforeAll(async () => {
+    instances = await startInstances(count, { RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await instances?.close();
+  });
+
+  it('should not bring a revoked session back when requests of its own were in flight', async () => {
+    const { first: t, servers } = instances;
+    for (let round = 0; round < 5; round++) {
+      const owner = await signedInPerson(t);
+      // Someone else holds a second session of the account, and keeps using it.
+      const thief = new WebClient(t.server);
+      const stolen = await thief.login(owner.email, owner.password);
+      const sid = sessionIdOf(thief.sessionCookie(stolen)!);
+      const page = (await owner.client.get('/settings/sessions')).text;
+      const handle = /action="\/settings\/sessions\/([^/]+)\/revoke"/.exec(page)![1];
+      const csrf = await owner.client.csrfFrom('/settings/sessions');
+
+      // Each request looks like a new browser, so each one writes the session back as it ends.
+      const thieves = servers.map((server) => thief.on(server));
+      const flood = burst(40, servers, (i) =>
+        thieves[i % thieves.length].get('/dashboard').set('User-Agent', `Thief/${round}.${i}`),
+      );
+      const revoked = owner.client.post(`/settings/sessions/${handle}/revoke`, csrf);
+      const [answers, revoke] = await Promise.all([flood, revoked]);
+      // The status with the answer, so that a refusal says what it was.
+      expect({ status: revoke.status, location: revoke.headers.location }).toEqual({
+        status: 303,
+        location: '/settings/sessions',
+      });
+      expect(answers.every((a) => a.status === 200 || a.status === 303)).toBe(true);
+
+      expect(await t.dataSource.getRepository(Session).existsBy({ id: sid })).toBe(false);
+      for (const client of thieves) {
+        expect((await client.get('/dashboard')).headers.location).toBe('/login');
+      }
+      expect((await owner.client.get('/dashboard')).status).toBe(200);
+    }
   });
 });

@@ -1,16 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { createTeam, createToken, createUser } from './factories/index.js';
 import { AUTHORIZATION_CASES, type CaseTokens } from './support/authorization-cases.js';
+import { LogCapture } from './support/log-capture.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+function expectError(res: request.Response, status: number, code: string): void {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(res.body).toEqual({
+    success: false,
+    error: { code, message: expect.any(String) },
+    version: 'v1',
+    timestamp: expect.stringMatching(TIMESTAMP),
+  });
+}
 
 describe('API v1', () => {
   let t: TestApp;
@@ -26,17 +39,6 @@ describe('API v1', () => {
     const req = request(t.server).get(path).set('Accept', 'application/json');
     return authorization === undefined ? req : req.set('Authorization', authorization);
   };
-
-  function expectError(res: request.Response, status: number, code: string): void {
-    expect(res.status).toBe(status);
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual({
-      success: false,
-      error: { code, message: expect.any(String) },
-      version: 'v1',
-      timestamp: expect.stringMatching(TIMESTAMP),
-    });
-  }
 
   describe('GET /api/v1/user/profile', () => {
     it('should answer the token owner profile with exactly id, name and email', async () => {
@@ -354,18 +356,6 @@ describe('API v1', () => {
       expectError(await get('/api/v1/team', `Bearer ${plaintext}`), 401, 'token_revoked');
     });
 
-    it('should refuse an expired token with 401 token_expired', async () => {
-      const user = await createUser(t.app);
-      const { plaintext, token } = await createToken(t.app, user, { expiresInDays: 1 });
-      expect((await get('/api/v1/user/profile', `Bearer ${plaintext}`)).status).toBe(200);
-
-      await t.dataSource
-        .getRepository(PersonalAccessToken)
-        .update({ id: token.id }, { expiresAt: new Date(Date.now() - 1000) });
-
-      expectError(await get('/api/v1/user/profile', `Bearer ${plaintext}`), 401, 'token_expired');
-    });
-
     it('should refuse a token lacking the ability with 403 insufficient_scope', async () => {
       const user = await createUser(t.app);
       const { plaintext } = await createToken(t.app, user, { abilities: ['team:read'] });
@@ -482,5 +472,86 @@ describe('API v1', () => {
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.text).toContain('We could not find that page');
     });
+  });
+});
+
+describe('API v1 on a clock the spec moves', () => {
+  const clock = new ManualClock(Date.parse('2031-02-03T04:05:06.789Z'));
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({}, { clock });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("should stamp answers and refusals with the app's clock when the clock is moved", async () => {
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
+    const profile = () =>
+      request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${plaintext}`);
+    expect((await profile()).body.timestamp).toBe('2031-02-03T04:05:06.789000Z');
+    clock.advance(60_000);
+    const answered = await profile();
+    expect(answered.status).toBe(200);
+    expect(answered.body.timestamp).toBe('2031-02-03T04:06:06.789000Z');
+    const refused = await request(t.server).get('/api/v1/user/profile');
+    expect(refused.status).toBe(401);
+    expect(refused.body.timestamp).toBe('2031-02-03T04:06:06.789000Z');
+  });
+
+  it('should refuse an expired token with 401 token_expired', async () => {
+    const user = await createUser(t.app);
+    const { plaintext } = await createToken(t.app, user, { expiresInDays: 1 });
+    const get = (path: string) =>
+      request(t.server).get(path).set('Authorization', `Bearer ${plaintext}`);
+    expect((await get('/api/v1/user/profile')).status).toBe(200);
+
+    // A day and a second later.
+    clock.advance(86_400_000 + 1000);
+
+    expectError(await get('/api/v1/user/profile'), 401, 'token_expired');
+  });
+});
+
+/** What a client sees when something fails that is nobody's input: here, a table gone missing. */
+describe('API v1 when the database fails', () => {
+  let t: TestApp;
+
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('should answer 500 internal_error in the envelope, revealing nothing internal, when a query fails', async () => {
+    const logs = new LogCapture();
+    t = await createTestApp({ LOG_LEVEL: 'log' }, { logs });
+    const { plaintext } = await createToken(t.app, await createUser(t.app));
+    await t.dataSource.query(
+      'ALTER TABLE personal_access_tokens RENAME TO personal_access_tokens_gone',
+    );
+
+    const res = await request(t.server)
+      .get('/api/v1/user/profile')
+      .set('Authorization', `Bearer ${plaintext}`);
+
+    expect(res.status).toBe(500);
+    const requestId = res.headers['x-request-id'];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.body).toEqual({
+      success: false,
+      error: { code: 'internal_error', message: 'Something went wrong on our side.', requestId },
+      version: 'v1',
+      timestamp: expect.any(String),
+    });
+    expect(res.text).not.toMatch(/personal_access_tokens|SELECT|SQLITE|ER_|at \//);
+    // Support finds the failure by the id the client was given: the cause and the request line.
+    const cause = logs.entries.find((e) => e.reqId === requestId && e.context === 'Errors');
+    expect(cause).toMatchObject({
+      level: 'error',
+      err: { stack: expect.stringMatching(/personal_access_tokens/) },
+    });
+    expect(logs.requestLines(requestId)).toEqual([
+      expect.objectContaining({ level: 'error', status: 500, route: '/api/v1/user/profile' }),
+    ]);
   });
 });

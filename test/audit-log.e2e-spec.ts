@@ -380,6 +380,34 @@ describe('security log and team audit log', () => {
     for (const name of Object.keys(AUDIT_EVENTS))
       expect(name).toMatch(/^(sign-in|account|token|team)\.[a-z_]+$/);
   });
+
+  it('should show a member neither the address nor the browser of the admin when an admin acted on them', async () => {
+    const owner = await signedInPerson(t, { name: 'Olive Owner' });
+    const admin = await signedInPerson(t, { name: 'Adam Admin' });
+    const member = await signedInPerson(t, { name: 'Mia Member' });
+    const team = await createTeam(t.app, owner.user, 'Watched');
+    await addMember(t.app, team.id, admin.user, 'admin');
+    await addMember(t.app, team.id, member.user, 'member');
+    const csrf = await admin.client.csrfFrom(`/teams/${team.id}`);
+    const removed = await admin.client
+      .post(`/teams/${team.id}/members/${member.user.id}/remove`, csrf)
+      .set('X-Forwarded-For', '203.0.113.77')
+      .set('User-Agent', 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0');
+    expect(removed.status).toBe(303);
+    await t.app.get(AuditLog).flush();
+
+    const own = visibleText((await member.client.get('/settings/security-log')).text);
+    expect(own).toContain('Adam Admin');
+    expect(own).not.toContain('203.0.113.77');
+    expect(own).not.toContain('Firefox');
+    const teamLog = visibleText((await owner.client.get(`/teams/${team.id}/audit-log`)).text);
+    expect(teamLog).toContain('203.0.113.77');
+    expect(teamLog).toContain('Firefox');
+    // The admin's own log shows their own address, as ever.
+    expect(visibleText((await admin.client.get('/settings/security-log')).text)).toContain(
+      '203.0.113.77',
+    );
+  });
 });
 
 describe('security log on the command line', () => {

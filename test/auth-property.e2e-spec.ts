@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import {
   createExpiredToken,
   createRevokedToken,
@@ -20,7 +21,7 @@ describe('Authorization header property', () => {
   let bad: string[];
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' }, { clock: new ManualClock() });
     const user = await createUser(t.app);
     good = [(await createToken(t.app, user)).plaintext, (await createToken(t.app, user)).plaintext];
     const revoked = await createRevokedToken(t.app, user);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { ManualClock } from '../src/clock/clock.js';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, openPage, pageProblems, screenshotDir } from './support/browser.js';
 import { PASSWORD } from './support/people.js';
@@ -20,13 +21,17 @@ describe('passkeys in a real browser', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     // Passkeys belong to a host name (an IP address cannot be a relying party's id): the
     // browser uses `localhost`, which is APP_URL too.
     const port = await freePort();
     base = `http://localhost:${port}`;
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', PORT: String(port), APP_URL: base });
+    t = await createTestApp(
+      { RATE_LIMIT_ENABLED: 'false', PORT: String(port), APP_URL: base },
+      { clock },
+    );
     browser = await launchBrowser();
   });
 
@@ -97,7 +102,7 @@ describe('passkeys in a real browser', () => {
     expect(page.url()).not.toContain('two-factor-challenge');
 
     // A sensitive action confirmed with the passkey: removing it.
-    await forgetPasswordConfirmation(t, { user });
+    forgetPasswordConfirmation(clock);
     await page.goto('/settings/security');
     await page.getByRole('button', { name: 'Remove the passkey Chromium' }).click();
     await page.waitForURL('**/confirm-password?**');

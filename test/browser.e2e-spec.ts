@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
+import { ManualClock } from '../src/clock/clock.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
@@ -16,6 +16,7 @@ import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, freePort, type TestApp } from './support/test-app.js';
+import { totpCodeAt } from './support/two-factor.js';
 
 /**
  * The words of the tables that a line break cuts in two (such a word has a box on each line;
@@ -43,13 +44,14 @@ describe('in a real browser', () => {
   let browser: Browser;
   let base: string;
   const shots = screenshotDir();
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     // The API description names the app's public URL as its server, which Swagger UI's
     // Try it out calls: it must be the address the browser uses.
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    t = await createTestApp({ PORT: String(port), APP_URL: base });
+    t = await createTestApp({ PORT: String(port), APP_URL: base }, { clock });
     browser = await launchBrowser();
   });
 
@@ -322,8 +324,7 @@ describe('in a real browser', () => {
     const page = await newPage();
     const email = uniqueEmail('resume');
     await register(page, 'Resume Person', email);
-    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
-    await forgetPasswordConfirmation(t, { user });
+    forgetPasswordConfirmation(clock);
     await page.goto('/settings/profile');
     const moved = uniqueEmail('resumed');
     await page.getByRole('textbox', { name: 'Email' }).fill(moved);
@@ -344,7 +345,7 @@ describe('in a real browser', () => {
     const email = uniqueEmail('abandoned');
     await register(page, 'Abandoning Person', email);
     const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
-    await forgetPasswordConfirmation(t, { user });
+    forgetPasswordConfirmation(clock);
     await page.goto('/settings/profile');
     const moved = uniqueEmail('never-moved');
     await page.getByRole('textbox', { name: 'Email' }).fill(moved);
@@ -744,9 +745,7 @@ describe('in a real browser', () => {
     await page.getByText('That code is not right.').waitFor();
     await check('two-factor setup, a wrong code');
     expect((await page.locator('#totp-secret').textContent())!.trim()).toBe(secret);
-    await page
-      .getByLabel('Code', { exact: true })
-      .fill(TOTP.generate({ secret: Secret.fromBase32(secret) }));
+    await page.getByLabel('Code', { exact: true }).fill(totpCodeAt(t, secret));
     await page.getByRole('button', { name: 'Turn on' }).click();
     await page.getByText('Two-factor sign-in is on.').waitFor();
     const codes = await page.locator('#recovery-codes li').allTextContents();
@@ -768,10 +767,7 @@ describe('in a real browser', () => {
     await page.waitForURL('**/two-factor-challenge');
     await page.screenshot({ path: join(shots, 'two-factor-challenge.png') });
     await check('two-factor challenge');
-    const next = TOTP.generate({
-      secret: Secret.fromBase32(secret),
-      timestamp: Date.now() + 30_000,
-    });
+    const next = totpCodeAt(t, secret, 1);
     await page.getByLabel('Code', { exact: true }).fill(next);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL('**/dashboard');

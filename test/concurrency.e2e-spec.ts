@@ -1,14 +1,19 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Server } from 'node:http';
 import request from 'supertest';
+import { In } from 'typeorm';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
+import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { NEW_TOKEN_VALUE } from './support/html.js';
-import { signedInPerson } from './support/people.js';
+import { startInstances, type Instances } from './support/instances.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { WebClient } from './support/web-client.js';
 
 describe('concurrent changes', () => {
   let t: TestApp;
@@ -121,5 +126,44 @@ describe('concurrent changes', () => {
     expect(
       await t.dataSource.getRepository(OutboxMessage).countBy({ recipient: email }),
     ).toBeGreaterThanOrEqual(200);
+  });
+});
+
+describe('concurrent changes on two instances', () => {
+  let instances: Instances;
+  let t: TestApp;
+  let servers: Server[];
+
+  beforeAll(async () => {
+    instances = await startInstances(2, { RATE_LIMIT_ENABLED: 'false' });
+    ({ first: t, servers } = instances);
+  });
+  afterAll(async () => {
+    await instances?.close();
+  });
+
+  it('should give every one of 30 teams a slug, with no error, when they are created at once with one name', async () => {
+    const owner = await createUser(t.app, { password: PASSWORD });
+    const clients = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const client = new WebClient(servers[i % 2]);
+        await client.login(owner.email, PASSWORD);
+        return { client, _csrf: await client.csrfFrom('/teams') };
+      }),
+    );
+    const answers = await Promise.all(
+      clients.map(({ client, _csrf }) =>
+        client.agent.post('/teams').type('form').send({ _csrf, name: 'Rush Hour' }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(30).fill(303));
+    const teams = await t.dataSource.getRepository(Team).findBy({ name: 'Rush Hour' });
+    expect(teams).toHaveLength(30);
+    expect(new Set(teams.map((team) => team.slug)).size).toBe(30);
+    expect(teams.map((team) => team.slug)).toContain('rush-hour');
+    const owners = await t.dataSource
+      .getRepository(TeamMember)
+      .findBy({ teamId: In(teams.map((team) => team.id)), role: 'owner' });
+    expect(owners).toHaveLength(30);
   });
 });

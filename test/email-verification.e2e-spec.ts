@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { uniqueEmail } from './factories/index.js';
 import { NEW_TOKEN_VALUE, visibleText } from './support/html.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { sleep } from './support/wait-for.js';
@@ -14,10 +17,21 @@ const CONFIRM = 'Confirm your email address';
 
 describe('confirming an e-mail address', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_VERIFY_RESEND_PER_HOUR: '2' });
+    t = await createTestApp(
+      {
+        RATE_LIMIT_VERIFY_RESEND_PER_HOUR: '2',
+        // Signed in for longer than a link lives, to open one that has expired.
+        SESSION_IDLE_TIMEOUT_MINUTES: '2880',
+        SESSION_ABSOLUTE_TIMEOUT_HOURS: '48',
+      },
+      { clock },
+    );
   });
+  // The machine's time at each test's start, moved only by the test.
+  beforeEach(() => clock.set(Date.now()));
   afterAll(async () => {
     await t.close();
   });
@@ -116,7 +130,7 @@ describe('confirming an e-mail address', () => {
       );
     }
     expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBeGreaterThan(23.9 * 3_600_000);
-    expect(row.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(24 * 3_600_000);
+    expect(row.expiresAt.getTime() - clock.nowMs()).toBeLessThanOrEqual(24 * 3_600_000);
 
     // Opened again: it says the address is confirmed, nothing more.
     const again = await client.get(link);
@@ -156,10 +170,8 @@ describe('confirming an e-mail address', () => {
     expect(newest).not.toBe(link);
     expect((await client.get(link)).status).toBe(404);
 
-    const user = await users().findOneByOrFail({ email });
-    await t.dataSource
-      .getRepository(OneTimeLink)
-      .update({ userId: user.id }, { expiresAt: new Date(Date.now() - 1000) });
+    // A day and a second later: a link lives 24 hours.
+    clock.advance(24 * 3_600_000 + 1000);
     const expired = await client.get(newest);
     expect(expired.status).toBe(410);
     expect(visibleText(expired.text)).toContain('This confirmation link has expired.');
@@ -185,6 +197,31 @@ describe('confirming an e-mail address', () => {
       'Your email address is confirmed already.',
     );
     expect(t.mail.find({ to: email, subject: CONFIRM })).toHaveLength(1);
+  });
+
+  it('should confirm an address only when the signed-in account the link was sent for posts it', async () => {
+    const email = uniqueEmail('confirming');
+    const owner = new WebClient(t.server, t.mail);
+    await owner.register('Real Owner', email, PASSWORD, { confirm: false });
+    const mail = await t.mail.waitFor({ to: email, subject: 'Confirm your email address' });
+    const link = TestSmtpServer.linkPath(mail, '/verify-email/');
+    const confirmed = async () => (await users().findOneByOrFail({ email })).emailVerifiedAt;
+
+    // A mail scanner opens it, with no cookies: a page that asks for a sign-in, nothing more.
+    const scanned = await request(t.server).get(link);
+    expect(scanned.status).toBe(200);
+    expect(visibleText(scanned.text)).toContain('Sign in to confirm');
+    expect((await request(t.server).head(link)).status).toBe(200);
+    expect((await request(t.server).post(link)).status).toBe(403);
+    // Another account, signed in, hears it does not exist, and cannot post it either.
+    const other = await signedInPerson(t);
+    expect((await other.client.get(link)).status).toBe(404);
+    const csrf = await other.client.csrfFrom('/dashboard');
+    expect((await other.client.post(link, csrf)).status).toBe(404);
+    expect(await confirmed()).toBeNull();
+
+    await owner.confirmEmail(email);
+    expect(await confirmed()).toBeInstanceOf(Date);
   });
 });
 

@@ -1,10 +1,37 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Express } from 'express';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import request from 'supertest';
+import { LogCapture } from './support/log-capture.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+
+/**
+ * Sends `raw` to `server` on a new connection, without closing its side (a request that says
+ * `Connection: close`, or one the server refuses, has the server close it), and reads
+ * everything until the server closes it.
+ */
+function exchange(server: Server, raw: string): Promise<string> {
+  const { port } = server.address() as AddressInfo;
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+function parse(answer: string) {
+  const [head, body] = answer.split('\r\n\r\n');
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 2)]),
+  );
+  return { statusLine, headers, body: JSON.parse(body) as Record<string, unknown> };
+}
 
 describe('HTTP server', () => {
   let t: TestApp;
@@ -41,28 +68,6 @@ describe('HTTP server', () => {
     }
   });
 
-  /** Sends `raw` on a new connection and reads everything until the server closes it. */
-  function exchange(raw: string): Promise<string> {
-    const { port } = t.server.address() as AddressInfo;
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(raw));
-      let answer = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (answer += chunk));
-      socket.on('close', () => resolve(answer));
-      socket.on('error', reject);
-    });
-  }
-
-  function parse(answer: string) {
-    const [head, body] = answer.split('\r\n\r\n');
-    const [statusLine, ...lines] = head.split('\r\n');
-    const headers = Object.fromEntries(
-      lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 2)]),
-    );
-    return { statusLine, headers, body: JSON.parse(body) as Record<string, unknown> };
-  }
-
   it('should answer what node refuses before any route (a bad request line, headers too large) in the JSON envelope, with a request id', async () => {
     const cases = {
       'a bad request line': ['NOT HTTP AT ALL\r\n\r\n', 'HTTP/1.1 400 Bad Request', 'bad_request'],
@@ -73,7 +78,7 @@ describe('HTTP server', () => {
       ],
     };
     for (const [name, [raw, statusLine, code]] of Object.entries(cases)) {
-      const answer = parse(await exchange(raw));
+      const answer = parse(await exchange(t.server, raw));
       expect({ name, statusLine: answer.statusLine }).toEqual({ name, statusLine });
       expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -86,5 +91,29 @@ describe('HTTP server', () => {
     }
     // The server goes on answering.
     expect((await request(t.server).get('/health/live')).status).toBe(200);
+  });
+});
+
+/** Request targets that name no path: `OPTIONS *` and its like skip the pages' middleware. */
+describe('HTTP server, odd request targets', () => {
+  let t: TestApp;
+  const logs = new LogCapture();
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'warn' }, { logs });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should answer like an unknown route, with no error logged, when asked OPTIONS *', async () => {
+    for (let i = 0; i < 3; i++) {
+      const answer = await exchange(
+        t.server,
+        'OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    }
+    expect(logs.entries.filter((e) => e.level === 'error' || e.level === 'fatal')).toEqual([]);
   });
 });

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
+import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { visibleText } from './support/html.js';
-import { signedInPerson } from './support/people.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
-import { invite, rolesIn } from './support/teams.js';
+import { invite, rolesIn, staffedTeam } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -14,9 +16,10 @@ const INVITED = /^You are invited to join /;
 
 describe('team invitations', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' }, { clock });
   });
   afterAll(async () => {
     await t.close();
@@ -235,12 +238,96 @@ describe('team invitations', () => {
     expect(await invitations().countBy({ teamId: owner.user.currentTeamId! })).toBe(0);
   });
 
+  it('should not let someone who registered an invited address join when a scanner opens its confirmation link', async () => {
+    const owner = await signedInPerson(t, { name: 'Team Owner' });
+    const team = await createTeam(t.app, owner.user, 'Squatted');
+    const victim = uniqueEmail('invited');
+    expect((await invite(owner, team.id, victim, 'admin')).status).toBe(303);
+    // The attacker signs up with the invited address first and signs in.
+    const attacker = new WebClient(t.server, t.mail);
+    await attacker.register('Not The Invitee', victim, PASSWORD, { confirm: false });
+    const mail = await t.mail.waitFor({ to: victim, subject: 'Confirm your email address' });
+    // The victim's mail scanner opens every link in the mail.
+    for (const link of mail.links) await request(t.server).get(new URL(link).pathname);
+    expect(
+      (await t.dataSource.getRepository(User).findOneByOrFail({ email: victim })).emailVerifiedAt,
+    ).toBeNull();
+
+    const invitation = await t.dataSource
+      .getRepository(TeamInvitation)
+      .findOneByOrFail({ teamId: team.id });
+    const csrf = await attacker.csrfFrom('/dashboard');
+    const accepted = await attacker.post(`/invitations/pending/${invitation.id}/accept`, csrf);
+    expect(accepted.status).toBe(403);
+    expect(await rolesIn(t, team.id)).toEqual({ [owner.user.id]: 'owner' });
+  });
+
+  it('should withdraw an invitation when its sender can no longer invite', async () => {
+    const { team, owner, adminA, adminB } = await staffedTeam(t);
+    const [first, second, third] = [uniqueEmail('one'), uniqueEmail('two'), uniqueEmail('three')];
+    const invitees = await Promise.all(
+      [first, second, third].map((email) => signedInPerson(t, { email })),
+    );
+    expect((await invite(adminA, team.id, first, 'admin')).status).toBe(303);
+    expect((await invite(adminA, team.id, second, 'admin')).status).toBe(303);
+    expect((await invite(adminB, team.id, third, 'admin')).status).toBe(303);
+    const linkOf = async (email: string) =>
+      TestSmtpServer.linkPath(
+        await t.mail.waitFor({ to: email, subject: /^You are invited/ }),
+        '/invitations/',
+      );
+    const [firstLink, secondLink] = [await linkOf(first), await linkOf(second)];
+
+    // Admin A is removed from the team, admin B made a member: their invitations go with it.
+    await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${adminA.user.id}/remove`,
+    );
+    await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/members/${adminB.user.id}/role`,
+      {
+        role: 'member',
+      },
+    );
+    const listed = (await owner.client.get(`/teams/${team.id}`)).text;
+    for (const email of [first, second, third]) expect(listed).not.toContain(email);
+
+    const shown = await invitees[0].client.get(firstLink);
+    expect(shown.status).toBe(410);
+    expect(visibleText(shown.text)).toContain(
+      'This invitation link no longer works: it was withdrawn.',
+    );
+    const accepted = await invitees[1].client.submit('/dashboard', `${secondLink}/accept`);
+    expect(accepted.status).toBe(410);
+    const pending = (await invitees[2].client.get('/dashboard')).text;
+    expect(pending).not.toContain('Staffed');
+    expect(Object.keys(await rolesIn(t, team.id)).map(Number)).not.toEqual(
+      expect.arrayContaining(invitees.map((i) => i.user.id)),
+    );
+    expect(Object.keys(await rolesIn(t, team.id))).toHaveLength(3);
+  });
+
+  it('should encode a subject so it reads as it was written when a team name looks like an encoded-word', async () => {
+    const owner = await signedInPerson(t);
+    const name = '=?utf-8?q?Evil=20Corp?=';
+    const team = await createTeam(t.app, owner.user, name);
+    const invitee = uniqueEmail('subject');
+    await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/invitations`, {
+      email: invitee,
+      role: 'member',
+    });
+    const mail = await t.mail.waitFor({ to: invitee });
+    expect(mail.subject).toBe(`You are invited to join ${name} on Tessera`);
+  });
+
   it('should refuse an expired link with a clear page, and a tampered one', async () => {
     const { owner, team } = await ownerWithTeam('Expiring');
     const email = uniqueEmail('late');
     await invite(owner, team.id, email);
     const link = await linkFor(email);
-    await invitations().update({ teamId: team.id }, { expiresAt: new Date(Date.now() - 1000) });
+    // A week and a second later (TEAM_INVITATION_TTL_DAYS: 7 by default).
+    clock.advance(7 * 86_400_000 + 1000);
     const expired = await request(t.server).get(link);
     expect(expired.status).toBe(410);
     expect(visibleText(expired.text)).toContain('This invitation link has expired.');

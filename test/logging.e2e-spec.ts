@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { ManualClock, SystemClock } from '../src/clock/clock.js';
 import { loadConfig } from '../src/config/config.js';
 import { ROOT_LOGGER, type RootLogger } from '../src/logging/logging.module.js';
 import { createRootLogger } from '../src/logging/root-logger.js';
@@ -164,10 +165,36 @@ describe('request logging switched off', () => {
   });
 });
 
+describe('log times on a clock the spec moves', () => {
+  it("should date every line by the app's clock when the clock is moved", async () => {
+    const logs = new LogCapture();
+    const clock = new ManualClock(Date.parse('2031-02-03T04:05:06.789Z'));
+    const t = await createTestApp({ LOG_LEVEL: 'log', LOG_FORMAT: 'json' }, { logs, clock });
+    try {
+      expect(
+        logs.entries.find((e) => e.msg === 'Nest application successfully started'),
+      ).toMatchObject({
+        time: '2031-02-03T04:05:06.789Z',
+      });
+      clock.advance(3_600_000);
+      const res = await request(t.server).get('/health/live');
+      expect(logs.requestLines(res.headers['x-request-id'] as string)).toEqual([
+        expect.objectContaining({ time: '2031-02-03T05:05:06.789Z', status: 200 }),
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('pretty logs for development', () => {
   it('should write readable lines rather than JSON when LOG_FORMAT=pretty', () => {
     const out = new LogCapture();
-    const logger = createRootLogger(loadConfig({ NODE_ENV: 'development' }), out);
+    const logger = createRootLogger(
+      loadConfig({ NODE_ENV: 'development' }),
+      new SystemClock(),
+      out,
+    );
 
     logger.info({ reqId: 'r-1', password: 'hidden-pa55' }, 'hello operator');
 

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import { User } from '../src/users/user.entity.js';
 import {
   createExpiredToken,
@@ -26,10 +27,11 @@ describe('the OpenAPI document', () => {
   let contract: OpenApiContract;
 
   beforeAll(async () => {
-    t = await createTestApp({
-      RATE_LIMIT_API_PER_TOKEN: '3',
-      RATE_LIMIT_API_ANONYMOUS_PER_IP: '1000',
-    });
+    t = await createTestApp(
+      { RATE_LIMIT_API_PER_TOKEN: '3', RATE_LIMIT_API_ANONYMOUS_PER_IP: '1000' },
+      // Its expired tokens are made in the past (createExpiredToken).
+      { clock: new ManualClock() },
+    );
     contract = await OpenApiContract.fetch(t.server);
   });
   afterAll(async () => {

@@ -69,9 +69,10 @@ const madeUpRegistration = (authenticator: SoftAuthenticator, origin: string) =>
 describe('passkeys', () => {
   let t: TestApp;
   let origin: string;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' }, { clock });
     origin = new URL(t.config.app.publicUrl).origin;
   });
   afterAll(async () => {
@@ -278,7 +279,7 @@ describe('passkeys', () => {
     const authenticator = SoftAuthenticator.create();
     expect((await addPasskey(person, authenticator)).status).toBe(303);
     const [passkey] = await passkeysOf(person.user.id);
-    await forgetPasswordConfirmation(t, person);
+    forgetPasswordConfirmation(clock);
 
     // Removing the passkey waits for a confirmation.
     const waiting = await person.client.submit(
@@ -334,7 +335,7 @@ describe('passkeys', () => {
     const fresh = 'the owner took it back';
     await owner.submit(link, link, { password: fresh, password_confirmation: fresh });
     expect((await owner.login(email, fresh)).headers.location).toBe('/dashboard');
-    const { done } = await turnOnTwoFactorOnPages({ client: owner });
+    const { done } = await turnOnTwoFactorOnPages(t, { client: owner });
     expect(done.status).toBe(200);
 
     // Nothing of the intruder's signs in: their session ended, and no passkey was ever added.
@@ -512,7 +513,7 @@ describe('passkeys where addresses are not confirmed (EMAIL_VERIFICATION=off)', 
     const done = await owner.submit(link, link, { password: fresh, password_confirmation: fresh });
     expect(done.headers.location).toBe('/login');
     expect((await owner.login(email, fresh)).headers.location).toBe('/dashboard');
-    const { done: enabled } = await turnOnTwoFactorOnPages({ client: owner });
+    const { done: enabled } = await turnOnTwoFactorOnPages(t, { client: owner });
     expect(enabled.status).toBe(200);
 
     // The planted passkey signs nothing in: the reset removed it, and the notice says so.

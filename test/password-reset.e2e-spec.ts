@@ -2,13 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
-import { PasswordResetService } from '../src/password-reset/password-reset.service.js';
+import { ManualClock } from '../src/clock/clock.js';
+import {
+  PasswordResetService,
+  RESET_LINK_MINUTES,
+} from '../src/password-reset/password-reset.service.js';
 import { User } from '../src/users/user.entity.js';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
+import { addressChangeLink, PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer, type ReceivedMail } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import { sleep, waitFor } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
@@ -19,6 +25,7 @@ const RESET = 'Reset your Tessera password';
 describe('forgotten passwords', () => {
   let t: TestApp;
   const logs = new LogCapture();
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     t = await createTestApp(
@@ -27,7 +34,7 @@ describe('forgotten passwords', () => {
         RATE_LIMIT_PASSWORD_RESET_PER_HOUR: '1000',
         RATE_LIMIT_MAIL_PER_ADDRESS_PER_HOUR: '3',
       },
-      { logs },
+      { logs, clock },
     );
   });
   afterAll(async () => {
@@ -186,12 +193,12 @@ describe('forgotten passwords', () => {
     expect(await sessions.countBy({ userId: user.id })).toBe(0);
 
     // A request of the thief's in flight during the reset saves its session again.
-    await sessions.insert({ ...stolen, expiresAt: new Date(Date.now() + 3_600_000) });
+    await sessions.insert({ ...stolen, expiresAt: new Date(clock.nowMs() + 3_600_000) });
     expect((await thief.get('/dashboard')).headers.location).toBe('/login');
   });
 
   it('should let only the newest link work, and answer expired and tampered links with a clear page', async () => {
-    const { email, user } = await person();
+    const { email } = await person();
     const client = web();
     await ask(client, email);
     await t.mail.waitFor({ to: email, subject: RESET });
@@ -212,9 +219,8 @@ describe('forgotten passwords', () => {
       ).status,
     ).toBe(404);
 
-    await t.dataSource
-      .getRepository(OneTimeLink)
-      .update({ userId: user.id }, { expiresAt: new Date(Date.now() - 1000) });
+    // An hour and a second later (RESET_LINK_MINUTES).
+    clock.advance(RESET_LINK_MINUTES * 60_000 + 1000);
     const expired = await client.get(newer);
     expect(expired.status).toBe(410);
     expect(visibleText(expired.text)).toContain('This password reset link has expired.');
@@ -267,6 +273,70 @@ describe('forgotten passwords', () => {
     expect(lines.map((e) => e.path)).toContain('/reset-password/[redacted]');
     expect(lines.map((e) => e.path)).toContain('/verify-email/[redacted]');
     expect(logs.text).not.toContain(token);
+  });
+
+  /** Asks for a reset link for the address, as a visitor would, and returns its path. */
+  async function resetLink(email: string): Promise<string> {
+    const before = resetMails(email).length;
+    await ask(web(), email);
+    const mails = await t.mail.waitForCount({ to: email, subject: RESET }, before + 1);
+    return linkOf(mails.at(-1)!);
+  }
+
+  it('should cancel a reset link when the password is changed after it was asked for', async () => {
+    const person = await signedInPerson(t);
+    const link = await resetLink(person.email);
+    expect((await request(t.server).get(link)).status).toBe(200);
+    const changed = await person.client.submit('/settings/password', '/settings/password', {
+      current_password: PASSWORD,
+      password: 'another good passphrase',
+      password_confirmation: 'another good passphrase',
+    });
+    expect(changed.headers.location).toBe('/settings/security');
+    const after = await request(t.server).get(link);
+    expect(after.status).toBe(404);
+    const visitor = new WebClient(t.server);
+    const used = await visitor.post(link, await visitor.csrfFrom('/forgot-password'), {
+      password: 'the attacker chose this',
+      password_confirmation: 'the attacker chose this',
+    });
+    expect(used.status).toBe(404);
+    expect(
+      (await new WebClient(t.server).login(person.email, 'another good passphrase')).headers
+        .location,
+    ).toBe('/dashboard');
+  });
+
+  it('should cancel a reset link mailed to the old address when the address is changed', async () => {
+    const person = await signedInPerson(t);
+    const link = await resetLink(person.email);
+    const newEmail = uniqueEmail('moved');
+    const changeLink = await addressChangeLink(t, person, newEmail);
+    await person.client.submit(changeLink, changeLink);
+    expect(
+      (await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id })).email,
+    ).toBe(newEmail);
+    expect((await request(t.server).get(link)).status).toBe(404);
+  });
+
+  it('should end a sign-in waiting for its code when the password is reset meanwhile', async () => {
+    const person = await signedInPerson(t);
+    const app = await turnOnTwoFactor(t, person);
+    await atTheChallenge(person);
+    // The owner resets the password from another browser while the first one waits.
+    const link = await resetLink(person.email);
+    const reset = await new WebClient(t.server).submit(link, link, {
+      password: 'a new password after all',
+      password_confirmation: 'a new password after all',
+    });
+    expect(reset.headers.location).toBe('/login');
+
+    const late = await person.client.submit(CHALLENGE, CHALLENGE, { code: app.code(1) });
+    expect(late.headers.location).toBe('/login');
+    expect(visibleText((await person.client.get('/login')).text)).toContain(
+      'Your password has changed. Sign in with the new one.',
+    );
+    expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
   });
 });
 

@@ -1,11 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import request from 'supertest';
 import { LOOKUPS_PER_FAILURE_LIMIT } from '../src/api/v1/api-authentication.js';
 import { ManualClock } from '../src/clock/clock.js';
+import { Actors } from '../src/common/actor.js';
+import {
+  RateLimitStorage,
+  type MemoryRateLimitStorage,
+} from '../src/rate-limit/rate-limit.storage.js';
+import { Team } from '../src/teams/team.entity.js';
 import { generateToken } from '../src/tokens/token-format.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { visibleText } from './support/html.js';
+import { burst } from './support/burst.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import type { TestDatabase } from './support/test-database.js';
 import { createTestDatabase } from './support/test-database.js';
 import { WebClient } from './support/web-client.js';
@@ -16,6 +30,15 @@ const LIMITS = {
   RATE_LIMIT_API_ANONYMOUS_PER_IP: '3',
   RATE_LIMIT_SIGN_IN: '3',
 };
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/** The heap in use after full collections, in MB. */
+function heapMb(): number {
+  for (let i = 0; i < 3; i++) collectGarbage();
+  return process.memoryUsage().heapUsed / 1_048_576;
+}
 
 function expectRateLimited(res: request.Response): void {
   expect(res.status).toBe(429);
@@ -200,6 +223,251 @@ describe('rate limits', () => {
       } finally {
         await off.close();
       }
+    });
+  });
+
+  describe('limiter memory', () => {
+    let t: TestApp;
+    const MAX_KEYS = 500;
+
+    /** Every limit far above what the specs send: only the bound on windows is tested. */
+    const FLOODABLE = {
+      TRUST_PROXY: '1',
+      RATE_LIMIT_SIGN_IN: '1000000',
+      RATE_LIMIT_API_ANONYMOUS_PER_IP: '1000000',
+      RATE_LIMIT_REGISTER_PER_HOUR: '1000000',
+    };
+
+    beforeAll(async () => {
+      t = await createTestApp({ ...FLOODABLE, RATE_LIMIT_MEMORY_MAX_KEYS: String(MAX_KEYS) });
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    const storage = () => t.app.get(RateLimitStorage) as MemoryRateLimitStorage;
+
+    it('should keep answering sign-in with a flat heap when 600 posts of 90 KB emails arrive, JSON and form', async () => {
+      const client = new WebClient(t.server, t.mail);
+      const csrf = await client.csrfFrom('/login');
+      const before = heapMb();
+      for (let i = 0; i < 600; i++) {
+        const email = `${randomBytes(8).toString('hex')}${'a'.repeat(90 * 1024)}@example.com`;
+        const post = client.agent.post('/login').set('X-Forwarded-For', `198.51.100.${i % 250}`);
+        const res =
+          i % 2 === 0
+            ? await post.type('form').send({ _csrf: csrf, email, password: 'guess' })
+            : await post.type('json').send({ _csrf: csrf, email, password: 'guess' });
+        expect(res.status).toBe(303);
+      }
+      const grown = heapMb() - before;
+      // Before the fix every email was a key: 600 × 90 KB ≈ 53 MB held until the window ended.
+      expect(grown).toBeLessThan(10);
+      expect(storage().sizeOf('security')).toBeLessThanOrEqual(MAX_KEYS);
+      const page = await client.get('/login');
+      expect(visibleText(page.text)).toContain('Email must be at most 255 characters.');
+    });
+
+    describe('with a small bound', () => {
+      // Each flood brings half again as many keys as the bound: a small one proves the same.
+      const MAX_KEYS = 100;
+      let t: TestApp;
+
+      beforeAll(async () => {
+        t = await createTestApp({ ...FLOODABLE, RATE_LIMIT_MEMORY_MAX_KEYS: String(MAX_KEYS) });
+      });
+      afterAll(async () => {
+        await t.close();
+      });
+
+      const storage = () => t.app.get(RateLimitStorage) as MemoryRateLimitStorage;
+      const tokens = () => t.app.get(TokensService);
+
+      it('should hold at most the configured number of windows when floods bring more keys', async () => {
+        const user = await createUser(t.app, { password: PASSWORD });
+        const floods: [string, (i: number) => Promise<request.Response>][] = [
+          [
+            'API failures per client IP',
+            (i) =>
+              request(t.server)
+                .get('/api/v1/team')
+                .set('X-Forwarded-For', `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`),
+          ],
+          [
+            'API requests per token',
+            async (i) =>
+              request(t.server)
+                .get('/api/v1/team')
+                // Straight from the service: the factory waits for each token's notice mail.
+                .set(
+                  'Authorization',
+                  `Bearer ${(await tokens().create(Actors.operator(user.id), { name: `flood ${i}` })).plaintext}`,
+                ),
+          ],
+          [
+            'sign-in failures per account and IP',
+            async (i) => {
+              const client = new WebClient(t.server, t.mail);
+              const _csrf = await client.csrfFrom('/login');
+              const res = await client.agent
+                .post('/login')
+                .set('X-Forwarded-For', `2001:db8:${i.toString(16)}::1`)
+                .type('form')
+                .send({ _csrf, email: uniqueEmail('flood'), password: 'guess' });
+              // Live failure counts are never evicted: once they fill their pool, new attempts
+              // wait (429) until windows end.
+              expect(res.status === 429 || res.headers.location === '/login').toBe(true);
+              return res;
+            },
+          ],
+        ];
+        for (const [name, send] of floods) {
+          for (let i = 0; i < MAX_KEYS * 1.5; i++) {
+            const res = await send(i);
+            expect(res.status).toBeLessThan(500);
+          }
+          const bounded = (pool: 'traffic' | 'security') => storage().sizeOf(pool) <= MAX_KEYS;
+          expect({ name, traffic: bounded('traffic'), security: bounded('security') }).toEqual({
+            name,
+            traffic: true,
+            security: true,
+          });
+        }
+      });
+    });
+
+    describe('two-factor codes under a flood of keys', () => {
+      let t: TestApp;
+
+      beforeAll(async () => {
+        t = await createTestApp({ TRUST_PROXY: '1', RATE_LIMIT_MEMORY_MAX_KEYS: '100' });
+      });
+      afterAll(async () => {
+        await t.close();
+      });
+
+      it("should keep a person's wrong two-factor codes counted when a flood brings more keys than the bound", async () => {
+        const person = await signedInPerson(t);
+        const app = await turnOnTwoFactor(t, person);
+        await atTheChallenge(person);
+        const right = app.code(1);
+        const wrong = right === '123456' ? '654321' : '123456';
+        for (let i = 0; i < 4; i++) {
+          const res = await person.client.submit(CHALLENGE, CHALLENGE, { code: wrong });
+          expect(res.headers.location).toBe(CHALLENGE);
+        }
+        // 150 clients that each start a count of their own: more than the in-process bound.
+        const floods = await burst(150, t.server, (i) =>
+          request(t.server)
+            .get('/api/v1/team')
+            .set('X-Forwarded-For', `10.${randomBytes(1)[0]}.${i >> 8}.${i & 255}`),
+        );
+        expect(floods.every((res) => res.status === 401)).toBe(true);
+
+        const fifth = await person.client.submit(CHALLENGE, CHALLENGE, { code: wrong });
+        expect(fifth.headers.location).toBe(CHALLENGE);
+        const refused = await person.client.submit(CHALLENGE, CHALLENGE, { code: right });
+        expect(refused.status).toBe(429);
+        expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
+      });
+    });
+  });
+
+  describe('client addresses behind a trusted proxy, registration and sign-in lockout', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await createTestApp({
+        TRUST_PROXY: '1',
+        RATE_LIMIT_API_ANONYMOUS_PER_IP: '3',
+        RATE_LIMIT_SIGN_IN: '5',
+        RATE_LIMIT_REGISTER_PER_HOUR: '3',
+        RATE_LIMIT_TEAM_INVITES_PER_HOUR: '2',
+      });
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    async function signIn(email: string, password: string, ip: string) {
+      const client = new WebClient(t.server, t.mail);
+      const _csrf = await client.csrfFrom('/login');
+      return client.agent
+        .post('/login')
+        .set('X-Forwarded-For', ip)
+        .type('form')
+        .send({ _csrf, email, password });
+    }
+
+    it('should not let a client escape the per-IP limit when it writes its own leftmost X-Forwarded-For', async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await request(t.server)
+          .get('/api/v1/team')
+          .set('X-Forwarded-For', `192.0.2.${i}, 203.0.113.50`);
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    });
+
+    it('should limit registrations per client IP when some of the attempts fail', async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const client = new WebClient(t.server, t.mail);
+        const _csrf = await client.csrfFrom('/register');
+        const res = await client.agent
+          .post('/register')
+          .set('X-Forwarded-For', '203.0.113.60')
+          .type('form')
+          .send({
+            _csrf,
+            name: 'Flood',
+            email: i === 1 ? 'not an email' : uniqueEmail('flood'),
+            password: PASSWORD,
+            password_confirmation: PASSWORD,
+          });
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([303, 303, 303, 429]);
+      expect(await t.dataSource.getRepository(User).countBy({ name: 'Flood' })).toBe(2);
+    });
+
+    it('should sign the owner in from a clean IP when 10 failures on their account came from elsewhere', async () => {
+      const email = uniqueEmail('target');
+      await createUser(t.app, { email, password: PASSWORD });
+      for (let i = 0; i < 10; i++) await signIn(email, 'a wrong guess', `198.51.100.${i % 2}`);
+
+      expect((await signIn(email, PASSWORD, '198.51.100.0')).status).toBe(429);
+      const owner = await signIn(email, PASSWORD, '203.0.113.77');
+      expect(owner.status).toBe(303);
+      expect(owner.headers.location).toBe('/dashboard');
+    });
+
+    it('should count an IPv6 client by its /64 when it rotates the low bits', async () => {
+      const email = uniqueEmail('v6');
+      await createUser(t.app, { email, password: PASSWORD });
+      for (let i = 1; i <= 5; i++)
+        await signIn(uniqueEmail('spray'), 'guess', `2001:db8:a:b::${i}`);
+      expect((await signIn(email, PASSWORD, '2001:db8:a:b:ffff::9')).status).toBe(429);
+      const elsewhere = await signIn(email, PASSWORD, '2001:db8:a:c::1');
+      expect(elsewhere.status).toBe(303);
+      expect(elsewhere.headers.location).toBe('/dashboard');
+    });
+
+    it('should limit how many people one person looks up and adds to a team when they invite by address', async () => {
+      const client = new WebClient(t.server, t.mail);
+      await client.register('Inviter', uniqueEmail('inviter'));
+      await client.submit('/teams', '/teams', { name: 'Lookups' });
+      const team = await t.dataSource.getRepository(Team).findOneByOrFail({ name: 'Lookups' });
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await client.submit(`/teams/${team.id}`, `/teams/${team.id}/invitations`, {
+          email: uniqueEmail('probe'),
+          role: 'member',
+        });
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([303, 303, 429]);
     });
   });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ManualClock } from '../src/clock/clock.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
@@ -6,7 +7,7 @@ import { createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
-import { apiTeam, rolesIn, teamOf as teamWith } from './support/teams.js';
+import { apiTeam, rolesIn, staffedTeam, teamOf as teamWith } from './support/teams.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 interface Member extends SignedInPerson {
@@ -16,9 +17,10 @@ interface Member extends SignedInPerson {
 
 describe('team settings: name, roles, ownership, leaving, deletion, switcher', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' }, { clock });
   });
   afterAll(async () => {
     await t.close();
@@ -167,6 +169,105 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(across.status).toBe(404);
       expect(await rolesIn(t, theirs.id)).toEqual({ [stranger.user.id]: 'owner' });
     });
+
+    it('should refuse to remove an admin when another admin asks, and remove a member when an admin does', async () => {
+      const { team, owner, adminA, adminB, member: plain } = await staffedTeam(t);
+      const memberIds = async () =>
+        (await t.dataSource.getRepository(TeamMember).findBy({ teamId: team.id }))
+          .map((m) => m.userId)
+          .sort((a, b) => a - b);
+      const everyone = await memberIds();
+      expect(everyone).toHaveLength(4);
+
+      const page = await adminA.client.get(`/teams/${team.id}`);
+      expect(page.text).not.toContain(`/members/${adminB.user.id}/remove`);
+      expect(page.text).toContain(`/members/${plain.user.id}/remove`);
+
+      const refused = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/remove`,
+      );
+      expect(refused.status).toBe(403);
+      expect(visibleText(refused.text)).toContain('Only the team owner can remove an admin.');
+      expect(await memberIds()).toEqual(everyone);
+
+      const removed = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${plain.user.id}/remove`,
+      );
+      expect(removed.status).toBe(303);
+      const byOwner = await owner.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/remove`,
+      );
+      expect(byOwner.status).toBe(303);
+      expect(await memberIds()).toEqual([owner.user.id, adminA.user.id].sort((a, b) => a - b));
+    });
+
+    it("should let only the owner change an admin's role when an admin would demote another to remove them", async () => {
+      const { team, owner, adminA, adminB, member: plain } = await staffedTeam(t);
+      const page = (await adminA.client.get(`/teams/${team.id}`)).text;
+      expect(page).not.toContain(`/members/${adminB.user.id}/role`);
+      expect(page).toContain(`/members/${plain.user.id}/role`);
+
+      const demoted = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/role`,
+        { role: 'member' },
+      );
+      expect(demoted.status).toBe(403);
+      expect(visibleText(demoted.text)).toContain(
+        "Only the team owner can change an admin's role.",
+      );
+      const removed = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/remove`,
+      );
+      expect(removed.status).toBe(403);
+      expect((await rolesIn(t, team.id))[adminB.user.id]).toBe('admin');
+
+      // An admin still makes a member an admin; the owner changes an admin's role.
+      const promoted = await adminA.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${plain.user.id}/role`,
+        { role: 'admin' },
+      );
+      expect(promoted.status).toBe(303);
+      const byOwner = await owner.client.submit(
+        `/teams/${team.id}`,
+        `/teams/${team.id}/members/${adminB.user.id}/role`,
+        { role: 'member' },
+      );
+      expect(byOwner.status).toBe(303);
+      expect(await rolesIn(t, team.id)).toMatchObject({
+        [adminB.user.id]: 'member',
+        [plain.user.id]: 'admin',
+      });
+    });
+
+    it('should let no admin demote or remove another when the owner promotes them at the same moment', async () => {
+      const { team, owner, adminA, member: plain } = await staffedTeam(t);
+      const [adminCsrf, ownerCsrf] = await Promise.all([
+        adminA.client.csrfFrom(`/teams/${team.id}`),
+        owner.client.csrfFrom(`/teams/${team.id}`),
+      ]);
+      // The member is made an admin while another admin tries to remove them, 20 times at once.
+      const answers = await Promise.all([
+        owner.client.post(`/teams/${team.id}/members/${plain.user.id}/role`, ownerCsrf, {
+          role: 'admin',
+        }),
+        ...Array.from({ length: 20 }, () =>
+          adminA.client.post(`/teams/${team.id}/members/${plain.user.id}/remove`, adminCsrf),
+        ),
+      ]);
+      expect(answers[0].status === 303 || answers[0].status === 404).toBe(true);
+      const after = await rolesIn(t, team.id);
+      // Either removed while still a member (and then the promotion found no one), or promoted
+      // first and then kept: never an admin removed by an admin.
+      if (after[plain.user.id] === undefined) expect(answers[0].status).toBe(404);
+      else expect(after[plain.user.id]).toBe('admin');
+      expect(answers.slice(1).filter((a) => a.status === 303).length).toBeLessThanOrEqual(1);
+    });
   });
 
   describe('transfer, with sudo mode', () => {
@@ -174,7 +275,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       const owner = await member('Owner Transfer');
       const heir = await member('Heir Transfer');
       const team = await teamOf(owner, [[heir, 'member']], 'Dynasty');
-      await forgetPasswordConfirmation(t, owner);
+      forgetPasswordConfirmation(clock);
 
       const asked = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
         user_id: String(heir.user.id),

@@ -11,7 +11,7 @@ import { TokensService } from '../src/tokens/tokens.service.js';
 import { Actors } from '../src/common/actor.js';
 import { Team } from '../src/teams/team.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
-import { createTeam, createToken, createUser } from './factories/index.js';
+import { createExpiredToken, createTeam, createToken, createUser } from './factories/index.js';
 import {
   enabledOptionsIn,
   NEW_TOKEN_VALUE,
@@ -23,6 +23,7 @@ import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase } from './support/test-database.js';
+import { waitFor } from './support/wait-for.js';
 
 const LIST = '/settings/api-tokens';
 const DAY_MS = 86_400_000;
@@ -55,17 +56,14 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
   describe('regenerate', () => {
     it('should show a new value once, refuse the old one from the next request and keep name, abilities and lifetime', async () => {
       const person = await signedInPerson(t);
+      // Created ten days ago: the 30 days are counted again from the regeneration.
+      clock.advance(-10 * DAY_MS);
       const { plaintext: old, token } = await createToken(t.app, person.user, {
         name: 'Deploy bot',
         abilities: ['team:read'],
         expiresInDays: 30,
       });
-      // Created ten days ago: the 30 days are counted again from the regeneration.
-      const created = new Date(Date.now() - 10 * DAY_MS);
-      await tokens().update(
-        { id: token.id },
-        { createdAt: created, expiresAt: new Date(created.getTime() + 30 * DAY_MS) },
-      );
+      clock.advance(10 * DAY_MS);
 
       const res = await regenerate(person, token.id);
       expect(res.status).toBe(200);
@@ -97,10 +95,10 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
         previousTokenHash: hashToken(old),
         lastFour: value!.slice(-4),
       });
-      const days = (stored.expiresAt!.getTime() - Date.now()) / DAY_MS;
+      const days = (stored.expiresAt!.getTime() - clock.nowMs()) / DAY_MS;
       expect(days).toBeGreaterThan(29.99);
       expect(days).toBeLessThanOrEqual(30);
-      expect(stored.previousValidUntil!.getTime()).toBeLessThanOrEqual(Date.now());
+      expect(stored.previousValidUntil!.getTime()).toBeLessThanOrEqual(clock.nowMs());
       expect(await tokens().countBy({ userId: person.user.id })).toBe(1);
 
       // Shown once: the page never shows it again, and no session holds it.
@@ -134,11 +132,8 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
         /Old value Works until [^;]+; used 2 times since the token was regenerated, last at/,
       );
 
-      // The grace period ends: move its end into the past rather than wait.
-      await tokens().update(
-        { id: token.id },
-        { previousValidUntil: new Date(clock.nowMs() - 1000) },
-      );
+      // The grace period ends: ten minutes later.
+      clock.advance(10 * 60_000 + 1000);
       const refused = await api(old);
       expect(refused.status).toBe(401);
       expect(refused.body.error).toEqual({
@@ -180,7 +175,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     it('should ask for the password when it was typed more than 15 minutes ago, then regenerate as asked', async () => {
       const person = await signedInPerson(t);
       const { plaintext, token } = await createToken(t.app, person.user);
-      await forgetPasswordConfirmation(t, person);
+      forgetPasswordConfirmation(clock);
 
       const asked = await regenerate(person, token.id, { grace_minutes: '10' });
       expect(asked.status).toBe(303);
@@ -205,11 +200,10 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
 
     it('should not contradict a recent use while its counts are not written yet', async () => {
       const person = await signedInPerson(t);
-      const { token } = await createToken(t.app, person.user);
+      const { plaintext, token } = await createToken(t.app, person.user);
       // Used a moment ago; the minute's usage (addresses, daily counts) not written yet.
-      await t.dataSource
-        .getRepository(PersonalAccessToken)
-        .update({ id: token.id }, { lastUsedAt: clock.now() });
+      expect((await api(plaintext)).status).toBe(200);
+      await waitFor(async () => (await row(token.id)).lastUsedAt !== null);
       const text = visibleText((await page(person, `${LIST}/${token.id}`)).text);
       expect(text).toMatch(/Last used (just now|1 minute ago)/);
       expect(text).not.toContain('No use recorded yet');
@@ -246,6 +240,31 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
         'This token was revoked and cannot be changed; create a new one.',
       );
       expect((await row(token.id)).tokenHash).toBe(before.tokenHash);
+    });
+
+    it('should give no grace to the old value of a token when it is regenerated after it expired', async () => {
+      const person = await signedInPerson(t);
+      // Made 31 days ago for 30 days: expired yesterday.
+      clock.advance(-31 * DAY_MS);
+      const { plaintext: old, token } = await createToken(t.app, person.user, {
+        expiresInDays: 30,
+      });
+      clock.advance(31 * DAY_MS);
+      const expired = await request(t.server)
+        .get('/api/v1/user/profile')
+        .set('Authorization', `Bearer ${old}`);
+      expect(expired.body.error.code).toBe('token_expired');
+      const page = `/settings/api-tokens/${token.id}`;
+      const res = await person.client.submit(page, `${page}/regenerate`, { grace_minutes: '60' });
+      expect(res.status).toBe(200);
+      expect(visibleText(res.text)).toContain('The old value is refused from now on.');
+      const value = newTokenValueIn(res.text);
+      const api = (bearer: string) =>
+        request(t.server).get('/api/v1/user/profile').set('Authorization', `Bearer ${bearer}`);
+      const refused = await api(old);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.code).toBe('token_revoked');
+      expect((await api(value)).status).toBe(200);
     });
   });
 
@@ -362,12 +381,8 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     const person = await signedInPerson(t);
     const active = await createToken(t.app, person.user, { name: 'Still good' });
     const revoked = await createToken(t.app, person.user, { name: 'Was revoked' });
-    const expired = await createToken(t.app, person.user, { name: 'Ran out', expiresInDays: 1 });
+    const expired = await createExpiredToken(t.app, person.user, { name: 'Ran out' });
     await person.client.submit(LIST, `${LIST}/${revoked.token.id}/revoke`);
-    await tokens().update(
-      { id: expired.token.id },
-      { expiresAt: new Date(clock.nowMs() - 60_000) },
-    );
 
     const html = (await page(person, LIST)).text;
     const [current, history] = html.slice(html.indexOf('Your tokens')).split('Revoked and expired');
@@ -405,7 +420,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     expect((await from('198.51.100.7', 'curl/8.5.0')).status).toBe(200);
     await flush();
     // Two earlier days, one of them older than the page's 30.
-    const day = (ago: number) => new Date(Date.now() - ago * DAY_MS).toISOString().slice(0, 10);
+    const day = (ago: number) => new Date(clock.nowMs() - ago * DAY_MS).toISOString().slice(0, 10);
     await t.dataSource.getRepository(TokenDailyUsage).insert([
       { tokenId: token.id, day: day(3), requests: 40 },
       { tokenId: token.id, day: day(45), requests: 999 },
@@ -456,7 +471,8 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     expect((await api(plaintext)).status).toBe(200);
     await flush();
     await person.client.submit(LIST, `${LIST}/${token.id}/revoke`);
-    await tokens().update({ id: token.id }, { revokedAt: new Date(Date.now() - 10 * DAY_MS) });
+    // Ten days later.
+    clock.advance(10 * DAY_MS);
     // What `tokens:prune --older-than-days 5` runs.
     expect((await t.app.get(TokensService).pruneDead(5)).deleted).toBeGreaterThanOrEqual(1);
     expect(await tokens().countBy({ id: token.id })).toBe(0);

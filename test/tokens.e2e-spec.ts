@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
+import { ManualClock } from '../src/clock/clock.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TokenAddress } from '../src/tokens/token-address.entity.js';
 import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
@@ -15,10 +16,13 @@ import { sleep, waitFor } from './support/wait-for.js';
 
 describe('personal access tokens', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { clock });
   });
+  // The machine's time at each test's start, moved only by the test.
+  beforeEach(() => clock.set(Date.now()));
   afterAll(async () => {
     await t.close();
   });
@@ -53,7 +57,7 @@ describe('personal access tokens', () => {
   it('should set the expiry the given number of days ahead', async () => {
     const user = await createUser(t.app);
     const { token } = await createToken(t.app, user, { expiresInDays: 30 });
-    const days = (token.expiresAt!.getTime() - Date.now()) / 86_400_000;
+    const days = (token.expiresAt!.getTime() - clock.nowMs()) / 86_400_000;
     expect(days).toBeGreaterThan(29.99);
     expect(days).toBeLessThanOrEqual(30);
   });
@@ -74,11 +78,11 @@ describe('personal access tokens', () => {
     t.queries.clear();
 
     // Stored with its milliseconds, on every database.
-    const firstUse = Date.now();
+    const firstUse = clock.nowMs();
     for (let i = 0; i < 100; i++) {
       expect((await profile(plaintext).set('User-Agent', 'curl/8.5.0')).status).toBe(200);
     }
-    const lastUse = Date.now();
+    const lastUse = clock.nowMs();
     await waitFor(async () => t.queries.count('UPDATE') > 0);
     await sleep(100);
 
@@ -104,7 +108,7 @@ describe('personal access tokens', () => {
     // One read of the token's recorded addresses, to find the first use from a new one.
     expect(t.queries.count('SELECT')).toBe(1);
     expect(t.queries.count('UPDATE')).toBe(0);
-    const today = new Date().toISOString().slice(0, 10);
+    const today = clock.now().toISOString().slice(0, 10);
     expect(await t.dataSource.getRepository(TokenDailyUsage).findBy({ tokenId: token.id })).toEqual(
       [expect.objectContaining({ day: today, requests: 100 })],
     );
@@ -113,13 +117,21 @@ describe('personal access tokens', () => {
     ]);
   });
 
+  /** Uses the token once and waits until its last use is stored; returns the time stored. */
+  async function usedOnce(plaintext: string, id: number): Promise<Date> {
+    expect((await profile(plaintext)).status).toBe(200);
+    const repo = t.dataSource.getRepository(PersonalAccessToken);
+    let stored: Date | null = null;
+    await waitFor(async () => (stored = (await repo.findOneByOrFail({ id })).lastUsedAt) !== null);
+    return stored!;
+  }
+
   it('should not write last_used_at again while the stored value is under a minute old', async () => {
     const user = await createUser(t.app);
     const { plaintext, token } = await createToken(t.app, user);
-    const recent = new Date(Date.now() - 30_000);
-    await t.dataSource
-      .getRepository(PersonalAccessToken)
-      .update({ id: token.id }, { lastUsedAt: recent });
+    await usedOnce(plaintext, token.id);
+    // Half a minute later.
+    clock.advance(30_000);
     t.queries.clear();
 
     expect((await profile(plaintext)).status).toBe(200);
@@ -131,10 +143,9 @@ describe('personal access tokens', () => {
   it('should write last_used_at again once the stored value is over a minute old', async () => {
     const user = await createUser(t.app);
     const { plaintext, token } = await createToken(t.app, user);
-    const old = new Date(Date.now() - 5 * 60_000);
-    await t.dataSource
-      .getRepository(PersonalAccessToken)
-      .update({ id: token.id }, { lastUsedAt: old });
+    const old = await usedOnce(plaintext, token.id);
+    // Five minutes later.
+    clock.advance(5 * 60_000);
 
     expect((await profile(plaintext)).status).toBe(200);
 

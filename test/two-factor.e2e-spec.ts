@@ -2,20 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { Session } from '../src/auth/session.entity.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { RecoveryCode } from '../src/two-factor/recovery-code.entity.js';
 import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
 import { sessionIdOf, visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
-import { editSessions, forgetPasswordConfirmation } from './support/sessions.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import {
   atTheChallenge,
   CHALLENGE,
   recoveryCodesOf,
+  totpCodeAt,
   totpSecretIn,
+  turnOnTwoFactor,
   turnOnTwoFactorOnPages,
 } from './support/two-factor.js';
-import { sleep } from './support/wait-for.js';
 import { WebClient } from './support/web-client.js';
 
 const STEP_MS = 30_000;
@@ -28,10 +30,11 @@ interface TwoFactorPerson extends SignedInPerson {
 
 describe('two-factor sign-in (TOTP and recovery codes)', () => {
   let t: TestApp;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     // Rate limits as in production: the wrong-code limit is part of what is tested.
-    t = await createTestApp();
+    t = await createTestApp({}, { clock });
   });
   afterAll(async () => {
     await t.close();
@@ -48,20 +51,18 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
    */
   async function freshCode(person: TwoFactorPerson): Promise<string> {
     const last = (await credentialOf(person))?.lastUsedStep ?? -1;
-    let now = Date.now();
-    if (last > Math.floor(now / STEP_MS)) {
-      // Both steps the window allows are used: wait for the next step.
-      await sleep(STEP_MS - (now % STEP_MS) + 50);
-      now = Date.now();
+    if (last > Math.floor(clock.nowMs() / STEP_MS)) {
+      // Both steps the window allows are used: on to the next step.
+      clock.advance(STEP_MS - (clock.nowMs() % STEP_MS));
     }
-    const step = Math.max(last + 1, Math.floor(now / STEP_MS));
+    const step = Math.max(last + 1, Math.floor(clock.nowMs() / STEP_MS));
     return TOTP.generate({ secret: Secret.fromBase32(person.secret), timestamp: step * STEP_MS });
   }
 
   /** A person who turned two-factor sign-in on through the pages, still signed in. */
   async function withTwoFactor(): Promise<TwoFactorPerson> {
     const person = await signedInPerson(t);
-    const { setup, done, secret, recoveryCodes } = await turnOnTwoFactorOnPages(person);
+    const { setup, done, secret, recoveryCodes } = await turnOnTwoFactorOnPages(t, person);
     expect(setup.status).toBe(200);
     expect(done.status).toBe(200);
     return { ...person, secret, recoveryCodes };
@@ -110,8 +111,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
       '/settings/two-factor',
       '/settings/two-factor/confirm',
       {
-        code:
-          '000000' === TOTP.generate({ secret: Secret.fromBase32(secret) }) ? '111111' : '000000',
+        code: '000000' === totpCodeAt(t, secret) ? '111111' : '000000',
       },
     );
     expect(`${wrong.status} ${wrong.headers.location}`).toBe('303 /settings/two-factor');
@@ -136,9 +136,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     const done = await person.client.submit(
       '/settings/two-factor',
       '/settings/two-factor/confirm',
-      {
-        code: TOTP.generate({ secret: Secret.fromBase32(secret) }),
-      },
+      { code: totpCodeAt(t, secret) },
     );
     expect(done.status).toBe(200);
     const codes = recoveryCodesOf(done.text);
@@ -190,10 +188,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
     // A code the app showed minutes ago is answered as any wrong code is (no hint that it came
     // close); nonsense is told what is wanted.
-    const old = TOTP.generate({
-      secret: Secret.fromBase32(person.secret),
-      timestamp: Date.now() - 5 * STEP_MS,
-    });
+    const old = totpCodeAt(t, person.secret, -5);
     await answer(person, { code: old });
     const answered = await person.client.textOf(CHALLENGE);
     expect(answered).toContain('That code is not right.');
@@ -274,12 +269,9 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
   it('should end a half-finished sign-in after five minutes', async () => {
     const person = await withTwoFactor();
-    const pending = await passwordOnly(person, '/teams');
+    await passwordOnly(person, '/teams');
     const csrf = await person.client.csrfFrom(CHALLENGE);
-    const id = sessionIdOf(person.client.sessionCookie(pending)!);
-    await editSessions(t, { id }, (data) => {
-      data.pendingSignIn!.at -= 5 * 60_000 + 1000;
-    });
+    clock.advance(5 * 60_000 + 1000);
 
     const late = await person.client.post(CHALLENGE, csrf, { code: await freshCode(person) });
     expect(late.headers.location).toBe(`/login?return_to=${encodeURIComponent('/teams')}`);
@@ -309,7 +301,7 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
 
   it('should turn off only with the password typed in the last 15 minutes', async () => {
     const person = await withTwoFactor();
-    await forgetPasswordConfirmation(t, person);
+    forgetPasswordConfirmation(clock);
     const asked = await person.client.submit('/settings/security', '/settings/two-factor/disable');
     // The password itself: a passkey does not vouch for changes to the second factor.
     expect(asked.headers.location).toBe(
@@ -376,5 +368,22 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     );
     expect(confirm.headers.location).toBe('/settings/security');
     expect(await recoveryRowsOf(other)).toEqual([]);
+  });
+
+  it('should answer exactly as to any other wrong code when a code is a few steps off', async () => {
+    const person = await signedInPerson(t);
+    const app = await turnOnTwoFactor(t, person);
+    await atTheChallenge(person);
+    const answers: string[] = [];
+    for (const code of [
+      app.code(-4),
+      app.code(5),
+      app.code(1) === '000000' ? '111111' : '000000',
+    ]) {
+      await person.client.submit(CHALLENGE, CHALLENGE, { code });
+      const page = visibleText((await person.client.get(CHALLENGE)).text);
+      answers.push(/That code[^.]*\./.exec(page)![0]);
+    }
+    expect(new Set(answers)).toEqual(new Set(['That code is not right.']));
   });
 });

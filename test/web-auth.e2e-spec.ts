@@ -1,20 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
+import { GUEST_SESSION_MS } from '../src/auth/web-session.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { User } from '../src/users/user.entity.js';
 import type { AddressInfo } from 'node:net';
+import { IsNull, Not } from 'typeorm';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
-import { PASSWORD } from './support/people.js';
-import { editSessions } from './support/sessions.js';
+import { burst } from './support/burst.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
 describe('sign-up, sign-in and sessions', () => {
   let t: TestApp;
+  const clock = new ManualClock();
+  const MINUTE_MS = 60_000;
 
   beforeAll(async () => {
-    t = await createTestApp({ SESSION_ABSOLUTE_TIMEOUT_HOURS: '1' });
+    t = await createTestApp(
+      { SESSION_IDLE_TIMEOUT_MINUTES: '30', SESSION_ABSOLUTE_TIMEOUT_HOURS: '1' },
+      { clock },
+    );
   });
   afterAll(async () => {
     await t.close();
@@ -288,13 +296,13 @@ describe('sign-up, sign-in and sessions', () => {
       }
     });
 
-    it('should end a session that has been idle past its expiry', async () => {
+    it('should end a session when it has been idle past its expiry', async () => {
       const client = web();
-      const res = await client.register('Idle', uniqueEmail());
-      const sid = sessionIdOf(client.sessionCookie(res)!);
-      await t.dataSource
-        .getRepository(Session)
-        .update({ id: sid }, { expiresAt: new Date(Date.now() - 1000) });
+      await client.register('Idle', uniqueEmail());
+      // Each page extends it by the idle timeout from the time it is seen.
+      clock.advance(20 * MINUTE_MS);
+      expect((await client.get('/dashboard')).status).toBe(200);
+      clock.advance(30 * MINUTE_MS + 1_000);
       expect((await client.get('/dashboard')).headers.location).toBe('/login');
     });
 
@@ -302,9 +310,12 @@ describe('sign-up, sign-in and sessions', () => {
       const client = web();
       const res = await client.register('Absolute', uniqueEmail());
       const sid = sessionIdOf(client.sessionCookie(res)!);
-      await editSessions(t, { id: sid }, (data) => {
-        data.signedInAt = Date.now() - 2 * 3_600_000;
-      });
+      // Used every 20 minutes, so never idle for long: the hour since signing in ends it.
+      for (let i = 0; i < 3; i++) {
+        clock.advance(20 * MINUTE_MS);
+        expect((await client.get('/dashboard')).status).toBe(200);
+      }
+      clock.advance(MINUTE_MS);
 
       expect((await client.get('/dashboard')).headers.location).toBe('/login');
       expect(await t.dataSource.getRepository(Session).findOneBy({ id: sid })).toBeNull();
@@ -509,5 +520,179 @@ describe('sign-up, sign-in and sessions', () => {
       expect(text).toContain('Back to your dashboard');
       expect(text).toContain('Error 404 (Not Found)');
     });
+  });
+});
+
+describe('sign-in while passwords are being hashed', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should sign a person in when 40 registrations wait for their hashes or are turned away', async () => {
+    const email = uniqueEmail('busy');
+    await createUser(t.app, { email, password: PASSWORD });
+    const forms = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const client = new WebClient(t.server, t.mail);
+        return { client, _csrf: await client.csrfFrom('/register') };
+      }),
+    );
+    const signInClient = new WebClient(t.server, t.mail);
+    const signInCsrf = await signInClient.csrfFrom('/login');
+
+    const finished: string[] = [];
+    const registrations = forms.map(({ client, _csrf }, i) =>
+      client.agent
+        .post('/register')
+        .type('form')
+        .send({
+          _csrf,
+          name: `Busy ${i}`,
+          email: uniqueEmail('busy-reg'),
+          password: PASSWORD,
+          password_confirmation: PASSWORD,
+        })
+        .then((res) => {
+          finished.push('registration');
+          return res;
+        }),
+    );
+    const signIn = signInClient.agent
+      .post('/login')
+      .type('form')
+      .send({ _csrf: signInCsrf, email, password: PASSWORD })
+      .then((res) => {
+        finished.push('sign-in');
+        return res;
+      });
+    const [signedIn, ...registered] = await Promise.all([signIn, ...registrations]);
+
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.location).toBe('/dashboard');
+    // Sign-in did not wait behind the registrations' hashes.
+    expect(finished.indexOf('sign-in')).toBeLessThan(finished.length - 1);
+    const statuses = registered.map((r) => r.status);
+    expect(statuses.every((s) => s === 303 || s === 503)).toBe(true);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
+    const busy = registered.find((r) => r.status === 503)!;
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(visibleText(busy.text)).toContain('The server is busy. Try again in a moment.');
+    const created = await t.dataSource.getRepository(User).countBy({ name: Not(IsNull()) });
+    expect(created).toBe(1 + statuses.filter((s) => s === 303).length);
+  });
+});
+
+/** A visitor's pages cost no stored session; the session of a message to show ends soon. */
+describe('sessions for visitors', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should store no session when visitors open pages and forms, and end a message’s session within minutes', async () => {
+    const sessions = t.dataSource.getRepository(Session);
+    const anonymous = () => sessions.countBy({ userId: IsNull() });
+    const before = await anonymous();
+    for (let i = 0; i < 100; i++) {
+      for (const path of ['/dashboard', '/teams', '/settings/api-tokens', '/', '/nowhere']) {
+        expect((await request(t.server).get(path)).status).toBeLessThan(500);
+      }
+    }
+    expect(await anonymous()).toBe(before);
+    // Nor for the forms: their CSRF token lives in a cookie, signed, not in a session.
+    for (let i = 0; i < 100; i++) {
+      for (const path of ['/login', '/register', '/forgot-password']) {
+        const page = await request(t.server).get(path);
+        expect(page.text).toContain('name="_csrf"');
+        expect(String(page.headers['set-cookie'])).not.toContain('tessera.sid=');
+      }
+    }
+    expect(await anonymous()).toBe(before);
+
+    // A message to show (a refused sign-in) is kept, in a session that ends within minutes.
+    const visitor = new WebClient(t.server, t.mail);
+    const refused = await visitor.login(uniqueEmail('nobody'), 'a guess');
+    const cookie = visitor.sessionCookie(refused)!;
+    const row = await sessions.findOneByOrFail({ id: sessionIdOf(cookie) });
+    expect(row.expiresAt.getTime()).toBeLessThanOrEqual(Date.now() + GUEST_SESSION_MS + 1000);
+
+    const email = uniqueEmail('full');
+    await createUser(t.app, { email, password: PASSWORD });
+    const signedIn = await visitor.login(email, PASSWORD);
+    const member = await sessions.findOneByOrFail({
+      id: sessionIdOf(visitor.sessionCookie(signedIn)!),
+    });
+    expect(member.expiresAt.getTime()).toBeGreaterThan(Date.now() + 60 * 60_000);
+  });
+
+  it('should store no session when the sign-in page is viewed a thousand times, and still refuse a forged form', async () => {
+    const sessions = t.dataSource.getRepository(Session);
+    const before = await sessions.count();
+    // Ten waves of 100 at once: a thousand connections opened in one go can overflow the
+    // listening socket's queue (511) on a busy machine (a reset once), and it is the views
+    // that count here.
+    const views: request.Response[] = [];
+    for (let wave = 0; wave < 10; wave++) {
+      views.push(...(await burst(100, t.server, () => request(t.server).get('/login'))));
+    }
+    expect(views.every((v) => v.status === 200 && v.text.includes('name="_csrf"'))).toBe(true);
+    expect(await sessions.count()).toBe(before);
+
+    const email = uniqueEmail('forged');
+    await signedInPerson(t, { email });
+    // A token from another visitor's page, without that visitor's cookie: refused.
+    const stolenToken = csrfTokenIn(views[0].text);
+    const forged = await request(t.server)
+      .post('/login')
+      .type('form')
+      .send({ _csrf: stolenToken, email, password: PASSWORD });
+    expect(forged.status).toBe(403);
+    // A visitor's own token no longer serves once signed in: it was bound to no session.
+    const visitor = new WebClient(t.server);
+    const guestToken = await visitor.csrfFrom('/login');
+    expect((await visitor.login(email)).headers.location).toBe('/dashboard');
+    expect((await visitor.post('/logout', guestToken)).status).toBe(403);
+    expect((await visitor.get('/dashboard')).status).toBe(200);
+  });
+});
+
+/** What a person sees when something fails that is nobody's input: here, a table gone missing. */
+describe('sign-up when the database fails', () => {
+  let t: TestApp;
+
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('should create an account all or nothing, no user without its personal team, when a write fails', async () => {
+    t = await createTestApp();
+    const client = new WebClient(t.server, t.mail);
+    await client.get('/register');
+    await t.dataSource.query('DROP TABLE team_members');
+    const email = uniqueEmail('atomic');
+
+    const res = await client.submit('/register', '/register', {
+      name: 'Half Written',
+      email,
+      password: 'a good password',
+      password_confirmation: 'a good password',
+    });
+
+    expect(res.status).toBe(500);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.text).toContain('Something went wrong on our side.');
+    expect(res.text).toContain(`mention request <code>${res.headers['x-request-id']}</code>`);
+    expect(res.text).not.toMatch(/team_members|SQLITE|ER_/);
+    expect(await t.dataSource.getRepository(User).countBy({ email })).toBe(0);
   });
 });

@@ -259,7 +259,7 @@ describe('teams pages', () => {
         `/settings/api-tokens/${created.id}/regenerate`,
       )
     ).text;
-    const twoFactor = await turnOnTwoFactorOnPages(ada);
+    const twoFactor = await turnOnTwoFactorOnPages(t, ada);
     states['two-factor setup'] = twoFactor.setup.text;
     states['recovery codes'] = twoFactor.done.text;
     states['new recovery codes'] = (

@@ -150,9 +150,12 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     }
   }
 
+  /**
+   * When the session ends unless used again: its cookie's lifetime from now by the app's clock
+   * (express-session dates the cookie itself by the machine's).
+   */
   private expiryOf(data: session.SessionData): Date {
-    const expires = data.cookie?.expires;
-    return expires ? new Date(expires) : new Date(this.clock.nowMs() + 86_400_000);
+    return new Date(this.clock.nowMs() + (data.cookie?.originalMaxAge ?? 86_400_000));
   }
 }
 

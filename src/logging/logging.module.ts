@@ -1,6 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { Logger, type PinoLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger as PinoRoot } from 'pino';
+import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { AccessLog } from './request-log.js';
 import { ACCESS_LOGGER, createAccessLogger, createRootLogger, ROOT_LOGGER } from './root-logger.js';
@@ -23,15 +24,28 @@ export { ACCESS_LOGGER, ROOT_LOGGER } from './root-logger.js';
 @Module({})
 export class LoggingModule {
   static forRoot(config: Config, destination?: DestinationStream): DynamicModule {
-    const root = createRootLogger(config, destination);
     return {
       module: LoggingModule,
       providers: [
-        { provide: ROOT_LOGGER, useValue: root },
-        { provide: ACCESS_LOGGER, useValue: createAccessLogger(config, root, destination) },
+        // Lines carry the time of the application's clock (ClockModule is global).
+        {
+          provide: ROOT_LOGGER,
+          useFactory: (clock: Clock) => createRootLogger(config, clock, destination),
+          inject: [Clock],
+        },
+        {
+          provide: ACCESS_LOGGER,
+          useFactory: (clock: Clock, root: PinoRoot) =>
+            createAccessLogger(config, clock, root, destination),
+          inject: [Clock, ROOT_LOGGER],
+        },
         AccessLog,
         // The Logger only calls its logger's level methods, which pino's own logger has.
-        { provide: Logger, useValue: new Logger(root as unknown as PinoLogger, {}) },
+        {
+          provide: Logger,
+          useFactory: (root: PinoRoot) => new Logger(root as unknown as PinoLogger, {}),
+          inject: [ROOT_LOGGER],
+        },
       ],
       exports: [ROOT_LOGGER, Logger, AccessLog],
     };

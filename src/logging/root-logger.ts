@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import type { Clock } from '../clock/clock.js';
 import type { LogLevel } from '../config/app.config.js';
 import type { Config } from '../config/config.js';
 import { safeError } from './error-serializer.js';
@@ -53,37 +54,44 @@ export const REDACT_PATHS = [
 export const ACCESS_LOG_BUFFER_BYTES = 16_384;
 
 /**
- * pino's ISO time, made once a millisecond rather than once a line: under load several lines
- * share a millisecond, and `toISOString()` is a good part of writing one.
+ * pino's ISO time, read from the application's clock and made once a millisecond rather than
+ * once a line: under load several lines share a millisecond, and `toISOString()` is a good part
+ * of writing one.
  */
-let stampedAt = -1;
-let stamp = '';
-export function isoTime(): string {
-  const now = Date.now();
-  if (now !== stampedAt) {
-    stampedAt = now;
-    stamp = `,"time":"${new Date(now).toISOString()}"`;
-  }
-  return stamp;
+export function isoTimeOf(clock: Clock): () => string {
+  let stampedAt = -1;
+  let stamp = '';
+  return () => {
+    const now = clock.nowMs();
+    if (now !== stampedAt) {
+      stampedAt = now;
+      stamp = `,"time":"${new Date(now).toISOString()}"`;
+    }
+    return stamp;
+  };
 }
 
-function pinoOptions(config: Config): pino.LoggerOptions {
+function pinoOptions(config: Config, clock: Clock): pino.LoggerOptions {
   return {
     level: PINO_LEVEL[config.app.logLevel],
     redact: { paths: REDACT_PATHS, censor: REDACTED },
     serializers: { err: safeError },
     formatters: { level: (label) => ({ level: label }) },
-    timestamp: isoTime,
+    timestamp: isoTimeOf(clock),
   };
 }
 
 /**
  * The process's pino logger for everything but the access lines: JSON lines on stdout, each
  * written before the call returns, so a warning or an error is on its way out even if the
- * process dies at the next instruction; readable lines in development. `destination` replaces
- * stdout (tests capture lines through it).
+ * process dies at the next instruction; readable lines in development. Lines are stamped with
+ * `clock`'s time. `destination` replaces stdout (tests capture lines through it).
  */
-export function createRootLogger(config: Config, destination?: DestinationStream): Logger {
+export function createRootLogger(
+  config: Config,
+  clock: Clock,
+  destination?: DestinationStream,
+): Logger {
   const stream =
     config.observability.logFormat === 'pretty'
       ? pretty({
@@ -96,7 +104,7 @@ export function createRootLogger(config: Config, destination?: DestinationStream
           destination: destination ?? 1,
         })
       : (destination ?? pino.destination({ dest: 1, sync: true }));
-  return pino(pinoOptions(config), stream);
+  return pino(pinoOptions(config, clock), stream);
 }
 
 /**
@@ -108,12 +116,13 @@ export function createRootLogger(config: Config, destination?: DestinationStream
  */
 export function createAccessLogger(
   config: Config,
+  clock: Clock,
   root: Logger,
   destination?: DestinationStream,
 ): Logger {
   if (destination || config.observability.logFormat === 'pretty') return root;
   return pino(
-    pinoOptions(config),
+    pinoOptions(config, clock),
     pino.destination({
       dest: 1,
       sync: false,

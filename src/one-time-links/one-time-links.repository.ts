@@ -10,7 +10,10 @@ export class OneTimeLinksRepository {
   /** Stores a new token for the user, and deletes the unused ones it replaces. */
   async insertReplacing(
     manager: EntityManager,
-    row: Pick<OneTimeLink, 'userId' | 'purpose' | 'tokenHash' | 'expiresAt' | 'email'>,
+    row: Pick<
+      OneTimeLink,
+      'userId' | 'purpose' | 'tokenHash' | 'createdAt' | 'expiresAt' | 'email'
+    >,
   ): Promise<void> {
     const repo = manager.getRepository(OneTimeLink);
     await repo.delete({ userId: row.userId, purpose: row.purpose, usedAt: IsNull() });

@@ -49,11 +49,14 @@ export class OneTimeLinks implements OnModuleInit {
     email: string | null = null,
   ): Promise<string> {
     const plaintext = randomBytes(32).toString('base64url');
+    const now = this.clock.nowMs();
     await this.tokens.insertReplacing(manager, {
       userId,
       purpose,
       tokenHash: hashOf(plaintext),
-      expiresAt: new Date(this.clock.nowMs() + ttlMs),
+      // Made and ending by the app's clock, so its lifetime is the one asked for.
+      createdAt: new Date(now),
+      expiresAt: new Date(now + ttlMs),
       email,
     });
     return plaintext;

@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
+import { ManualClock, SystemClock } from '../clock/clock.js';
 import { Scheduler, untilAbandoned } from './scheduler.js';
 
 // A failing job is logged; these specs assert that it is, without printing it.
@@ -10,7 +11,7 @@ describe('Scheduler', () => {
 
   beforeEach(() => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
-    scheduler = new Scheduler();
+    scheduler = new Scheduler(new SystemClock());
   });
   afterEach(async () => {
     await scheduler.onApplicationShutdown();
@@ -45,7 +46,7 @@ describe('Scheduler', () => {
 
   it('should abandon a round still under way at the round limit, aborting its signal, and run the job again when next due', async () => {
     await scheduler.onApplicationShutdown();
-    scheduler = new Scheduler(5_000);
+    scheduler = new Scheduler(new SystemClock(), 5_000);
     const warn = jest.spyOn(Logger.prototype, 'warn');
     const signals: AbortSignal[] = [];
     // The first round never ends; the next ones do.
@@ -134,5 +135,73 @@ describe('Scheduler', () => {
     await stopping;
     await jest.advanceTimersByTimeAsync(10_000);
     expect(later).not.toHaveBeenCalled();
+  });
+});
+
+describe('Scheduler on a ManualClock', () => {
+  let clock: ManualClock;
+  let scheduler: Scheduler;
+
+  beforeEach(() => {
+    clock = new ManualClock(Date.UTC(2026, 0, 1));
+    scheduler = new Scheduler(clock);
+  });
+  afterEach(() => scheduler.onApplicationShutdown());
+
+  it('should run a job asked for later when the clock is moved to its time, and not before', async () => {
+    const job = jest.fn<() => void>();
+    scheduler.after('retry', 60_000, job);
+    clock.advance(59_999);
+    await scheduler.drain();
+    expect(job).not.toHaveBeenCalled();
+    clock.advance(1);
+    await scheduler.drain();
+    expect(job).toHaveBeenCalledTimes(1);
+  });
+
+  it('should run periodic work once when the clock jumps many intervals, then every interval after', async () => {
+    const seen: number[] = [];
+    scheduler.every('reminders', 3_600_000, () => void seen.push(clock.nowMs()), 60_000);
+    clock.advance(59_000);
+    await scheduler.drain();
+    expect(seen).toEqual([]);
+    const start = clock.nowMs();
+    clock.advance(8 * 86_400_000);
+    await scheduler.drain();
+    // Once, at the time the clock jumped to, as a machine waking from sleep runs it once.
+    expect(seen).toEqual([start + 8 * 86_400_000]);
+    clock.advance(3_600_000);
+    await scheduler.drain();
+    expect(seen).toHaveLength(2);
+  });
+
+  it('should run a job asked for with no delay on its own while the clock stands still', async () => {
+    let ran!: () => void;
+    const done = new Promise<void>((resolve) => (ran = resolve));
+    const at = clock.nowMs();
+    scheduler.after('write', 0, ran);
+    await done;
+    expect(clock.nowMs()).toBe(at);
+  });
+
+  it('should leave work that is not due to drain until the clock reaches it', async () => {
+    const order: string[] = [];
+    scheduler.after('now', 0, () => order.push('now'));
+    scheduler.after('later', 5_000, () => order.push('later'));
+    await scheduler.drain();
+    expect(order).toEqual(['now']);
+    clock.advance(5_000);
+    await scheduler.drain();
+    expect(order).toEqual(['now', 'later']);
+  });
+
+  it('should run nothing when the clock moves after shutdown', async () => {
+    const job = jest.fn<() => void>();
+    scheduler.after('later', 1_000, job);
+    scheduler.every('periodic', 1_000, job);
+    await scheduler.onApplicationShutdown();
+    clock.advance(10_000);
+    await scheduler.drain();
+    expect(job).not.toHaveBeenCalled();
   });
 });

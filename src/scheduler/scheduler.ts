@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
+import { Clock, type Timer } from '../clock/clock.js';
 
 /** `signal` aborts when the round is abandoned: work that keeps state of its own lets go then. */
 type Job = (signal: AbortSignal) => unknown;
@@ -8,29 +9,33 @@ export const ROUND_LIMIT_MS = 60_000;
 export const SCHEDULER_ROUND_LIMIT = Symbol('SCHEDULER_ROUND_LIMIT');
 
 interface Pending {
-  timer: NodeJS.Timeout;
+  timer: Timer;
   dueAt: number;
   job: Job;
 }
 
 /**
  * The one owner of the application's timers: periodic work (pruning, the usage flush, the
- * reminders), work to do soon (writing the security log, sending mail) and retries. Every timer
- * is unref'd, so none keeps a process alive, and all stop at shutdown after the work under way
- * has finished. `drain()` lets a test wait until nothing is left to do now, instead of waiting on
- * each background worker in its own way. A round still under way after ROUND_LIMIT_MS (a
- * database or a mail server that stopped answering) is abandoned: logged, its signal aborted,
- * and no longer waited for, so the job runs again when it is next due.
+ * reminders), work to do soon (writing the security log, sending mail) and retries. Its timers
+ * run on the application's clock: the machine's timers in production, and with a test's
+ * ManualClock, moving the clock runs what comes due. Every timer is unref'd, so none keeps a
+ * process alive, and all stop at shutdown after the work under way has finished. `drain()` lets
+ * a test wait until nothing is left to do now, instead of waiting on each background worker in
+ * its own way. A round still under way after ROUND_LIMIT_MS (a database or a mail server that
+ * stopped answering) is abandoned: logged, its signal aborted, and no longer waited for, so the
+ * job runs again when it is next due. That limit is the machine's time, whatever the clock says:
+ * like a query's timeout, it bounds how long the process waits, not when work is due.
  */
 @Injectable()
 export class Scheduler implements OnApplicationShutdown {
   private readonly logger = new Logger('Scheduler');
   private readonly pending = new Map<string, Pending>();
-  private readonly periodic = new Map<string, NodeJS.Timeout>();
+  private readonly periodic = new Map<string, Timer>();
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(
+    private readonly clock: Clock,
     @Optional()
     @Inject(SCHEDULER_ROUND_LIMIT)
     private readonly roundLimitMs: number = ROUND_LIMIT_MS,
@@ -45,12 +50,12 @@ export class Scheduler implements OnApplicationShutdown {
     let busy = false;
     const tick = (): void => {
       if (this.stopped) return;
-      this.periodic.set(name, setTimeout(tick, intervalMs).unref());
+      this.periodic.set(name, this.clock.startTimer(intervalMs, tick));
       if (busy) return;
       busy = true;
       void this.track(name, job).finally(() => (busy = false));
     };
-    this.periodic.set(name, setTimeout(tick, firstMs).unref());
+    this.periodic.set(name, this.clock.startTimer(firstMs, tick));
   }
 
   /**
@@ -60,11 +65,11 @@ export class Scheduler implements OnApplicationShutdown {
    */
   after(name: string, delayMs: number, job: Job): void {
     if (this.stopped) return;
-    const dueAt = Date.now() + Math.max(0, delayMs);
+    const dueAt = this.clock.nowMs() + Math.max(0, delayMs);
     const waiting = this.pending.get(name);
     if (waiting && waiting.dueAt <= dueAt) return;
-    if (waiting) clearTimeout(waiting.timer);
-    const timer = setTimeout(() => this.runPending(name), Math.max(0, delayMs)).unref();
+    waiting?.timer.cancel();
+    const timer = this.clock.startTimer(Math.max(0, delayMs), () => this.runPending(name));
     this.pending.set(name, { timer, dueAt, job });
   }
 
@@ -75,7 +80,8 @@ export class Scheduler implements OnApplicationShutdown {
    */
   async drain(): Promise<void> {
     for (;;) {
-      const due = [...this.pending.entries()].filter(([, p]) => p.dueAt <= Date.now());
+      const now = this.clock.nowMs();
+      const due = [...this.pending.entries()].filter(([, p]) => p.dueAt <= now);
       for (const [name] of due) this.runPending(name);
       if (this.running.size === 0) return;
       await Promise.allSettled([...this.running]);
@@ -84,8 +90,8 @@ export class Scheduler implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    for (const timer of this.periodic.values()) clearTimeout(timer);
-    for (const pending of this.pending.values()) clearTimeout(pending.timer);
+    for (const timer of this.periodic.values()) timer.cancel();
+    for (const pending of this.pending.values()) pending.timer.cancel();
     this.periodic.clear();
     this.pending.clear();
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
@@ -94,7 +100,7 @@ export class Scheduler implements OnApplicationShutdown {
   private runPending(name: string): void {
     const pending = this.pending.get(name);
     if (!pending) return;
-    clearTimeout(pending.timer);
+    pending.timer.cancel();
     this.pending.delete(name);
     void this.track(name, pending.job);
   }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
-import { Clock, ManualClock } from '../clock/clock.js';
+import { Clock, ManualClock, SystemClock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { AuditLog } from '../audit/audit-log.js';
@@ -21,6 +21,7 @@ const NOON = Date.parse('2026-11-23T12:00:00Z');
 describe('TokenUsageRecorder', () => {
   let recorder: TokenUsageRecorder;
   let scheduler: Scheduler;
+  let clock: ManualClock;
   const repo = {
     addDailyRequests: jest.fn<TokenUsageRepository['addDailyRequests']>(),
     saveAddresses: jest.fn<TokenUsageRepository['saveAddresses']>(),
@@ -44,14 +45,15 @@ describe('TokenUsageRecorder', () => {
     findAddressKeys.mockReset().mockResolvedValue(new Set());
     audit.record.mockReset();
     audit.flush.mockReset().mockResolvedValue(undefined);
-    scheduler = new Scheduler();
+    clock = new ManualClock(NOON);
+    scheduler = new Scheduler(clock);
     const moduleRef = await Test.createTestingModule({
       providers: [
         TokenUsageRecorder,
         { provide: Scheduler, useValue: scheduler },
         { provide: TokenUsageRepository, useValue: { ...repo, findAddressKeys } },
         { provide: AuditLog, useValue: audit },
-        { provide: Clock, useValue: new ManualClock(NOON) },
+        { provide: Clock, useValue: clock },
         {
           provide: Transactions,
           useValue: { run: (work: (m: EntityManager) => Promise<unknown>) => work({} as never) },
@@ -61,7 +63,6 @@ describe('TokenUsageRecorder', () => {
     recorder = moduleRef.get(TokenUsageRecorder);
   });
   afterEach(async () => {
-    jest.useRealTimers();
     await recorder.onApplicationShutdown();
     await scheduler.onApplicationShutdown();
   });
@@ -157,16 +158,17 @@ describe('TokenUsageRecorder', () => {
   });
 
   it('should have the scheduler flush it once a minute from its first use on', async () => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
     const every = jest.spyOn(scheduler, 'every');
     expect(every).not.toHaveBeenCalled();
     recorder.record(use());
     recorder.record(use({ tokenId: 2 }));
     expect(every).toHaveBeenCalledWith('token usage', USAGE_FLUSH_MS, expect.any(Function));
 
-    await jest.advanceTimersByTimeAsync(USAGE_FLUSH_MS - 1);
+    clock.advance(USAGE_FLUSH_MS - 1);
+    await scheduler.drain();
     expect(repo.addDailyRequests).not.toHaveBeenCalled();
-    await jest.advanceTimersByTimeAsync(1);
+    clock.advance(1);
+    await scheduler.drain();
     expect(repo.addDailyRequests).toHaveBeenCalledTimes(1);
   });
 
@@ -263,7 +265,7 @@ describe('LastUsedRecorder', () => {
 
   beforeEach(async () => {
     touchLastUsed.mockReset().mockResolvedValue(undefined);
-    scheduler = new Scheduler();
+    scheduler = new Scheduler(new SystemClock());
     const moduleRef = await Test.createTestingModule({
       providers: [
         LastUsedRecorder,

@@ -15,7 +15,14 @@ import { TokenAddress } from './token-address.entity.js';
 /** What a new token's row holds; the rest takes the columns' defaults. */
 export type NewToken = Pick<
   PersonalAccessToken,
-  'userId' | 'name' | 'tokenHash' | 'lastFour' | 'abilities' | 'expiresAt' | 'lifetimeDays'
+  | 'userId'
+  | 'name'
+  | 'tokenHash'
+  | 'lastFour'
+  | 'abilities'
+  | 'expiresAt'
+  | 'lifetimeDays'
+  | 'createdAt'
 >;
 
 /** A regenerated token's new value and what changes with it. */

@@ -76,9 +76,7 @@ describe('TokensService token lifecycle', () => {
     for (const mock of [run, notify, recordAfterCommit]) mock.mockClear();
     updateDetails.mockReset().mockResolvedValue(true);
     revokeForOwner.mockReset().mockResolvedValue(true);
-    insert
-      .mockReset()
-      .mockImplementation(async (_m, row) => stored({ ...row, id: 12, createdAt: clock.now() }));
+    insert.mockReset().mockImplementation(async (_m, row) => stored({ ...row, id: 12 }));
     findForOwner.mockReset().mockResolvedValue(stored());
     findUnrevokedForOwnerByName.mockReset().mockResolvedValue([]);
     replaceValue.mockReset().mockResolvedValue(true);
@@ -159,8 +157,12 @@ describe('TokensService token lifecycle', () => {
       clock.advance(5 * 3_600_000);
       const created = await service.create(person, { name: 'ci', expiresInDays: 30 });
       const expiresAt = new Date(now + 5 * 3_600_000 + 30 * DAY_MS);
-      expect(insert).toHaveBeenCalledWith(manager, expect.objectContaining({ expiresAt }));
-      expect(created.token).toMatchObject({ expiresAt, status: 'active' });
+      const createdAt = new Date(now + 5 * 3_600_000);
+      expect(insert).toHaveBeenCalledWith(
+        manager,
+        expect.objectContaining({ expiresAt, createdAt }),
+      );
+      expect(created.token).toMatchObject({ expiresAt, createdAt, status: 'active' });
       await service.create(person, { name: 'ci', expiresOn: '2027-01-01' });
       expect(insert).toHaveBeenLastCalledWith(
         manager,
@@ -232,6 +234,7 @@ describe('TokensService token lifecycle', () => {
         abilities: ['user:read', 'team:read'],
         expiresAt: new Date(now + 30 * DAY_MS),
         lifetimeDays: 30,
+        createdAt: new Date(now),
       });
       expect(token.hint.endsWith(plaintext.slice(-4))).toBe(true);
     });

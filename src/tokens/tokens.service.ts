@@ -152,7 +152,8 @@ export class TokensService {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
     const { pinnedTo: team, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
-    const { expiresAt, days } = resolveExpiry(input, limit, this.clock.nowMs());
+    const now = this.clock.nowMs();
+    const { expiresAt, days } = resolveExpiry(input, limit, now);
     const generated = generateToken();
     const abilities = chooseAbilities(this.catalog, input.abilities);
     // A token pinned to a team that limits abilities gets none it would be refused for there.
@@ -170,6 +171,8 @@ export class TokensService {
       abilities,
       expiresAt,
       lifetimeDays: days,
+      // The app's time, as its expiry is: the reminders measure the lifetime between the two.
+      createdAt: new Date(now),
     };
     const saved = await this.transactions.run(async (m) => {
       const inserted = await this.tokens.insert(m, row);

@@ -1,14 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { Actors } from '../../src/common/actor.js';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import { Clock, ManualClock } from '../../src/clock/clock.js';
 import { RegistrationService } from '../../src/sign-in/registration.service.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { TeamsService } from '../../src/teams/teams.service.js';
 import type { Team } from '../../src/teams/team.entity.js';
 import type { CreateTokenDto } from '../../src/tokens/dto/create-token.dto.js';
-import { PersonalAccessToken } from '../../src/tokens/personal-access-token.entity.js';
 import { TokensService, type CreatedToken } from '../../src/tokens/tokens.service.js';
 import type { User } from '../../src/users/user.entity.js';
 
@@ -58,17 +56,27 @@ export async function createRevokedToken(
   return created;
 }
 
-/** A token whose expiry passed a second ago. */
+const DAY_MS = 86_400_000;
+
+/**
+ * A token whose expiry passed a second ago: made for one day, a day and a second ago, on the
+ * app's clock (a ManualClock, set back for the making and forward again).
+ */
 export async function createExpiredToken(
   app: INestApplication,
   user: Pick<User, 'id'>,
+  overrides: Partial<CreateTokenDto> = {},
 ): Promise<CreatedToken> {
-  const created = await createToken(app, user, { expiresInDays: 1 });
-  await app
-    .get<DataSource>(getDataSourceToken())
-    .getRepository(PersonalAccessToken)
-    .update({ id: created.token.id }, { expiresAt: new Date(Date.now() - 1000) });
-  return created;
+  const clock = app.get(Clock);
+  if (!(clock instanceof ManualClock)) {
+    throw new Error('createExpiredToken moves the clock: create the app with a ManualClock');
+  }
+  clock.advance(-(DAY_MS + 1000));
+  try {
+    return await createToken(app, user, { ...overrides, expiresInDays: 1 });
+  } finally {
+    clock.advance(DAY_MS + 1000);
+  }
 }
 
 export function createTeam(

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { TeamMember } from '../../src/teams/team-member.entity.js';
-import { createTeam } from '../factories/index.js';
-import type { SignedInPerson } from './people.js';
+import { addMember, createTeam } from '../factories/index.js';
+import { signedInPerson, type SignedInPerson } from './people.js';
 import type { TestApp } from './test-app.js';
 
 /** A team owned by `owner` with the others in it under the given roles. */
@@ -20,6 +21,18 @@ export async function teamOf(
     });
   }
   return team;
+}
+
+/** An owner, two admins and a member of a new team, each signed in. */
+export async function staffedTeam(t: Pick<TestApp, 'app' | 'server' | 'mail' | 'dataSource'>) {
+  const [owner, adminA, adminB, member] = await Promise.all(
+    ['Owner', 'Admin A', 'Admin B', 'Member'].map((name) => signedInPerson(t, { name })),
+  );
+  const team = await createTeam(t.app, owner.user, `Staffed ${randomBytes(3).toString('hex')}`);
+  await addMember(t.app, team.id, adminA.user, 'admin');
+  await addMember(t.app, team.id, adminB.user, 'admin');
+  await addMember(t.app, team.id, member.user, 'member');
+  return { team, owner, adminA, adminB, member };
 }
 
 /** Each member's role in the team, by user id, as the database has it. */

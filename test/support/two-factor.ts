@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { Actors } from '../../src/common/actor.js';
 import { Secret, TOTP } from 'otpauth';
+import { Clock } from '../../src/clock/clock.js';
 import { TwoFactorService } from '../../src/two-factor/two-factor.service.js';
 import { visibleText } from './html.js';
 import type { SignedInPerson } from './people.js';
@@ -12,13 +13,21 @@ export const CHALLENGE = '/two-factor-challenge';
 export interface TwoFactorSecret {
   secret: string;
   recoveryCodes: string[];
-  /** The app's code `steps` 30-second steps from now (0: the code it shows now). */
+  /** The app's code `steps` 30-second steps from the app's now (0: the code it shows now). */
   code(steps?: number): string;
 }
 
 /** The base32 secret a setup page shows, to be typed into an authenticator app. */
 export function totpSecretIn(html: string): string | undefined {
   return /id="totp-secret"[^>]*>\s*([A-Z2-7]+)\s*</.exec(html)?.[1];
+}
+
+/** The code an authenticator app shows for `secret` at the app's time, `steps` 30-second steps on. */
+export function totpCodeAt(t: Pick<TestApp, 'app'>, secret: string, steps = 0): string {
+  return TOTP.generate({
+    secret: Secret.fromBase32(secret),
+    timestamp: t.app.get(Clock).nowMs() + steps * 30_000,
+  });
 }
 
 /** The recovery codes of a page: one per `<li>` inside `#recovery-codes`. */
@@ -29,14 +38,17 @@ export function recoveryCodesOf(html: string): string[] {
 
 /**
  * Turns two-factor sign-in on for the person through the pages, as they would: the setup page
- * from the security page, then the current code of the secret it shows. Returns both answers,
- * the secret and the recovery codes shown.
+ * from the security page, then the code the secret it shows gives at the app's time. Returns
+ * both answers, the secret and the recovery codes shown.
  */
-export async function turnOnTwoFactorOnPages(person: Pick<SignedInPerson, 'client'>) {
+export async function turnOnTwoFactorOnPages(
+  t: Pick<TestApp, 'app'>,
+  person: Pick<SignedInPerson, 'client'>,
+) {
   const setup = await person.client.submit('/settings/security', '/settings/two-factor');
   const secret = totpSecretIn(setup.text);
   if (!secret) throw new Error(`no secret on the setup page (status ${setup.status})`);
-  const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+  const code = totpCodeAt(t, secret);
   const done = await person.client.submit('/settings/two-factor', '/settings/two-factor/confirm', {
     code,
   });
@@ -45,7 +57,8 @@ export async function turnOnTwoFactorOnPages(person: Pick<SignedInPerson, 'clien
 
 /**
  * Turns two-factor sign-in on for the person through the service, as the setup pages do, with
- * the code of the current step (which therefore cannot sign in: use `code(1)` for that).
+ * the code of the current step at the app's time (which therefore cannot sign in: use `code(1)`
+ * for that).
  */
 export async function turnOnTwoFactor(
   t: Pick<TestApp, 'app'>,
@@ -55,8 +68,7 @@ export async function turnOnTwoFactor(
   const who = Actors.person(person.user.id);
   const sealed = await twoFactor.beginSetup(who);
   const { secret } = twoFactor.describeSetup(who, sealed, person.email);
-  const code = (steps = 0) =>
-    TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: Date.now() + steps * 30_000 });
+  const code = (steps = 0) => totpCodeAt(t, secret, steps);
   const recoveryCodes = await twoFactor.confirm(who, sealed, code());
   return { secret, recoveryCodes, code };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { Request, Response } from 'express';
+import { SystemClock } from '../../clock/clock.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
 import type { TokenAuthenticator, TokenPrincipal } from '../../tokens/token-authenticator.js';
@@ -34,6 +35,7 @@ describe('ApiAuthentication', () => {
       bearer as unknown as BearerStrategy,
       tokens as unknown as TokenAuthenticator,
       limiter as unknown as ApiRateLimiter,
+      new SystemClock(),
     );
     const req = { ip: '203.0.113.9', headers: { 'user-agent': 'curl/8.5.0' } } as Request;
     const res = {} as Response;
@@ -104,6 +106,7 @@ describe('ApiAuthentication', () => {
       bearer as unknown as BearerStrategy,
       tokens as unknown as TokenAuthenticator,
       limiter as unknown as ApiRateLimiter,
+      new SystemClock(),
       metrics as unknown as Metrics,
     );
     const req = {

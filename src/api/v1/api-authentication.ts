@@ -10,6 +10,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { NextFunction, Request, Response } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { BEARER_REALM } from '../../auth/auth.errors.js';
+import { Clock } from '../../clock/clock.js';
 import { DomainError } from '../../common/errors/domain.error.js';
 import { AllExceptionsFilter } from '../../common/filters/all-exceptions.filter.js';
 import { Metrics } from '../../metrics/metrics.js';
@@ -190,15 +191,18 @@ interface Attempt {
  */
 @Injectable()
 export class ApiAuthentication implements NestMiddleware {
-  private readonly errors = new AllExceptionsFilter();
+  private readonly errors: AllExceptionsFilter;
 
   constructor(
     private readonly strategy: BearerStrategy,
     private readonly tokens: TokenAuthenticator,
     private readonly limiter: ApiRateLimiter,
+    clock: Clock,
     // Present when METRICS_ENABLED (and never in the operators' CLI).
     @Optional() private readonly metrics?: Metrics,
-  ) {}
+  ) {
+    this.errors = new AllExceptionsFilter(clock);
+  }
 
   use(req: Request, res: Response, next: NextFunction): void {
     this.authenticate(req, res).then(

@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock/clock.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
@@ -21,6 +22,7 @@ export class TeamAuditLogController {
   constructor(
     private readonly teams: TeamsService,
     private readonly audit: AuditService,
+    private readonly clock: Clock,
   ) {}
 
   @ApiEndpoint({
@@ -49,6 +51,6 @@ export class TeamAuditLogController {
     );
     // Newest first: the next page holds the events older than the last of this one.
     const next = olderThan === undefined ? null : encodeCursor('audit-log', olderThan);
-    return page(events.map(toAuditEvent), next);
+    return page(this.clock, events.map(toAuditEvent), next);
   }
 }

@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock/clock.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
@@ -20,7 +21,10 @@ type InvitationView = ReturnType<typeof toInvitation>;
 @ApiTags('Team')
 @Controller('api/v1/team/invitations')
 export class TeamInvitationsController {
-  constructor(private readonly invitations: InvitationsService) {}
+  constructor(
+    private readonly invitations: InvitationsService,
+    private readonly clock: Clock,
+  ) {}
 
   @ApiEndpoint({
     method: 'GET',
@@ -39,7 +43,14 @@ export class TeamInvitationsController {
     @JsonQuery() query: PageQuery,
   ): Promise<PageEnvelope<InvitationView>> {
     const rows = await this.invitations.pageForTeam(actor, team.id, keysetOf('invitations', query));
-    return pageOf('invitations', rows, query, (invitation) => invitation.id, toInvitation);
+    return pageOf(
+      this.clock,
+      'invitations',
+      rows,
+      query,
+      (invitation) => invitation.id,
+      toInvitation,
+    );
   }
 
   @ApiEndpoint({
@@ -58,7 +69,7 @@ export class TeamInvitationsController {
     @CurrentTeam() team: TeamSummary,
     @JsonBody() body: CreateInvitationBody,
   ): Promise<SuccessEnvelope<InvitationView>> {
-    return success(toInvitation(await this.invitations.invite(actor, team.id, body)));
+    return success(this.clock, toInvitation(await this.invitations.invite(actor, team.id, body)));
   }
 
   @ApiEndpoint({

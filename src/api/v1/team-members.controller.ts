@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock/clock.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
@@ -20,7 +21,10 @@ import { toMember } from './team-api.views.js';
 @ApiTags('Team')
 @Controller('api/v1/team/members')
 export class TeamMembersController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly clock: Clock,
+  ) {}
 
   @ApiEndpoint({
     method: 'GET',
@@ -39,7 +43,7 @@ export class TeamMembersController {
     @JsonQuery() query: PageQuery,
   ): Promise<PageEnvelope<ReturnType<typeof toMember>>> {
     const rows = await this.teams.membersPage(actor, team.id, keysetOf('members', query));
-    return pageOf('members', rows, query, (member) => member.userId, toMember);
+    return pageOf(this.clock, 'members', rows, query, (member) => member.userId, toMember);
   }
 
   @ApiEndpoint({
@@ -60,7 +64,10 @@ export class TeamMembersController {
     @IdParam() id: number,
     @JsonBody() body: UpdateMemberBody,
   ): Promise<SuccessEnvelope<UserProfile>> {
-    return success(toUserProfile(await this.teams.changeRole(actor, team.id, id, body.role)));
+    return success(
+      this.clock,
+      toUserProfile(await this.teams.changeRole(actor, team.id, id, body.role)),
+    );
   }
 
   @ApiEndpoint({

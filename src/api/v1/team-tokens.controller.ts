@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock/clock.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import type { PageEnvelope } from '../../common/http/envelope.js';
@@ -16,7 +17,10 @@ import { toTeamToken } from './team-api.views.js';
 @ApiTags('Team')
 @Controller('api/v1/team/tokens')
 export class TeamTokensController {
-  constructor(private readonly inventory: TeamTokensService) {}
+  constructor(
+    private readonly inventory: TeamTokensService,
+    private readonly clock: Clock,
+  ) {}
 
   @ApiEndpoint({
     method: 'GET',
@@ -35,6 +39,6 @@ export class TeamTokensController {
     @JsonQuery() query: PageQuery,
   ): Promise<PageEnvelope<ReturnType<typeof toTeamToken>>> {
     const { tokens } = await this.inventory.inventory(actor, team.id, keysetOf('tokens', query));
-    return pageOf('tokens', tokens, query, (token) => token.id, toTeamToken);
+    return pageOf(this.clock, 'tokens', tokens, query, (token) => token.id, toTeamToken);
   }
 }

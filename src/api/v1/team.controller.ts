@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock/clock.js';
 import { CurrentTeam } from './api-authentication.js';
 import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { toTeamSummary, type TeamSummary } from '../../teams/team.view.js';
@@ -9,6 +10,8 @@ import { TeamSchema } from './openapi/schemas.js';
 @ApiTags('Team')
 @Controller('api/v1/team')
 export class TeamController {
+  constructor(private readonly clock: Clock) {}
+
   /** The team the token acts in: its user's current team, or the team it is pinned to. */
   @ApiEndpoint({
     method: 'GET',
@@ -21,6 +24,6 @@ export class TeamController {
     errors: ['not_found'],
   })
   current(@CurrentTeam() team: TeamSummary): SuccessEnvelope<TeamSummary> {
-    return success(toTeamSummary(team));
+    return success(this.clock, toTeamSummary(team));
   }
 }

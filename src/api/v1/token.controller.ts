@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock/clock.js';
 import { CurrentToken } from './api-authentication.js';
 import { success, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { AbilityCatalog } from '../../config/abilities.config.js';
@@ -11,7 +12,10 @@ import { TokenSchema } from './openapi/schemas.js';
 @ApiTags('Token')
 @Controller('api/v1/token')
 export class TokenController {
-  constructor(private readonly catalog: AbilityCatalog) {}
+  constructor(
+    private readonly catalog: AbilityCatalog,
+    private readonly clock: Clock,
+  ) {}
 
   /** The presented token's own details, answered from the one authentication query. */
   @ApiEndpoint({
@@ -25,6 +29,6 @@ export class TokenController {
     actsInTeam: false,
   })
   current(@CurrentToken() token: TokenPrincipal): SuccessEnvelope<TokenInfo> {
-    return success(toTokenInfo(token, this.catalog));
+    return success(this.clock, toTokenInfo(token, this.catalog));
   }
 }

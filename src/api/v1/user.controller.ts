@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock/clock.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import { success, type PageEnvelope, type SuccessEnvelope } from '../../common/http/envelope.js';
@@ -16,7 +17,10 @@ import { toMembership } from './team-api.views.js';
 @ApiTags('User')
 @Controller('api/v1/user')
 export class UserController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly clock: Clock,
+  ) {}
 
   /** The profile of the user who owns the presented token. */
   @ApiEndpoint({
@@ -29,7 +33,7 @@ export class UserController {
     data: UserProfileSchema,
   })
   profile(@CurrentUser() user: UserProfile): SuccessEnvelope<UserProfile> {
-    return success(toUserProfile(user));
+    return success(this.clock, toUserProfile(user));
   }
 
   @ApiEndpoint({
@@ -48,6 +52,6 @@ export class UserController {
     @JsonQuery() query: PageQuery,
   ): Promise<PageEnvelope<ReturnType<typeof toMembership>>> {
     const rows = await this.teams.teamsPage(actor, keysetOf('teams', query));
-    return pageOf('teams', rows, query, (row) => row.team.id, toMembership);
+    return pageOf(this.clock, 'teams', rows, query, (row) => row.team.id, toMembership);
   }
 }

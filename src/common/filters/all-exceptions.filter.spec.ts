@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { NotFoundException } from '@nestjs/common';
 import type { Request } from 'express';
 import { QueryFailedError } from 'typeorm';
+import { SystemClock } from '../../clock/clock.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
 import { ValidationError } from '../errors/domain.error.js';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
@@ -9,7 +10,7 @@ import { AllExceptionsFilter } from './all-exceptions.filter.js';
 const request = { method: 'GET', path: '/api/v1/user/profile' } as Request;
 
 describe('AllExceptionsFilter.resolve', () => {
-  const filter = new AllExceptionsFilter();
+  const filter = new AllExceptionsFilter(new SystemClock());
   // The filter logs unexpected errors; keep the test output clean.
   Object.assign(filter, { logger: { error: () => undefined } });
 

@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
+import type { Clock } from '../../clock/clock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import {
   ConflictError,
@@ -88,8 +89,14 @@ const CSRF_MESSAGE =
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
-  /** `answersInJson`: the paths answered with the envelope; /api's, and those a caller adds. */
-  constructor(private readonly answersInJson: (path: string) => boolean = isApiPath) {}
+  /**
+   * `clock` stamps the envelope; `answersInJson`: the paths answered with the envelope, /api's
+   * and those a caller adds.
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly answersInJson: (path: string) => boolean = isApiPath,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -112,7 +119,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       }
       writeJson(
         response,
-        failure(error.code, error.message, error.fields, supportId(error, request)),
+        failure(this.clock, error.code, error.message, error.fields, supportId(error, request)),
         error.status,
       );
       return;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Clock } from '../../clock/clock.js';
 import { failure } from './envelope.js';
 import { REQUEST_ID_HEADER } from './request-id-header.js';
 
@@ -27,9 +28,14 @@ const BAD_REQUEST = {
 /**
  * Answers what node's HTTP parser refuses (a bad request line, headers too large, a request
  * too slow to arrive) in the API's JSON envelope with a request id, instead of node's bare
- * status line. Nothing reached the app, so nothing else is written: the connection closes.
+ * status line, stamped by the app's `clock`. Nothing reached the app, so nothing else is
+ * written: the connection closes.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+export function answerClientError(
+  clock: Clock,
+  error: Error & { code?: string },
+  socket: Duplex,
+): void {
   // A connection already reset, or one that has begun an answer, can only be closed.
   const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
@@ -37,7 +43,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     return;
   }
   const { status, code, message } = (error.code && REFUSALS[error.code]) || BAD_REQUEST;
-  const body = JSON.stringify(failure(code, message));
+  const body = JSON.stringify(failure(clock, code, message));
   socket.end(
     [
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,

@@ -1,4 +1,4 @@
-import { isoTimestampMicros } from '../time/clock.js';
+import type { Clock } from '../../clock/clock.js';
 
 export const API_VERSION = 'v1';
 
@@ -31,16 +31,21 @@ export interface ErrorEnvelope {
   timestamp: string;
 }
 
-export function success<T>(data: T): SuccessEnvelope<T> {
-  return { success: true, data, version: API_VERSION, timestamp: isoTimestampMicros() };
+/**
+ * The envelopes are stamped with the time of the application's clock (`clock`, injected where
+ * they are made), so that a test's ManualClock moves the stamps too.
+ */
+export function success<T>(clock: Clock, data: T): SuccessEnvelope<T> {
+  return { success: true, data, version: API_VERSION, timestamp: clock.isoMicros() };
 }
 
 /** A page of a list; the timestamp stays the last member (json-answer.ts digests what precedes it). */
-export function page<T>(data: T[], next: string | null): PageEnvelope<T> {
-  return { success: true, data, next, version: API_VERSION, timestamp: isoTimestampMicros() };
+export function page<T>(clock: Clock, data: T[], next: string | null): PageEnvelope<T> {
+  return { success: true, data, next, version: API_VERSION, timestamp: clock.isoMicros() };
 }
 
 export function failure(
+  clock: Clock,
   code: string,
   message: string,
   fields?: Record<string, string>,
@@ -52,6 +57,6 @@ export function failure(
     success: false,
     error,
     version: API_VERSION,
-    timestamp: isoTimestampMicros(),
+    timestamp: clock.isoMicros(),
   };
 }

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Express, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SystemClock } from '../../clock/clock.js';
 import { ExpressHttpAdapter } from './express-adapter.js';
 
 describe('ExpressHttpAdapter', () => {
@@ -19,7 +20,7 @@ describe('ExpressHttpAdapter', () => {
   }
 
   it("should have node create requests and responses with Express's prototypes already set", async () => {
-    const adapter = new ExpressHttpAdapter();
+    const adapter = new ExpressHttpAdapter(new SystemClock());
     adapter.initHttpServer({});
     const app = adapter.getInstance<Express>();
     const seen: boolean[] = [];
@@ -43,7 +44,7 @@ describe('ExpressHttpAdapter', () => {
   });
 
   it("should leave Nest's own server in place when Nest tracks its connections", async () => {
-    const adapter = new ExpressHttpAdapter();
+    const adapter = new ExpressHttpAdapter(new SystemClock());
     adapter.initHttpServer({ forceCloseConnections: true });
     const app = adapter.getInstance<Express>();
     const seen: boolean[] = [];
@@ -60,7 +61,7 @@ describe('ExpressHttpAdapter', () => {
   });
 
   it("should answer a route's object with the bytes and headers Express's res.json() sends", async () => {
-    const adapter = new ExpressHttpAdapter();
+    const adapter = new ExpressHttpAdapter(new SystemClock());
     adapter.initHttpServer({});
     const app = adapter.getInstance<Express>();
     const body = { success: true, data: { name: 'Zoë <b>&' }, list: [1, null] };

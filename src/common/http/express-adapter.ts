@@ -6,7 +6,9 @@ import {
 } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Duplex } from 'node:stream';
 import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
+import type { Clock } from '../../clock/clock.js';
 import { answerClientError } from './client-error.js';
 import { JsonAnswer, writeJson } from './json-answer.js';
 
@@ -25,6 +27,11 @@ import { JsonAnswer, writeJson } from './json-answer.js';
  */
 export class ExpressHttpAdapter extends ExpressAdapter {
   private readonly unrouted: RequestHandler[] = [];
+
+  /** `clock`: the app's, which stamps the envelope of what node's parser refuses. */
+  constructor(private readonly clock: Clock) {
+    super();
+  }
 
   /** Runs `handler` for the requests no route answered, before Nest's not-found handler. */
   useForUnrouted(handler: RequestHandler): void {
@@ -71,7 +78,9 @@ export class ExpressHttpAdapter extends ExpressAdapter {
       this.httpServer = createServer(prototypedClasses(this.getInstance()), this.getInstance());
     }
     // What node's parser refuses is answered in the envelope too (client-error.ts).
-    this.httpServer.on('clientError', answerClientError);
+    this.httpServer.on('clientError', (error: Error, socket: Duplex) =>
+      answerClientError(this.clock, error, socket),
+    );
   }
 }
 

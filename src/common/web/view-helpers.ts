@@ -4,7 +4,10 @@ import hbs from 'hbs';
 
 type Root = {
   flash?: { old?: Record<string, unknown>; fields?: Record<string, string> };
-  /** When the page is drawn (epoch ms, from the app's clock), for times relative to it. */
+  /**
+   * When the page is drawn (epoch ms), for times relative to it: the app's clock, which every
+   * render reads (configureApp).
+   */
   now?: number;
 };
 
@@ -85,7 +88,8 @@ export const VIEW_HELPERS = {
     options: HelperOptions,
   ): string | InstanceType<typeof hbs.handlebars.SafeString> {
     if (!(value instanceof Date) || Number.isNaN(value.getTime())) return 'never';
-    const now = root(options).now ?? Date.now();
+    const now = root(options).now;
+    if (now === undefined) throw new Error('{{ago}} is drawn without `now` (see configureApp)');
     const exact = exactTime(value);
     return new hbs.handlebars.SafeString(
       `<time datetime="${value.toISOString()}" title="${exact}">${relativeTime(value.getTime(), now)}</time>`,

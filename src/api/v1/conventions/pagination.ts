@@ -9,6 +9,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { map, type Observable } from 'rxjs';
+import type { Clock } from '../../../clock/clock.js';
 import { ValidationError } from '../../../common/errors/domain.error.js';
 import { page, type PageEnvelope } from '../../../common/http/envelope.js';
 import type { KeysetPage } from '../../../common/keyset-page.js';
@@ -71,9 +72,10 @@ export function keysetOf(list: string, query: PageQuery): KeysetPage {
 
 /**
  * A page of `list` from rows read with one more than the limit: the rows it shows, and the
- * cursor of the next page when that extra row was there.
+ * cursor of the next page when that extra row was there; stamped by `clock`.
  */
 export function pageOf<Row, T>(
+  clock: Clock,
   list: string,
   rows: Row[],
   query: PageQuery,
@@ -82,7 +84,11 @@ export function pageOf<Row, T>(
 ): PageEnvelope<T> {
   const shown = rows.slice(0, query.limit);
   const more = rows.length > query.limit;
-  return page(shown.map(view), more ? encodeCursor(list, keyOf(shown[shown.length - 1])) : null);
+  return page(
+    clock,
+    shown.map(view),
+    more ? encodeCursor(list, keyOf(shown[shown.length - 1])) : null,
+  );
 }
 
 /**

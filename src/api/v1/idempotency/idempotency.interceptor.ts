@@ -14,6 +14,7 @@ import {
   DomainError,
   ValidationError,
 } from '../../../common/errors/domain.error.js';
+import { Clock } from '../../../clock/clock.js';
 import { AllExceptionsFilter } from '../../../common/filters/all-exceptions.filter.js';
 import { failure } from '../../../common/http/envelope.js';
 import { JsonAnswer } from '../../../common/http/json-answer.js';
@@ -65,9 +66,14 @@ function canonical(value: unknown): unknown {
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  private readonly errors = new AllExceptionsFilter();
+  private readonly errors: AllExceptionsFilter;
 
-  constructor(private readonly store: IdempotencyStore) {}
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly clock: Clock,
+  ) {
+    this.errors = new AllExceptionsFilter(clock);
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
@@ -113,7 +119,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         if (!(error instanceof DomainError) || refused.status >= 500 || error.retryAfterSeconds) {
           return from(this.store.release(id)).pipe(mergeMap(() => throwError(() => error)));
         }
-        const envelope = failure(refused.code, refused.message, refused.fields);
+        const envelope = failure(this.clock, refused.code, refused.message, refused.fields);
         return from(this.store.answer(id, refused.status, envelope)).pipe(
           mergeMap(() => of(new JsonAnswer(refused.status, envelope))),
         );

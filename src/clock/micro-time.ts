@@ -14,11 +14,12 @@ function anchor(): number {
 let origin = anchor();
 
 /**
- * The current UTC time as ISO 8601 with six real fractional digits. JavaScript dates stop at
- * milliseconds, so the microseconds come from the monotonic high-resolution clock, anchored to
- * the wall clock; when the wall clock is stepped (NTP, a suspended machine) it is re-anchored.
+ * The machine's UTC time as ISO 8601 with six real fractional digits (SystemClock's
+ * `isoMicros`). JavaScript dates stop at milliseconds, so the microseconds come from the
+ * monotonic high-resolution clock, anchored to the wall clock; when the wall clock is stepped
+ * (NTP, a suspended machine) it is re-anchored.
  */
-export function isoTimestampMicros(): string {
+export function isoMicrosOfMachine(): string {
   let nowMs = origin + performance.now();
   const wallMs = Date.now();
   if (nowMs < wallMs - 1 || nowMs > wallMs + 2) {
