@@ -30,7 +30,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   {
-    files: ['src/cli.ts', 'src/cli/**/*.ts', 'bench/**/*.{ts,js,mjs}'],
+    files: ['src/cli.ts', 'src/cli/**/*.ts', 'bench/**/*.{ts,js,mjs}', 'docs/examples/**/*.mjs'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -4,6 +4,9 @@
 //   npm run bench                 MariaDB on 127.0.0.1:3306 (BENCH_DATABASE_URL to change)
 //   npm run bench -- --sqlite     the embedded SQLite database
 //   npm run bench -- --quick      1 round of 3 s, no scale run (for trying things out)
+//   npm run bench -- --introspection
+//                                 Tessera alone: GET /api/v1/token and POST /api/v1/introspect
+//                                 (beside the profile), interleaved, 5 rounds unless --rounds
 //   npm run bench -- --compare ../other-checkout
 //                                 also runs that checkout's build (npm run build there first) in
 //                                 the same interleaved rounds: before and after a change
@@ -51,9 +54,10 @@ const { values: opts } = parseArgs({
     compare: { type: 'string' },
     // The compared build has GET /api/v1/team/members too.
     'compare-members': { type: 'boolean', default: false },
+    introspection: { type: 'boolean', default: false },
   },
 });
-const rounds = Number(opts.rounds ?? (opts.quick ? 1 : 3));
+const rounds = Number(opts.rounds ?? (opts.quick ? 1 : opts.introspection ? 5 : 3));
 const seconds = Number(opts.seconds ?? (opts.quick ? 3 : 10));
 const connections = Number(opts.connections);
 const log = (line) => console.log(line);
@@ -84,6 +88,8 @@ const undo = [];
 
 /** Endpoints besides the profile, measured on Tessera (valid tokens). */
 const TEAM = 'GET /api/v1/team';
+const TOKEN = 'GET /api/v1/token';
+const INTROSPECT = 'POST /api/v1/introspect (a team member’s token, as a form)';
 const MEMBERS = 'GET /api/v1/team/members (a team of 200)';
 
 /** The load shapes besides 50 keep-alive connections (run against Tessera and the yardstick). */
@@ -127,12 +133,13 @@ async function main() {
     : await probeCluster(dataSourceOptions(loadConfig({ DATABASE_URL: main.url }).database));
   const causalReads = cluster === 'none' ? undefined : CAUSAL_READS[cluster];
   if (causalReads) log(`A ${cluster} node: Tessera's connections run ${causalReads}`);
-  const scale = opts.quick
-    ? null
-    : {
-        small: await database('10k', 10_000, 10_000),
-        large: await database('1m', 10_000, 1_000_000),
-      };
+  const scale =
+    opts.quick || opts.introspection
+      ? null
+      : {
+          small: await database('10k', 10_000, 10_000),
+          large: await database('1m', 10_000, 1_000_000),
+        };
 
   if (pin && !opts.sqlite) {
     // Every MariaDB server: a cluster's nodes are several.
@@ -148,7 +155,7 @@ async function main() {
 
   let port = 4100;
   const tessera = TESSERA_SCRIPT;
-  const specs = [
+  const all = [
     { name: 'Tessera (production)', script: tessera, env: tesseraEnv(main.url), key: 'tessera' },
     opts.sqlite
       ? {
@@ -254,6 +261,8 @@ async function main() {
       : []),
   ];
 
+  // --introspection: Tessera alone, its token's own answer against introspection.
+  const specs = opts.introspection ? all.filter((spec) => spec.key === 'tessera') : all;
   const servers = [];
   for (const spec of specs) {
     const nodeArgs = [
@@ -281,6 +290,21 @@ async function main() {
     if (s.key === 'tessera' || (s.key === 'tessera-compared' && opts['compare-members'])) {
       list.push({ scenario: MEMBERS, path: '/api/v1/team/members', tokens: t.members });
     }
+    // Introspection (one caller checking the team's members' tokens) beside the token's own
+    // description of itself: both any token's, one authentication each.
+    if (s.key === 'tessera') {
+      list.push(
+        { scenario: TOKEN, path: '/api/v1/token', tokens: t.valid },
+        {
+          scenario: INTROSPECT,
+          path: '/api/v1/introspect',
+          tokens: t.members,
+          introspect: { caller: t.introspector },
+        },
+      );
+    }
+    if (opts.introspection)
+      return list.filter((sc) => ['valid', TOKEN, INTROSPECT].includes(sc.scenario));
     // Clients that misbehave: many connections, or a new connection for every request.
     if (['tessera', 'yardstick'].includes(s.key) && useWrk) {
       list.push(
@@ -303,6 +327,7 @@ async function main() {
         url: s.url,
         tokens: sc.tokens,
         path: sc.path,
+        introspect: sc.introspect,
         seconds: Math.min(3, seconds),
         connections,
         useWrk,
@@ -322,6 +347,7 @@ async function main() {
           url: s.url,
           tokens: sc.tokens,
           path: sc.path,
+          introspect: sc.introspect,
           seconds,
           connections: sc.connections ?? connections,
           close: sc.close,

@@ -24,7 +24,15 @@ const LAYERS = [
   // The features.
   ['teams', 'tokens', 'email-verification', 'two-factor', 'passkeys'],
   // Pages and flows that combine features.
-  ['sign-in', 'account', 'password-reset', 'invitations', 'security-log', 'token-reports'],
+  [
+    'sign-in',
+    'account',
+    'password-reset',
+    'invitations',
+    'security-log',
+    'token-reports',
+    'service-accounts',
+  ],
   // Above them all: pages over several of those, the API, upkeep, the command line.
   ['team-page', 'dashboard', 'api', 'health', 'maintenance', 'cli'],
 ];

@@ -12,6 +12,7 @@ import { EmailVerificationModule } from './email-verification/email-verification
 import { MailModule } from './mail/mail.module.js';
 import { PasswordResetModule } from './password-reset/password-reset.module.js';
 import { SignInModule } from './sign-in/sign-in.module.js';
+import { ServiceAccountsModule } from './service-accounts/service-accounts.module.js';
 import { TeamsModule } from './teams/teams.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -41,6 +42,7 @@ export class CoreModule {
         PasswordResetModule,
         SignInModule,
         AccountAccessModule,
+        ServiceAccountsModule,
       ],
     };
   }

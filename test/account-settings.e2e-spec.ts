@@ -267,7 +267,7 @@ describe('account settings', () => {
       });
       expect(res.headers.location).toBe('/settings/profile');
       expect(await person.client.textOf('/settings/profile')).toContain(
-        'You own the team Shared Crew, which has other members. Transfer it to another member or delete it first, then delete your account.',
+        'You own the team Shared Crew, which has other members or service accounts. Transfer it to another member or delete it first, then delete your account.',
       );
       expect(await t.dataSource.getRepository(User).countBy({ id: person.user.id })).toBe(1);
       expect(await t.dataSource.getRepository(Team).countBy({ ownerId: person.user.id })).toBe(2);

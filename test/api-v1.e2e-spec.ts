@@ -41,7 +41,7 @@ describe('API v1', () => {
   };
 
   describe('GET /api/v1/user/profile', () => {
-    it('should answer the token owner profile with exactly id, name and email', async () => {
+    it("should answer the token owner's profile with exactly id, name, email and its type", async () => {
       const user = await createUser(t.app, { name: 'Grace Hopper 🚀', email: 'Grace@Example.com' });
       const { plaintext } = await createToken(t.app, user);
 
@@ -54,7 +54,7 @@ describe('API v1', () => {
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.body).toEqual({
         success: true,
-        data: { id: user.id, name: 'Grace Hopper 🚀', email: 'grace@example.com' },
+        data: { id: user.id, name: 'Grace Hopper 🚀', email: 'grace@example.com', type: 'person' },
         version: 'v1',
         timestamp: expect.stringMatching(TIMESTAMP),
       });
@@ -122,6 +122,7 @@ describe('API v1', () => {
         'members:write',
         'tokens:read',
         'audit:read',
+        'tokens:introspect',
       ]);
       expect(t.queries.queries.filter((q) => /^\s*SELECT/i.test(q))).toHaveLength(1);
       expect(JSON.stringify(res.body)).not.toContain(plaintext.slice(4));

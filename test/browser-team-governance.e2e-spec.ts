@@ -10,8 +10,8 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 import { turnOnTwoFactor } from './support/two-factor.js';
 
 /**
- * A team's owner governs its tokens in Chromium: sets the policy on the team page, sees a
- * member's token refused in the inventory and revokes it; the member sees the reminder. Every
+ * A team's owner governs its tokens in Chromium: sets the policy on the team page (seeing first
+ * which tokens it refuses), sees a member's token refused in the inventory and revokes it; the member sees the reminder. Every
  * page passes axe at 390 and 1280 px and fits a phone's width.
  */
 describe("a team's owner governs its tokens in a real browser", () => {
@@ -114,7 +114,14 @@ describe("a team's owner governs its tokens in a real browser", () => {
     await ownerPage.goto(`/teams/${team.id}`);
     await ownerPage.getByLabel('Require two-factor sign-in').check();
     await ownerPage.getByLabel('Maximum token lifetime (days)').fill('90');
-    await ownerPage.getByRole('button', { name: 'Save policy' }).click();
+    await ownerPage.getByRole('button', { name: 'Review the change' }).click();
+    // Its effect first: Milo's token would be refused.
+    await ownerPage.waitForURL(`**/teams/${team.id}/policy/preview`);
+    await expect(ownerPage.locator('[data-policy-impact]').textContent()).resolves.toContain(
+      'deploy bot',
+    );
+    problems.push(...(await pageProblems(ownerPage, 'the policy reviewed before it is saved')));
+    await ownerPage.getByRole('button', { name: 'Save the policy and tell them' }).click();
     await ownerPage.waitForURL(`**/teams/${team.id}`);
     await expect(ownerPage.getByRole('status').first().textContent()).resolves.toContain(
       'The policy of Harbour was saved.',

@@ -8,6 +8,7 @@ import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { AuditLog1764892800000 } from '../src/database/migrations/1764892800000-audit-log.js';
 import { TeamGovernance1764979200000 } from '../src/database/migrations/1764979200000-team-governance.js';
 import { TeamAllowedAbilities1765411200000 } from '../src/database/migrations/1765411200000-team-allowed-abilities.js';
+import { ServiceAccounts1765584000000 } from '../src/database/migrations/1765584000000-service-accounts.js';
 import { revertLastMigration, runMigrations } from '../src/database/migrator.js';
 import { Transactions } from '../src/database/transactions.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
@@ -389,6 +390,49 @@ describe('database schema', () => {
     // Dropping the column copied no table: the members that refer to it remain.
     expect(await ds.query('SELECT role FROM team_members')).toEqual([{ role: 'owner' }]);
     expect(await runMigrations(ds)).toHaveLength(undone);
+  });
+
+  it("should undo the service accounts' migration, keeping users, tokens and what refers to them", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);
+    await ds.query(`INSERT INTO teams (name, slug, owner_id) VALUES ('Acme', 'acme', 1)`);
+    await ds.query(`INSERT INTO team_members (team_id, user_id, role) VALUES (1, 1, 'owner')`);
+    await ds.query(
+      `INSERT INTO users (name, email, service_account_team_id, description) VALUES ('deploy-bot', 'deploy-bot-2@team-1.service-accounts.invalid', 1, 'CI')`,
+    );
+    await ds.query(
+      `INSERT INTO personal_access_tokens (user_id, name, token_hash, last_four, abilities, created_by_id) VALUES (2, 'ci', 'h', 'abcd', 'team:read', 1)`,
+    );
+    await ds.query(`INSERT INTO personal_access_token_pins (token_id, team_id) VALUES (1, 1)`);
+    const undone = await undoThrough(ds, ServiceAccounts1765584000000);
+
+    const runner = ds.createQueryRunner();
+    try {
+      const columns = async (table: string) =>
+        (await runner.getTable(table))!.columns.map((c) => c.name);
+      expect(await columns('users')).not.toContain('service_account_team_id');
+      expect(await columns('users')).not.toContain('description');
+      expect(await columns('personal_access_tokens')).not.toContain('created_by_id');
+      expect(await columns('teams')).not.toContain('service_account_count');
+    } finally {
+      await runner.release();
+    }
+    // Rebuilt on SQLite with foreign keys off: nothing that refers to the tables went with them.
+    expect(Number((await ds.query('SELECT COUNT(*) AS n FROM users'))[0].n)).toBe(2);
+    expect(await ds.query('SELECT name FROM personal_access_tokens')).toEqual([{ name: 'ci' }]);
+    expect(
+      Number((await ds.query('SELECT COUNT(*) AS n FROM personal_access_token_pins'))[0].n),
+    ).toBe(1);
+    expect(await ds.query('SELECT role FROM team_members')).toEqual([{ role: 'owner' }]);
+    expect(await runMigrations(ds)).toHaveLength(undone);
+    // Done again, a new account gets an id never handed out before.
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Bo', 'bo@example.com')`);
+    expect(
+      (await ds.query(`SELECT id FROM users WHERE name = 'Bo'`)).map((r: { id: unknown }) =>
+        Number(r.id),
+      ),
+    ).toEqual([3]);
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

@@ -52,6 +52,7 @@ describe('the OpenAPI document', () => {
     'GET /api/v1/team/tokens': 'listTeamTokens',
     'GET /api/v1/team/audit-log': 'listAuditEvents',
     'GET /api/v1/token': 'getToken',
+    'POST /api/v1/introspect': 'introspectToken',
   };
 
   type Operation = {
@@ -82,6 +83,7 @@ describe('the OpenAPI document', () => {
       'members:write',
       'tokens:read',
       'audit:read',
+      'tokens:introspect',
     ]) {
       expect(scheme.description).toContain(`\`${ability}\``);
     }
@@ -93,7 +95,10 @@ describe('the OpenAPI document', () => {
     expect(found).toEqual(OPERATIONS);
     for (const { method, path, op } of operations()) {
       const statuses = Object.keys(op.responses);
-      const success = method === 'DELETE' ? '204' : method === 'POST' ? '201' : '200';
+      // Introspection answers as RFC 7662 says: 200, its object without the envelope.
+      const introspection = path === '/api/v1/introspect';
+      const success =
+        method === 'DELETE' ? '204' : method === 'POST' && !introspection ? '201' : '200';
       expect({ method, path, statuses }).toEqual({
         method,
         path,
@@ -124,7 +129,10 @@ describe('the OpenAPI document', () => {
         expect(statuses).toContain('304');
         expect(op.parameters?.map((p) => p.name)).toContain('If-None-Match');
       }
-      if (method === 'POST') expect(op.parameters?.map((p) => p.name)).toContain('Idempotency-Key');
+      // Safe to repeat, introspection takes none: every other POST does.
+      if (method === 'POST' && !introspection) {
+        expect(op.parameters?.map((p) => p.name)).toContain('Idempotency-Key');
+      }
     }
     expect(Object.keys(doc.paths['/api/v1/team'].get.responses)).toContain('404');
   });

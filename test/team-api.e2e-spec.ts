@@ -22,6 +22,7 @@ const EVERY_ABILITY = [
   'members:write',
   'tokens:read',
   'audit:read',
+  'tokens:introspect',
 ];
 
 describe('the team API', () => {
@@ -95,6 +96,7 @@ describe('the team API', () => {
     );
     expect(seen.invitationWithdrawn).toBe(204);
     expect(seen.memberRemoved).toBe(204);
+    expect(seen.introspected).toBe(false);
 
     // What the pages would have done: the invitation mailed then withdrawn, the member told of
     // the role and the removal, and gone from the team.

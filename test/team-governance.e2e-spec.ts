@@ -14,7 +14,8 @@ import { TeamMember } from '../src/teams/team-member.entity.js';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { addMember, createTeam, createToken, createUser } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
-import { newTokenValueIn, visibleText } from './support/html.js';
+import { csrfTokenIn, newTokenValueIn, visibleText } from './support/html.js';
+import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
 import { startInstances } from './support/instances.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -114,6 +115,7 @@ describe('teams govern the tokens that act in them', () => {
           'members:write',
           'tokens:read',
           'audit:read',
+          'tokens:introspect',
         ],
       });
       expect(all.status).toBe(303);
@@ -256,6 +258,177 @@ describe('teams govern the tokens that act in them', () => {
           tokenMaxLifetimeDays: null,
         });
       }
+    });
+  });
+
+  describe('changes shown before they are made', () => {
+    const preview = (
+      person: SignedInPerson,
+      teamId: number,
+      fields: Record<string, string | string[]>,
+    ) => person.client.submit(`/teams/${teamId}`, `/teams/${teamId}/policy/preview`, fields);
+
+    it("should show which tokens a new policy would refuse or limit, and whose, before saving it; saved, it mails their people, and for a service account its team's owners and admins", async () => {
+      const { owner, admin, member, team } = await acme();
+      await switchTo(member, team.id);
+      const forever = await createToken(t.app, member.user, { name: 'forever' });
+      const monthly = await createToken(t.app, member.user, {
+        name: 'monthly',
+        expiresInDays: 30,
+        abilities: ['team:read', 'members:read'],
+      });
+      const accounts = t.app.get(ServiceAccountsService);
+      const bot = await accounts.create(Actors.operator(), team.id, { name: 'deploy-bot' });
+      await accounts.createToken(Actors.operator(), team.id, bot.id, {
+        name: 'ci',
+        abilities: ['team:read'],
+        expiresInDays: 90,
+      });
+      // Adam's token is refused already (he has no second factor, Mia has): the change breaks
+      // nothing more of his.
+      await turnOnTwoFactor(t, member);
+      await switchTo(admin, team.id);
+      await t.dataSource.getRepository(Team).update({ id: team.id }, { requireTwoFactor: true });
+      await createToken(t.app, admin.user, { name: 'already refused', expiresInDays: 7 });
+      const tokens = t.dataSource.getRepository(PersonalAccessToken);
+
+      const fields = {
+        require_two_factor: 'on',
+        token_max_lifetime_days: '60',
+        abilities_listed: 'on',
+        allowed_abilities: ['user:read', 'team:read'],
+      };
+      const shown = await preview(owner, team.id, fields);
+      expect(shown.status).toBe(200);
+      const text = visibleText(shown.text);
+      expect(text).toContain('It would break 3 tokens of 2 accounts');
+      expect(text).toMatch(
+        /forever Mia Member \(.+\) refused in Acme from now on: it lives longer than the team's maximum of 60 days/,
+      );
+      expect(text).toContain('monthly Mia Member');
+      expect(text).toContain(
+        'can no longer use members:read in Acme: the team no longer allows it',
+      );
+      expect(text).toMatch(
+        /ci deploy-bot service account refused in Acme from now on: it lives longer than the team's maximum of 60 days/,
+      );
+      expect(text).not.toContain('already refused');
+      // Nothing saved, nobody told yet.
+      expect(await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).toMatchObject(
+        {
+          tokenMaxLifetimeDays: null,
+          allowedAbilities: null,
+        },
+      );
+      await drain();
+      for (const person of [owner, admin, member]) {
+        expect(t.mail.find({ to: person.email, subject: /changed its token policy/ })).toEqual([]);
+      }
+
+      // Its form saves exactly what was shown.
+      const form = /<form method="post" action="(\/teams\/\d+\/policy)"[\s\S]*?<\/form>/.exec(
+        shown.text,
+      )!;
+      const hidden = [...form[0].matchAll(/name="([a-z_]+)" value="([^"]*)"/g)].filter(
+        ([, name]) => name !== '_csrf',
+      );
+      const body = hidden.map(([, n, v]) => `${n}=${encodeURIComponent(v)}`).join('&');
+      const saved = await owner.client.agent
+        .post(form[1])
+        .type('form')
+        .send(`${body}&_csrf=${encodeURIComponent(csrfTokenIn(shown.text))}`);
+      expect(saved.status).toBe(303);
+      expect(await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).toMatchObject(
+        {
+          requireTwoFactor: true,
+          tokenMaxLifetimeDays: 60,
+          allowedAbilities: ['user:read', 'team:read'],
+        },
+      );
+      expect((await api(t.server, '/api/v1/team', forever.plaintext)).body.error.code).toBe(
+        'token_lifetime_exceeds_policy',
+      );
+      expect((await tokens.findOneByOrFail({ id: monthly.token.id })).revokedAt).toBeNull();
+
+      await drain();
+      const toMia = await t.mail.waitFor({
+        to: member.email,
+        subject: /Acme changed its token policy/,
+      });
+      expect(toMia.text).toContain('"forever": refused in Acme from now on');
+      expect(toMia.text).toContain('Regenerate it with a lifetime of at most 60 days');
+      expect(toMia.text).toContain('"monthly": can no longer use members:read in Acme');
+      const forBot = await t.mail.waitForCount({ subject: /service accounts affected/ }, 2);
+      expect(forBot.flatMap((m) => m.to).sort()).toEqual([admin.email, owner.email].sort());
+      expect(forBot[0].text).toContain('"ci" of the service account deploy-bot');
+      expect(forBot[0].text).toContain('Give the service account a new token of at most 60 days');
+      // Adam is told about the service account's token only, not his own already-refused one.
+      expect(forBot.find((m) => m.to.includes(admin.email))!.text).not.toContain('already refused');
+    });
+
+    it('should refuse to show the effect of a policy to anyone but the owner, or a policy that cannot be saved', async () => {
+      const { owner, admin, team } = await acme();
+      const byAdmin = await preview(admin, team.id, { token_max_lifetime_days: '30' });
+      expect(byAdmin.status).toBe(403);
+      const bad = await preview(owner, team.id, { token_max_lifetime_days: 'soon' });
+      expect([bad.status, bad.headers.location]).toEqual([303, `/teams/${team.id}`]);
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
+        'Give the maximum lifetime as a whole number of days',
+      );
+      const none = await preview(owner, team.id, { abilities_listed: 'on' });
+      expect(none.status).toBe(303);
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
+        'Allow tokens at least one ability.',
+      );
+      const fine = await preview(owner, team.id, { token_max_lifetime_days: '' });
+      expect(visibleText(fine.text)).toContain('It breaks no token');
+    });
+
+    it("should show which of a member's tokens stop acting in the team before removing them, to those who may", async () => {
+      const { owner, admin, member, team } = await acme();
+      await switchTo(member, team.id);
+      const following = await createToken(t.app, member.user, { name: 'following' });
+      const pinned = await createToken(t.app, member.user, {
+        name: 'pinned here',
+        teamId: team.id,
+      });
+      const other = await createTeam(t.app, member.user, 'Elsewhere');
+      const elsewhere = await createToken(t.app, member.user, {
+        name: 'elsewhere',
+        teamId: other.id,
+      });
+      await switchTo(member, team.id);
+
+      const page = `/teams/${team.id}/members/${member.user.id}/remove`;
+      const shown = await admin.client.get(page);
+      expect(shown.status).toBe(200);
+      const text = visibleText(shown.text);
+      expect(text).toContain('Remove Mia Member from Acme?');
+      expect(text).toContain('2 of their tokens stop acting in Acme');
+      expect(text).toContain('following');
+      expect(text).toContain('pinned here');
+      expect(text).not.toContain('elsewhere');
+      expect(shown.text).toContain(`action="${page}"`);
+      // Shown only to whoever may remove them.
+      expect(
+        (await member.client.get(`/teams/${team.id}/members/${admin.user.id}/remove`)).status,
+      ).toBe(403);
+      const ownerRow = await admin.client.get(`/teams/${team.id}/members/${owner.user.id}/remove`);
+      expect(ownerRow.status).toBe(403);
+      const stranger = await signedInPerson(t);
+      expect((await stranger.client.get(page)).status).toBe(404);
+
+      const removed = await admin.client.submit(page, page);
+      expect(removed.status).toBe(303);
+      expect((await api(t.server, '/api/v1/team', pinned.plaintext)).body.error.code).toBe(
+        'team_access_lost',
+      );
+      expect((await api(t.server, '/api/v1/team', following.plaintext)).body.data.id).not.toBe(
+        team.id,
+      );
+      expect((await api(t.server, '/api/v1/team', elsewhere.plaintext)).body.data.id).toBe(
+        other.id,
+      );
     });
   });
 

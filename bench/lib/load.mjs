@@ -23,8 +23,15 @@ for line in io.lines(os.getenv("BENCH_TOKENS")) do tokens[#tokens + 1] = line en
 local i = math.random(#tokens)
 local close = os.getenv("BENCH_CLOSE") == "1"
 local path = os.getenv("BENCH_PATH")
+local caller = os.getenv("BENCH_CALLER")
 request = function()
   i = i % #tokens + 1
+  if caller ~= nil and caller ~= "" then
+    -- Introspection: the caller's token checks each token of the list.
+    local headers = { ["Authorization"] = "Bearer " .. caller,
+                      ["Content-Type"] = "application/x-www-form-urlencoded" }
+    return wrk.format("POST", path, headers, "token=" .. tokens[i])
+  end
   local headers = { ["Authorization"] = "Bearer " .. tokens[i] }
   -- A client that does not keep connections alive: wrk opens a new one for each request.
   if close then headers["Connection"] = "close" end
@@ -37,6 +44,8 @@ done = function(summary, latency, requests)
 end`;
 
 /**
+ * `introspect`: POST `token=<each of tokens>` as a form with the caller's token (RFC 7662
+ * introspection), instead of a GET with each token.
  * @returns {Promise<{ requests: number, rps: number, p50Ms: number, p99Ms: number, errors: number, non2xx: number }>}
  */
 export async function load({
@@ -48,6 +57,7 @@ export async function load({
   cpu,
   close = false,
   path = '/api/v1/user/profile',
+  introspect,
 }) {
   if (close && !useWrk) throw new Error('a new connection per request needs wrk');
   if (useWrk) {
@@ -65,6 +75,7 @@ export async function load({
         BENCH_TOKENS: tokenFile,
         BENCH_CLOSE: close ? '1' : '0',
         BENCH_PATH: path,
+        BENCH_CALLER: introspect?.caller ?? '',
       },
       maxBuffer: 1 << 24,
     });
@@ -85,10 +96,21 @@ export async function load({
     duration: seconds,
     requests: [
       {
-        setupRequest: (req) => ({
-          ...req,
-          headers: { ...req.headers, authorization: `Bearer ${tokens[i++ % tokens.length]}` },
-        }),
+        setupRequest: introspect
+          ? (req) => ({
+              ...req,
+              method: 'POST',
+              headers: {
+                ...req.headers,
+                authorization: `Bearer ${introspect.caller}`,
+                'content-type': 'application/x-www-form-urlencoded',
+              },
+              body: `token=${tokens[i++ % tokens.length]}`,
+            })
+          : (req) => ({
+              ...req,
+              headers: { ...req.headers, authorization: `Bearer ${tokens[i++ % tokens.length]}` },
+            }),
       },
     ],
   });

@@ -166,6 +166,32 @@ export function renderReport({
       large.rps / small.rps >= 0.95,
     );
 
+  // Introspection against GET /api/v1/token, in the same round: each authenticates a token,
+  // introspection a second one too.
+  const token = rows.find((r) => r.server === 'tessera' && r.scenario === 'GET /api/v1/token');
+  const introspection = rows.find(
+    (r) => r.server === 'tessera' && r.scenario.startsWith('POST /api/v1/introspect'),
+  );
+  if (token && introspection) {
+    const sameRound = median(
+      runs
+        .filter((r) => r.server === 'tessera' && r.scenario === introspection.scenario)
+        .map((r) => {
+          const o = runs.find(
+            (x) => x.server === 'tessera' && x.scenario === token.scenario && x.round === r.round,
+          );
+          return o ? r.rps / o.rps : NaN;
+        }),
+    );
+    lines.push(
+      `Introspection: ${fixed(introspection.rps)} req/s against GET /api/v1/token's ${fixed(token.rps)} (${fixed(sameRound, 2)}× in the same round), ${fixed(introspection.cpuUs)} µs of Node CPU a request against ${fixed(token.cpuUs)}.`,
+    );
+    lines.push('');
+    check(
+      `Introspection ≥ 0.9× GET /api/v1/token (same round): ${fixed(sameRound, 2)}×`,
+      sameRound >= 0.9,
+    );
+  }
   const team = rows.find((r) => r.server === 'tessera' && r.scenario === 'GET /api/v1/team');
   const members = rows.find(
     (r) => r.server === 'tessera' && r.scenario.startsWith('GET /api/v1/team/members'),

@@ -12,6 +12,7 @@ const BATCH = 5000;
 /** The people of the team whose members the bench lists. */
 export const TEAM_SIZE = 200;
 const ABILITIES = 'user:read,team:read,members:read';
+const INTROSPECTOR_ABILITIES = 'team:read,tokens:introspect';
 
 /** Creates the database afresh on the server of `url` (mysql:// or mariadb://). */
 export async function recreateMysqlDatabase(url) {
@@ -29,8 +30,9 @@ export async function recreateMysqlDatabase(url) {
 }
 
 /**
- * @returns {{ valid: string[], members: string[], revoked: string, invalid: string }} plaintexts
- *   to load with (`members`: tokens of the team's members)
+ * @returns {{ valid: string[], members: string[], revoked: string, invalid: string, introspector: string }}
+ *   plaintexts to load with (`members`: tokens of the team's members; `introspector`: the
+ *   team's owner's token that may introspect them)
  */
 export async function seed(url, { users, tokens, known = 1000, log = () => {} }) {
   const dataSource = await dataSourceFor(loadConfig({ DATABASE_URL: url }).database).initialize();
@@ -84,9 +86,14 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
 
   const valid = [];
   const revoked = generateToken();
+  // A token of the team's owner that checks the members' tokens (POST /api/v1/introspect).
+  const introspector = generateToken();
   const now = new Date().toISOString().replace('T', ' ').slice(0, 19);
-  const all = [[1, 'revoked', revoked.hash, revoked.lastFour, ABILITIES, now]];
-  for (let i = 0; i < tokens - 1; i++) {
+  const all = [
+    [1, 'revoked', revoked.hash, revoked.lastFour, ABILITIES, now],
+    [1, 'introspector', introspector.hash, introspector.lastFour, INTROSPECTOR_ABILITIES, null],
+  ];
+  for (let i = 0; i < tokens - 2; i++) {
     const userId = (i % users) + 1;
     let hash;
     let lastFour;
@@ -117,5 +124,11 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
   );
   const invalid = valid[0].slice(0, -1) + (valid[0].at(-1) === 'a' ? 'b' : 'a');
   // The valid tokens' i-th belongs to user i + 1: the first TEAM_SIZE, to the team's members.
-  return { valid, members: valid.slice(0, TEAM_SIZE), revoked: revoked.plaintext, invalid };
+  return {
+    valid,
+    members: valid.slice(0, TEAM_SIZE),
+    revoked: revoked.plaintext,
+    invalid,
+    introspector: introspector.plaintext,
+  };
 }

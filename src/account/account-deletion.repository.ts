@@ -9,14 +9,18 @@ import { User } from '../users/user.entity.js';
 /** The writes that delete an account, each inside the caller's transaction. */
 @Injectable()
 export class AccountDeletionRepository {
-  /** The teams the user owns that have a member besides them. */
+  /**
+   * The teams the user owns that have a member besides them, or a service account: deleting the
+   * account would delete them, and a team's service accounts' tokens with it, in silence.
+   */
   findOwnedSharedTeams(manager: EntityManager, userId: number): Promise<Team[]> {
     return manager
       .getRepository(Team)
       .createQueryBuilder('t')
       .where('t.owner_id = :userId', { userId })
       .andWhere(
-        'EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = t.id AND m.user_id <> :userId)',
+        `(EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = t.id AND m.user_id <> :userId)
+          OR EXISTS (SELECT 1 FROM users sa WHERE sa.service_account_team_id = t.id))`,
       )
       .orderBy('t.name')
       .getMany();

@@ -6,7 +6,7 @@ export class OwnsSharedTeamsError extends DomainError {
   readonly status = 409;
   constructor(teams: string[]) {
     super(
-      `You own ${teams.length === 1 ? 'the team' : 'the teams'} ${teams.join(', ')}, which ${teams.length === 1 ? 'has' : 'have'} other members. Transfer ${teams.length === 1 ? 'it' : 'them'} to another member or delete ${teams.length === 1 ? 'it' : 'them'} first, then delete your account.`,
+      `You own ${teams.length === 1 ? 'the team' : 'the teams'} ${teams.join(', ')}, which ${teams.length === 1 ? 'has' : 'have'} other members or service accounts. Transfer ${teams.length === 1 ? 'it' : 'them'} to another member or delete ${teams.length === 1 ? 'it' : 'them'} first, then delete your account.`,
     );
   }
 }

@@ -4,6 +4,7 @@ export const AUDIT_KINDS = {
   account: 'Account settings',
   token: 'API tokens',
   team: 'Teams',
+  service_account: 'Service accounts',
 } as const;
 
 export type AuditKind = keyof typeof AUDIT_KINDS;
@@ -40,6 +41,7 @@ export const AUDIT_EVENTS = {
   'token.expired': 'Token expired',
   'token.new_ip': 'Token used from a new address',
   'token.refused': 'Token refused',
+  'token.introspected': 'Tokens checked (introspection)',
   'team.created': 'Team created',
   'team.renamed': 'Team renamed',
   'team.deleted': 'Team deleted',
@@ -50,6 +52,8 @@ export const AUDIT_EVENTS = {
   'team.role_changed': 'Role changed',
   'team.ownership_transferred': 'Ownership transferred',
   'team.policy_changed': 'Team policy changed',
+  'service_account.created': 'Service account created',
+  'service_account.deleted': 'Service account deleted',
 } as const;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -9,7 +9,10 @@ import type { AuditEventName } from './audit-events.js';
 import { AuditEventsRepository } from './audit-events.repository.js';
 import { Clock } from '../clock/clock.js';
 
-export type AuditTarget = { type: 'token' | 'user' | 'team' | 'invitation'; id: number };
+export type AuditTarget = {
+  type: 'token' | 'user' | 'team' | 'invitation' | 'service_account';
+  id: number;
+};
 
 export interface AuditEntry {
   event: AuditEventName;

@@ -84,6 +84,33 @@ export const CurrentActor = createParamDecorator((_: unknown, ctx: ExecutionCont
 
 export class MissingAuthPolicyError extends Error {}
 
+/** What deciding a token's access needs of it: its abilities, its team's refusal and policy. */
+export interface BearerPrincipal {
+  abilities: readonly string[];
+  teamRefusal?: DomainError | null;
+  team?: { policy: { allowedAbilities: readonly string[] | null } } | null;
+}
+
+/**
+ * Why the token may not do what needs `ability` (none: anything a valid token may), or null
+ * when it may: for what acts in its team, that team's refusal of it (its policy, a pinned team
+ * left); then an ability it lacks (`insufficient_scope`); then, acting in its team, an ability
+ * the team's policy does not allow. The one decision the API's guard and introspection share.
+ */
+export function bearerRefusal(
+  principal: BearerPrincipal,
+  ability: string | undefined,
+  actsInTeam = true,
+): DomainError | null {
+  if (actsInTeam && principal.teamRefusal) return principal.teamRefusal;
+  if (ability && !principal.abilities.includes(ability)) return new InsufficientScopeError(ability);
+  const allowed = actsInTeam ? principal.team?.policy.allowedAbilities : null;
+  if (ability && allowed && !allowed.includes(ability)) {
+    return new AbilityNotAllowedByTeamError(ability);
+  }
+  return null;
+}
+
 /**
  * The global guard: each route declares its policy, and a route that declares none is refused
  * rather than left open. It authenticates nothing itself: pages' sessions are read by the pages'
@@ -142,30 +169,11 @@ export class AccessGuard implements CanActivate {
    * middleware in the same query; each outcome counted.
    */
   private checkBearer(request: Request, ability: string | undefined, actsInTeam: boolean): true {
-    const principal = request.user as
-      | {
-          abilities: readonly string[];
-          teamRefusal?: DomainError | null;
-          team?: { policy: { allowedAbilities: readonly string[] | null } } | null;
-        }
-      | undefined;
+    const principal = request.user as BearerPrincipal | undefined;
     if (!principal) throw new Error('A bearer route outside the API: nothing read its token');
-    if (actsInTeam && principal.teamRefusal) {
-      this.metrics?.authentication(principal.teamRefusal.code);
-      throw principal.teamRefusal;
-    }
-    if (ability && !principal.abilities.includes(ability)) {
-      const refusal = new InsufficientScopeError(ability);
-      this.metrics?.authentication(refusal.code);
-      throw refusal;
-    }
-    const allowed = actsInTeam ? principal.team?.policy.allowedAbilities : null;
-    if (ability && allowed && !allowed.includes(ability)) {
-      const refusal = new AbilityNotAllowedByTeamError(ability);
-      this.metrics?.authentication(refusal.code);
-      throw refusal;
-    }
-    this.metrics?.authentication('success');
+    const refusal = bearerRefusal(principal, ability, actsInTeam);
+    this.metrics?.authentication(refusal ? refusal.code : 'success');
+    if (refusal) throw refusal;
     return true;
   }
 }

@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { AuditLog } from '../audit/audit-log.js';
 import { accountOf, clientOf, type Actor } from '../common/actor.js';
 import { SignInLimiter } from '../rate-limit/sign-in-limiter.js';
-import type { User } from '../users/user.entity.js';
+import { isServiceAccount, type User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { InvalidCredentialsError } from './auth.errors.js';
@@ -50,6 +50,8 @@ export class AuthService implements OnModuleInit {
       await attempt.giveBack();
       throw error;
     }
+    // A service account has no password, and signs in nowhere, whatever its row holds.
+    if (user && isServiceAccount(user)) user = null;
     if (!user || !user.passwordHash || !valid) {
       // The attempt stays counted: that is the failure.
       if (user) {

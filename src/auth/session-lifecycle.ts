@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
-import type { User } from '../users/user.entity.js';
+import { isServiceAccount, type User } from '../users/user.entity.js';
+import { InvalidCredentialsError } from './auth.errors.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { isReturnPage } from '../common/web/return-to.js';
 import { AccountDisabledError } from './auth.errors.js';
@@ -50,6 +51,8 @@ export class SessionLifecycle {
     method?: { method: string; passkey?: string },
   ): Promise<string> {
     this.refuseDisabled(req, user);
+    // Whatever path led here, a service account is never signed in.
+    if (isServiceAccount(user)) throw new InvalidCredentialsError();
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = this.clock.nowMs();
@@ -73,6 +76,7 @@ export class SessionLifecycle {
    */
   async startPending(req: Request, user: User, returnTo?: string): Promise<void> {
     this.refuseDisabled(req, user);
+    if (isServiceAccount(user)) throw new InvalidCredentialsError();
     await promisify((done) => req.session.regenerate(done));
     req.session.pendingSignIn = {
       userId: user.id,

@@ -11,6 +11,7 @@ import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { isServiceAccount } from '../users/user.entity.js';
 import { CrossSiteRequestError } from './auth.errors.js';
 import { credentialStamp } from './credential-stamp.js';
 import { fetchSiteOf } from './request-site.js';
@@ -310,7 +311,14 @@ export class WebSession implements NestMiddleware {
     const now = this.clock.nowMs();
     const live = userId !== undefined && now - signedInAt <= this.absoluteMs;
     const user = live ? await this.users.findById(userId) : null;
-    if (user && !user.disabledAt && stamp === credentialStamp(user.passwordHash)) {
+    // A disabled account's session, and any found for a service account (which never holds
+    // one), is ended like a stale one.
+    if (
+      user &&
+      !user.disabledAt &&
+      !isServiceAccount(user) &&
+      stamp === credentialStamp(user.passwordHash)
+    ) {
       req.currentUser = user;
       noteActivity(req, now);
       res.locals.currentUser = { id: user.id, name: user.name, email: user.email };

@@ -13,7 +13,9 @@ import { TeamsService } from '../teams/teams.service.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
-import { DEFAULT_DAYS } from '../tokens/token-expiry.js';
+import { DEFAULT_DAYS, defaultLifetimeDays } from '../tokens/token-expiry.js';
+import { CreateServiceAccountForm } from '../service-accounts/dto/service-accounts.forms.js';
+import { ServiceAccountsService } from '../service-accounts/service-accounts.service.js';
 import { TokenLifetimes } from '../tokens/token-lifetimes.js';
 import { TokenExpiryReminders } from '../tokens/token-expiry-reminders.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -97,6 +99,40 @@ function parseSince(raw: string): Date {
     });
   }
   return date;
+}
+
+/** `token:create --service-account ID`: a token of the service account, pinned to its team. */
+async function createServiceAccountToken(
+  app: INestApplicationContext,
+  v: Values,
+  out: (line: string) => void,
+): Promise<void> {
+  if (v.team !== undefined) {
+    throw new ValidationError({ team: "A service account's token always acts in its own team." });
+  }
+  const accountId = positiveInteger('service-account', v['service-account']!);
+  const operator = Actors.operator();
+  const accounts = app.get(ServiceAccountsService);
+  const teamId = await accounts.teamOf(operator, accountId);
+  const { account, tokenForm } = await accounts.get(operator, teamId, accountId);
+  const days =
+    v.expires === 'never'
+      ? undefined
+      : (v['expires-in-days'] ??
+        String(defaultLifetimeDays({ maxDays: tokenForm.expiry.maxLifetimeDays, team: null })));
+  const input = validateInput(CreateTokenDto, {
+    name: v.name,
+    abilities: v.abilities?.split(',').map((a) => a.trim()),
+    expiresInDays: days,
+  });
+  const created = await accounts.createToken(operator, teamId, accountId, input);
+  const expiry = created.token.expiresAt ? created.token.expiresAt.toISOString() : 'never';
+  out(`Token ${created.token.id} "${created.token.name}" of the service account ${account.name}`);
+  out(
+    `abilities: ${created.token.abilities.join(', ')}; expires: ${expiry}; acts in its team only`,
+  );
+  out('It is shown only this once:');
+  out(created.plaintext);
 }
 
 /** The link alone on the last line, for scripts. */
@@ -227,7 +263,7 @@ export const COMMANDS: Record<string, Command> = {
     options: ['email'],
     required: ['email'],
     async run(app, v, out) {
-      const user = await app.get(UsersService).getByEmail(v.email!);
+      const user = await app.get(UsersService).getPersonByEmail(v.email!);
       const reset = await app.get(AccountAccessService).resetTwoFactor(Actors.operator(user.id));
       const removed = [
         ...(reset.totp ? ['authenticator app and recovery codes'] : []),
@@ -243,10 +279,18 @@ export const COMMANDS: Record<string, Command> = {
 
   'token:create': {
     usage:
-      'token:create --email EMAIL --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never] [--team SLUG]',
-    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It follows the account's current team, or with --team acts in that team only (one the account is a member of). It expires in ${DEFAULT_DAYS} days, as on the tokens page (or in the most days the team it acts in and the deployment allow, when fewer), unless --expires-in-days says otherwise or --expires never asks for a token that never expires. A lifetime longer than the team it acts in or the deployment allows is refused. Without --abilities it gets the abilities marked (default).`,
-    options: ['email', 'name', 'abilities', 'expires-in-days', 'expires', 'team'],
-    required: ['email', 'name'],
+      'token:create (--email EMAIL | --service-account ID) --name NAME [--abilities user:read,team:read] [--expires-in-days DAYS | --expires never] [--team SLUG]',
+    description: `Creates a personal access token for the account and prints it, alone on the last line, this once. It follows the account's current team, or with --team acts in that team only (one the account is a member of). With --service-account, the token is that service account's, pinned to its team (--team does not apply). It expires in ${DEFAULT_DAYS} days, as on the tokens page (or in the most days the team it acts in and the deployment allow, when fewer), unless --expires-in-days says otherwise or --expires never asks for a token that never expires. A lifetime longer than the team it acts in or the deployment allows is refused. Without --abilities it gets the abilities marked (default).`,
+    options: [
+      'email',
+      'service-account',
+      'name',
+      'abilities',
+      'expires-in-days',
+      'expires',
+      'team',
+    ],
+    required: ['name'],
     details: (config) => [
       'Abilities this deployment offers (--abilities, comma-separated):',
       ...config.abilities.entries.map(
@@ -260,7 +304,14 @@ export const COMMANDS: Record<string, Command> = {
       if (v.expires !== undefined && v['expires-in-days'] !== undefined) {
         throw new ValidationError({ expires: 'Give either --expires-in-days or --expires never.' });
       }
-      const user = await app.get(UsersService).getByEmail(v.email!);
+      if ((v.email === undefined) === (v['service-account'] === undefined)) {
+        throw new ValidationError({ email: 'Give either --email or --service-account.' });
+      }
+      if (v['service-account'] !== undefined) {
+        await createServiceAccountToken(app, v, out);
+        return;
+      }
+      const user = await app.get(UsersService).getPersonByEmail(v.email!);
       const actor = Actors.operator(user.id);
       const teamId =
         v.team === undefined
@@ -317,6 +368,25 @@ export const COMMANDS: Record<string, Command> = {
             .join('\t'),
         );
       }
+    },
+  },
+
+  'service-account:create': {
+    usage: 'service-account:create --team SLUG --name NAME [--description TEXT]',
+    description:
+      "Creates a service account of the team (within SERVICE_ACCOUNTS_PER_TEAM) and prints its id, alone on the last line. Nobody signs in to it; give it tokens with token:create --service-account ID, or on the team's pages.",
+    options: ['team', 'name', 'description'],
+    required: ['team', 'name'],
+    async run(app, v, out) {
+      const input = validateInput(CreateServiceAccountForm, {
+        name: v.name,
+        description: v.description,
+      });
+      const operator = Actors.operator();
+      const team = await app.get(TeamsService).getBySlug(operator, v.team!);
+      const account = await app.get(ServiceAccountsService).create(operator, team.id, input);
+      out(`Service account "${account.name}" of ${team.slug}, address ${account.email}`);
+      out(String(account.id));
     },
   },
 
@@ -378,7 +448,7 @@ export const COMMANDS: Record<string, Command> = {
     required: ['owner', 'name'],
     async run(app, v, out) {
       const input = validateInput(CreateTeamDto, { name: v.name });
-      const owner = await app.get(UsersService).getByEmail(v.owner!);
+      const owner = await app.get(UsersService).getPersonByEmail(v.owner!);
       const team = await app.get(TeamsService).createTeam(Actors.operator(owner.id), input);
       out(`team id: ${team.id}`);
       out(`slug: ${team.slug}`);
@@ -424,7 +494,7 @@ export const COMMANDS: Record<string, Command> = {
     options: ['email', 'team'],
     required: ['email', 'team'],
     async run(app, v, out) {
-      const user = await app.get(UsersService).getByEmail(v.email!);
+      const user = await app.get(UsersService).getPersonByEmail(v.email!);
       const teams = app.get(TeamsService);
       const team = await teams.getBySlug(Actors.operator(), v.team!);
       try {

@@ -52,6 +52,12 @@ export const BUILT_IN_ABILITIES: readonly AbilityDefinition[] = [
     description: "Read the team's audit log (owners and admins): GET /api/v1/team/audit-log.",
     default: false,
   },
+  {
+    name: 'tokens:introspect',
+    description:
+      'Check a token presented to another service of the team: whether it is active in the team, whose it is and what it may do (RFC 7662): POST /api/v1/introspect.',
+    default: false,
+  },
 ];
 
 /**

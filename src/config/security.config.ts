@@ -6,6 +6,11 @@ export interface RateLimitConfig {
   windowSeconds: number;
   /** Requests a minute (per window) for one valid token. */
   perToken: number;
+  /**
+   * Introspections a minute (per window) for one calling token, counted apart from its other
+   * requests: a service checks a token for each request it serves.
+   */
+  introspectionsPerToken: number;
   /** API requests with a missing or bad token, per client IP. */
   anonymousPerIp: number;
   /** Failed sign-ins per client IP, and per account before IPs with failures on it are refused. */
@@ -74,6 +79,11 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
       enabled: r.read('RATE_LIMIT_ENABLED', 'true', boolean),
       windowSeconds: r.read('RATE_LIMIT_WINDOW_SECONDS', '60', integer(1, 86_400)),
       perToken: r.read('RATE_LIMIT_API_PER_TOKEN', '1000', integer(1, 10_000_000)),
+      introspectionsPerToken: r.read(
+        'RATE_LIMIT_INTROSPECTIONS_PER_TOKEN',
+        '6000',
+        integer(1, 10_000_000),
+      ),
       anonymousPerIp: r.read('RATE_LIMIT_API_ANONYMOUS_PER_IP', '60', integer(1, 10_000_000)),
       signInAttempts: r.read('RATE_LIMIT_SIGN_IN', '10', integer(1, 10_000_000)),
       twoFactorAttempts: r.read('RATE_LIMIT_TWO_FACTOR', '5', integer(1, 10_000_000)),

@@ -15,7 +15,7 @@ import type { AssignableRole } from '../teams/dto/add-member.dto.js';
 import { Team } from '../teams/team.entity.js';
 import { AlreadyMemberError, PersonalTeamError } from '../teams/teams.errors.js';
 import { TeamsService } from '../teams/teams.service.js';
-import type { User } from '../users/user.entity.js';
+import { isServiceAccount, type User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import {
   AlreadyInvitedError,
@@ -227,7 +227,8 @@ export class InvitationsService {
     answer: 'accepted' | 'declined',
   ): Promise<Team> {
     const user = await this.users.findById(accountOf(actor));
-    if (!user) throw new InvitationNotFoundError();
+    // A service account answers no invitation: it is never a member of a team.
+    if (!user || isServiceAccount(user)) throw new InvitationNotFoundError();
     const invitation =
       'token' in which ? await this.byToken(which.token) : await this.openById(which.id, user);
     if (invitation.email !== user.email || !this.isConfirmed(user)) {

@@ -2,6 +2,7 @@ import { Injectable, SetMetadata, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
 import { markedMethods } from '../common/discovery/marked-methods.js';
+import { isReservedAddress } from '../common/reserved-address.js';
 import type { MailComposer } from './mail-message.js';
 import { MailTemplates } from './mail-templates.js';
 import { Outbox } from './outbox.js';
@@ -44,14 +45,18 @@ export class Mailer implements OnModuleInit {
     }
   }
 
-  /** Asks for a `kind` message to `to`, in the caller's transaction. */
-  send(
+  /**
+   * Asks for a `kind` message to `to`, in the caller's transaction. An address under the
+   * reserved `.invalid` domain (a service account's) is never mailed: nothing is enqueued.
+   */
+  async send(
     manager: EntityManager,
     kind: string,
     to: string,
     params: Record<string, string | number> = {},
   ): Promise<void> {
-    return this.outbox.enqueue(manager, { kind, to, params });
+    if (isReservedAddress(to)) return;
+    await this.outbox.enqueue(manager, { kind, to, params });
   }
 
   /** The text and HTML bodies of the template `views/mail/<name>`, in the mail's layout. */

@@ -13,7 +13,7 @@ import { Transactions } from '../database/transactions.js';
 import type { MailMessage } from '../mail/mail-message.js';
 import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { AddressLimiter } from '../rate-limit/address-limiter.js';
-import type { User } from '../users/user.entity.js';
+import { isServiceAccount, type User } from '../users/user.entity.js';
 import { UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { Clock } from '../clock/clock.js';
@@ -60,7 +60,8 @@ export class PasswordResetService {
   async linkFor(email: string): Promise<{ user: User; link: string; minutes: number }> {
     return this.transactions.run(async (m) => {
       const user = await this.users.findByEmail(email, m);
-      if (!user) throw new UserNotFoundError();
+      // A service account has no password to set.
+      if (!user || isServiceAccount(user)) throw new UserNotFoundError();
       return { user, link: await this.issueLink(m, user), minutes: RESET_LINK_MINUTES };
     });
   }
@@ -89,6 +90,9 @@ export class PasswordResetService {
       const userId = used.token.userId;
       const user = await this.users.findById(userId, m);
       if (!user) throw new UserNotFoundError();
+      // No link is ever issued for a service account; one planted for it sets nothing.
+      if (isServiceAccount(user))
+        throw new AccountLinkError('unknown', 'password reset', ASK_AGAIN);
       await this.users.setPasswordHash(m, userId, passwordHash);
       await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);
@@ -113,7 +117,7 @@ export class PasswordResetService {
   @ComposesMail(PASSWORD_RESET_MAIL)
   private async composeLink(m: EntityManager, request: Request): Promise<MailMessage | null> {
     const user = await this.users.findByEmail(request.to, m);
-    if (!user) return null;
+    if (!user || isServiceAccount(user)) return null;
     const link = await this.issueLink(m, user);
     return {
       to: user.email,

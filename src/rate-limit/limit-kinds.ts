@@ -44,6 +44,8 @@ export const LIMIT_KINDS = {
   'api-client': { pool: 'traffic', whenUncounted: 'allow' },
   /** API requests of one token. */
   'api-token': { pool: 'traffic', whenUncounted: 'allow' },
+  /** Introspections one token asks for (a service checking the tokens it is sent). */
+  'api-introspections': { pool: 'traffic', whenUncounted: 'allow' },
 } as const satisfies Record<string, { pool: CounterPool; whenUncounted: WhenUncounted }>;
 
 export type LimitKind = keyof typeof LIMIT_KINDS;

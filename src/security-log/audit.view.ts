@@ -3,7 +3,8 @@ import type { User } from '../users/user.entity.js';
 import type { AuditEvent } from '../audit/audit-event.entity.js';
 import { AUDIT_EVENTS, AUDIT_KINDS, kindOf, type AuditEventName } from '../audit/audit-events.js';
 
-type People = Map<number, Pick<User, 'id' | 'name' | 'email'>>;
+type Person = Pick<User, 'id' | 'name' | 'email'> & Partial<Pick<User, 'serviceAccountTeamId'>>;
+type People = Map<number, Person>;
 
 /** Who and what the events name: people and tokens by id. */
 export interface Names {
@@ -35,6 +36,10 @@ const FACT_NAMES: Record<string, string> = {
   added_by: 'added by',
   by_team: 'revoked by the team',
   pinned_to: 'pinned to',
+  service_account: 'service account',
+  checks: 'tokens checked',
+  inactive: 'answered inactive',
+  refused: 'refused by the abilities asked for',
   require_two_factor: 'two-factor sign-in required',
   token_max_lifetime_days: 'maximum token lifetime (days)',
   previous_require_two_factor: 'two-factor sign-in required before',
@@ -151,7 +156,11 @@ function actorOf(
     : `${person}, with the token “${tokenName}”`;
 }
 
-function personName(p: Pick<User, 'name' | 'email'>): string {
+/** A person by name and address; a service account as one (its address receives no mail). */
+function personName(p: Person): string {
+  if (p.serviceAccountTeamId !== null && p.serviceAccountTeamId !== undefined) {
+    return `The service account ${p.name}`;
+  }
   return `${p.name} (${p.email})`;
 }
 

@@ -8,7 +8,11 @@ import { UsersRepository } from '../users/users.repository.js';
 
 export const SECURITY_NOTICE_MAIL = 'security-notice';
 
-/** Each notice: its subject, and the template (views/mail/<name>) that says what happened. */
+/**
+ * Each notice: its subject, and the template (views/mail/<name>) that says what happened. The
+ * `service-account-…` notices go to the owners and admins of the team whose service account's
+ * token it is (`about` names the account, the team and its page).
+ */
 const NOTICES = {
   'email-changed': 'The email address of your Tessera account was changed',
   'two-factor-enabled': 'Two-factor sign-in was turned on',
@@ -22,6 +26,9 @@ const NOTICES = {
   'account-disabled': 'Your Tessera account was disabled',
   'account-enabled': 'Your Tessera account was enabled again',
   'two-factor-reset': 'The two-factor sign-in of your Tessera account was reset',
+  'service-account-token-created': "A token was created for one of your team's service accounts",
+  'service-account-token-leaked':
+    "A token of one of your team's service accounts was found in public and revoked",
 } as const;
 
 export type SecurityNoticeKind = keyof typeof NOTICES;
@@ -41,13 +48,19 @@ export class SecurityNotices {
   /**
    * `to`: the account's address unless said otherwise (the old one, for an address change).
    * `detail`: what the template names (a token's name), never a secret. `foundAt`: where a
-   * leaked token was found (a public address).
+   * leaked token was found (a public address). `about`: the service account a token belongs
+   * to, its team and the path of its page.
    */
   async send(
     manager: EntityManager,
     userId: number,
     notice: SecurityNoticeKind,
-    options: { to?: string; detail?: string; foundAt?: string } = {},
+    options: {
+      to?: string;
+      detail?: string;
+      foundAt?: string;
+      about?: { account: string; team: string; path: string };
+    } = {},
   ): Promise<void> {
     const to = options.to ?? (await this.users.findById(userId, manager))?.email;
     if (!to) return;
@@ -56,6 +69,9 @@ export class SecurityNotices {
       notice,
       detail: options.detail ?? '',
       ...(options.foundAt ? { foundAt: options.foundAt } : {}),
+      ...(options.about
+        ? { account: options.about.account, team: options.about.team, path: options.about.path }
+        : {}),
     });
   }
 
@@ -76,6 +92,9 @@ export class SecurityNotices {
         name: user.name,
         detail: String(request.params.detail ?? ''),
         foundAt: String(request.params.foundAt ?? ''),
+        account: String(request.params.account ?? ''),
+        team: String(request.params.team ?? ''),
+        pageUrl: `${base}${String(request.params.path ?? '/teams')}`,
         securityUrl: `${base}/settings/security`,
         tokensUrl: `${base}/settings/api-tokens`,
         resetUrl: `${base}/forgot-password`,

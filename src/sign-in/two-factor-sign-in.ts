@@ -7,7 +7,8 @@ import { AuditLog } from '../audit/audit-log.js';
 import { flash } from '../common/web/flash.js';
 import { signInPageFor } from '../common/web/return-to.js';
 import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
-import type { User } from '../users/user.entity.js';
+import { isServiceAccount, type User } from '../users/user.entity.js';
+import { PasskeyRefusedError } from '../passkeys/passkeys.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { credentialStamp } from '../auth/credential-stamp.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
@@ -115,6 +116,8 @@ export class TwoFactorSignIn {
     );
     const user = await this.users.findById(passkey.userId);
     if (!user) throw new NoPendingSignInError();
+    // A service account signs in with nothing, a passkey planted on it included.
+    if (isServiceAccount(user)) throw new PasskeyRefusedError();
     return this.sessions.start(req, user, returnTo, { method: 'passkey', passkey: passkey.name });
   }
 

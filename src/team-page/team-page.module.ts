@@ -5,11 +5,19 @@ import { TeamPageController } from './team-page.controller.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { TeamTokensController } from './team-tokens.controller.js';
 import { TeamTokensService } from './team-tokens.service.js';
+import { ServiceAccountsModule } from '../service-accounts/service-accounts.module.js';
+import { ServiceAccountsController } from './service-accounts.controller.js';
+import { TeamChangesController } from './team-changes.controller.js';
 
 /** Pages that combine features (teams with invitations, teams with tokens), above them. */
 @Module({
-  imports: [TeamsModule, InvitationsModule, TokensModule],
-  controllers: [TeamPageController, TeamTokensController],
+  imports: [TeamsModule, InvitationsModule, TokensModule, ServiceAccountsModule],
+  controllers: [
+    TeamPageController,
+    TeamTokensController,
+    ServiceAccountsController,
+    TeamChangesController,
+  ],
   providers: [TeamTokensService],
   exports: [TeamTokensService],
 })

@@ -33,8 +33,9 @@ export class TeamTokensController {
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
     const token = await this.inventory.revoke(actor, id, tokenId);
+    const told = token.person.serviceAccount ? '' : ` ${token.person.name} was told by mail.`;
     flash(session, {
-      notice: `The token "${token.name}" of ${token.person.name} was revoked: the API refuses it from the next request. ${token.person.name} was told by mail.`,
+      notice: `The token "${token.name}" of ${token.person.name} was revoked: the API refuses it from the next request.${told}`,
     });
     return { url: `/teams/${id}/tokens` };
   }

@@ -9,7 +9,12 @@ import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../auth/sudo-mode.js';
 import { CreateTeamDto } from './dto/create-team.dto.js';
-import { ChangeRoleForm, TeamPolicyForm, TransferTeamForm } from './dto/teams.forms.js';
+import {
+  ChangeRoleForm,
+  policyInputOf,
+  TeamPolicyForm,
+  TransferTeamForm,
+} from './dto/teams.forms.js';
 import { TeamsService } from './teams.service.js';
 
 /**
@@ -67,7 +72,7 @@ export class TeamSettingsController {
     return { url: `/teams/${id}` };
   }
 
-  /** The owner's policy for the team; sudo mode. */
+  /** The owner's policy for the team (its effect shown first: /teams/:id/policy/preview); sudo mode. */
   @Post(':id/policy')
   @FormPage('/teams/:id')
   @RequireRecentPassword("Change the team's policy")
@@ -78,11 +83,7 @@ export class TeamSettingsController {
     @Form() form: TeamPolicyForm,
     @Session() session: SessionData,
   ): Promise<{ url: string }> {
-    const team = await this.teams.setPolicy(actor, id, {
-      requireTwoFactor: form.require_two_factor === 'on',
-      tokenMaxLifetimeDays: form.token_max_lifetime_days,
-      allowedAbilities: form.abilities_listed === 'on' ? (form.allowed_abilities ?? []) : undefined,
-    });
+    const team = await this.teams.setPolicy(actor, id, policyInputOf(form));
     flash(session, {
       notice: `The policy of ${team.name} was saved. It applies to the next API request of every token acting in the team.`,
     });

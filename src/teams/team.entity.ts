@@ -57,6 +57,13 @@ export class Team {
   })
   allowedAbilities!: string[] | null;
 
+  /**
+   * How many service accounts the team has: counted up only by a conditional update that keeps
+   * it within the deployment's limit, and down when one is deleted.
+   */
+  @Column({ name: 'service_account_count', type: 'integer', default: 0 })
+  serviceAccountCount!: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 

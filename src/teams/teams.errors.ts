@@ -1,4 +1,9 @@
-import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors/domain.error.js';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  ValidationError,
+} from '../common/errors/domain.error.js';
 
 export class TeamNotFoundError extends NotFoundError {
   constructor() {
@@ -51,5 +56,12 @@ export class MemberNotFoundError extends NotFoundError {
 export class OwnerCannotLeaveError extends ConflictError {
   constructor() {
     super('owner_cannot_leave', 'The owner of a team cannot be removed from it.');
+  }
+}
+
+/** A service account belongs to its team without being a member of any: never added, never joins. */
+export class ServiceAccountNotMemberError extends ValidationError {
+  constructor() {
+    super({ email: 'That is a service account: it is never a member of a team.' });
   }
 }

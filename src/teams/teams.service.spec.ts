@@ -10,6 +10,7 @@ import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { TeamMember, TeamRole } from './team-member.entity.js';
 import { TeamNotices } from './team-notices.js';
+import { Events } from '../events/events.js';
 import type { Team } from './team.entity.js';
 import {
   AlreadyMemberError,
@@ -174,6 +175,12 @@ function fakeTeamsRepository(store: Store) {
       }
       store.teams.delete(teamId);
     }),
+    setPolicy: jest.fn(
+      async (_m: EntityManager, teamId: number, policy: Partial<Team>) =>
+        void Object.assign(store.teams.get(teamId)!, policy),
+    ),
+    hasTwoFactor: jest.fn(async () => true),
+    findMembersWithoutTwoFactor: jest.fn(async () => [] as number[]),
     lockForUpdate: jest.fn(async (_m: EntityManager, teamId: number) =>
       copy(store.teams.get(teamId)),
     ),
@@ -204,6 +211,7 @@ describe('TeamsService', () => {
   const run = jest.fn(async (work: (m: EntityManager) => Promise<unknown>) => work(manager));
   const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
   const send = jest.fn<TeamNotices['send']>();
+  const publish = jest.fn<Events['publish']>();
 
   const roleIn = (teamId: number, userId: number) => store.members.get(teamId)?.get(userId);
   const currentTeamOf = (userId: number) => store.users.get(userId)!.currentTeamId;
@@ -236,6 +244,7 @@ describe('TeamsService', () => {
     run.mockClear();
     recordAfterCommit.mockReset();
     send.mockReset().mockResolvedValue();
+    publish.mockReset().mockResolvedValue();
     const moduleRef = await Test.createTestingModule({
       providers: [
         TeamsService,
@@ -245,6 +254,7 @@ describe('TeamsService', () => {
         { provide: Transactions, useValue: { run, afterCommit: jest.fn() } },
         { provide: AuditLog, useValue: { recordAfterCommit, record: jest.fn() } },
         { provide: TeamNotices, useValue: { send } },
+        { provide: Events, useValue: { publish } },
       ],
     }).compile();
     service = moduleRef.get(TeamsService);
@@ -464,6 +474,30 @@ describe('TeamsService', () => {
       await expect(change()).rejects.toBeInstanceOf(TeamNotFoundError);
     }
     expectNothingWritten();
+  });
+
+  it("should publish the owner's change of the policy, with the policy before it, in the transaction that saves it, and nothing when nothing changed", async () => {
+    const actor = Actors.person(OLIVIA);
+    const input = { requireTwoFactor: false, tokenMaxLifetimeDays: 30 };
+    await service.setPolicy(actor, APOLLO, input);
+    expect(publish).toHaveBeenCalledWith(manager, 'team.policy_changed', {
+      actor,
+      team: { id: APOLLO, name: 'Apollo' },
+      previous: { requireTwoFactor: false, tokenMaxLifetimeDays: null, allowedAbilities: null },
+      policy: { requireTwoFactor: false, tokenMaxLifetimeDays: 30, allowedAbilities: null },
+    });
+    publish.mockClear();
+    await service.setPolicy(actor, APOLLO, input);
+    expect(publish).not.toHaveBeenCalled();
+    // Shown before it is saved: checked as saving checks it, nothing written.
+    await expect(service.proposePolicy(Actors.person(ADAM), APOLLO, input)).rejects.toThrow(
+      OwnerOnlyError,
+    );
+    await expect(
+      service.proposePolicy(actor, APOLLO, { ...input, tokenMaxLifetimeDays: 7 }),
+    ).resolves.toMatchObject({ policy: { tokenMaxLifetimeDays: 7 } });
+    // The two saves wrote; the proposals did not.
+    expect(teams.setPolicy).toHaveBeenCalledTimes(2);
   });
 
   it('should let the owner remove an admin: gone from the team, back in their personal team, told and logged', async () => {

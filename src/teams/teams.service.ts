@@ -5,7 +5,8 @@ import type { EntityManager } from 'typeorm';
 import { accountOf, requireOperator, type Actor } from '../common/actor.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
-import type { User } from '../users/user.entity.js';
+import { Events } from '../events/events.js';
+import { isServiceAccount, type User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { toUserProfile, type UserProfile } from '../users/user.view.js';
@@ -22,11 +23,47 @@ import {
   OwnerOnlyError,
   OwnerRoleError,
   PersonalTeamError,
+  ServiceAccountNotMemberError,
   TeamNotFoundError,
 } from './teams.errors.js';
 import { TeamNotices } from './team-notices.js';
 import { TeamsRepository, type MemberRow, type TeamListing } from './teams.repository.js';
 import type { KeysetPage } from '../common/keyset-page.js';
+
+/** A team's policy, as the owner sets it (see TeamsService.setPolicy). */
+export interface TeamPolicyValues {
+  requireTwoFactor: boolean;
+  tokenMaxLifetimeDays: number | null;
+  allowedAbilities: string[] | null;
+}
+
+/** What the owner's form asks for; abilities left out are kept as they are. */
+export interface PolicyInput {
+  requireTwoFactor: boolean;
+  tokenMaxLifetimeDays: number | null;
+  allowedAbilities?: string[] | null;
+}
+
+const policyValuesOf = (team: Team): TeamPolicyValues => ({
+  requireTwoFactor: Boolean(team.requireTwoFactor),
+  tokenMaxLifetimeDays: team.tokenMaxLifetimeDays ?? null,
+  allowedAbilities: team.allowedAbilities ?? null,
+});
+
+declare module '../events/events.js' {
+  interface DomainEvents {
+    /**
+     * The owner changed the team's policy, in the transaction that saves it (the tokens it
+     * now refuses are mailed about with it).
+     */
+    'team.policy_changed': {
+      actor: Actor;
+      team: { id: number; name: string };
+      previous: TeamPolicyValues;
+      policy: TeamPolicyValues;
+    };
+  }
+}
 
 export interface TeamMembership {
   team: Team;
@@ -71,6 +108,7 @@ export class TeamsService {
     private readonly transactions: Transactions,
     private readonly notices: TeamNotices,
     private readonly catalog: AbilityCatalog,
+    private readonly events: Events,
   ) {}
 
   /** A user's own team, made with the user (inside the caller's transaction). */
@@ -213,6 +251,7 @@ export class TeamsService {
     if (team.personal) throw new PersonalTeamError();
     const user = await this.users.findByEmail(input.email);
     if (!user) throw new ValidationError({ email: 'No Tessera account uses that email.' });
+    if (isServiceAccount(user)) throw new ServiceAccountNotMemberError();
     try {
       await this.transactions.run(async (m) => {
         await this.teams.insertMember(m, team.id, user.id, input.role);
@@ -364,21 +403,15 @@ export class TeamsService {
   }
 
   /**
-   * The owner sets the team's policy: two-factor sign-in required of every member whose
-   * tokens act in it, a maximum token lifetime, and the abilities tokens acting in it may use
-   * (left out: as they are; every ability of the catalog: no limit). Requiring two-factor
-   * sign-in needs the owner's own on; turning it on mails every member without it. Takes
-   * effect on the very next API request (the policy is read with each token).
+   * The policy the owner asks for, checked as saving it would check it (the owner alone; two-
+   * factor sign-in required only by an owner who has it; abilities the catalog offers), without
+   * saving anything: what the team page shows the effect of before it is saved.
    */
-  async setPolicy(
+  async proposePolicy(
     actor: Actor,
     teamId: number,
-    input: {
-      requireTwoFactor: boolean;
-      tokenMaxLifetimeDays: number | null;
-      allowedAbilities?: string[] | null;
-    },
-  ): Promise<Team> {
+    input: PolicyInput,
+  ): Promise<{ team: Team; policy: TeamPolicyValues }> {
     const ownerId = accountOf(actor);
     const allowed =
       input.allowedAbilities === undefined ? undefined : this.allowedOf(input.allowedAbilities);
@@ -390,27 +423,57 @@ export class TeamsService {
           'Turn on two-factor sign-in for yourself first (Account Settings, Security): the team would refuse your own tokens.',
       });
     }
+    const policy = {
+      requireTwoFactor: input.requireTwoFactor,
+      tokenMaxLifetimeDays: input.tokenMaxLifetimeDays,
+      allowedAbilities: allowed === undefined ? (team.allowedAbilities ?? null) : allowed,
+    };
+    return { team, policy };
+  }
+
+  /**
+   * The owner sets the team's policy: two-factor sign-in required of every member whose
+   * tokens act in it, a maximum token lifetime, and the abilities tokens acting in it may use
+   * (left out: as they are; every ability of the catalog: no limit). Requiring two-factor
+   * sign-in needs the owner's own on; turning it on mails every member without it. Takes
+   * effect on the very next API request (the policy is read with each token). A change is
+   * published (`team.policy_changed`) in its transaction: the owners of the tokens it refuses
+   * are told by mail with it.
+   */
+  async setPolicy(actor: Actor, teamId: number, input: PolicyInput): Promise<Team> {
+    const ownerId = accountOf(actor);
+    const { team, policy: proposed } = await this.proposePolicy(actor, teamId, input);
     return this.transactions.run(async (m) => {
       const locked = await this.teams.lockForUpdate(m, team.id);
       if (!locked) throw new TeamNotFoundError();
       if (locked.ownerId !== ownerId) throw new OwnerOnlyError("change the team's policy");
+      const previous = policyValuesOf(locked);
       const policy = {
-        requireTwoFactor: input.requireTwoFactor,
-        tokenMaxLifetimeDays: input.tokenMaxLifetimeDays,
-        allowedAbilities: allowed === undefined ? locked.allowedAbilities : allowed,
+        ...proposed,
+        allowedAbilities:
+          input.allowedAbilities === undefined
+            ? previous.allowedAbilities
+            : proposed.allowedAbilities,
       };
       await this.teams.setPolicy(m, team.id, policy);
       const listed = (names: string[] | null) => (names === null ? 'all' : names.join(' '));
       const changed =
-        Boolean(locked.requireTwoFactor) !== policy.requireTwoFactor ||
-        locked.tokenMaxLifetimeDays !== policy.tokenMaxLifetimeDays ||
-        listed(locked.allowedAbilities) !== listed(policy.allowedAbilities);
-      if (policy.requireTwoFactor && !locked.requireTwoFactor) {
+        previous.requireTwoFactor !== policy.requireTwoFactor ||
+        previous.tokenMaxLifetimeDays !== policy.tokenMaxLifetimeDays ||
+        listed(previous.allowedAbilities) !== listed(policy.allowedAbilities);
+      if (policy.requireTwoFactor && !previous.requireTwoFactor) {
         for (const userId of await this.teams.findMembersWithoutTwoFactor(m, team.id)) {
           await this.notices.send(m, userId, 'two-factor-required', team);
         }
       }
       if (changed) {
+        const changedTeam = { id: team.id, name: team.name };
+        await this.events.publish(m, 'team.policy_changed', {
+          actor,
+          team: changedTeam,
+          previous,
+          policy,
+        });
         this.audit.recordAfterCommit(m, actor, {
           event: 'team.policy_changed',
           teamId: team.id,
@@ -420,9 +483,9 @@ export class TeamsService {
             require_two_factor: policy.requireTwoFactor,
             token_max_lifetime_days: policy.tokenMaxLifetimeDays,
             allowed_abilities: listed(policy.allowedAbilities),
-            previous_require_two_factor: Boolean(locked.requireTwoFactor),
-            previous_token_max_lifetime_days: locked.tokenMaxLifetimeDays,
-            previous_allowed_abilities: listed(locked.allowedAbilities),
+            previous_require_two_factor: previous.requireTwoFactor,
+            previous_token_max_lifetime_days: previous.tokenMaxLifetimeDays,
+            previous_allowed_abilities: listed(previous.allowedAbilities),
           },
         });
       }
@@ -510,12 +573,12 @@ export class TeamsService {
   ): Promise<void> {
     const userId = accountOf(actor);
     await this.users.lockForUpdate(manager, userId);
+    const joining = await this.users.findById(userId, manager);
+    if (!joining || isServiceAccount(joining)) throw new ServiceAccountNotMemberError();
     if (!(await this.teams.findForMember(teamId, userId, manager))) {
       await this.teams.insertMember(manager, teamId, userId, role);
-      const [team, user] = await Promise.all([
-        this.teams.findById(teamId, manager),
-        this.users.findById(userId, manager),
-      ]);
+      const team = await this.teams.findById(teamId, manager);
+      const user = joining;
       this.audit.recordAfterCommit(manager, actor, {
         event: 'team.member_joined',
         teamId,
@@ -533,6 +596,21 @@ export class TeamsService {
    */
   certifyRole(manager: EntityManager, teamId: number, userId: number): Promise<void> {
     return this.teams.certifyRole(manager, teamId, userId);
+  }
+
+  /**
+   * In the caller's transaction, for a decision only an owner or an admin may take (a service
+   * account made or deleted, or given a token): the actor's role read with its row locked and
+   * written (its version), so the decision holds against a change of that role, on a cluster
+   * too. The operator may always. Refused (404/403) as `getManageableTeam` refuses.
+   */
+  async certifyManager(manager: EntityManager, actor: Actor, teamId: number): Promise<void> {
+    if (actor.kind === 'operator') return;
+    const userId = accountOf(actor);
+    const role = (await this.teams.lockRoles(manager, teamId, [userId])).get(userId);
+    if (!role) throw new NotTeamMemberError();
+    if (role === 'member') throw new NotTeamManagerError();
+    await this.teams.certifyRole(manager, teamId, userId);
   }
 
   /** Whether the person is in the team. */

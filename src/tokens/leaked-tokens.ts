@@ -4,7 +4,7 @@ import { AuditLog } from '../audit/audit-log.js';
 import type { Actor } from '../common/actor.js';
 import { Clock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
-import { SecurityNotices } from '../security-notices/security-notices.js';
+import { TokenNotices } from './token-notices.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
 import { hashToken, isWellFormedToken } from './token-format.js';
 
@@ -34,7 +34,7 @@ type Match = Pick<
 export class LeakedTokens {
   constructor(
     private readonly transactions: Transactions,
-    private readonly notices: SecurityNotices,
+    private readonly notices: TokenNotices,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
@@ -105,13 +105,18 @@ export class LeakedTokens {
       )
       .execute();
     if (result.affected !== 1) return;
-    await this.notices.send(m, token.userId, 'token-leaked', {
-      detail: token.name,
-      foundAt: foundAt ?? undefined,
-    });
+    // Its person, or for a service account's token, its team's owners and admins.
+    const account = await this.notices.send(
+      m,
+      token.userId,
+      'token-leaked',
+      token.name,
+      foundAt ?? undefined,
+    );
     this.audit.recordAfterCommit(m, actor, {
       event: 'token.revoked',
       userId: token.userId,
+      teamId: account?.teamId,
       tokenId: token.id,
       target: { type: 'token', id: token.id },
       detail: { name: token.name, reason: 'leaked', found_at: foundAt },

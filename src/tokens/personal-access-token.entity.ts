@@ -25,6 +25,21 @@ export class PersonalAccessToken {
   @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'FK_personal_access_tokens_user' })
   user?: Relation<User>;
 
+  /**
+   * Who made it, when that was not its own account (a service account's tokens are made by its
+   * team's owners and admins); null otherwise, and once that person's account is deleted.
+   */
+  @Index('IDX_personal_access_tokens_created_by')
+  @Column({ name: 'created_by_id', type: 'integer', nullable: true })
+  createdById!: number | null;
+
+  @ManyToOne(() => User, { onDelete: 'SET NULL', nullable: true })
+  @JoinColumn({
+    name: 'created_by_id',
+    foreignKeyConstraintName: 'FK_personal_access_tokens_created_by',
+  })
+  createdBy?: Relation<User> | null;
+
   @Column({ name: 'name', type: 'varchar', length: 255 })
   name!: string;
 

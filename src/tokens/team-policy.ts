@@ -14,7 +14,8 @@ export interface GovernedToken {
   lifetimeDays: number | null;
   /** The team it acts in, while its person is a member of it. */
   team: { name: string; policy: TeamPolicy } | null;
-  user: { twoFactor: boolean };
+  /** A service account signs in nowhere: a team's two-factor requirement is not its to meet. */
+  user: { twoFactor: boolean; serviceAccount?: boolean };
 }
 
 /**
@@ -34,7 +35,9 @@ export function exceedsMaxLifetime(days: number | null, maxDays: number | null):
 export function teamRefusalOf(token: GovernedToken): TeamRefusalCode | null {
   if (!token.team) return token.binding === 'pinned' ? 'team_access_lost' : null;
   const { policy } = token.team;
-  if (policy.requireTwoFactor && !token.user.twoFactor) return 'two_factor_required';
+  if (policy.requireTwoFactor && !token.user.twoFactor && !token.user.serviceAccount) {
+    return 'two_factor_required';
+  }
   if (exceedsMaxLifetime(token.lifetimeDays, policy.tokenMaxLifetimeDays))
     return 'token_lifetime_exceeds_policy';
   return null;

@@ -26,6 +26,7 @@ function row(overrides: Record<string, unknown> = {}): Record<string, unknown> {
     user_email: 'ada@example.com',
     user_disabled_at: null,
     two_factor: null,
+    service_account_team_id: null,
     pinned: null,
     pinned_team_id: null,
     team_id: 2,
@@ -157,6 +158,34 @@ describe('TokenAuthenticator', () => {
       binding: 'pinned',
       team: null,
       pinnedTeamId: 3,
+      teamRefusal: { code: 'team_access_lost' },
+    });
+  });
+
+  it("should let a service account's token act in the team that owns it, which asks no second factor of it", async () => {
+    const { plaintext } = generateToken();
+    const account = {
+      user_id: 40,
+      user_name: 'deploy-bot',
+      service_account_team_id: 3,
+      pinned: 7,
+      pinned_team_id: 3,
+      team_id: 3,
+      team_name: 'Acme',
+      // Never a member of it, and no two-factor sign-in: the team requires it of people.
+      member: null,
+      require_two_factor: 1,
+    };
+    answer(plaintext, account);
+    await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
+      user: { id: 40, serviceAccount: true },
+      team: { id: 3, name: 'Acme' },
+      teamRefusal: null,
+    });
+    // Not a member, and not this team's service account: no team at all.
+    answer(plaintext, { ...account, service_account_team_id: 4 });
+    await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
+      team: null,
       teamRefusal: { code: 'team_access_lost' },
     });
   });

@@ -37,10 +37,11 @@ export interface TokenWithOwner {
   previousValue: boolean;
   /** Until when that previous value is accepted (null when the token was never regenerated). */
   previousValidUntil: Date | null;
-  user: { id: number; name: string; email: string; twoFactor: boolean };
+  /** `serviceAccount`: an account owned by the team its tokens are pinned to, not a person. */
+  user: { id: number; name: string; email: string; twoFactor: boolean; serviceAccount: boolean };
   /** `current`: it follows its user's current team; `pinned`: it acts in one team only. */
   binding: 'current' | 'pinned';
-  /** The team it acts in, while its user is a member of it. */
+  /** The team it acts in, while its user is a member of it (or the service account of it). */
   team: { id: number; name: string; slug: string; policy: TeamPolicy } | null;
   /** The id of the team it is pinned to, even when its user has left it (null once deleted). */
   pinnedTeamId: number | null;
@@ -63,6 +64,7 @@ interface TokenWithOwnerRow {
   user_email: string;
   user_disabled_at: Date | string | null;
   two_factor: number | null;
+  service_account_team_id: number | null;
   pinned: number | null;
   pinned_team_id: number | null;
   team_id: number | null;
@@ -93,7 +95,7 @@ export const FIND_BY_HASH_SQL = `
   SELECT t.id AS token_id, t.name AS token_name, t.created_at, t.regenerated_at, t.abilities,
          t.expires_at, t.lifetime_days, t.revoked_at, t.last_used_at, t.token_hash, t.previous_valid_until,
          u.id AS user_id, u.name AS user_name, u.email AS user_email, u.disabled_at AS user_disabled_at,
-         tf.user_id AS two_factor,
+         tf.user_id AS two_factor, u.service_account_team_id,
          p.token_id AS pinned, p.team_id AS pinned_team_id,
          tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
          tm.token_max_lifetime_days, tm.allowed_abilities, m.user_id AS member
@@ -110,6 +112,12 @@ export const FIND_BY_HASH_SQL = `
                  LIMIT 1)`;
 
 function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner {
+  const serviceAccountOf =
+    row.service_account_team_id == null ? null : Number(row.service_account_team_id);
+  // Only a team the user is in (a pinned team they left is no team at all), or the team that
+  // owns the service account.
+  const inTeam =
+    row.team_id !== null && (row.member !== null || serviceAccountOf === Number(row.team_id));
   return {
     tokenId: Number(row.token_id),
     tokenName: row.token_name,
@@ -127,23 +135,22 @@ function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner 
       name: row.user_name,
       email: row.user_email,
       twoFactor: row.two_factor !== null,
+      serviceAccount: serviceAccountOf !== null,
     },
     binding: row.pinned === null ? 'current' : 'pinned',
-    // Only a team the user is in: a pinned team they left is no team at all.
-    team:
-      row.team_id === null || row.member === null
-        ? null
-        : {
-            id: Number(row.team_id),
-            name: row.team_name!,
-            slug: row.team_slug!,
-            policy: {
-              requireTwoFactor: Boolean(Number(row.require_two_factor)),
-              tokenMaxLifetimeDays:
-                row.token_max_lifetime_days === null ? null : Number(row.token_max_lifetime_days),
-              allowedAbilities: row.allowed_abilities ? row.allowed_abilities.split(',') : null,
-            },
+    team: !inTeam
+      ? null
+      : {
+          id: Number(row.team_id),
+          name: row.team_name!,
+          slug: row.team_slug!,
+          policy: {
+            requireTwoFactor: Boolean(Number(row.require_two_factor)),
+            tokenMaxLifetimeDays:
+              row.token_max_lifetime_days === null ? null : Number(row.token_max_lifetime_days),
+            allowedAbilities: row.allowed_abilities ? row.allowed_abilities.split(',') : null,
           },
+        },
     pinnedTeamId: row.pinned_team_id === null ? null : Number(row.pinned_team_id),
   };
 }
@@ -232,6 +239,28 @@ export class TokenAuthenticator {
    * a regeneration replaced works until its grace period ends, then is refused as revoked.
    */
   async authenticate(presented: string): Promise<TokenPrincipal> {
+    const principal = await this.resolve(presented);
+    this.lastUsed.record(principal.tokenId, principal.lastUsedAt, this.clock.nowMs());
+    return principal;
+  }
+
+  /**
+   * A token presented to another service, checked as `authenticate` checks the API's (the
+   * same query and the same rules) without refusing anything: null for one that is malformed,
+   * unknown, revoked, replaced past its grace or expired. Nothing is counted here
+   * (`recordCheck` counts a use).
+   */
+  async inspect(presented: string): Promise<TokenPrincipal | null> {
+    try {
+      return await this.resolve(presented);
+    } catch (error) {
+      if (error instanceof AuthenticationError) return null;
+      throw error;
+    }
+  }
+
+  /** The token, its state, and the team's verdict; refused with its code when not good. */
+  private async resolve(presented: string): Promise<TokenPrincipal> {
     if (!isWellFormedToken(presented)) throw new AuthenticationError('invalid_token');
     const hash = hashToken(presented);
     const row = await this.findByHash(hash, hash);
@@ -250,7 +279,6 @@ export class TokenAuthenticator {
     if (principal.expiresAt && principal.expiresAt.getTime() <= now) {
       throw new AuthenticationError('token_expired', undefined, refused);
     }
-    this.lastUsed.record(principal.tokenId, principal.lastUsedAt, now);
     const refusal = teamRefusalOf(principal);
     return Object.assign(principal, {
       // Built only for a refused token; the team is named to a token that may read it.
@@ -262,6 +290,16 @@ export class TokenAuthenticator {
               principal.abilities.includes('team:read') ? principal.team?.name : undefined,
             ),
     });
+  }
+
+  /**
+   * Counts a use of a token that another service checked (introspection): its last use and its
+   * requests of the day, as an API request of its own would be; where it came from is that
+   * service's business, not known here.
+   */
+  recordCheck(principal: TokenPrincipal): void {
+    this.lastUsed.record(principal.tokenId, principal.lastUsedAt, this.clock.nowMs());
+    this.recordUse(principal, { ip: undefined, userAgent: undefined });
   }
 
   /** Counts an authenticated request in the token's usage; written within a minute. */

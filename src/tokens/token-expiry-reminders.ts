@@ -8,7 +8,8 @@ import { Transactions } from '../database/transactions.js';
 import type { MailMessage } from '../mail/mail-message.js';
 import { ComposesMail, Mailer } from '../mail/mailer.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { TokensRepository } from './tokens.repository.js';
+import { TokensRepository, type TeamManager } from './tokens.repository.js';
+import { serviceAccountPath } from './token-notices.js';
 import { Clock } from '../clock/clock.js';
 
 export const TOKEN_EXPIRY_MAIL = 'token-expiry';
@@ -84,14 +85,15 @@ export class TokenExpiryReminders {
                 ? token.lifetimeDays * DAY_MS
                 : token.expiresAt.getTime() - token.startedAt.getTime();
             if (step.mail && remindsOf(lifetime, step.lead)) {
-              const user = await this.users.findById(token.userId, m);
-              if (user) {
-                await this.mailer.send(m, TOKEN_EXPIRY_MAIL, user.email, {
+              const recipients = await this.recipientsOf(m, token.userId);
+              for (const recipient of recipients) {
+                await this.mailer.send(m, TOKEN_EXPIRY_MAIL, recipient.email, {
                   tokenId: token.id,
                   step: step.mail,
+                  recipientId: recipient.id,
                 });
-                return true;
               }
+              if (recipients.length > 0) return true;
             }
             if (!step.mail) {
               this.audit.recordAfterCommit(m, Actors.system, {
@@ -114,6 +116,17 @@ export class TokenExpiryReminders {
     return result;
   }
 
+  /**
+   * Whom a token's reminders go to: its person, or for a service account's token, the owners
+   * and admins of its team (a service account reads no mail).
+   */
+  private async recipientsOf(m: EntityManager, userId: number): Promise<TeamManager[]> {
+    const account = await this.tokens.findServiceAccountOwner(m, userId);
+    if (account) return this.tokens.findTeamManagers(m, account.teamId);
+    const user = await this.users.findById(userId, m);
+    return user ? [{ id: user.id, email: user.email }] : [];
+  }
+
   /** Made when sent: nothing once the token is revoked, regenerated past the reminder or gone. */
   @ComposesMail(TOKEN_EXPIRY_MAIL)
   private async compose(
@@ -123,21 +136,39 @@ export class TokenExpiryReminders {
     const tokenId = Number(request.params.tokenId);
     const token = await this.tokens.findById(tokenId, m);
     if (!token || token.revokedAt || !token.expiresAt) return null;
-    const user = await this.users.findById(token.userId, m);
+    // Whoever it was for must still answer for the token (a row enqueued before the recipient
+    // was named is its person's).
+    const recipientId = Number(request.params.recipientId ?? token.userId);
+    const [user, account] = await Promise.all([
+      this.users.findById(recipientId, m),
+      this.tokens.findServiceAccountOwner(m, token.userId),
+    ]);
     if (!user || user.email !== request.to) return null;
+    if (account) {
+      const managers = await this.tokens.findTeamManagers(m, account.teamId);
+      if (!managers.some((manager) => manager.id === user.id)) return null;
+    } else if (user.id !== token.userId) {
+      return null;
+    }
     const left = token.expiresAt.getTime() - this.clock.nowMs();
     const today = request.params.step === 'day';
     if (left <= 0 || left > (today ? DAY_MS : 7 * DAY_MS)) return null;
     const days = Math.max(1, Math.ceil(left / DAY_MS));
-    const url = `${this.config.app.publicUrl}/settings/api-tokens/${token.id}`;
+    const base = this.config.app.publicUrl;
+    const url = account
+      ? `${base}${serviceAccountPath(account.teamId, account.accountId)}`
+      : `${base}/settings/api-tokens/${token.id}`;
+    const whose = account
+      ? `The token "${token.name}" of the service account ${account.accountName}`
+      : `Your API token "${token.name}"`;
     return {
       to: user.email,
-      subject: today
-        ? `Your API token "${token.name}" expires within a day`
-        : `Your API token "${token.name}" expires in ${days} days`,
+      subject: today ? `${whose} expires within a day` : `${whose} expires in ${days} days`,
       ...this.mailer.render(TOKEN_EXPIRY_MAIL, {
         name: user.name,
         tokenName: token.name,
+        serviceAccount: account?.accountName ?? '',
+        team: account?.teamName ?? '',
         today,
         days,
         expiresAt: token.expiresAt.toISOString().slice(0, 16).replace('T', ' '),

@@ -66,6 +66,11 @@ export class TokenLifetimes {
     return lifetimeLimit(this.deploymentMaxDays, team);
   }
 
+  /** What a form may offer a new token pinned to `team` (a service account's). */
+  optionsIn(team: GoverningTeam): ExpiryOptions {
+    return expiryOptions(this.limitIn(team), this.clock.nowMs());
+  }
+
   /**
    * Where a new token of the person acts and its limit: pinned to `teamId` (one of their teams,
    * else refused), or following their current team.

@@ -47,6 +47,31 @@ export interface TokenRefusal {
   userAgent: string | undefined;
 }
 
+/** A check of another token by a calling token (introspection), for its audit event. */
+export interface IntrospectionCheck {
+  callerTokenId: number;
+  callerUserId: number;
+  /** The team the caller acts in: its audit log has the event. */
+  teamId: number;
+  /** The answer: active, inactive, or active but refused (its team, or an ability asked for). */
+  outcome: 'active' | 'inactive' | 'refused';
+  at: number;
+  ip: string | undefined;
+  userAgent: string | undefined;
+}
+
+/** What a calling token's checks of a minute add up to. */
+interface PendingChecks {
+  userId: number;
+  teamId: number;
+  checks: number;
+  inactive: number;
+  refused: number;
+  at: number;
+  ip: string | undefined;
+  userAgent: string | undefined;
+}
+
 /** One refusal event per token in this time, on each instance. */
 export const REFUSAL_EVENT_INTERVAL_MS = 60_000;
 
@@ -72,6 +97,8 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
   /** Refusals to record, one per token, and when each token's last one was recorded. */
   private refusals: TokenRefusal[] = [];
   private readonly refusalRecordedAt = new Map<number, number>();
+  /** Introspections since the last flush, by calling token: one audit event each a minute. */
+  private checks = new Map<number, PendingChecks>();
   private missed = 0;
   private flushing: Promise<void> | undefined;
   private day = { start: 0, end: 0, key: '' };
@@ -105,6 +132,34 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     this.refusalRecordedAt.set(refusal.tokenId, refusal.at);
     this.refusals.push({ ...refusal, userAgent: refusal.userAgent?.slice(0, USER_AGENT_MAX) });
     this.flushEveryMinute();
+  }
+
+  /**
+   * Counts a check made through introspection for the calling token's audit event: each
+   * calling token's checks of the minute are one event (how many, how many inactive or
+   * refused), so a service that checks every request it serves does not flood the log. Past
+   * MAX_TRACKED_TOKENS calling tokens in a minute, further ones are not counted.
+   */
+  recordIntrospection(check: IntrospectionCheck): void {
+    let entry = this.checks.get(check.callerTokenId);
+    if (!entry) {
+      if (this.checks.size >= MAX_TRACKED_TOKENS) return;
+      entry = {
+        userId: check.callerUserId,
+        teamId: check.teamId,
+        checks: 0,
+        inactive: 0,
+        refused: 0,
+        at: check.at,
+        ip: check.ip,
+        userAgent: check.userAgent?.slice(0, USER_AGENT_MAX),
+      };
+      this.checks.set(check.callerTokenId, entry);
+      this.flushEveryMinute();
+    }
+    entry.checks++;
+    if (check.outcome === 'inactive') entry.inactive++;
+    if (check.outcome === 'refused') entry.refused++;
   }
 
   record(use: TokenUse): void {
@@ -141,6 +196,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
     this.recordRefusals();
+    this.recordIntrospections();
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
@@ -230,6 +286,25 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
           target: { type: 'token', id: r.tokenId },
           detail: { reason: r.reason },
           at: new Date(r.at),
+        },
+      );
+    }
+  }
+
+  /** Hands each calling token's introspections since the last flush to the audit log. */
+  private recordIntrospections(): void {
+    const checks = this.checks;
+    this.checks = new Map();
+    for (const [tokenId, c] of checks) {
+      const client = { ip: c.ip ?? null, userAgent: c.userAgent ?? null };
+      this.audit.record(
+        { kind: 'token', userId: c.userId, tokenId, client },
+        {
+          event: 'token.introspected',
+          teamId: c.teamId,
+          target: { type: 'token', id: tokenId },
+          detail: { checks: c.checks, inactive: c.inactive, refused: c.refused },
+          at: new Date(c.at),
         },
       );
     }

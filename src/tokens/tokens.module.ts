@@ -12,6 +12,9 @@ import { TokensController } from './tokens.controller.js';
 import { TokensRepository } from './tokens.repository.js';
 import { TokenAuthenticator } from './token-authenticator.js';
 import { TokenLifetimes } from './token-lifetimes.js';
+import { TokenNotices } from './token-notices.js';
+import { TokenIntrospection } from './token-introspection.js';
+import { TokenPolicyNotices } from './token-policy-notices.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -28,7 +31,17 @@ import { TokensService } from './tokens.service.js';
     TokenUsageRecorder,
     TokenExpiryReminders,
     LeakedTokens,
+    TokenNotices,
+    TokenIntrospection,
+    TokenPolicyNotices,
   ],
-  exports: [TokensService, TokenLifetimes, TokenAuthenticator, TokenExpiryReminders, LeakedTokens],
+  exports: [
+    TokensService,
+    TokenLifetimes,
+    TokenAuthenticator,
+    TokenExpiryReminders,
+    LeakedTokens,
+    TokenIntrospection,
+  ],
 })
 export class TokensModule {}

@@ -23,7 +23,8 @@ export type NewToken = Pick<
   | 'expiresAt'
   | 'lifetimeDays'
   | 'createdAt'
->;
+> &
+  Partial<Pick<PersonalAccessToken, 'createdById'>>;
 
 /** A regenerated token's new value and what changes with it. */
 export interface NewValue {
@@ -94,7 +95,34 @@ export interface TeamToken {
   lastUsedAt: Date | null;
   lastAddress: string | null;
   pinned: boolean;
-  person: { id: number; name: string; email: string; role: TeamRole; twoFactor: boolean };
+  /**
+   * Whose token it is: a member (with their role), or the team's service account (no role: it
+   * is never a member).
+   */
+  person: {
+    id: number;
+    name: string;
+    email: string;
+    role: TeamRole | null;
+    twoFactor: boolean;
+    serviceAccount: boolean;
+  };
+  /** Who made it, when not its own account (a service account's): null once they are deleted. */
+  createdBy: { id: number; name: string } | null;
+}
+
+/** One of a team's owners and admins, whom its service accounts' tokens concern. */
+export interface TeamManager {
+  id: number;
+  email: string;
+}
+
+/** The team a service account belongs to, and the account's name. */
+export interface ServiceAccountOwner {
+  accountId: number;
+  accountName: string;
+  teamId: number;
+  teamName: string;
 }
 
 /** A member revoking a token of their team: their role, and the roles whose tokens they may. */
@@ -125,7 +153,8 @@ const policyOf = (
   allowedAbilities: team.allowedAbilities,
 });
 
-const governing = (team: Team): GoverningTeam => ({
+/** A team as it governs the tokens acting in it. */
+export const governing = (team: Team): GoverningTeam => ({
   id: team.id,
   name: team.name,
   policy: policyOf(team),
@@ -225,15 +254,20 @@ export class TokensRepository {
   async findActingIn(
     teamId: number,
     now: Date,
-    tokenId?: number,
-    page?: KeysetPage,
+    {
+      tokenId,
+      page,
+      ownerId,
+      manager,
+    }: { tokenId?: number; page?: KeysetPage; ownerId?: number; manager?: EntityManager } = {},
   ): Promise<TeamToken[]> {
-    const query = this.tokens
+    const query = (manager?.getRepository(PersonalAccessToken) ?? this.tokens)
       .createQueryBuilder('t')
-      .innerJoin(TeamMember, 'm', 'm.user_id = t.user_id AND m.team_id = :teamId', { teamId })
+      .leftJoin(TeamMember, 'm', 'm.user_id = t.user_id AND m.team_id = :teamId', { teamId })
       .innerJoin(User, 'u', 'u.id = t.user_id')
       .leftJoin(TokenPin, 'p', 'p.token_id = t.id')
       .leftJoin(TwoFactorCredential, 'tf', 'tf.user_id = t.user_id')
+      .leftJoin(User, 'c', 'c.id = t.created_by_id')
       .select([
         't.id AS id',
         't.name AS name',
@@ -250,6 +284,9 @@ export class TokensRepository {
         'u.email AS user_email',
         'm.role AS role',
         'tf.user_id AS two_factor',
+        'u.service_account_team_id AS service_account_team_id',
+        'c.id AS created_by_id',
+        'c.name AS created_by_name',
       ])
       .addSelect(
         (sub) =>
@@ -264,6 +301,8 @@ export class TokensRepository {
       )
       .where('t.revoked_at IS NULL')
       .andWhere('(t.expires_at IS NULL OR t.expires_at > :now)', { now })
+      // A member's, or the team's own service account's.
+      .andWhere('(m.user_id IS NOT NULL OR u.service_account_team_id = :teamId)', { teamId })
       .andWhere('(p.team_id = :teamId OR (p.token_id IS NULL AND u.current_team_id = :teamId))', {
         teamId,
       })
@@ -271,6 +310,7 @@ export class TokensRepository {
       .addOrderBy('t.created_at', 'DESC')
       .addOrderBy('t.id', 'DESC');
     if (tokenId !== undefined) query.andWhere('t.id = :tokenId', { tokenId });
+    if (ownerId !== undefined) query.andWhere('t.user_id = :ownerId', { ownerId });
     // A page of the inventory: by token id, one row beyond the limit.
     if (page) {
       query.orderBy('t.id', 'ASC').limit(page.limit + 1);
@@ -293,9 +333,14 @@ export class TokensRepository {
         id: Number(r.user_id),
         name: String(r.user_name),
         email: String(r.user_email),
-        role: r.role as TeamRole,
+        role: (r.role as TeamRole | null) ?? null,
         twoFactor: r.two_factor !== null,
+        serviceAccount: r.service_account_team_id !== null,
       },
+      createdBy:
+        r.created_by_id === null
+          ? null
+          : { id: Number(r.created_by_id), name: String(r.created_by_name) },
     }));
   }
 
@@ -329,13 +374,57 @@ export class TokensRepository {
         { revokerId: revoker.userId, revokerRole: revoker.role },
       )
       .andWhere(
-        `EXISTS (SELECT 1 FROM team_members m
-                  WHERE m.team_id = :teamId AND m.user_id = personal_access_tokens.user_id
-                    AND (m.user_id = :revokerId ${manages}))`,
-        { manages: revoker.manages },
+        `(EXISTS (SELECT 1 FROM team_members m
+                   WHERE m.team_id = :teamId AND m.user_id = personal_access_tokens.user_id
+                     AND (m.user_id = :revokerId ${manages}))
+          OR (:managesServiceAccounts = 1 AND EXISTS (SELECT 1 FROM users sa
+                   WHERE sa.id = personal_access_tokens.user_id
+                     AND sa.service_account_team_id = :teamId)))`,
+        {
+          manages: revoker.manages,
+          // The team's owners and admins manage its service accounts' tokens.
+          managesServiceAccounts: revoker.role === 'member' ? 0 : 1,
+        },
       )
       .execute();
     return result.affected === 1;
+  }
+
+  /** The team's owners and admins, whom its service accounts' tokens concern (mail, say). */
+  async findTeamManagers(manager: EntityManager, teamId: number): Promise<TeamManager[]> {
+    const rows = await manager
+      .getRepository(TeamMember)
+      .createQueryBuilder('m')
+      .innerJoin(User, 'u', 'u.id = m.user_id')
+      .select(['u.id AS id', 'u.email AS email'])
+      .where('m.team_id = :teamId', { teamId })
+      .andWhere('m.role IN (:...roles)', { roles: ['owner', 'admin'] })
+      .orderBy('u.id')
+      .getRawMany<{ id: number | string; email: string }>();
+    return rows.map((r) => ({ id: Number(r.id), email: r.email }));
+  }
+
+  /** Whether the account is a service account, and if so of which team; null for a person. */
+  async findServiceAccountOwner(
+    manager: EntityManager,
+    userId: number,
+  ): Promise<ServiceAccountOwner | null> {
+    const row = await manager
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .innerJoin(Team, 'tm', 'tm.id = u.service_account_team_id')
+      .select(['u.id AS account_id', 'u.name AS account_name'])
+      .addSelect(['tm.id AS team_id', 'tm.name AS team_name'])
+      .where('u.id = :userId', { userId })
+      .getRawOne<Record<string, unknown>>();
+    return row
+      ? {
+          accountId: Number(row.account_id),
+          accountName: String(row.account_name),
+          teamId: Number(row.team_id),
+          teamName: String(row.team_name),
+        }
+      : null;
   }
 
   async insert(manager: EntityManager, token: NewToken): Promise<PersonalAccessToken> {

@@ -5,6 +5,7 @@ import { Clock, ManualClock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { SecurityNotices } from '../security-notices/security-notices.js';
+import { TokenNotices } from './token-notices.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { CONFIG } from '../config/config.module.js';
 import { TokensRepository } from './tokens.repository.js';
@@ -44,7 +45,7 @@ describe('TokensService token lifecycle', () => {
   const findTeamOfMember = jest.fn<TokensRepository['findTeamOfMember']>();
   const insertPin = jest.fn<TokensRepository['insertPin']>();
   const assertConfirmed = jest.fn<EmailVerificationService['assertConfirmed']>();
-  const notify = jest.fn<SecurityNotices['send']>();
+  const notify = jest.fn<TokenNotices['send']>();
   const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
   const current = generateToken();
 
@@ -106,7 +107,8 @@ describe('TokensService token lifecycle', () => {
         { provide: Transactions, useValue: { run } },
         { provide: EmailVerificationService, useValue: { assertConfirmed } },
         { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: 90 } } },
-        { provide: SecurityNotices, useValue: { send: notify } },
+        { provide: TokenNotices, useValue: { send: notify } },
+        { provide: SecurityNotices, useValue: { send: jest.fn() } },
         { provide: AuditLog, useValue: { recordAfterCommit, record: jest.fn() } },
         { provide: Clock, useValue: clock },
         { provide: AbilityCatalog, useValue: new AbilityCatalog(BUILT_IN_ABILITIES) },
@@ -241,7 +243,7 @@ describe('TokensService token lifecycle', () => {
 
     it('should tell the owner and record token.created in the transaction that creates it', async () => {
       await service.create(person, { name: 'ci', abilities: ['team:read'], expiresInDays: 7 });
-      expect(notify).toHaveBeenCalledWith(manager, 1, 'token-created', { detail: 'ci' });
+      expect(notify).toHaveBeenCalledWith(manager, 1, 'token-created', 'ci');
       expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
         event: 'token.created',
         userId: 1,
@@ -253,6 +255,73 @@ describe('TokensService token lifecycle', () => {
           expires_at: new Date(now + 7 * DAY_MS).toISOString(),
         },
       });
+    });
+  });
+
+  describe('createForServiceAccount', () => {
+    const acme = {
+      id: 3,
+      name: 'Acme',
+      policy: { requireTwoFactor: true, tokenMaxLifetimeDays: 30, allowedAbilities: ['team:read'] },
+    };
+    const bot = { id: 40, name: 'deploy-bot' };
+
+    it("should pin the token to the account's team, name its maker, decide first in the transaction, and record it in the team's audit log", async () => {
+      const decided: string[] = [];
+      const decide = jest.fn(async (_m: EntityManager) => {
+        decided.push(`insert calls: ${insert.mock.calls.length}`);
+      });
+      await service.createForServiceAccount(
+        person,
+        bot,
+        acme,
+        { name: 'ci', abilities: ['team:read'], expiresInDays: 30 },
+        decide,
+      );
+      expect(decide).toHaveBeenCalledWith(manager);
+      expect(decided).toEqual(['insert calls: 0']);
+      expect(insert).toHaveBeenCalledWith(
+        manager,
+        expect.objectContaining({ userId: 40, createdById: 1, lifetimeDays: 30 }),
+      );
+      expect(insertPin).toHaveBeenCalledWith(manager, 12, 3);
+      expect(notify).toHaveBeenCalledWith(manager, 40, 'token-created', 'ci');
+      expect(recordAfterCommit).toHaveBeenCalledWith(
+        manager,
+        person,
+        expect.objectContaining({
+          event: 'token.created',
+          userId: 40,
+          teamId: 3,
+          detail: expect.objectContaining({ service_account: 'deploy-bot', pinned_to: 'Acme' }),
+        }),
+      );
+    });
+
+    it("should refuse, inserting nothing and deciding nothing, a lifetime or abilities the account's team does not allow", async () => {
+      const decide = jest.fn(async (_m: EntityManager) => {});
+      await expect(
+        service.createForServiceAccount(
+          person,
+          bot,
+          acme,
+          { name: 'ci', abilities: ['team:read'], expiresInDays: 90 },
+          decide,
+        ),
+      ).rejects.toMatchObject({
+        fields: { expires_in_days: 'Acme allows tokens of at most 30 days.' },
+      });
+      await expect(
+        service.createForServiceAccount(
+          person,
+          bot,
+          acme,
+          { name: 'ci', abilities: ['user:read'], expiresInDays: 7 },
+          decide,
+        ),
+      ).rejects.toMatchObject({ fields: { abilities: 'Acme does not allow tokens "user:read".' } });
+      expect(decide).not.toHaveBeenCalled();
+      expect(insert).not.toHaveBeenCalled();
     });
   });
 

@@ -1,8 +1,13 @@
 import { accountOf, type Actor } from '../common/actor.js';
+
+/** The account an actor acts on, when it acts on one (not the operator at large). */
+const accountOrNull = (actor: Actor): number | null =>
+  actor.kind === 'person' || actor.kind === 'token' ? actor.userId : null;
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import type { EntityManager } from 'typeorm';
 import { SecurityNotices } from '../security-notices/security-notices.js';
 import { chooseAbilities, type Ability } from './abilities.js';
 import { AbilityCatalog, type AbilityDefinition } from '../config/abilities.config.js';
@@ -14,8 +19,16 @@ import {
   keptLifetimeDays,
   lifetimeRefusal,
   resolveExpiry,
+  type LifetimeLimit,
 } from './token-expiry.js';
 import { TokenLifetimes } from './token-lifetimes.js';
+import { TokenNotices } from './token-notices.js';
+import {
+  impactInWords,
+  policyImpact,
+  type ImpactInWords,
+  type PolicyImpact,
+} from './policy-impact.js';
 import { generateToken, TOKEN_PREFIX } from './token-format.js';
 import {
   describeRefusal,
@@ -35,6 +48,7 @@ import {
   TokensRepository,
   type Governance,
   type GoverningTeam,
+  type TeamPolicy,
   type TeamRevoker,
   type TeamToken,
 } from './tokens.repository.js';
@@ -118,7 +132,7 @@ function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
     binding: row.pinned ? 'pinned' : 'current',
     lifetimeDays: row.lifetimeDays,
     team,
-    user: { twoFactor: row.person.twoFactor },
+    user: { twoFactor: row.person.twoFactor, serviceAccount: row.person.serviceAccount },
   });
   return {
     ...rest,
@@ -137,7 +151,8 @@ export class TokensService {
     private readonly tokens: TokensRepository,
     private readonly transactions: Transactions,
     private readonly verification: EmailVerificationService,
-    private readonly notices: SecurityNotices,
+    private readonly notices: TokenNotices,
+    private readonly securityNotices: SecurityNotices,
     private readonly clock: Clock,
     private readonly lifetimes: TokenLifetimes,
     private readonly catalog: AbilityCatalog,
@@ -151,7 +166,45 @@ export class TokensService {
   async create(actor: Actor, input: CreateTokenDto): Promise<CreatedToken> {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
-    const { pinnedTo: team, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
+    const { pinnedTo, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
+    return this.issue(actor, { userId, pinnedTo, limit }, input);
+  }
+
+  /**
+   * A token of a team's service account, made by one of the team's owners and admins (the
+   * actor, recorded as its maker): always pinned to the team, held to the team's policy and the
+   * deployment's as any token acting there. `decide` runs first in the creating transaction:
+   * the check of the maker's role, certified by a write (see TeamsRepository.certifyRole).
+   * The team's owners and admins are told by mail; the event is in the team's audit log.
+   */
+  createForServiceAccount(
+    actor: Actor,
+    account: { id: number; name: string },
+    team: GoverningTeam,
+    input: Omit<CreateTokenDto, 'teamId'>,
+    decide: (manager: EntityManager) => Promise<void>,
+  ): Promise<CreatedToken> {
+    const limit = this.lifetimes.limitIn(team);
+    return this.issue(
+      actor,
+      { userId: account.id, pinnedTo: team, limit, serviceAccount: account.name, decide },
+      input,
+    );
+  }
+
+  /** Makes the token, for its own account or (`serviceAccount`) a team's service account. */
+  private async issue(
+    actor: Actor,
+    owner: {
+      userId: number;
+      pinnedTo: GoverningTeam | null;
+      limit: LifetimeLimit;
+      serviceAccount?: string;
+      decide?: (manager: EntityManager) => Promise<void>;
+    },
+    input: Omit<CreateTokenDto, 'teamId'>,
+  ): Promise<CreatedToken> {
+    const { userId, pinnedTo: team, limit } = owner;
     const now = this.clock.nowMs();
     const { expiresAt, days } = resolveExpiry(input, limit, now);
     const generated = generateToken();
@@ -163,6 +216,7 @@ export class TokensService {
         abilities: `${team!.name} does not allow tokens ${refused.map((a) => `"${a}"`).join(', ')}.`,
       });
     }
+    const maker = owner.serviceAccount === undefined ? null : accountOrNull(actor);
     const row = {
       userId,
       name: input.name,
@@ -173,14 +227,18 @@ export class TokensService {
       lifetimeDays: days,
       // The app's time, as its expiry is: the reminders measure the lifetime between the two.
       createdAt: new Date(now),
+      ...(maker === null ? {} : { createdById: maker }),
     };
     const saved = await this.transactions.run(async (m) => {
+      await owner.decide?.(m);
       const inserted = await this.tokens.insert(m, row);
       if (team) await this.tokens.insertPin(m, inserted.id, team.id);
-      await this.notices.send(m, userId, 'token-created', { detail: input.name });
+      await this.notices.send(m, userId, 'token-created', input.name);
       this.audit.recordAfterCommit(m, actor, {
         event: 'token.created',
         userId,
+        // A service account's tokens are its team's business: in the team's audit log too.
+        ...(owner.serviceAccount === undefined ? {} : { teamId: team!.id }),
         tokenId: inserted.id,
         target: { type: 'token', id: inserted.id },
         detail: {
@@ -188,6 +246,7 @@ export class TokensService {
           abilities: abilities.join(' '),
           expires_at: expiresAt ? expiresAt.toISOString() : null,
           ...(team ? { pinned_to: team.name } : {}),
+          ...(owner.serviceAccount === undefined ? {} : { service_account: owner.serviceAccount }),
         },
       });
       return inserted;
@@ -232,6 +291,12 @@ export class TokensService {
     };
   }
 
+  /** The abilities of the catalog a token acting in `team` may use (all, without a limit). */
+  abilitiesAllowedIn(team: GoverningTeam): AbilityDefinition[] {
+    const allowed = team.policy.allowedAbilities;
+    return this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name));
+  }
+
   /**
    * The lifetimes regenerating the token may give it: the one it has (counted again from now),
    * or a number of days, or none; only those the team it acts in and the deployment allow.
@@ -273,13 +338,32 @@ export class TokensService {
    * page of them by id (one beyond it) when `page` says which.
    */
   async listActingIn(team: GoverningTeam, page?: KeysetPage): Promise<TeamTokenView[]> {
-    const rows = await this.tokens.findActingIn(team.id, this.clock.now(), undefined, page);
+    const rows = await this.tokens.findActingIn(team.id, this.clock.now(), { page });
     return rows.map((row) => toTeamTokenView(row, team));
+  }
+
+  /** The active tokens of one account (a service account of the team) that act in the team. */
+  async listOfAccountIn(team: GoverningTeam, ownerId: number): Promise<TeamTokenView[]> {
+    const rows = await this.tokens.findActingIn(team.id, this.clock.now(), { ownerId });
+    return rows.map((row) => toTeamTokenView(row, team));
+  }
+
+  /**
+   * What `proposed` would do to the tokens acting in `team` now: those it would refuse, or take
+   * abilities from, each in words (the team page shows it before the change is saved).
+   */
+  async policyImpactIn(
+    team: GoverningTeam,
+    proposed: TeamPolicy,
+  ): Promise<PolicyImpact & { words: ImpactInWords[] }> {
+    const rows = await this.tokens.findActingIn(team.id, this.clock.now());
+    const impact = policyImpact(team, proposed, rows, this.catalog);
+    return { ...impact, words: impact.tokens.map((t) => impactInWords(t, team.name, proposed)) };
   }
 
   /** One token of the team's inventory; any other id is "not found". */
   async getActingIn(team: GoverningTeam, tokenId: number): Promise<TeamTokenView> {
-    const [row] = await this.tokens.findActingIn(team.id, this.clock.now(), tokenId);
+    const [row] = await this.tokens.findActingIn(team.id, this.clock.now(), { tokenId });
     if (!row) throw new TokenNotFoundError();
     return toTeamTokenView(row, team);
   }
@@ -304,9 +388,12 @@ export class TokensService {
       if (!(await this.tokens.revokeActingIn(m, team.id, row.id, revoker, at))) {
         throw new TokenNotFoundError();
       }
-      await this.notices.send(m, row.person.id, 'token-revoked-by-team', {
-        detail: `"${row.name}" (${team.name})`,
-      });
+      // A service account reads no mail; its team's owners and admins revoked it themselves.
+      if (!row.person.serviceAccount) {
+        await this.securityNotices.send(m, row.person.id, 'token-revoked-by-team', {
+          detail: `"${row.name}" (${team.name})`,
+        });
+      }
       this.audit.recordAfterCommit(m, actor, {
         event: 'token.revoked',
         userId: row.person.id,

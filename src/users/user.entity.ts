@@ -41,9 +41,36 @@ export class User {
   @JoinColumn({ name: 'current_team_id', foreignKeyConstraintName: 'FK_users_current_team' })
   currentTeam?: { id: number } | null;
 
+  /**
+   * Set for a service account: the team that owns it (deleted with the team). Such an account
+   * has no password and signs in nowhere; only its tokens act, always in that team.
+   */
+  @Index('IDX_users_service_account_team')
+  @Column({ name: 'service_account_team_id', type: 'integer', nullable: true })
+  serviceAccountTeamId!: number | null;
+
+  @ManyToOne('Team', { onDelete: 'CASCADE', nullable: true })
+  @JoinColumn({
+    name: 'service_account_team_id',
+    foreignKeyConstraintName: 'FK_users_service_account_team',
+  })
+  serviceAccountTeam?: { id: number } | null;
+
+  /** What a service account is for, as its team wrote it; null for a person. */
+  @Column({ name: 'description', type: 'varchar', length: 500, nullable: true })
+  description!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 
   @UpdateDateColumn({ name: 'updated_at', type: 'datetime', precision: 3 })
   updatedAt!: Date;
+}
+
+/**
+ * Whether the account is a team's service account: it has no password, mail or session, and
+ * every sign-in path refuses it; only its tokens act.
+ */
+export function isServiceAccount(user: Pick<User, 'serviceAccountTeamId'>): boolean {
+  return user.serviceAccountTeamId !== null && user.serviceAccountTeamId !== undefined;
 }

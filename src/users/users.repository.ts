@@ -16,11 +16,13 @@ export class UsersRepository {
     return this.repo(manager).findOneBy({ id });
   }
 
-  /** The names and addresses of the accounts among `ids` that still exist. */
-  findNames(ids: number[]): Promise<Pick<User, 'id' | 'name' | 'email'>[]> {
+  /** The names and addresses of the accounts among `ids` that still exist (service accounts marked). */
+  findNames(
+    ids: number[],
+  ): Promise<Pick<User, 'id' | 'name' | 'email' | 'serviceAccountTeamId'>[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.repo().find({
-      select: { id: true, name: true, email: true },
+      select: { id: true, name: true, email: true, serviceAccountTeamId: true },
       where: { id: In(ids) },
     });
   }

@@ -14,6 +14,8 @@ export interface EveryEndpoint {
   events: string[];
   invitationWithdrawn: number;
   memberRemoved: number;
+  /** Whether a made-up token introspects as active (it never does). */
+  introspected: boolean | null;
 }
 
 /**
@@ -52,6 +54,9 @@ export async function callEveryEndpoint(
   const removed = await client.DELETE('/api/v1/team/members/{id}', {
     params: { path: { id: memberId } },
   });
+  const introspection = await client.POST('/api/v1/introspect', {
+    body: { token: 'tsr_made-up', required_abilities: 'team:read' },
+  });
   return {
     profileEmail: profile.data?.data.email ?? '',
     teams: teams.data?.data.map((t) => ({ id: t.id, role: t.role })) ?? [],
@@ -68,5 +73,6 @@ export async function callEveryEndpoint(
     events: events.data?.data.map((e) => e.event) ?? [],
     invitationWithdrawn: withdrawn.response.status,
     memberRemoved: removed.response.status,
+    introspected: introspection.data?.active ?? null,
   };
 }

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * The token owner's profile
-         * @description The profile of the user who owns the presented token: id, name and email.
+         * @description The profile of the account that owns the presented token: id, name and email, and its type: a `person`, or a team's `service_account`, whose address is a non-deliverable one under `.invalid` that names its team.
          */
         get: operations["getProfile"];
         put?: never;
@@ -244,6 +244,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a token presented to another service of the team (RFC 7662)
+         * @description For the team's other services: is the token a client presented to them active, acting in the team the calling token acts in, whose is it and what may it do? The body is RFC 7662's form (`token=…`), or the same as JSON; `required_abilities` asks whether the API would let it do those, answered with the API's own refusal codes. Decided by the same query and rules as the API's own requests: a revocation, an expiry or a policy change shows on the very next check, on every instance. A token of another team is as inactive as an unknown one. Each active check counts as a use of the checked token; checks count on the calling token's budget of introspections (`RATE_LIMIT_INTROSPECTIONS_PER_TOKEN`), and each calling token's checks of a minute are one `token.introspected` event of the team's audit log.
+         */
+        post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -290,22 +310,28 @@ export interface components {
              */
             timestamp: string;
         };
-        /** @description The user who owns the token. */
-        UserProfile: {
+        /** @description The account that owns the token: a person, or a team's service account. */
+        AccountProfile: {
             /** @example 1 */
             id: number;
             /** @example Ada Lovelace */
             name: string;
             /**
-             * @description As registered, in lower case.
+             * @description As registered, in lower case. A service account's is under the reserved `.invalid` domain and names its team (`deploy-bot-7@team-3.service-accounts.invalid`): it receives no mail.
              * @example ada@example.com
              */
             email: string;
+            /**
+             * @description `person`: someone who signs in; `service_account`: an account owned by a team, whose tokens the team's owners and admins make and which signs in nowhere.
+             * @example person
+             * @enum {string}
+             */
+            type: "person" | "service_account";
         };
-        UserProfileEnvelope: {
+        AccountProfileEnvelope: {
             /** @enum {boolean} */
             success: true;
-            data: components["schemas"]["UserProfile"];
+            data: components["schemas"]["AccountProfile"];
             /**
              * @description The API version that answered.
              * @enum {string}
@@ -418,6 +444,34 @@ export interface components {
              */
             timestamp: string;
         };
+        /** @description The user who owns the token. */
+        UserProfile: {
+            /** @example 1 */
+            id: number;
+            /** @example Ada Lovelace */
+            name: string;
+            /**
+             * @description As registered, in lower case.
+             * @example ada@example.com
+             */
+            email: string;
+        };
+        UserProfileEnvelope: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["UserProfile"];
+            /**
+             * @description The API version that answered.
+             * @enum {string}
+             */
+            version: "v1";
+            /**
+             * Format: date-time
+             * @description When the answer was made: ISO 8601, UTC, microseconds.
+             * @example 2026-11-22T10:15:30.123456Z
+             */
+            timestamp: string;
+        };
         UpdateMemberBody: {
             /**
              * @example admin
@@ -502,19 +556,28 @@ export interface components {
              */
             role?: "member" | "admin";
         };
-        /** @description Whose token it is, and their role in the team. */
+        /** @description Whose token it is: a member and their role in the team, or the team's service account. */
         TokenPerson: {
             /** @example 9 */
             id: number;
             /** @example Grace Hopper */
             name: string;
-            /** @example grace@example.com */
+            /**
+             * @description A service account's is under `.invalid` and receives no mail.
+             * @example grace@example.com
+             */
             email: string;
             /**
+             * @description Null for a service account, which is never a member.
              * @example member
+             * @enum {string|null}
+             */
+            role: "owner" | "admin" | "member" | null;
+            /**
+             * @example person
              * @enum {string}
              */
-            role: "owner" | "admin" | "member";
+            type: "person" | "service_account";
         };
         /** @description A token that can act in the team: names and metadata only, never its value or its hash. */
         TeamToken: {
@@ -742,6 +805,91 @@ export interface components {
              */
             timestamp: string;
         };
+        /** @description The token's account. */
+        IntrospectedAccount: {
+            /** @example 40 */
+            id: number;
+            /** @example deploy-bot */
+            name: string;
+            /**
+             * @example service_account
+             * @enum {string}
+             */
+            type: "person" | "service_account";
+        };
+        /** @description Why the API would refuse the token: one of its own 403 codes, and its words. */
+        IntrospectionRefusal: {
+            /**
+             * @example insufficient_scope
+             * @enum {string}
+             */
+            code: "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | "insufficient_scope" | "ability_not_allowed_by_team";
+            /** @example The token lacks the "invoices:write" ability. */
+            message: string;
+        };
+        /** @description RFC 7662's answer, with Tessera's own members. A token that is unknown, malformed, revoked, expired, or acting in another team than the caller's is `{"active": false}` and nothing more, which never says whether it exists; one acting in the caller's team that the team refuses is inactive with the `refusal`. */
+        Introspection: {
+            /** @description Whether the API would accept the token now, acting in the caller's team. */
+            active: boolean;
+            /**
+             * @description The abilities it may use in the team now, separated by spaces.
+             * @example team:read invoices:write
+             */
+            scope?: string;
+            /** @enum {string} */
+            token_type?: "bearer";
+            /**
+             * @description When it stops working, in seconds since 1970 (UTC); absent when it never does.
+             * @example 1796083200
+             */
+            exp?: number;
+            /**
+             * @description When its current value was made (created or regenerated), in seconds since 1970.
+             * @example 1793491200
+             */
+            iat?: number;
+            /**
+             * @description Its account's id, as text.
+             * @example 40
+             */
+            sub?: string;
+            /**
+             * @description Its account's address (a service account's is under `.invalid` and receives no mail).
+             * @example deploy-bot-40@team-3.service-accounts.invalid
+             */
+            username?: string;
+            /** @example 31 */
+            token_id?: number;
+            user?: components["schemas"]["IntrospectedAccount"];
+            /** @description The team it acts in: the caller’s. */
+            team?: components["schemas"]["Team"];
+            /**
+             * @description `pinned`: it acts in this team only; `current`: it follows its person's team.
+             * @enum {string}
+             */
+            binding?: "current" | "pinned";
+            /** @description The abilities it holds that the deployment offers. */
+            abilities?: string[];
+            /** @description Null when the API would let it act, and do all that `required_abilities` names; else why not. The team’s refusal first, then an ability it lacks, then one the team does not allow. */
+            refusal?: components["schemas"]["IntrospectionRefusal"] | null;
+        };
+        IntrospectionBody: {
+            /**
+             * @description The token presented to the service, as it was presented.
+             * @example tsr_0123456789abcdefghijABCDEFGHIJ012345
+             */
+            token: string;
+            /**
+             * @description RFC 7662's hint: Tessera has one kind of token, so only `access_token`.
+             * @enum {string}
+             */
+            token_type_hint?: "access_token";
+            /**
+             * @description Abilities the service needs the token to have, separated by spaces (as OAuth scopes): the answer says whether the API would refuse any, with its own code (`refusal`).
+             * @example invoices:read invoices:write
+             */
+            required_abilities?: string;
+        };
     };
     responses: {
         /** @description A request the server could not read (a malformed request line or header). */
@@ -838,7 +986,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserProfileEnvelope"];
+                    "application/json": components["schemas"]["AccountProfileEnvelope"];
                 };
             };
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
@@ -4267,7 +4415,7 @@ export interface operations {
                 /** @description Where to go on from: the `next` of the page before. Left out, the first page. */
                 cursor?: string;
                 /** @description Only events of this kind, as the page filters them. */
-                kind?: "sign-in" | "account" | "token" | "team";
+                kind?: "sign-in" | "account" | "token" | "team" | "service_account";
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while it is still the same. */
@@ -4512,7 +4660,7 @@ export interface operations {
                 /** @description Where to go on from: the `next` of the page before. Left out, the first page. */
                 cursor?: string;
                 /** @description Only events of this kind, as the page filters them. */
-                kind?: "sign-in" | "account" | "token" | "team";
+                kind?: "sign-in" | "account" | "token" | "team" | "service_account";
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while it is still the same. */
@@ -4981,6 +5129,270 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["IntrospectionBody"];
+                "application/json": components["schemas"]["IntrospectionBody"];
+            };
+        };
+        responses: {
+            /** @description The standard's own JSON object, without the API's envelope. */
+            200: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Introspection"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request could not be read at all. */
+            400: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "bad_request";
+                        };
+                    };
+                };
+            };
+            /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
+            401: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    /** @description The RFC 6750 challenge, naming the error. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "missing_token" | "invalid_token" | "token_revoked" | "token_expired" | "account_disabled";
+                        };
+                    };
+                };
+            };
+            /** @description The token lacks the `tokens:introspect` ability; or the team's policy does not allow tokens the `tokens:introspect` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
+            403: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    /** @description The RFC 6750 challenge, naming the error. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "insufficient_scope" | "ability_not_allowed_by_team" | "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy";
+                        };
+                    };
+                };
+            };
+            /** @description The body is larger than 16 KB. */
+            413: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
+            422: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "validation_failed";
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
+            429: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Something unexpected failed; nothing internal is revealed. */
+            500: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                            /** @description Always there on a 5xx answer. */
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "service_unavailable";
+                            /** @description Always there on a 5xx answer. */
+                            requestId: string;
+                        };
+                    };
+                };
             };
         };
     };

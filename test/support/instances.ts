@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Clock } from '../../src/clock/clock.js';
 import { TestSmtpServer } from './smtp-server.js';
 import { createTestApp, type TestApp } from './test-app.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -17,18 +18,21 @@ export const SHARED_SECRET = 'one secret shared by every instance of this deploy
 
 /**
  * `count` instances of the app on one fresh database (a file, for SQLite, so that each instance
- * has its own connection), with `env` on each. Requests that take turns among their servers are
- * what a load balancer would send.
+ * has its own connection), with `env` on each, and one clock when the spec moves it. Requests
+ * that take turns among their servers are what a load balancer would send.
  */
 export async function startInstances(
   count: number,
   env: Record<string, string> = {},
+  { clock }: { clock?: Clock } = {},
 ): Promise<Instances> {
   const database: TestDatabase = await createTestDatabase({ file: true });
   const mail = await TestSmtpServer.start();
   const apps: TestApp[] = [];
   for (let i = 0; i < count; i++) {
-    apps.push(await createTestApp({ SESSION_SECRET: SHARED_SECRET, ...env }, { database, mail }));
+    apps.push(
+      await createTestApp({ SESSION_SECRET: SHARED_SECRET, ...env }, { database, mail, clock }),
+    );
   }
   return {
     apps,

@@ -7,7 +7,7 @@ import {
   Length,
   MaxLength,
 } from 'class-validator';
-import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
+import { DeliverableAddress, NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 
@@ -51,6 +51,7 @@ export class ProfileForm {
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
+  @DeliverableAddress()
   @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
   @MaxLength(255, { message: 'Email must be at most 255 characters.' })

@@ -53,7 +53,7 @@ describe('ApiAuthentication', () => {
     });
     // Counted against the client before the lookup, then moved to the token's budget.
     expect(limiter.reserveClient).toHaveBeenCalledWith('203.0.113.9', res);
-    expect(limiter.admitToken).toHaveBeenCalledWith(attempt, 4, res);
+    expect(limiter.admitToken).toHaveBeenCalledWith(attempt, 4, res, 'requests');
     expect(limiter.reportFailure).not.toHaveBeenCalled();
   });
 

@@ -52,6 +52,13 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 }
 
+/**
+ * What a valid token's requests count on: its budget of API requests (RATE_LIMIT_API_PER_TOKEN),
+ * or its budget of introspections (RATE_LIMIT_INTROSPECTIONS_PER_TOKEN), kept apart because a
+ * service checks a token for each request it serves.
+ */
+export type TokenBudget = 'requests' | 'introspections';
+
 /** An API request's lookup, counted against its client before the token is looked up. */
 export interface ClientAttempt {
   /** The client's key (its IP, an IPv6 client by its /64). */
@@ -137,12 +144,26 @@ export class ApiRateLimiter {
    * After a successful authentication: the client's reserved attempt is given back, and the
    * request counts on the token's budget instead.
    */
-  admitToken(attempt: ClientAttempt, tokenId: number, res: Response): void | Promise<void> {
-    const limit = this.config.security.rateLimit.perToken;
+  admitToken(
+    attempt: ClientAttempt,
+    tokenId: number,
+    res: Response,
+    budget: TokenBudget = 'requests',
+  ): void | Promise<void> {
+    const introspecting = budget === 'introspections';
+    const { perToken, introspectionsPerToken } = this.config.security.rateLimit;
     const released = this.storage.release(attempt.key, 'api-client');
     const counted = settle(
-      this.storage.hit(`api-token:${tokenId}`, this.windowMs, 'api-token'),
-      (window) => this.admit(res, limit, window, window.count - 1),
+      introspecting
+        ? this.storage.hit(`api-introspections:${tokenId}`, this.windowMs, 'api-introspections')
+        : this.storage.hit(`api-token:${tokenId}`, this.windowMs, 'api-token'),
+      (window) =>
+        this.admit(
+          res,
+          introspecting ? introspectionsPerToken : perToken,
+          window,
+          window.count - 1,
+        ),
     );
     return released instanceof Promise ? Promise.all([released, counted]).then(() => {}) : counted;
   }
@@ -204,8 +225,8 @@ export class ApiAuthentication implements NestMiddleware {
     this.errors = new AllExceptionsFilter(clock);
   }
 
-  use(req: Request, res: Response, next: NextFunction): void {
-    this.authenticate(req, res).then(
+  use(req: Request, res: Response, next: NextFunction, budget: TokenBudget = 'requests'): void {
+    this.authenticate(req, res, budget).then(
       () => next(),
       (refusal: unknown) => {
         this.metrics?.authentication(refusal instanceof DomainError ? refusal.code : 'error');
@@ -219,7 +240,11 @@ export class ApiAuthentication implements NestMiddleware {
     );
   }
 
-  async authenticate(request: Request, response: Response): Promise<TokenPrincipal> {
+  async authenticate(
+    request: Request,
+    response: Response,
+    budget: TokenBudget = 'requests',
+  ): Promise<TokenPrincipal> {
     // The lookup is counted against the client IP before the token is looked up (an atomic
     // step), and given back once the token proves good.
     // Express works the address out anew on each read (TRUST_PROXY, X-Forwarded-For): once here.
@@ -247,7 +272,7 @@ export class ApiAuthentication implements NestMiddleware {
     }
     this.tokens.recordUse(principal, client);
     if (reserved) {
-      const counting = this.limiter.admitToken(reserved, principal.tokenId, response);
+      const counting = this.limiter.admitToken(reserved, principal.tokenId, response, budget);
       if (counting) await counting;
     }
     // Only a request within its token's budget carries it on.

@@ -8,7 +8,8 @@ import { TeamPageModule } from '../../team-page/team-page.module.js';
 import { TeamsModule } from '../../teams/teams.module.js';
 import { TokensModule } from '../../tokens/tokens.module.js';
 import { ApiAuthentication, ApiRateLimiter, BearerStrategy } from './api-authentication.js';
-import { ApiRequest } from './api-request.js';
+import { ApiRequest, ProtocolRequest } from './api-request.js';
+import { IntrospectionController } from './introspection.controller.js';
 import { apiControllers } from './api-routes.js';
 import { ApiConventionsModule } from './conventions/api-conventions.module.js';
 import { TeamAuditLogController } from './team-audit-log.controller.js';
@@ -43,8 +44,9 @@ import { UserController } from './user.controller.js';
     TeamTokensController,
     TeamAuditLogController,
     TokenController,
+    IntrospectionController,
   ],
-  providers: [BearerStrategy, ApiRateLimiter, ApiAuthentication, ApiRequest],
+  providers: [BearerStrategy, ApiRateLimiter, ApiAuthentication, ApiRequest, ProtocolRequest],
 })
 export class ApiV1Module implements NestModule {
   constructor(
@@ -53,6 +55,8 @@ export class ApiV1Module implements NestModule {
   ) {}
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(ApiRequest).forRoutes(...apiControllers(this.discovery, this.catalog));
+    const { conventional, protocol } = apiControllers(this.discovery, this.catalog);
+    consumer.apply(ApiRequest).forRoutes(...conventional);
+    if (protocol.length > 0) consumer.apply(ProtocolRequest).forRoutes(...protocol);
   }
 }

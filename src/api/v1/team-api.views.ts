@@ -50,6 +50,7 @@ export const toTeamToken = (token: TeamTokenView) => ({
     name: token.person.name,
     email: token.person.email,
     role: token.person.role,
+    type: token.person.serviceAccount ? 'service_account' : 'person',
   },
   team_refusal: token.refusalCode,
 });

@@ -5,12 +5,13 @@ import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import { success, type PageEnvelope, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { TeamsService } from '../../teams/teams.service.js';
-import { toUserProfile, type UserProfile } from '../../users/user.view.js';
+import { toAccountProfile, type AccountProfile } from '../../users/user.view.js';
+import type { TokenWithOwner } from '../../tokens/token-authenticator.js';
 import { CurrentUser } from './api-authentication.js';
 import { JsonQuery } from './conventions/api-input.js';
 import { keysetOf, pageOf, PageQuery } from './conventions/pagination.js';
 import { ApiEndpoint } from './openapi/api-endpoint.decorator.js';
-import { UserProfileSchema } from './openapi/schemas.js';
+import { AccountProfileSchema } from './openapi/schemas.js';
 import { TeamMembershipSchema } from './openapi/team-schemas.js';
 import { toMembership } from './team-api.views.js';
 
@@ -29,11 +30,12 @@ export class UserController {
     operationId: 'getProfile',
     ability: 'user:read',
     summary: "The token owner's profile",
-    description: 'The profile of the user who owns the presented token: id, name and email.',
-    data: UserProfileSchema,
+    description:
+      "The profile of the account that owns the presented token: id, name and email, and its type: a `person`, or a team's `service_account`, whose address is a non-deliverable one under `.invalid` that names its team.",
+    data: AccountProfileSchema,
   })
-  profile(@CurrentUser() user: UserProfile): SuccessEnvelope<UserProfile> {
-    return success(this.clock, toUserProfile(user));
+  profile(@CurrentUser() user: TokenWithOwner['user']): SuccessEnvelope<AccountProfile> {
+    return success(this.clock, toAccountProfile(user));
   }
 
   @ApiEndpoint({

@@ -14,6 +14,7 @@ import { TokenLifetimeDays1765238400000 } from './1765238400000-token-lifetime-d
 import { TeamMemberVersions1765324800000 } from './1765324800000-team-member-versions.js';
 import { TeamAllowedAbilities1765411200000 } from './1765411200000-team-allowed-abilities.js';
 import { ApiIdempotencyKeys1765497600000 } from './1765497600000-api-idempotency-keys.js';
+import { ServiceAccounts1765584000000 } from './1765584000000-service-accounts.js';
 import { UserDisabled1765587600000 } from './1765587600000-user-disabled.js';
 import { AuditEventsByTime1765591200000 } from './1765591200000-audit-events-by-time.js';
 
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   TeamMemberVersions1765324800000,
   TeamAllowedAbilities1765411200000,
   ApiIdempotencyKeys1765497600000,
+  ServiceAccounts1765584000000,
   UserDisabled1765587600000,
   AuditEventsByTime1765591200000,
 ];

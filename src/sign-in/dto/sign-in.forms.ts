@@ -1,7 +1,7 @@
 import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
-import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
+import { DeliverableAddress, NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 
 /** The sign-up form: field names as the page posts them. */
 export class RegisterForm {
@@ -11,6 +11,7 @@ export class RegisterForm {
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
+  @DeliverableAddress()
   @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
   @MaxLength(255, { message: 'Email must be at most 255 characters.' })

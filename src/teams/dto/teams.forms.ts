@@ -13,6 +13,7 @@ import { ABILITY_NAME } from '../../config/abilities.config.js';
 import { Transform } from 'class-transformer';
 import { ToInteger } from '../../common/validation/transforms.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from './add-member.dto.js';
+import type { PolicyInput } from '../teams.service.js';
 
 export class ChangeRoleForm {
   @IsIn(ASSIGNABLE_ROLES, { message: `Role must be one of ${ASSIGNABLE_ROLES.join(', ')}.` })
@@ -78,4 +79,13 @@ export class TeamPolicyForm extends TeamAbilitiesFields {
   @Min(1, { message: 'The maximum lifetime is at least 1 day.' })
   @IsInt({ message: 'Give the maximum lifetime as a whole number of days, or leave it empty.' })
   token_max_lifetime_days: number | null = null;
+}
+
+/** What the policy form asks the team's policy to be (abilities not listed: kept as they are). */
+export function policyInputOf(form: TeamPolicyForm): PolicyInput {
+  return {
+    requireTwoFactor: form.require_two_factor === 'on',
+    tokenMaxLifetimeDays: form.token_max_lifetime_days,
+    allowedAbilities: form.abilities_listed === 'on' ? (form.allowed_abilities ?? []) : undefined,
+  };
 }

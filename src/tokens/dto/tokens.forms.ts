@@ -77,21 +77,24 @@ export const EXPIRY_CHOICES = ['7', '30', '90', '365', 'custom', 'none'] as cons
 type ExpiryChoice = (typeof EXPIRY_CHOICES)[number];
 
 /**
- * The "new token" form of Account Settings > API Tokens, with the page's field names: the name
- * and abilities as the token page's form has them, and an expiry.
+ * A new token's form, with the page's field names: the name and abilities as the token page's
+ * form has them, and an expiry (a service account's tokens are made with this one).
  */
-export class CreateTokenForm extends UpdateTokenForm {
+export class NewTokenForm extends UpdateTokenForm {
   /** Left out: `custom` when a date is given, else 30 days. */
   @IsOptional()
   @IsIn(EXPIRY_CHOICES, { message: 'Choose an expiry from the list.' })
   expires_in_days?: ExpiryChoice;
 
   /** The date of the `custom` choice, YYYY-MM-DD (UTC). */
-  @ValidateIf((form: CreateTokenForm) => expiryChoice(form) === 'custom')
+  @ValidateIf((form: NewTokenForm) => expiryChoice(form) === 'custom')
   @Matches(DATE_PATTERN, { message: 'Enter the date as YYYY-MM-DD.' })
   @IsString({ message: 'Choose the date the token stops working.' })
   expires_at?: string;
+}
 
+/** The "new token" form of Account Settings > API Tokens: a new token, and where it acts. */
+export class CreateTokenForm extends NewTokenForm {
   /** `current` (the default): the token follows its person's current team; else a team's id. */
   @IsOptional()
   @Matches(/^(current|[1-9]\d{0,9})$/, { message: 'Choose one of your teams.' })
@@ -99,11 +102,11 @@ export class CreateTokenForm extends UpdateTokenForm {
   team?: string;
 }
 
-function expiryChoice(form: CreateTokenForm): ExpiryChoice {
+function expiryChoice(form: NewTokenForm): ExpiryChoice {
   return form.expires_in_days ?? (form.expires_at ? 'custom' : '30');
 }
 
-export function toCreateTokenDto(form: CreateTokenForm): CreateTokenDto {
+export function toCreateTokenDto(form: NewTokenForm & { team?: string }): CreateTokenDto {
   const choice = expiryChoice(form);
   return {
     name: form.name,

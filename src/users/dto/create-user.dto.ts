@@ -2,6 +2,7 @@ import { IsEmail, IsOptional, IsString, Length, MaxLength } from 'class-validato
 import { Transform } from 'class-transformer';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { normalizeEmail } from '../email.js';
+import { DeliverableAddress } from './user-fields.js';
 
 export const NAME_MAX = 100;
 export const PASSWORD_MIN = 8;
@@ -15,6 +16,7 @@ export class CreateUserDto {
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
+  @DeliverableAddress()
   @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))
   @IsEmail({}, { message: 'Enter a valid email address.' })
   @MaxLength(255, { message: 'Email must be at most 255 characters.' })

@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
-import { registerDecorator, type ValidationArguments } from 'class-validator';
+import { registerDecorator, ValidateBy, type ValidationArguments } from 'class-validator';
+import { isReservedAddress } from '../../common/reserved-address.js';
 import { normalizeEmail } from '../email.js';
 
 /** Emails are compared in one form: trimmed and lower-cased. */
@@ -21,3 +22,17 @@ export function SameAs(property: string, message: string): PropertyDecorator {
       },
     });
 }
+
+/**
+ * An address a person can be reached at: not under the reserved `.invalid` domain, where
+ * service accounts have theirs (so nobody registers, is invited with or moves to one).
+ */
+export const DeliverableAddress = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'deliverableAddress',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || !isReservedAddress(value),
+      defaultMessage: () =>
+        'Addresses under .invalid receive no mail (service accounts have them): enter a real one.',
+    },
+  });

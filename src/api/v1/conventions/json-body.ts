@@ -1,4 +1,11 @@
-import { json, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import {
+  json,
+  urlencoded,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { DomainError } from '../../../common/errors/domain.error.js';
 
 /** The largest body the API reads. */
@@ -7,10 +14,13 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 export class UnsupportedMediaTypeError extends DomainError {
   readonly code = 'unsupported_media_type';
   readonly status = 415;
-  constructor() {
-    super('Send the body as JSON, with "Content-Type: application/json".');
+  constructor(message = 'Send the body as JSON, with "Content-Type: application/json".') {
+    super(message);
   }
 }
+
+const FORM_OR_JSON =
+  'Send the body as a form ("Content-Type: application/x-www-form-urlencoded") or as JSON.';
 
 export class PayloadTooLargeError extends DomainError {
   readonly code = 'payload_too_large';
@@ -34,6 +44,11 @@ function isJson(contentType: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
+/** `application/x-www-form-urlencoded`, whatever its parameters. */
+function isForm(contentType: string | undefined): boolean {
+  return contentType?.split(';', 1)[0].trim().toLowerCase() === 'application/x-www-form-urlencoded';
+}
+
 /** Whether the request carries a body, as node's parser framed it. */
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
@@ -46,7 +61,23 @@ function hasBody(req: Request): boolean {
  * by validation. GET, HEAD and DELETE take no body and pass untouched.
  */
 export function readJsonBody(): RequestHandler {
-  const parse = json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true });
+  return readBody(false);
+}
+
+/**
+ * The one exception to JSON bodies, for endpoints that follow a standard whose clients send
+ * forms (`@ApiEndpoint({ protocol: 'rfc7662' })`, introspection): a form
+ * (`application/x-www-form-urlencoded`, plain `key=value` pairs, at most 16 KB) or JSON, read
+ * as above; anything else 415.
+ */
+export function readFormOrJsonBody(): RequestHandler {
+  return readBody(true);
+}
+
+function readBody(formsToo: boolean): RequestHandler {
+  const parseJson = json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true });
+  const parseForm = urlencoded({ limit: BODY_LIMIT_BYTES, extended: false, type: () => true });
+  const unsupported = () => new UnsupportedMediaTypeError(formsToo ? FORM_OR_JSON : undefined);
   return (req: Request, res: Response, next: NextFunction): void => {
     const method = req.method;
     if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return next();
@@ -54,15 +85,17 @@ export function readJsonBody(): RequestHandler {
       req.body = {};
       return next();
     }
-    if (!isJson(req.headers['content-type'])) return next(new UnsupportedMediaTypeError());
-    parse(req, res, (error?: unknown) => {
+    const type = req.headers['content-type'];
+    const form = formsToo && isForm(type);
+    if (!form && !isJson(type)) return next(unsupported());
+    (form ? parseForm : parseJson)(req, res, (error?: unknown) => {
       if (!error) return next();
       const status = (error as { status?: number }).status;
       next(
         status === 413
           ? new PayloadTooLargeError()
           : status === 415
-            ? new UnsupportedMediaTypeError()
+            ? unsupported()
             : new InvalidJsonError(),
       );
     });

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsIn, IsOptional, IsString } from 'class-validator';
 import { AUDIT_KINDS, type AuditKind } from '../../../audit/audit-events.js';
-import { NormalizedEmail } from '../../../users/dto/user-fields.js';
+import { DeliverableAddress, NormalizedEmail } from '../../../users/dto/user-fields.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from '../../../teams/dto/add-member.dto.js';
 import { PageQuery } from '../conventions/pagination.js';
 
@@ -10,6 +10,7 @@ const ROLE_MESSAGE = `role must be one of ${ASSIGNABLE_ROLES.join(', ')}.`;
 /** `POST /api/v1/team/invitations`: whom to invite, and as what. */
 export class CreateInvitationBody {
   @ApiProperty({ format: 'email', example: 'ann@example.com' })
+  @DeliverableAddress()
   @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
   @IsString({ message: 'email must be text.' })

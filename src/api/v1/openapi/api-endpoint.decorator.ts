@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiConsumes,
   ApiExtraModels,
   ApiHeader,
   ApiNoContentResponse,
@@ -154,11 +155,11 @@ function refusals(options: ApiEndpointOptions): Map<number, Map<string, string>>
   if (options.body)
     for (const code of ['bad_request', 'payload_too_large', 'unsupported_media_type'] as const)
       codes.add(code);
-  if (options.method === 'POST') {
+  if (options.method === 'POST' && !options.protocol) {
     codes.add('idempotency_key_in_use');
     codes.add('idempotency_key_reused');
-    codes.add('validation_failed');
   }
+  if (options.method === 'POST') codes.add('validation_failed');
   for (const code of codes) add(API_ERRORS[code].status, code, API_ERRORS[code].description);
   return byStatus;
 }
@@ -236,10 +237,24 @@ export interface ApiEndpointOptions {
   actsInTeam?: boolean;
   /** An event to record in the team's audit log each time it succeeds: `invoice.created`. */
   audit?: `${string}.${string}`;
+  /**
+   * The one exception to the API's conventions, for an endpoint that follows a standard whose
+   * clients expect its own shapes (docs/api.md): `rfc7662`, token introspection, takes its body
+   * as a form (`application/x-www-form-urlencoded`) or JSON, answers 200 with the standard's
+   * JSON object itself (no envelope), counts on the token's budget of introspections, and,
+   * being safe to repeat, takes no Idempotency-Key. Its controller holds no other endpoint.
+   */
+  protocol?: 'rfc7662';
 }
 
 /** Marks an API endpoint's handler: its module's routes are authenticated and described. */
 export const API_ENDPOINT = 'tessera:api-endpoint';
+
+/** What `API_ENDPOINT` holds on a handler. */
+export interface ApiEndpointMeta {
+  operationId: string;
+  protocol?: ApiEndpointOptions['protocol'];
+}
 
 const STATUS_OF: Record<ApiMethod, number> = {
   GET: 200,
@@ -252,6 +267,18 @@ const STATUS_OF: Record<ApiMethod, number> = {
 /** The success answer: the resource in its envelope, a page of a list, or 204 and no body. */
 function successResponse(options: ApiEndpointOptions, status: number): MethodDecorator[] {
   const headers = { ...ALWAYS, ...RATE_LIMIT, ...(options.method === 'GET' ? ETAG : {}) };
+  if (options.protocol) {
+    const data = options.data as Type;
+    return [
+      ApiExtraModels(data),
+      ApiResponse({
+        status,
+        description: "The standard's own JSON object, without the API's envelope.",
+        headers,
+        schema: { $ref: getSchemaPath(data) },
+      }),
+    ];
+  }
   if (options.data === undefined) {
     return [ApiNoContentResponse({ description: 'Done; no body.', headers })];
   }
@@ -321,7 +348,9 @@ function conventions(options: ApiEndpointOptions): MethodDecorator[] {
       }),
     );
   }
-  if (options.method === 'POST') {
+  if (options.protocol) {
+    applied.push(ApiConsumes('application/x-www-form-urlencoded', 'application/json'));
+  } else if (options.method === 'POST') {
     applied.push(
       ApiHeader({
         name: IDEMPOTENCY_HEADER,
@@ -349,11 +378,16 @@ function conventions(options: ApiEndpointOptions): MethodDecorator[] {
  * module mounts its middleware on every controller with such a handler (docs/extending.md).
  */
 export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
-  const status = options.data === undefined ? 204 : STATUS_OF[options.method];
+  const status = options.protocol
+    ? 200
+    : options.data === undefined
+      ? 204
+      : STATUS_OF[options.method];
+  const meta: ApiEndpointMeta = { operationId: options.operationId, protocol: options.protocol };
   return applyDecorators(
     RequestMapping({ path: options.path ?? '/', method: RequestMethod[options.method] }),
     HttpCode(status),
-    SetMetadata(API_ENDPOINT, { operationId: options.operationId }),
+    SetMetadata(API_ENDPOINT, meta),
     BearerAuth(options.ability, options.actsInTeam !== false),
     ApiOperation({
       operationId: options.operationId,

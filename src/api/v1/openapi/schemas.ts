@@ -29,6 +29,30 @@ export class UserProfileSchema {
 }
 
 @ApiSchema({
+  name: 'AccountProfile',
+  description: "The account that owns the token: a person, or a team's service account.",
+})
+export class AccountProfileSchema {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 1 })
+  id!: number;
+  @ApiProperty({ minLength: 1, example: 'Ada Lovelace' })
+  name!: string;
+  @ApiProperty({
+    description:
+      "As registered, in lower case. A service account's is under the reserved `.invalid` domain and names its team (`deploy-bot-7@team-3.service-accounts.invalid`): it receives no mail.",
+    example: 'ada@example.com',
+  })
+  email!: string;
+  @ApiProperty({
+    enum: ['person', 'service_account'],
+    description:
+      "`person`: someone who signs in; `service_account`: an account owned by a team, whose tokens the team's owners and admins make and which signs in nowhere.",
+    example: 'person',
+  })
+  type!: 'person' | 'service_account';
+}
+
+@ApiSchema({
   name: 'Team',
   description: "The token owner's current team at the moment of the request.",
 })

@@ -52,16 +52,31 @@ export class InvitationSchema {
   created_at!: string;
 }
 
-@ApiSchema({ name: 'TokenPerson', description: 'Whose token it is, and their role in the team.' })
+@ApiSchema({
+  name: 'TokenPerson',
+  description:
+    "Whose token it is: a member and their role in the team, or the team's service account.",
+})
 export class TokenPersonSchema {
   @ApiProperty({ type: 'integer', minimum: 1, example: 9 })
   id!: number;
   @ApiProperty({ minLength: 1, example: 'Grace Hopper' })
   name!: string;
-  @ApiProperty({ example: 'grace@example.com' })
+  @ApiProperty({
+    description: "A service account's is under `.invalid` and receives no mail.",
+    example: 'grace@example.com',
+  })
   email!: string;
-  @ApiProperty({ enum: ROLES, example: 'member' })
-  role!: string;
+  @ApiProperty({
+    type: String,
+    enum: [...ROLES, null],
+    nullable: true,
+    description: 'Null for a service account, which is never a member.',
+    example: 'member',
+  })
+  role!: string | null;
+  @ApiProperty({ enum: ['person', 'service_account'], example: 'person' })
+  type!: 'person' | 'service_account';
 }
 
 @ApiSchema({

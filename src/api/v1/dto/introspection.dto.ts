@@ -1,0 +1,39 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+
+/** Abilities by name, separated by spaces (or commas), as OAuth writes scopes. */
+const ABILITY_LIST = /^\s*(?:[a-z][a-z0-9_-]{0,39}:[a-z][a-z0-9_-]{0,39}[\s,]*)*$/;
+
+/** `POST /api/v1/introspect`: RFC 7662's request, and what the service needs of the token. */
+export class IntrospectionBody {
+  @ApiProperty({
+    description: 'The token presented to the service, as it was presented.',
+    example: 'tsr_0123456789abcdefghijABCDEFGHIJ012345',
+    maxLength: 1000,
+  })
+  @MaxLength(1000, { message: 'token is at most 1000 characters.' })
+  @IsString({ message: 'token is the token presented to the service, as text.' })
+  token!: string;
+
+  @ApiPropertyOptional({
+    enum: ['access_token'],
+    description: "RFC 7662's hint: Tessera has one kind of token, so only `access_token`.",
+  })
+  @IsOptional()
+  @IsIn(['access_token'], { message: 'token_type_hint may only be access_token.' })
+  token_type_hint?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Abilities the service needs the token to have, separated by spaces (as OAuth scopes): the answer says whether the API would refuse any, with its own code (`refusal`).',
+    example: 'invoices:read invoices:write',
+    maxLength: 2000,
+  })
+  @IsOptional()
+  @MaxLength(2000, { message: 'required_abilities is at most 2000 characters.' })
+  @Matches(ABILITY_LIST, {
+    message: 'required_abilities are ability names (resource:action) separated by spaces.',
+  })
+  @IsString({ message: 'required_abilities are ability names separated by spaces.' })
+  required_abilities?: string;
+}
