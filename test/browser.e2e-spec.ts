@@ -197,6 +197,8 @@ describe('in a real browser', () => {
     }
     await page.locator('.account-menu summary').click();
     await check('Account Settings menu, open');
+    await page.locator('.team-switcher summary').click();
+    await check('team menu, open');
 
     await page.goto('/teams');
     await check('teams');
@@ -781,16 +783,22 @@ describe('in a real browser', () => {
     const page = await newPage();
     await page.setContent(
       '<!doctype html><html lang="en"><head><title>Broken</title></head><body><main>' +
-        '<h1>Broken</h1><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><input></main></body></html>',
+        '<h1>Broken</h1><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><input>' +
+        '<p id="pale" style="color: #fff; background: #fff">White on white</p></main></body></html>',
     );
     expect((await axeProblems(page, 'broken')).sort()).toEqual([
+      'broken at 1280 px: color-contrast needs review at #pale',
       'broken at 1280 px: image-alt (critical) at img',
       'broken at 1280 px: label (critical) at input',
+      'broken at 390 px: color-contrast needs review at #pale',
       'broken at 390 px: image-alt (critical) at img',
       'broken at 390 px: label (critical) at input',
     ]);
     // A page that changes is checked as it is now, with axe put into it once.
-    await page.evaluate(() => document.querySelector('img')!.setAttribute('alt', 'A dot'));
+    await page.evaluate(() => {
+      document.querySelector('img')!.setAttribute('alt', 'A dot');
+      document.querySelector<HTMLElement>('#pale')!.style.color = '#1f2328';
+    });
     expect(await axeProblems(page, 'fixed', { exceptRules: ['label'] })).toEqual([]);
   });
 
