@@ -403,7 +403,7 @@ describe('account settings', () => {
       });
       expect(bad.headers.location).toBe('/settings/profile');
       const page = (await person.client.get('/settings/profile')).text;
-      expect(visibleText(page)).toContain('Name must be 1 to 100 characters.');
+      expect(visibleText(page)).toContain('Enter your name.');
       expect(visibleText(page)).toContain('Enter a valid email address.');
       expect(page).toContain('value="not an address"');
 

@@ -95,7 +95,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       });
       expect(empty.headers.location).toBe(`/teams/${team.id}`);
       expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
-        'Team name must be 1 to 100 characters.',
+        'Give the team a name.',
       );
       expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
         'Keep Name',

@@ -340,7 +340,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       expect(res.headers.location).toBe(`${LIST}/${token.id}`);
       const shown = await page(person, `${LIST}/${token.id}`);
       const text = visibleText(shown.text);
-      expect(text).toContain('Name must be 1 to 100 characters.');
+      expect(text).toContain('Name can be at most 100 characters.');
       expect(text).toContain('Choose at least one ability.');
       expect(shown.text).toContain(`value="${'x'.repeat(101)}"`);
       expect(shown.text).toContain('aria-invalid="true" aria-describedby="name-error"');

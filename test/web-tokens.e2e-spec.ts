@@ -85,7 +85,7 @@ describe('Account Settings > API Tokens', () => {
     const res = await client.submit(PAGE, PAGE, { name: '   ', expires_in_days: '12' });
     expect(res.headers.location).toBe(PAGE);
     const text = visibleText((await client.get(PAGE)).text);
-    expect(text).toContain('Name must be 1 to 100 characters.');
+    expect(text).toContain('Give the token a name.');
     expect(text).toContain('Choose at least one ability.');
     expect(text).toContain('Choose an expiry from the list.');
     expect(await tokens().countBy({ userId: user.id })).toBe(0);

@@ -47,7 +47,8 @@ export class SignOutOthersForm extends PasswordForm {
 export class ProfileForm {
   @Trim()
   @VisibleText('Name')
-  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @MaxLength(NAME_MAX, { message: `Name can be at most ${NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Enter your name.' })
   @IsString({ message: 'Name must be text.' })
   name!: string;
 

@@ -7,7 +7,8 @@ import { DeliverableAddress, NormalizedEmail, SameAs } from '../../users/dto/use
 export class RegisterForm {
   @Trim()
   @VisibleText('Name')
-  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @MaxLength(NAME_MAX, { message: `Name can be at most ${NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Enter your name.' })
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
