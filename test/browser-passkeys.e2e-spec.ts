@@ -82,6 +82,27 @@ describe('passkeys in a real browser', () => {
     problems.push(...(await pageProblems(page, 'security page with a passkey')));
     await page.screenshot({ path: join(screenshotDir(), 'passkeys.png'), fullPage: true });
 
+    // A rename refused: its error under the passkey renamed, with what was typed, and none at
+    // the form that adds a passkey.
+    const renamed = page.getByLabel('New name for the passkey Chromium');
+    await renamed.fill('   ');
+    await page.getByRole('button', { name: 'Rename the passkey Chromium' }).click();
+    const listed = page.locator('[data-passkey-id]').first();
+    await listed.locator('.field-error').waitFor();
+    expect(await listed.locator('.field-error').textContent()).toBe('Give the passkey a name.');
+    expect(await renamed.inputValue()).toBe('   ');
+    expect(await renamed.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#name-error').count()).toBe(0);
+    expect(
+      await page.getByLabel('Name of the new passkey').getAttribute('aria-invalid'),
+    ).toBeNull();
+    problems.push(...(await pageProblems(page, 'security page, a rename refused')));
+    await renamed.fill('Chromium');
+    await page.getByRole('button', { name: 'Rename the passkey Chromium' }).click();
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain(
+      'The passkey is now called "Chromium".',
+    );
+
     // Signed in elsewhere too: signing the others out offers to remove the passkey as well.
     expect((await new WebClient(t.server).login(email, PASSWORD)).headers.location).toBe(
       '/dashboard',

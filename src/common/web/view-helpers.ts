@@ -3,7 +3,7 @@ import type { HelperOptions } from 'handlebars';
 import hbs from 'hbs';
 
 type Root = {
-  flash?: { old?: Record<string, unknown>; fields?: Record<string, string> };
+  flash?: { old?: Record<string, unknown>; fields?: Record<string, string>; form?: string };
   /**
    * When the page is drawn (epoch ms), for times relative to it: the app's clock, which every
    * render reads (configureApp).
@@ -64,6 +64,15 @@ export const VIEW_HELPERS = {
 
   fieldError: (name: string, options: HelperOptions): string | undefined =>
     root(options).flash?.fields?.[name],
+
+  /**
+   * True when the refused form was the one sent to this address (its parts joined), for pages
+   * with several forms whose fields share a name: the errors and values go back to that one.
+   */
+  sentForm(...parts: unknown[]): boolean {
+    const options = parts.pop() as HelperOptions;
+    return root(options).flash?.form === parts.join('');
+  },
 
   /** A date as people read it, in UTC. */
   date(value: unknown): string {
