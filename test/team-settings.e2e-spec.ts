@@ -94,9 +94,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         name: '   ',
       });
       expect(empty.headers.location).toBe(`/teams/${team.id}`);
-      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
-        'Give the team a name.',
-      );
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain('Give the team a name.');
       expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
         'Keep Name',
       );
