@@ -116,7 +116,7 @@ describe('passkeys in a real browser', () => {
     await turnOnTwoFactor(t, { user, email });
     // Signed out, then in again with nothing typed.
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL('**/login');
+    await page.waitForURL('**/login?signed_out=1');
     problems.push(...(await pageProblems(page, 'sign-in page with its passkey button')));
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL('**/dashboard');
@@ -137,7 +137,7 @@ describe('passkeys in a real browser', () => {
 
     // The authenticator still holds it; Tessera no longer takes it.
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL('**/login');
+    await page.waitForURL('**/login?signed_out=1');
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL('**/login');
     await expect(page.locator('#credential-error').textContent()).resolves.toContain(

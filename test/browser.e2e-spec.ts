@@ -162,7 +162,9 @@ describe('in a real browser', () => {
     await page.getByRole('heading', { name: 'Your email address is confirmed' }).waitFor();
     await check('email address confirmed');
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL('**/login');
+    await page.waitForURL('**/login?signed_out=1');
+    await page.getByText('You signed out.').waitFor();
+    await check('sign-in, signed out');
     await page.goto('/forgot-password');
     await check('forgot password');
     await page.getByLabel('Email').fill(email);

@@ -247,7 +247,11 @@ describe('sign-up, sign-in and sessions', () => {
       expect(await sessions.findOneBy({ id: sessionIdOf(cookie) })).not.toBeNull();
 
       const res = await client.submit('/dashboard', '/logout');
-      expect(res.headers.location).toBe('/login');
+      expect(res.headers.location).toBe('/login?signed_out=1');
+      expect(visibleText((await client.get(res.headers.location)).text)).toContain(
+        'You signed out. Sign in to Tessera',
+      );
+      expect(visibleText((await client.get('/login')).text)).not.toContain('You signed out');
 
       expect(await sessions.findOneBy({ id: sessionIdOf(cookie) })).toBeNull();
       expect(
@@ -496,7 +500,7 @@ describe('sign-up, sign-in and sessions', () => {
             .type('form')
             .send({ _csrf: csrfTokenIn(dashboard.text) }),
         );
-        expect(logout.headers.location).toBe('/login');
+        expect(logout.headers.location).toBe('/login?signed_out=1');
         const cleared = cookiesOf(logout).find((c) => c.startsWith('__Host-tessera.sid='));
         expect(cleared).toMatch(/; Secure/);
         expect(cleared).toMatch(/; Path=\//);

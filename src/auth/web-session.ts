@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type NestMiddleware, type OnModuleInit } from '@nestjs/common';
+import { isReturnPage } from '../common/web/return-to.js';
 import cookieParser from 'cookie-parser';
 import { doubleCsrf } from 'csrf-csrf';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -321,7 +322,14 @@ export class WebSession implements NestMiddleware {
     ) {
       req.currentUser = user;
       noteActivity(req, now);
-      res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
+      res.locals.currentUser = {
+        id: user.id,
+        name: user.name,
+        email: user.email,
+        addressUnconfirmed: user.emailVerifiedAt === null,
+        // The page a form in the header (Resend) comes back to.
+        page: req.method === 'GET' && isReturnPage(req.originalUrl) ? req.originalUrl : undefined,
+      };
     } else if (userId !== undefined) {
       // Too old, signed in under a password since changed, or the account was disabled: a
       // fresh, empty session. The old one is gone from the store; forms still get a token.

@@ -16,6 +16,9 @@ import { RegistrationService } from './registration.service.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
+/** After signing out: the sign-in page says so (the session, and any flash, is gone). */
+const SIGNED_OUT_PAGE = '/login?signed_out=1';
+
 /** Sign-up, sign-in and sign-out pages. */
 @Controller()
 export class AuthController {
@@ -89,9 +92,13 @@ export class AuthController {
   @Get('login')
   @GuestOnly()
   @Render('auth/login')
-  loginPage(@Query('return_to') returnTo: unknown): object {
+  loginPage(
+    @Query('return_to') returnTo: unknown,
+    @Query('signed_out') signedOut: unknown,
+  ): object {
     return {
       title: 'Sign in',
+      signedOut: signedOut === '1',
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
       passkeyScripts: true,
     };
@@ -141,7 +148,7 @@ export class AuthController {
 
   @Post('logout')
   @SignedIn()
-  @Redirect('/login', 303)
+  @Redirect(SIGNED_OUT_PAGE, 303)
   async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
     await this.sessions.end(req, res);
   }
