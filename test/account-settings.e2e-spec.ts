@@ -109,6 +109,21 @@ describe('account settings', () => {
       expect(text).toContain('The passwords do not match.');
     });
 
+    it('should report a wrong current password and mismatched new ones at once, changing nothing', async () => {
+      const person = await signedInPerson(t);
+      const res = await person.client.submit('/settings/password', '/settings/password', {
+        current_password: 'not my password',
+        password: 'a fine new password',
+        password_confirmation: 'another new password',
+      });
+      expect(res.headers.location).toBe('/settings/password');
+      const text = await person.client.textOf('/settings/password');
+      expect(text).toContain('That is not your password.');
+      expect(text).toContain('The passwords do not match.');
+      const user = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
+      expect(user.passwordHash).toBe(person.user.passwordHash);
+    });
+
     it('should keep this session, sign out every other one, and send the notice', async () => {
       const person = await signedInPerson(t);
       const other = await anotherBrowser(person);

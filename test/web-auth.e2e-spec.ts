@@ -102,6 +102,8 @@ describe('sign-up, sign-in and sessions', () => {
       const page = await client.get('/register');
       expect(page.text).toContain('Enter a valid email address.');
       expect(page.text).toContain('Password must be 8 to 1024 characters.');
+      // One message about the password's length: the error, without the hint beside it.
+      expect(page.text).not.toContain('At least 8 characters.');
       expect(page.text).toContain('The passwords do not match.');
       expect(page.text).toContain('value="Alan 🧮"');
       expect(page.text).toContain('value="not-an-email"');
