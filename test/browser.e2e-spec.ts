@@ -4,6 +4,7 @@ import { Actors } from '../src/common/actor.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/clock/clock.js';
@@ -756,6 +757,31 @@ describe('in a real browser', () => {
     expect(codes).toHaveLength(10);
     await page.screenshot({ path: join(shots, 'two-factor-recovery-codes.png'), fullPage: true });
     await check('recovery codes');
+    // Saved as a text file, copied one to a line, or printed with nothing else of the page.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('tessera-recovery-codes.txt');
+    const file = await readFile((await download.path())!, 'utf8');
+    expect(file.split('\n')[0]).toBe(`Tessera recovery codes for ${email}`);
+    for (const code of codes) expect(file).toContain(`\n${code.trim()}\n`);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+      `${codes.map((code) => code.trim()).join('\n')}\n`,
+    );
+    await page.evaluate(() => {
+      (window as unknown as { printed: number }).printed = 0;
+      window.print = () => void (window as unknown as { printed: number }).printed++;
+    });
+    await page.getByRole('button', { name: 'Print' }).click();
+    expect(await page.evaluate(() => (window as unknown as { printed: number }).printed)).toBe(1);
+    await page.emulateMedia({ media: 'print' });
+    expect(await page.locator('.site-header').isVisible()).toBe(false);
+    expect(await page.getByRole('button', { name: 'Print' }).isVisible()).toBe(false);
+    expect(await page.locator('#recovery-codes').isVisible()).toBe(true);
+    await page.emulateMedia({ media: 'screen' });
     // A reload asks for the security page, not for the codes again.
     await page.reload();
     await page.waitForURL('**/settings/security');

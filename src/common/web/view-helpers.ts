@@ -62,6 +62,22 @@ export const VIEW_HELPERS = {
     return old ? old[name] === value : fallback;
   },
 
+  /** Its arguments as one string (for an attribute built from several values). */
+  concat(...parts: unknown[]): string {
+    parts.pop();
+    return parts.join('');
+  },
+
+  /**
+   * A plain-text file as a `data:` address, for a link with `download`: a title, a line of
+   * explanation, then one line per item. What the page shows once is saved with no request.
+   */
+  textFileUrl(title: string, explanation: string, lines: unknown): string {
+    const items = Array.isArray(lines) ? lines.map(String) : [];
+    const text = [title, explanation, '', ...items, ''].join('\n');
+    return `data:text/plain;charset=utf-8,${encodeURIComponent(text)}`;
+  },
+
   fieldError: (name: string, options: HelperOptions): string | undefined =>
     root(options).flash?.fields?.[name],
 
