@@ -433,6 +433,48 @@ describe('account settings', () => {
       expect(user.name).toBe('New Name');
     });
 
+    it('should show a waiting change of address with Resend, which mails a new link, and Cancel', async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('waiting');
+      const first = await addressChangeLink(t, person, newEmail);
+      const profile = await person.client.get('/settings/profile');
+      expect(visibleText(profile.text)).toContain(
+        `Waiting for confirmation: ${newEmail}. Follow the link we mailed there`,
+      );
+      expect(visibleText(profile.text)).toContain(`until then your address stays ${person.email}`);
+
+      const resent = await person.client.submit(
+        '/settings/profile',
+        '/settings/profile/email-change/resend',
+      );
+      expect(resent.headers.location).toBe('/settings/profile');
+      expect(await person.client.textOf('/settings/profile')).toContain(
+        'A new link is on its way to the new address',
+      );
+      const mails = await t.mail.waitForCount(
+        { to: newEmail, subject: 'Confirm your new email address' },
+        2,
+      );
+      const second = TestSmtpServer.linkPath(mails.at(-1)!, '/settings/profile/email/');
+      expect(second).not.toBe(first);
+      expect((await person.client.get(first)).status).toBe(404);
+      expect((await person.client.get(second)).status).toBe(200);
+
+      await person.client.submit('/settings/profile', '/settings/profile/email-change/cancel');
+      const after = await person.client.textOf('/settings/profile');
+      expect(after).toContain('The change of address is cancelled: its link no longer works.');
+      expect(after).not.toContain('Waiting for confirmation');
+      expect((await person.client.get(second)).status).toBe(404);
+      // Nothing waits any more: both say so and change nothing.
+      for (const action of ['resend', 'cancel']) {
+        await person.client.submit('/settings/profile', `/settings/profile/email-change/${action}`);
+        expect(await person.client.textOf('/settings/profile')).toContain(
+          'No change of address is waiting.',
+        );
+      }
+      expect(t.mail.find({ to: newEmail })).toHaveLength(2);
+    });
+
     it('should change the address only when the link mailed to it is followed, and tell the old one', async () => {
       const person = await signedInPerson(t);
       const newEmail = uniqueEmail('moved');

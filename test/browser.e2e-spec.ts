@@ -342,6 +342,13 @@ describe('in a real browser', () => {
     await page.waitForURL('**/settings/profile');
     await page.getByText('follow the link we are mailing to the new one').waitFor();
     await t.mail.waitFor({ to: moved, subject: 'Confirm your new email address' });
+    // The change waits, shown with Resend and Cancel, until its link is followed.
+    await page.reload();
+    await page.getByText(`Waiting for confirmation: ${moved}`).waitFor();
+    axe.push(...(await accessibilityProblems(page, 'profile, a change of address waiting')));
+    await page.getByRole('button', { name: `Cancel the change to ${moved}` }).click();
+    await page.getByText('The change of address is cancelled').waitFor();
+    expect(await page.getByText('Waiting for confirmation').count()).toBe(0);
     expect(axe).toEqual([]);
   });
 

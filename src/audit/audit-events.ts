@@ -23,6 +23,7 @@ export const AUDIT_EVENTS = {
   'account.password_changed': 'Password changed',
   'account.password_reset': 'Password reset by a mailed link',
   'account.email_change_requested': 'E-mail change asked for',
+  'account.email_change_cancelled': 'E-mail change cancelled',
   'account.email_changed': 'E-mail address changed',
   'account.two_factor_enabled': 'Two-factor sign-in turned on',
   'account.two_factor_disabled': 'Two-factor sign-in turned off',
