@@ -109,6 +109,15 @@ describe('teams pages', () => {
     const member = await person('Member');
     const team = await teamOf(owner, 'Adders', [admin, 'admin'], [member, 'member']);
     const newcomer = await person('Newcomer');
+    // Where a role is chosen, each says what it may do.
+    const ownerPage = (await owner.client.get(`/teams/${team.id}`)).text;
+    for (const list of ['invite-roles', 'member-roles']) {
+      expect(ownerPage).toContain(`aria-describedby="${list}"`);
+      expect(ownerPage).toContain(`<ul class="hint role-hint" id="${list}">`);
+    }
+    expect(visibleText(ownerPage)).toContain('works in the team: makes API tokens that act in it');
+    expect(visibleText(ownerPage)).toContain('also invites people, removes members');
+    expect((await member.client.get(`/teams/${team.id}`)).text).not.toContain('role-hint');
 
     const byAdmin = await admin.client.submit(
       `/teams/${team.id}`,

@@ -41,6 +41,10 @@ export const VIEW_HELPERS = {
 
   includes: (list: unknown, value: unknown): boolean => Array.isArray(list) && list.includes(value),
 
+  /** Whether any item of the list has `key` set (a table with a form in some rows). */
+  some: (list: unknown, key: string): boolean =>
+    Array.isArray(list) && list.some((item) => Boolean((item as Record<string, unknown>)?.[key])),
+
   /** The value the person typed before the form was refused, or the fallback. */
   old(name: string, ...rest: unknown[]): unknown {
     const options = rest.pop() as HelperOptions;
