@@ -207,10 +207,10 @@ describe('in a real browser', () => {
     await check('teams');
     await page.getByLabel('Team name').fill('Accessible Team');
     await page.getByRole('button', { name: 'Create team' }).click();
+    // A new team opens, to invite people into.
+    await page.waitForURL(/\/teams\/\d+$/);
     await page.getByRole('status').waitFor();
-    await check('teams, a team created');
-    await page.getByRole('link', { name: 'Accessible Team' }).click();
-    await check('team, its owner alone');
+    await check('team, just created, its owner alone');
     const teamUrl = page.url();
     const member = await createUser(t.app, { name: 'Team Mate', email: uniqueEmail('mate') });
     await addMember(t.app, Number(teamUrl.split('/').pop()), member);
@@ -712,6 +712,9 @@ describe('in a real browser', () => {
     await page
       .getByText('Team "Compiler Team" was created and is now your current team.')
       .waitFor();
+    await page.getByRole('heading', { name: 'Compiler Team', level: 1 }).waitFor();
+    await page.getByLabel('Email address').waitFor();
+    await page.goto('/teams');
     await page.screenshot({ path: join(shots, 'teams.png'), fullPage: true });
     expect((await api('/api/v1/team', token)).body.data).toMatchObject({
       name: 'Compiler Team',

@@ -41,10 +41,11 @@ describe('teams pages', () => {
     ...others: [Person, 'admin' | 'member'][]
   ): Promise<Team> {
     const res = await owner.client.submit('/teams', '/teams', { name });
-    expect(res.headers.location).toBe('/teams');
     const team = await t.dataSource
       .getRepository(Team)
       .findOneByOrFail({ id: (await currentTeamId(owner.user))! });
+    // On to the new team's page, where people are invited.
+    expect(res.headers.location).toBe(`/teams/${team.id}`);
     for (const [other, role] of others) await addMember(t.app, team.id, other.user, role);
     return team;
   }
