@@ -78,6 +78,14 @@ describe('account settings', () => {
         expect(html).toContain('action="/logout"');
       }
     });
+
+    it('should name Account Settings once on each settings page, beside the header menu', async () => {
+      const person = await signedInPerson(t);
+      for (const page of ['/settings/profile', '/settings/security', '/settings/api-tokens']) {
+        const main = (await person.client.get(page)).text.split('<main')[1];
+        expect(visibleText(main).match(/Account Settings/g)).toHaveLength(1);
+      }
+    });
   });
 
   describe('changing the password', () => {

@@ -1,6 +1,7 @@
 import type { HelperOptions } from 'handlebars';
 
 import hbs from 'hbs';
+import { withArticle } from '../words.js';
 
 type Root = {
   flash?: { old?: Record<string, unknown>; fields?: Record<string, string>; form?: string };
@@ -40,6 +41,9 @@ export const VIEW_HELPERS = {
   eq: (a: unknown, b: unknown): boolean => a === b,
 
   includes: (list: unknown, value: unknown): boolean => Array.isArray(list) && list.includes(value),
+
+  /** "a member", "an admin": a role (or another noun) as a sentence says it. */
+  withArticle: (noun: unknown): string => withArticle(String(noun)),
 
   /** Whether any item of the list has `key` set (a table with a form in some rows). */
   some: (list: unknown, key: string): boolean =>
