@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/clock/clock.js';
 import { createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, openPage, pageProblems, screenshotDir } from './support/browser.js';
+import {
+  launchBrowser,
+  linesOfText,
+  openPage,
+  pageProblems,
+  screenshotDir,
+} from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { turnOnTwoFactor } from './support/two-factor.js';
@@ -81,6 +87,11 @@ describe('passkeys in a real browser', () => {
     );
     problems.push(...(await pageProblems(page, 'security page with a passkey')));
     await page.screenshot({ path: join(screenshotDir(), 'passkeys.png'), fullPage: true });
+
+    // On a phone, Rename keeps its word whole beside the name.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await linesOfText(page, '[data-passkey-id] .row-form button')).toBe(1);
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     // A rename refused: its error under the passkey renamed, with what was typed, and none at
     // the form that adds a passkey.

@@ -12,7 +12,13 @@ import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
-import { axeProblems, launchBrowser, openPage, screenshotDir } from './support/browser.js';
+import {
+  axeProblems,
+  launchBrowser,
+  linesOfText,
+  openPage,
+  screenshotDir,
+} from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -427,6 +433,52 @@ describe('in a real browser', () => {
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     expect(overflow).toBeLessThanOrEqual(0);
+  });
+
+  it('should keep the header to two rows on a phone and one on a laptop, whatever the length of the name', async () => {
+    const page = await newPage({ width: 390, height: 844 });
+    const email = uniqueEmail('long-name');
+    await createUser(t.app, {
+      name: 'Maximilian Alexander Featherstonehaugh-Worthington',
+      email,
+      password: PASSWORD,
+    });
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    const headerHeight = () =>
+      page.locator('.site-header').evaluate((e) => e.getBoundingClientRect().height);
+    const problems: string[] = [];
+    for (const [width, most] of [
+      [390, 110],
+      [1280, 70],
+    ]) {
+      await page.setViewportSize({ width, height: 844 });
+      for (const path of ['/dashboard', '/teams', '/settings/security', '/settings/api-tokens']) {
+        await page.goto(path);
+        const height = await headerHeight();
+        if (height > most) problems.push(`${path} at ${width} px: header ${height} px high`);
+        if ((await linesOfText(page, '.site-user button')) !== 1) {
+          problems.push(`${path} at ${width} px: Sign out on more than one line`);
+        }
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+        if (wide > width) problems.push(`${path} at ${width} px: ${wide} px wide`);
+      }
+      // The dashboard's slug is one word, on one line.
+      await page.goto('/dashboard');
+      if ((await linesOfText(page, '.slug')) !== 1) {
+        problems.push(`dashboard at ${width} px: the slug is broken`);
+      }
+    }
+    // On a phone the name is in the Account Settings menu.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('.account-menu summary').click();
+    await page
+      .getByText('Signed in as Maximilian Alexander Featherstonehaugh-Worthington')
+      .waitFor();
+    expect(problems).toEqual([]);
   });
 
   it('should lay out every Account Settings page alike: its sections beside it on a laptop, above it on a phone', async () => {

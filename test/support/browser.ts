@@ -143,3 +143,18 @@ export async function pageProblems(page: Page, name: string): Promise<string[]> 
   await page.setViewportSize({ width: 1280, height: 900 });
   return problems;
 }
+
+/**
+ * How many lines the text of the element takes, as drawn now (the distinct tops of its text's
+ * boxes): 1 for a button whose label no line break cuts.
+ */
+export async function linesOfText(page: Page, selector: string): Promise<number> {
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((element) => {
+      const range = document.createRange();
+      range.selectNodeContents(element);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+    });
+}
