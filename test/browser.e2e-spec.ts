@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/clock/clock.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
+import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
@@ -45,6 +46,12 @@ const BROKEN_WORDS = `(() => {
   }
   return found;
 })()`;
+
+/** How many tables reach past the right edge of their card, run in the page. */
+const TABLES_PAST_THEIR_CARD = `[...document.querySelectorAll('.stack-table')].filter((table) => {
+  const card = table.closest('.card').getBoundingClientRect();
+  return table.getBoundingClientRect().right > card.right + 0.5;
+}).length`;
 
 describe('in a real browser', () => {
   let t: TestApp;
@@ -659,13 +666,20 @@ describe('in a real browser', () => {
     }
     const team = await createTeam(t.app, user, 'Lovelace and Babbage Analytical Engines');
     for (const [name, email] of [
-      ['Augusta Ada King-Noel Lovelace', uniqueEmail('ada')],
+      ['Augusta Ada King-Noel Lovelace', uniqueEmail('augusta.ada.king-noel.lovelace')],
       ['Charles Babbage', uniqueEmail('charles')],
     ]) {
-      await addMember(t.app, team.id, await createUser(t.app, { name, email }), 'member');
+      const member = await createUser(t.app, { name, email });
+      await addMember(t.app, team.id, member, 'member');
+      await createToken(t.app, member, { name: 'Difference engine', teamId: team.id });
     }
     const revoked = await createToken(t.app, user, { name: 'Retired laptop' });
     await t.app.get(TokensService).revoke(Actors.operator(user.id), revoked.token.id);
+    // Its refusals fill the tokens' "Acts in" and the team's inventory.
+    await t.app.get(TeamsService).setPolicy(Actors.operator(user.id), team.id, {
+      requireTwoFactor: false,
+      tokenMaxLifetimeDays: 30,
+    });
 
     for (const width of [1280, 390]) {
       const page = await newPage({ width, height: 900 });
@@ -682,12 +696,8 @@ describe('in a real browser', () => {
       );
       expect(await page.evaluate(BROKEN_WORDS)).toEqual([]);
       // Each table inside its card.
-      expect(
-        await page.evaluate(`[...document.querySelectorAll('.stack-table')].filter((table) => {
-          const card = table.closest('.card').getBoundingClientRect();
-          return table.getBoundingClientRect().right > card.right + 0.5;
-        }).length`),
-      ).toBe(0);
+      expect(await page.evaluate(TABLES_PAST_THEIR_CARD)).toBe(0);
+      await page.locator('[data-team-refusal]').first().waitFor();
       for (const button of await page.getByRole('button', { name: /^Revoke the token/ }).all()) {
         await button.scrollIntoViewIfNeeded();
         const box = (await button.boundingBox())!;
@@ -706,6 +716,29 @@ describe('in a real browser', () => {
         const box = (await select.boundingBox())!;
         expect(box.x + box.width).toBeLessThanOrEqual(width);
       }
+      // The team's inventory: people's names and addresses whole, the table inside its card.
+      await page.goto(`/teams/${team.id}/tokens`);
+      await page.locator('[data-team-refusal]').first().waitFor();
+      expect(await page.evaluate(BROKEN_WORDS)).toEqual([]);
+      expect(await page.evaluate(TABLES_PAST_THEIR_CARD)).toBe(0);
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+        width,
+      );
+      // An invitation refused: the address's error below its field moves nothing else.
+      await page.goto(`/teams/${team.id}`);
+      await page.getByLabel('Email address').fill('not an address');
+      await page.getByRole('button', { name: 'Send invitation' }).click();
+      await page.locator('#email-error').waitFor();
+      const tops = await Promise.all(
+        [
+          page.getByLabel('Email address'),
+          page.getByLabel('Role', { exact: true }),
+          page.getByRole('button', { name: 'Send invitation' }),
+        ].map(async (part) => Math.round((await part.boundingBox())!.y)),
+      );
+      // Side by side on a laptop; stacked on a phone, each below the one before.
+      if (width === 1280) expect(new Set(tops).size).toBe(1);
+      else expect([...tops].sort((a, b) => a - b)).toEqual(tops);
       await page.context().close();
     }
   });

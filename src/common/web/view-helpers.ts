@@ -42,6 +42,25 @@ export const VIEW_HELPERS = {
 
   includes: (list: unknown, value: unknown): boolean => Array.isArray(list) && list.includes(value),
 
+  /**
+   * An e-mail address that may break after its @ and before each dot, and nowhere else: for
+   * narrow table cells, where breaking anywhere would cut a word in two.
+   */
+  email(address: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
+    const escape = hbs.handlebars.escapeExpression;
+    const text = String(address ?? '');
+    const at = text.lastIndexOf('@');
+    const html =
+      at < 0
+        ? escape(text)
+        : `${escape(text.slice(0, at + 1))}<wbr>${text
+            .slice(at + 1)
+            .split('.')
+            .map(escape)
+            .join('<wbr>.')}`;
+    return new hbs.handlebars.SafeString(`<span class="email">${html}</span>`);
+  },
+
   /** "a member", "an admin": a role (or another noun) as a sentence says it. */
   withArticle: (noun: unknown): string => withArticle(String(noun)),
 
