@@ -630,6 +630,21 @@ describe('in a real browser', () => {
     expect(await page.locator('#usage-chart-desc').textContent()).toMatch(
       /^3 requests from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d; the busiest day was/,
     );
+    // Its scale is the busiest day's count; its words are drawn at the page's size whatever the
+    // width, beside the image and not stretched with it.
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 800 });
+      expect(await page.locator('[data-chart-top]').textContent()).toBe('3');
+      const words = await page.locator('.usage-chart-frame span').evaluateAll((spans) =>
+        spans.map((span) => {
+          const box = span.getBoundingClientRect();
+          return { height: Math.round(box.height), inImage: Boolean(span.closest('svg')) };
+        }),
+      );
+      expect(words.every((w) => !w.inImage && w.height > 8 && w.height < 20)).toBe(true);
+      expect(await page.locator('.usage-chart text').count()).toBe(0);
+    }
+    await page.setViewportSize({ width: 1100, height: 800 });
     const usage = page.getByRole('table', { name: /requests in the last 30 days/ });
     expect(await usage.isVisible()).toBe(false);
     await page.screenshot({ path: join(shots, 'api-token.png'), fullPage: true });
