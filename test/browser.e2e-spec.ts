@@ -986,6 +986,12 @@ describe('in a real browser', () => {
 
     expect(await body.textContent()).toContain('Grace Hopper');
     expect(problems).toEqual([]);
+    // An operation open, with its answer, still fits a phone's width.
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      390,
+    );
+    await page.setViewportSize({ width: 1100, height: 800 });
     axe.push(...(await accessibilityProblems(page, 'API docs, an answer shown', SWAGGER_UI_OWN)));
     expect(axe).toEqual([]);
   });
