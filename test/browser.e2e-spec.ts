@@ -917,6 +917,37 @@ describe('in a real browser', () => {
     expect(axe).toEqual([]);
   });
 
+  it('should send HTML mails whose call to action is a button with its link below, inside the card on any screen', async () => {
+    const email = uniqueEmail('mail-layout');
+    const visitor = await newPage();
+    await visitor.goto('/forgot-password');
+    await createUser(t.app, { name: 'Mail Reader', email, password: PASSWORD });
+    await visitor.getByLabel('Email').fill(email);
+    await visitor.getByRole('button', { name: 'Send the link' }).click();
+    const mail = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
+    const page = await newPage();
+    await page.setContent(mail.html);
+    const problems: string[] = [];
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      const layout = await page.evaluate(() => {
+        const card = document.querySelector('body > div')!.getBoundingClientRect();
+        const links = [...document.querySelectorAll('a')].map((a) => a.getBoundingClientRect());
+        return {
+          wide: document.documentElement.scrollWidth,
+          outside: links.filter((r) => r.right > card.right + 0.5).length,
+        };
+      });
+      if (layout.wide > width) problems.push(`${width} px: ${layout.wide} px wide`);
+      if (layout.outside > 0) problems.push(`${width} px: ${layout.outside} links past the card`);
+    }
+    const button = page.getByRole('link', { name: 'Choose a new password' });
+    expect(await button.evaluate((a) => getComputedStyle(a).display)).toBe('inline-block');
+    const link = TestSmtpServer.linkPath(mail, '/reset-password/');
+    expect(await page.getByRole('link', { name: new RegExp(`${link}$`) }).count()).toBe(1);
+    expect(problems).toEqual([]);
+  });
+
   it('should report what axe finds wrong with a page at both widths, and leave out only the rules excepted', async () => {
     const page = await newPage();
     await page.setContent(

@@ -46,7 +46,7 @@ export const VIEW_HELPERS = {
    * An e-mail address that may break after its @ and before each dot, and nowhere else: for
    * narrow table cells, where breaking anywhere would cut a word in two.
    */
-  email(address: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
+  breakableEmail(address: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
     const escape = hbs.handlebars.escapeExpression;
     const text = String(address ?? '');
     const at = text.lastIndexOf('@');
