@@ -194,6 +194,9 @@ describe('in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
     await check('dashboard');
+    await page.getByRole('link', { name: 'Use the API' }).click();
+    await page.getByRole('heading', { name: 'Use the API' }).waitFor();
+    await check('use the API');
     await page.goto('/settings/api-tokens');
     await check('API tokens, none yet');
     await page.getByLabel('Name').fill('Checked');
