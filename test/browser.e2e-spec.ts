@@ -128,7 +128,7 @@ describe('in a real browser', () => {
   const accessibilityProblems = (page: Page, name: string, exceptRules: string[] = []) =>
     axeProblems(page, name, { exceptRules, height: 800 });
 
-  it('should pass axe on every page, in every state a person sees, at 390 and 1280 px wide', async () => {
+  it('should pass axe on every page, in every state a person sees, at 390 and 1280 px wide, light and dark', async () => {
     const page = await newPage();
     const problems: string[] = [];
     const check = async (name: string) =>
@@ -951,7 +951,7 @@ describe('in a real browser', () => {
     expect(problems).toEqual([]);
   });
 
-  it('should report what axe finds wrong with a page at both widths, and leave out only the rules excepted', async () => {
+  it('should report what axe finds wrong with a page at both widths in light and dark, and leave out only the rules excepted', async () => {
     const page = await newPage();
     await page.setContent(
       '<!doctype html><html lang="en"><head><title>Broken</title></head><body><main>' +
@@ -959,9 +959,15 @@ describe('in a real browser', () => {
         '<p id="pale" style="color: #fff; background: #fff">White on white</p></main></body></html>',
     );
     expect((await axeProblems(page, 'broken')).sort()).toEqual([
+      'broken at 1280 px, dark: color-contrast needs review at #pale',
+      'broken at 1280 px, dark: image-alt (critical) at img',
+      'broken at 1280 px, dark: label (critical) at input',
       'broken at 1280 px: color-contrast needs review at #pale',
       'broken at 1280 px: image-alt (critical) at img',
       'broken at 1280 px: label (critical) at input',
+      'broken at 390 px, dark: color-contrast needs review at #pale',
+      'broken at 390 px, dark: image-alt (critical) at img',
+      'broken at 390 px, dark: label (critical) at input',
       'broken at 390 px: color-contrast needs review at #pale',
       'broken at 390 px: image-alt (critical) at img',
       'broken at 390 px: label (critical) at input',

@@ -78,8 +78,12 @@ export async function openPage(
 /** A phone held upright and a laptop: every page must work at both. */
 export const PAGE_WIDTHS = [390, 1280];
 
+/** The system's light and dark appearance (`prefers-color-scheme`): the pages follow either. */
+export const COLOR_SCHEMES = ['light', 'dark'] as const;
+
 /**
- * What axe finds wrong with the page as it is now, at each of PAGE_WIDTHS (every rule but
+ * What axe finds wrong with the page as it is now, at each of PAGE_WIDTHS in each of
+ * COLOR_SCHEMES (every rule but
  * `exceptRules`); nothing is what passes. axe-core is put into the page once per document and
  * run at each width (through @axe-core/playwright, the 550 KB script was evaluated twice per run,
  * most of the time a check took). Only violations and results that need review are gathered in
@@ -103,8 +107,12 @@ export async function axeProblems(
     resultTypes: ['violations', 'incomplete'],
     rules: Object.fromEntries(exceptRules.map((rule) => [rule, { enabled: false }])),
   };
-  for (const width of PAGE_WIDTHS) {
+  for (const [width, scheme] of PAGE_WIDTHS.flatMap((w) =>
+    COLOR_SCHEMES.map((s) => [w, s] as const),
+  )) {
     await page.setViewportSize({ width, height });
+    await page.emulateMedia({ colorScheme: scheme });
+    const at = scheme === 'light' ? `${width} px` : `${width} px, dark`;
     const { violations, incomplete } = await page.evaluate(
       // Runs in the page, where axe-core was put.
       async (runOptions) =>
@@ -113,15 +121,16 @@ export async function axeProblems(
     );
     for (const v of violations) {
       const where = v.nodes.map((node) => node.target.join(' ')).join(', ');
-      problems.push(`${name} at ${width} px: ${v.id} (${v.impact}) at ${where}`);
+      problems.push(`${name} at ${at}: ${v.id} (${v.impact}) at ${where}`);
     }
     for (const v of incomplete.filter((result) => result.id === 'color-contrast')) {
       const unread = v.nodes.filter((node) => !node.any.some(coveredByAnotherElement));
       const where = unread.map((node) => node.target.join(' ')).join(', ');
-      if (where) problems.push(`${name} at ${width} px: ${v.id} needs review at ${where}`);
+      if (where) problems.push(`${name} at ${at}: ${v.id} needs review at ${where}`);
     }
   }
   if (size) await page.setViewportSize(size);
+  await page.emulateMedia({ colorScheme: 'light' });
   return problems;
 }
 
