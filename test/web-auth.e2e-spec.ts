@@ -312,6 +312,39 @@ describe('sign-up, sign-in and sessions', () => {
       expect((await client.get('/dashboard')).headers.location).toBe('/login');
     });
 
+    it('should keep a session signed in for 30 days when asked, however idle, and say so on Sessions', async () => {
+      const email = uniqueEmail('kept');
+      await createUser(t.app, { name: 'Kept Signed In', email, password: PASSWORD });
+      const kept = web();
+      const res = await kept.submit('/login', '/login', {
+        email,
+        password: PASSWORD,
+        remember: 'on',
+      });
+      expect(res.headers.location).toBe('/dashboard');
+      const cookie = ([] as string[])
+        .concat(res.headers['set-cookie'] ?? [])
+        .find((c) => c.startsWith('tessera.sid='))!;
+      // The cookie lives 30 days (from the machine's time, which the browser keeps).
+      const lifetime = Date.parse(/Expires=([^;]+)/.exec(cookie)![1]) - Date.now();
+      expect(Math.round(lifetime / (24 * 60 * MINUTE_MS))).toBe(30);
+      const usual = web();
+      await usual.login(email, PASSWORD);
+      const sessions = await kept.get('/settings/sessions');
+      expect(sessions.text.match(/Kept signed in/g)).toHaveLength(1);
+      expect(visibleText(sessions.text)).toMatch(/This device Kept signed in/);
+
+      // Past the idle timeout and the absolute one, the usual session is over; the kept one is not.
+      clock.advance(2 * 60 * MINUTE_MS);
+      expect((await usual.get('/dashboard')).headers.location).toBe('/login');
+      expect((await kept.get('/dashboard')).status).toBe(200);
+      clock.advance(29 * 24 * 60 * MINUTE_MS);
+      expect((await kept.get('/dashboard')).status).toBe(200);
+      // Thirty days after signing in, it ends too.
+      clock.advance(24 * 60 * MINUTE_MS);
+      expect((await kept.get('/dashboard')).headers.location).toBe('/login');
+    });
+
     it('should end a session older than the absolute timeout however active it is', async () => {
       const client = web();
       const res = await client.register('Absolute', uniqueEmail());

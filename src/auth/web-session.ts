@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type NestMiddleware, type OnModuleInit } from '@nestjs/common';
 import { isReturnPage } from '../common/web/return-to.js';
+import { KEPT_SIGNED_IN_MS } from './kept-signed-in.js';
 import cookieParser from 'cookie-parser';
 import { doubleCsrf } from 'csrf-csrf';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -310,7 +311,8 @@ export class WebSession implements NestMiddleware {
   private async signedIn(req: Request, res: Response): Promise<void> {
     const { userId, signedInAt = 0, credentialStamp: stamp } = req.session ?? {};
     const now = this.clock.nowMs();
-    const live = userId !== undefined && now - signedInAt <= this.absoluteMs;
+    const absoluteMs = req.session?.keptSignedIn ? KEPT_SIGNED_IN_MS : this.absoluteMs;
+    const live = userId !== undefined && now - signedInAt <= absoluteMs;
     const user = live ? await this.users.findById(userId) : null;
     // A disabled account's session, and any found for a service account (which never holds
     // one), is ended like a stale one.

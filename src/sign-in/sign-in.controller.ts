@@ -14,6 +14,7 @@ import { EmailVerificationService } from '../email-verification/email-verificati
 import { LoginForm, RegisterForm } from './dto/sign-in.forms.js';
 import { RegistrationService } from './registration.service.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
+import { KEPT_SIGNED_IN_DAYS } from '../auth/kept-signed-in.js';
 import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /** After signing out: the sign-in page says so (the session, and any flash, is gone). */
@@ -99,6 +100,7 @@ export class AuthController {
     return {
       title: 'Sign in',
       signedOut: signedOut === '1',
+      keptSignedInDays: KEPT_SIGNED_IN_DAYS,
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
       passkeyScripts: true,
     };
@@ -119,6 +121,7 @@ export class AuthController {
         req,
         await this.auth.signIn(actor, form.email, form.password),
         form.return_to,
+        form.remember === 'on',
       ),
     };
   }
