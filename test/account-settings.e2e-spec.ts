@@ -78,6 +78,14 @@ describe('account settings', () => {
         expect(html).toContain('action="/logout"');
       }
     });
+
+    it('should name Account Settings once on each settings page, beside the header menu', async () => {
+      const person = await signedInPerson(t);
+      for (const page of ['/settings/profile', '/settings/security', '/settings/api-tokens']) {
+        const main = (await person.client.get(page)).text.split('<main')[1];
+        expect(visibleText(main).match(/Account Settings/g)).toHaveLength(1);
+      }
+    });
   });
 
   describe('changing the password', () => {
@@ -107,6 +115,21 @@ describe('account settings', () => {
       const text = await person.client.textOf('/settings/password');
       expect(text).toContain('Password must be 8 to 1024 characters.');
       expect(text).toContain('The passwords do not match.');
+    });
+
+    it('should report a wrong current password and mismatched new ones at once, changing nothing', async () => {
+      const person = await signedInPerson(t);
+      const res = await person.client.submit('/settings/password', '/settings/password', {
+        current_password: 'not my password',
+        password: 'a fine new password',
+        password_confirmation: 'another new password',
+      });
+      expect(res.headers.location).toBe('/settings/password');
+      const text = await person.client.textOf('/settings/password');
+      expect(text).toContain('That is not your password.');
+      expect(text).toContain('The passwords do not match.');
+      const user = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
+      expect(user.passwordHash).toBe(person.user.passwordHash);
     });
 
     it('should keep this session, sign out every other one, and send the notice', async () => {
@@ -403,7 +426,7 @@ describe('account settings', () => {
       });
       expect(bad.headers.location).toBe('/settings/profile');
       const page = (await person.client.get('/settings/profile')).text;
-      expect(visibleText(page)).toContain('Name must be 1 to 100 characters.');
+      expect(visibleText(page)).toContain('Enter your name.');
       expect(visibleText(page)).toContain('Enter a valid email address.');
       expect(page).toContain('value="not an address"');
 
@@ -416,6 +439,48 @@ describe('account settings', () => {
       );
       const user = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
       expect(user.name).toBe('New Name');
+    });
+
+    it('should show a waiting change of address with Resend, which mails a new link, and Cancel', async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('waiting');
+      const first = await addressChangeLink(t, person, newEmail);
+      const profile = await person.client.get('/settings/profile');
+      expect(visibleText(profile.text)).toContain(
+        `Waiting for confirmation: ${newEmail}. Follow the link we mailed there`,
+      );
+      expect(visibleText(profile.text)).toContain(`until then your address stays ${person.email}`);
+
+      const resent = await person.client.submit(
+        '/settings/profile',
+        '/settings/profile/email-change/resend',
+      );
+      expect(resent.headers.location).toBe('/settings/profile');
+      expect(await person.client.textOf('/settings/profile')).toContain(
+        'A new link is on its way to the new address',
+      );
+      const mails = await t.mail.waitForCount(
+        { to: newEmail, subject: 'Confirm your new email address' },
+        2,
+      );
+      const second = TestSmtpServer.linkPath(mails.at(-1)!, '/settings/profile/email/');
+      expect(second).not.toBe(first);
+      expect((await person.client.get(first)).status).toBe(404);
+      expect((await person.client.get(second)).status).toBe(200);
+
+      await person.client.submit('/settings/profile', '/settings/profile/email-change/cancel');
+      const after = await person.client.textOf('/settings/profile');
+      expect(after).toContain('The change of address is cancelled: its link no longer works.');
+      expect(after).not.toContain('Waiting for confirmation');
+      expect((await person.client.get(second)).status).toBe(404);
+      // Nothing waits any more: both say so and change nothing.
+      for (const action of ['resend', 'cancel']) {
+        await person.client.submit('/settings/profile', `/settings/profile/email-change/${action}`);
+        expect(await person.client.textOf('/settings/profile')).toContain(
+          'No change of address is waiting.',
+        );
+      }
+      expect(t.mail.find({ to: newEmail })).toHaveLength(2);
     });
 
     it('should change the address only when the link mailed to it is followed, and tell the old one', async () => {

@@ -299,6 +299,18 @@ describe('security log and team audit log', () => {
     expect(text).toContain('role admin');
     expect(text).toContain('previous role member');
     expect(text).toContain('via invitation');
+    // Its filter offers what a team's log holds: nothing of signing in or account settings.
+    const offered = [...page.text.matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]);
+    expect(offered).toEqual(['', 'token', 'team', 'service_account']);
+    const own = (await admin.client.get('/settings/security-log')).text;
+    expect([...own.matchAll(/<option value="([^"]*)"/g)].map((m) => m[1])).toEqual([
+      '',
+      'sign-in',
+      'account',
+      'token',
+      'team',
+      'service_account',
+    ]);
 
     // The member removed sees it in their own log; the outsider sees nothing of the team.
     expect((await ownLog(plain)).names).toContain('team.member_removed');

@@ -78,6 +78,9 @@ const ROUTES: Record<string, string> = {
   'GET /settings/security-log/export': 'session',
   'GET /settings/profile': 'session',
   'POST /settings/profile': 'session',
+  'GET /use-the-api': 'session',
+  'POST /settings/profile/email-change/resend': 'session',
+  'POST /settings/profile/email-change/cancel': 'session',
   // The link mailed to a new address works only for the account that asked for it.
   'GET /settings/profile/email/:token': 'session',
   'POST /settings/profile/email/:token': 'session',

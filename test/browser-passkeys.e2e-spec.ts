@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/clock/clock.js';
 import { createUser, uniqueEmail } from './factories/index.js';
-import { launchBrowser, openPage, pageProblems, screenshotDir } from './support/browser.js';
+import {
+  launchBrowser,
+  linesOfText,
+  openPage,
+  pageProblems,
+  screenshotDir,
+} from './support/browser.js';
 import { PASSWORD } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
 import { turnOnTwoFactor } from './support/two-factor.js';
@@ -82,6 +88,32 @@ describe('passkeys in a real browser', () => {
     problems.push(...(await pageProblems(page, 'security page with a passkey')));
     await page.screenshot({ path: join(screenshotDir(), 'passkeys.png'), fullPage: true });
 
+    // On a phone, Rename keeps its word whole beside the name.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await linesOfText(page, '[data-passkey-id] .row-form button')).toBe(1);
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // A rename refused: its error under the passkey renamed, with what was typed, and none at
+    // the form that adds a passkey.
+    const renamed = page.getByLabel('New name for the passkey Chromium');
+    await renamed.fill('   ');
+    await page.getByRole('button', { name: 'Rename the passkey Chromium' }).click();
+    const listed = page.locator('[data-passkey-id]').first();
+    await listed.locator('.field-error').waitFor();
+    expect(await listed.locator('.field-error').textContent()).toBe('Give the passkey a name.');
+    expect(await renamed.inputValue()).toBe('   ');
+    expect(await renamed.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#name-error').count()).toBe(0);
+    expect(
+      await page.getByLabel('Name of the new passkey').getAttribute('aria-invalid'),
+    ).toBeNull();
+    problems.push(...(await pageProblems(page, 'security page, a rename refused')));
+    await renamed.fill('Chromium');
+    await page.getByRole('button', { name: 'Rename the passkey Chromium' }).click();
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain(
+      'The passkey is now called "Chromium".',
+    );
+
     // Signed in elsewhere too: signing the others out offers to remove the passkey as well.
     expect((await new WebClient(t.server).login(email, PASSWORD)).headers.location).toBe(
       '/dashboard',
@@ -95,7 +127,7 @@ describe('passkeys in a real browser', () => {
     await turnOnTwoFactor(t, { user, email });
     // Signed out, then in again with nothing typed.
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL('**/login');
+    await page.waitForURL('**/login?signed_out=1');
     problems.push(...(await pageProblems(page, 'sign-in page with its passkey button')));
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL('**/dashboard');
@@ -116,7 +148,7 @@ describe('passkeys in a real browser', () => {
 
     // The authenticator still holds it; Tessera no longer takes it.
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL('**/login');
+    await page.waitForURL('**/login?signed_out=1');
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL('**/login');
     await expect(page.locator('#credential-error').textContent()).resolves.toContain(

@@ -61,7 +61,7 @@ describe('teams in a real browser', () => {
     await ownerPage.goto('/teams');
     await ownerPage.getByLabel('Team name').fill('Lighthouse');
     await ownerPage.getByRole('button', { name: 'Create team' }).click();
-    await ownerPage.getByRole('link', { name: 'Lighthouse' }).click();
+    await ownerPage.waitForURL(/\/teams\/\d+$/);
     const teamUrl = ownerPage.url();
     const teamId = Number(teamUrl.split('/').pop());
 

@@ -72,6 +72,41 @@ describe('confirming an e-mail address', () => {
     );
   });
 
+  it('should say on every page that the address is unconfirmed, with Resend coming back to that page, until it is confirmed', async () => {
+    const { client, email, link } = await unconfirmed('Banner Reader');
+    for (const path of ['/dashboard', '/teams', '/settings/profile', '/settings/sessions']) {
+      const page = await client.get(path);
+      const text = visibleText(page.text);
+      expect(text).toContain(`Confirm your email address. We sent a link to ${email}`);
+      expect(page.text).toMatch(
+        new RegExp(`action="/verify-email/resend"[^]*?name="return_to" value="${path}"`),
+      );
+    }
+    const resent = await client.submit('/teams', '/verify-email/resend', { return_to: '/teams' });
+    expect(resent.headers.location).toBe('/teams');
+    expect(visibleText((await client.get('/teams')).text)).toContain(
+      'A new confirmation link is on its way.',
+    );
+    await t.mail.waitForCount({ to: email, subject: CONFIRM }, 2);
+    // Back to a page of this site only.
+    const elsewhere = await client.submit('/teams', '/verify-email/resend', {
+      return_to: '//evil.example/',
+    });
+    expect(elsewhere.headers.location).toBe(TOKENS);
+
+    const newest = TestSmtpServer.linkPath(
+      (await t.mail.waitForCount({ to: email, subject: CONFIRM }, 3)).at(-1)!,
+      '/verify-email/',
+    );
+    expect(newest).not.toBe(link);
+    await client.submit(newest, newest);
+    for (const path of ['/dashboard', '/teams']) {
+      const page = await client.get(path);
+      expect(visibleText(page.text)).not.toContain('Confirm your email address.');
+      expect(page.text).not.toContain('data-address-unconfirmed');
+    }
+  });
+
   it('should name the address on the check-your-mail page and send a new link from it, a limited number of times', async () => {
     const email = uniqueEmail('signup-resend');
     const client = new WebClient(t.server, t.mail);

@@ -52,7 +52,9 @@ describe('team invitations', () => {
 
     const link = await linkFor(invitee.email);
     const mail = t.mail.find({ to: invitee.email, subject: INVITED }).at(-1)!;
-    expect(mail.text).toContain('Olga Owner invites you to join the team Invited Co');
+    expect(mail.text).toContain(
+      'Olga Owner invites you to join the team Invited Co on Tessera as an admin.',
+    );
     expect(link).toMatch(/^\/invitations\/[A-Za-z0-9_-]{43}$/);
     const stored = await invitations().findOneByOrFail({ teamId: team.id });
     expect(stored.tokenHash).toMatch(/^[0-9a-f]{64}$/);
@@ -135,7 +137,7 @@ describe('team invitations', () => {
     await invite(owner, team.id, invitee.email);
     await invite(owner, other.id, invitee.email);
     const dashboard = (await invitee.client.get('/dashboard')).text;
-    expect(visibleText(dashboard)).toContain('Join Dashboard Team as member');
+    expect(visibleText(dashboard)).toContain('Join Dashboard Team as a member');
     const [first, second] = await invitations().find({
       where: { email: invitee.email },
       order: { id: 'ASC' },

@@ -122,6 +122,7 @@ describe('forgotten passwords', () => {
     expect(refused.headers.location).toBe(link);
     const again = await visitor.get(link);
     expect(visibleText(again.text)).toContain('Password must be 8 to 1024 characters.');
+    expect(visibleText(again.text)).not.toContain('At least 8 characters.');
     expect(visibleText(again.text)).toContain('The passwords do not match.');
     expect(again.text).not.toContain('value="short"');
     expect(again.text).not.toContain('different');

@@ -722,7 +722,7 @@ describe('hostile requests', () => {
     expect(res.headers.location).toBe('/teams');
     const page = await client.get('/teams');
     expect(page.status).toBe(200);
-    expect(visibleText(page.text)).toContain('Team name must be 1 to 100 characters.');
+    expect(visibleText(page.text)).toContain('Team name can be at most 100 characters.');
     const sessions = await t.dataSource.getRepository(Session).find();
     expect(sessions.every((s) => s.data.length < 5_000)).toBe(true);
   });

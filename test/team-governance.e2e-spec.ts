@@ -173,6 +173,13 @@ describe('teams govern the tokens that act in them', () => {
       expect(await member.client.textOf('/settings/api-tokens')).toContain(
         'Acme requires two-factor sign-in: the API refuses this token there until you turn it on.',
       );
+      // The team's inventory gives both reasons at once, and says where the token acts.
+      const inventory = visibleText((await owner.client.get(`/teams/${team.id}/tokens`)).text);
+      expect(inventory).toContain(
+        'Now, as the current team of Mia Member: it follows them when they switch teams. ' +
+          'Refused here: its person has not turned on two-factor sign-in. ' +
+          'Refused here: it lives longer than 90 days.',
+      );
 
       // With two-factor on, the lifetime is what is refused.
       await turnOnTwoFactor(t, member);

@@ -3,7 +3,7 @@ import { ManualClock } from '../src/clock/clock.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createToken } from './factories/index.js';
+import { addMember, createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
@@ -94,9 +94,7 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         name: '   ',
       });
       expect(empty.headers.location).toBe(`/teams/${team.id}`);
-      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
-        'Team name must be 1 to 100 characters.',
-      );
+      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain('Give the team a name.');
       expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
         'Keep Name',
       );
@@ -271,6 +269,17 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
   });
 
   describe('transfer, with sudo mode', () => {
+    it('should offer a transfer only when there is another member to hand the team to', async () => {
+      const owner = await member('Lonely Owner');
+      const team = await teamOf(owner, [], 'Solo');
+      expect(await owner.client.textOf(`/teams/${team.id}`)).not.toContain('Transfer ownership');
+      const heir = await member('Later Heir');
+      await addMember(t.app, team.id, heir.user);
+      const page = await owner.client.textOf(`/teams/${team.id}`);
+      expect(page).toContain('Transfer ownership');
+      expect(page).toContain(`Later Heir (${heir.email})`);
+    });
+
     it('should ask for the password when it is older than 15 minutes, then hand the team over', async () => {
       const owner = await member('Owner Transfer');
       const heir = await member('Heir Transfer');

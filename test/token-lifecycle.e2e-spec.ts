@@ -340,7 +340,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       expect(res.headers.location).toBe(`${LIST}/${token.id}`);
       const shown = await page(person, `${LIST}/${token.id}`);
       const text = visibleText(shown.text);
-      expect(text).toContain('Name must be 1 to 100 characters.');
+      expect(text).toContain('Name can be at most 100 characters.');
       expect(text).toContain('Choose at least one ability.');
       expect(shown.text).toContain(`value="${'x'.repeat(101)}"`);
       expect(shown.text).toContain('aria-invalid="true" aria-describedby="name-error"');
@@ -377,6 +377,60 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     }
   });
 
+  describe("a refused token's page", () => {
+    const SAYS_IT_WORKS = ['It works until it is revoked', 'Acts in', 'your current team'];
+
+    it('should say since when and that its person revoked it, and nothing that says it works', async () => {
+      const person = await signedInPerson(t);
+      const { token } = await createToken(t.app, person.user, { name: 'Forever' });
+      await person.client.submit(`${LIST}/${token.id}`, `${LIST}/${token.id}/revoke`);
+      const revokedAt = (await row(token.id)).revokedAt!;
+
+      const text = visibleText((await page(person, `${LIST}/${token.id}`)).text);
+      expect(text).toContain(
+        `The API refuses this token since ${revokedAt.toISOString().slice(0, 10)}`,
+      );
+      expect(text).toContain('You revoked it.');
+      expect(text).toMatch(
+        /Refused since \d{4}-\d\d-\d\d \d\d:\d\d UTC: revoked\. You revoked it\./,
+      );
+      for (const words of SAYS_IT_WORKS) expect(text).not.toContain(words);
+    });
+
+    it('should name the team whose owner revoked it', async () => {
+      const owner = await signedInPerson(t);
+      const member = await signedInPerson(t);
+      const team = await createTeam(t.app, owner.user, 'Refusing Co');
+      await t.app.get(TeamsService).addMember(Actors.operator(), team.id, {
+        email: member.email,
+        role: 'member',
+      });
+      const { token } = await createToken(t.app, member.user, { name: 'Pinned', teamId: team.id });
+      const revoked = await owner.client.submit(
+        `/teams/${team.id}/tokens`,
+        `/teams/${team.id}/tokens/${token.id}/revoke`,
+      );
+      expect(revoked.headers.location).toBe(`/teams/${team.id}/tokens`);
+
+      const text = visibleText((await page(member, `${LIST}/${token.id}`)).text);
+      expect(text).toContain('An owner or admin of Refusing Co revoked it.');
+      for (const words of SAYS_IT_WORKS) expect(text).not.toContain(words);
+    });
+
+    it('should say since when it expired, and offer to regenerate it', async () => {
+      const person = await signedInPerson(t);
+      const { token } = await createExpiredToken(t.app, person.user, { name: 'Lapsed' });
+      const expiresAt = (await row(token.id)).expiresAt!;
+
+      const text = visibleText((await page(person, `${LIST}/${token.id}`)).text);
+      expect(text).toContain(
+        `The API refuses this token since ${expiresAt.toISOString().slice(0, 10)}`,
+      );
+      expect(text).toContain('Its lifetime ended. Regenerate it below');
+      for (const words of SAYS_IT_WORKS) expect(text).not.toContain(words);
+    });
+  });
+
   it('should list active tokens, and revoked and expired ones below as history, each linking to its page', async () => {
     const person = await signedInPerson(t);
     const active = await createToken(t.app, person.user, { name: 'Still good' });
@@ -396,7 +450,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
     }
     const revokedPage = visibleText((await page(person, `${LIST}/${revoked.token.id}`)).text);
     expect(revokedPage).toMatch(/Was revoked revoked/);
-    expect(revokedPage).toMatch(/Revoked \d{4}-\d\d-\d\d/);
+    expect(revokedPage).toMatch(/Refused since \d{4}-\d\d-\d\d \d\d:\d\d UTC: revoked/);
     expect(revokedPage).not.toContain('Regenerate');
   });
 

@@ -162,6 +162,22 @@ describe('two-factor sign-in (TOTP and recovery codes)', () => {
     for (const code of codes) expect(page).not.toContain(code);
   });
 
+  it('should keep the session signed in when asked with the password, once the code completes the sign-in', async () => {
+    const person = await withTwoFactor();
+    await person.client.submit('/dashboard', '/logout');
+    const pending = await person.client.submit('/login', '/login', {
+      email: person.email,
+      password: person.password,
+      remember: 'on',
+    });
+    expect(pending.headers.location).toBe(CHALLENGE);
+    const res = await answer(person, { code: await freshCode(person) });
+    expect(res.headers.location).toBe('/dashboard');
+    expect(visibleText((await person.client.get('/settings/sessions')).text)).toMatch(
+      /This device Kept signed in/,
+    );
+  });
+
   it('should ask for a code after the password, renew the session id, and go on to the page asked for', async () => {
     const person = await withTwoFactor();
     const pending = await passwordOnly(person, '/teams');

@@ -102,6 +102,8 @@ describe('sign-up, sign-in and sessions', () => {
       const page = await client.get('/register');
       expect(page.text).toContain('Enter a valid email address.');
       expect(page.text).toContain('Password must be 8 to 1024 characters.');
+      // One message about the password's length: the error, without the hint beside it.
+      expect(page.text).not.toContain('At least 8 characters.');
       expect(page.text).toContain('The passwords do not match.');
       expect(page.text).toContain('value="Alan 🧮"');
       expect(page.text).toContain('value="not-an-email"');
@@ -247,7 +249,11 @@ describe('sign-up, sign-in and sessions', () => {
       expect(await sessions.findOneBy({ id: sessionIdOf(cookie) })).not.toBeNull();
 
       const res = await client.submit('/dashboard', '/logout');
-      expect(res.headers.location).toBe('/login');
+      expect(res.headers.location).toBe('/login?signed_out=1');
+      expect(visibleText((await client.get(res.headers.location)).text)).toContain(
+        'You signed out. Sign in to Tessera',
+      );
+      expect(visibleText((await client.get('/login')).text)).not.toContain('You signed out');
 
       expect(await sessions.findOneBy({ id: sessionIdOf(cookie) })).toBeNull();
       expect(
@@ -304,6 +310,39 @@ describe('sign-up, sign-in and sessions', () => {
       expect((await client.get('/dashboard')).status).toBe(200);
       clock.advance(30 * MINUTE_MS + 1_000);
       expect((await client.get('/dashboard')).headers.location).toBe('/login');
+    });
+
+    it('should keep a session signed in for 30 days when asked, however idle, and say so on Sessions', async () => {
+      const email = uniqueEmail('kept');
+      await createUser(t.app, { name: 'Kept Signed In', email, password: PASSWORD });
+      const kept = web();
+      const res = await kept.submit('/login', '/login', {
+        email,
+        password: PASSWORD,
+        remember: 'on',
+      });
+      expect(res.headers.location).toBe('/dashboard');
+      const cookie = ([] as string[])
+        .concat(res.headers['set-cookie'] ?? [])
+        .find((c) => c.startsWith('tessera.sid='))!;
+      // The cookie lives 30 days (from the machine's time, which the browser keeps).
+      const lifetime = Date.parse(/Expires=([^;]+)/.exec(cookie)![1]) - Date.now();
+      expect(Math.round(lifetime / (24 * 60 * MINUTE_MS))).toBe(30);
+      const usual = web();
+      await usual.login(email, PASSWORD);
+      const sessions = await kept.get('/settings/sessions');
+      expect(sessions.text.match(/Kept signed in/g)).toHaveLength(1);
+      expect(visibleText(sessions.text)).toMatch(/This device Kept signed in/);
+
+      // Past the idle timeout and the absolute one, the usual session is over; the kept one is not.
+      clock.advance(2 * 60 * MINUTE_MS);
+      expect((await usual.get('/dashboard')).headers.location).toBe('/login');
+      expect((await kept.get('/dashboard')).status).toBe(200);
+      clock.advance(29 * 24 * 60 * MINUTE_MS);
+      expect((await kept.get('/dashboard')).status).toBe(200);
+      // Thirty days after signing in, it ends too.
+      clock.advance(24 * 60 * MINUTE_MS);
+      expect((await kept.get('/dashboard')).headers.location).toBe('/login');
     });
 
     it('should end a session older than the absolute timeout however active it is', async () => {
@@ -496,7 +535,7 @@ describe('sign-up, sign-in and sessions', () => {
             .type('form')
             .send({ _csrf: csrfTokenIn(dashboard.text) }),
         );
-        expect(logout.headers.location).toBe('/login');
+        expect(logout.headers.location).toBe('/login?signed_out=1');
         const cleared = cookiesOf(logout).find((c) => c.startsWith('__Host-tessera.sid='));
         expect(cleared).toMatch(/; Secure/);
         expect(cleared).toMatch(/; Path=\//);

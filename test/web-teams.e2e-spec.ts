@@ -41,10 +41,11 @@ describe('teams pages', () => {
     ...others: [Person, 'admin' | 'member'][]
   ): Promise<Team> {
     const res = await owner.client.submit('/teams', '/teams', { name });
-    expect(res.headers.location).toBe('/teams');
     const team = await t.dataSource
       .getRepository(Team)
       .findOneByOrFail({ id: (await currentTeamId(owner.user))! });
+    // On to the new team's page, where people are invited.
+    expect(res.headers.location).toBe(`/teams/${team.id}`);
     for (const [other, role] of others) await addMember(t.app, team.id, other.user, role);
     return team;
   }
@@ -109,6 +110,15 @@ describe('teams pages', () => {
     const member = await person('Member');
     const team = await teamOf(owner, 'Adders', [admin, 'admin'], [member, 'member']);
     const newcomer = await person('Newcomer');
+    // Where a role is chosen, each says what it may do.
+    const ownerPage = (await owner.client.get(`/teams/${team.id}`)).text;
+    for (const list of ['invite-roles', 'member-roles']) {
+      expect(ownerPage).toContain(`aria-describedby="${list}"`);
+      expect(ownerPage).toContain(`<ul class="hint role-hint" id="${list}">`);
+    }
+    expect(visibleText(ownerPage)).toContain('works in the team: makes API tokens that act in it');
+    expect(visibleText(ownerPage)).toContain('also invites people, removes members');
+    expect((await member.client.get(`/teams/${team.id}`)).text).not.toContain('role-hint');
 
     const byAdmin = await admin.client.submit(
       `/teams/${team.id}`,

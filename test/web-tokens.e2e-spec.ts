@@ -27,6 +27,38 @@ describe('Account Settings > API Tokens', () => {
     request(t.server).get(path).set('Authorization', `Bearer ${token}`);
   const tokens = () => t.dataSource.getRepository(PersonalAccessToken);
 
+  it('should show how to use the API, linked from the dashboard and this page: its base URL and a curl line for every endpoint the API document names', async () => {
+    const { client } = await signedIn();
+    for (const from of ['/dashboard', PAGE]) {
+      expect((await client.get(from)).text).toContain('href="/use-the-api"');
+    }
+    const page = await client.get('/use-the-api');
+    expect(page.status).toBe(200);
+    const text = visibleText(page.text);
+    expect(page.text).toContain('href="/api/docs"');
+    const base = /data-api-base>([^<]+)</.exec(page.text)![1];
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
+    const document = (await request(t.server).get('/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+        .map((method) => [method.toUpperCase(), path] as const),
+    );
+    expect(operations.length).toBeGreaterThan(10);
+    const shown = [...text.matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/api\/v1\/\S*)/g)].map(
+      (m) => `${m[1]} ${m[2].replace(/\/42\b/, '/{id}')}`,
+    );
+    expect(new Set(shown)).toEqual(new Set(operations.map(([m, p]) => `${m} ${p}`)));
+    for (const [method, path] of operations) {
+      const line = `curl ${method === 'GET' ? '' : `-X ${method} `}-H "Authorization: Bearer $TOKEN"`;
+      expect(text).toContain(line);
+      expect(text).toContain(`${base}${path.replace('/api/v1', '').replace('{id}', '42')}`);
+    }
+    expect((await request(t.server).get('/use-the-api')).headers.location).toMatch(/^\/login/);
+  });
+
   it('should show a new token once, with a copy button and a warning, then never again', async () => {
     const { client, user } = await signedIn();
     const created = await client.submit(PAGE, PAGE, {
@@ -85,7 +117,7 @@ describe('Account Settings > API Tokens', () => {
     const res = await client.submit(PAGE, PAGE, { name: '   ', expires_in_days: '12' });
     expect(res.headers.location).toBe(PAGE);
     const text = visibleText((await client.get(PAGE)).text);
-    expect(text).toContain('Name must be 1 to 100 characters.');
+    expect(text).toContain('Give the token a name.');
     expect(text).toContain('Choose at least one ability.');
     expect(text).toContain('Choose an expiry from the list.');
     expect(await tokens().countBy({ userId: user.id })).toBe(0);

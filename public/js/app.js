@@ -13,6 +13,27 @@ document.addEventListener('click', async (event) => {
   }
 });
 
+// The recovery codes: Copy puts them on the clipboard one to a line; Print prints the page,
+// whose print styles leave only the codes. Both need this script, so they show with it only.
+for (const part of document.querySelectorAll('[data-script-only]')) part.hidden = false;
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('[data-copy-list]');
+  if (!button) return;
+  const list = document.getElementById(button.dataset.copyList);
+  const status = document.querySelector('[data-copy-status]');
+  const text = [...list.querySelectorAll('li')].map((item) => item.textContent.trim()).join('\n');
+  try {
+    await navigator.clipboard.writeText(`${text}\n`);
+    if (status) status.textContent = 'Copied to the clipboard.';
+  } catch {
+    window.getSelection().selectAllChildren(list);
+    if (status) status.textContent = 'Press Ctrl+C (⌘C on a Mac) to copy the selected codes.';
+  }
+});
+document.addEventListener('click', (event) => {
+  if (event.target.closest('[data-print]')) window.print();
+});
+
 document.addEventListener('submit', (event) => {
   const message = event.target.dataset.confirm;
   if (message && !window.confirm(message)) event.preventDefault();

@@ -11,6 +11,20 @@ import { UserNotFoundError } from '../users/users.errors.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { Mailer } from '../mail/mailer.js';
+import { ValidationError } from '../common/errors/domain.error.js';
+import { validateInput } from '../common/validation/validate-input.js';
+import { NewPasswordFields } from './dto/account.forms.js';
+
+/** The fields `check` refuses (none when it passes); any other error goes on. */
+async function fieldsRefused(check: () => Promise<void>): Promise<Record<string, string>> {
+  try {
+    await check();
+    return {};
+  } catch (error) {
+    if (error instanceof ValidationError) return error.fields;
+    throw error;
+  }
+}
 
 /** A signed-in person changing their password, knowing the current one. */
 @Injectable()
@@ -34,10 +48,22 @@ export class PasswordChangeService {
    */
   async change(
     actor: Actor,
-    input: { current: string; password: string },
+    input: { current: string; password: string; confirmation: string },
     keepSessionId: string,
   ): Promise<string> {
-    await this.auth.confirmPassword(actor, input.current, 'current_password');
+    // Every mistake at once: the current password, then the new one's rules.
+    const problems = {
+      ...(await fieldsRefused(() =>
+        this.auth.confirmPassword(actor, input.current, 'current_password'),
+      )),
+      ...(await fieldsRefused(async () => {
+        validateInput(NewPasswordFields, {
+          password: input.password,
+          password_confirmation: input.confirmation,
+        });
+      })),
+    };
+    if (Object.keys(problems).length > 0) throw new ValidationError(problems);
     const passwordHash = await this.passwords.hash(input.password);
     await this.transactions.run(async (m) => {
       const user = await this.users.findById(accountOf(actor), m);

@@ -38,7 +38,11 @@ export class PasswordController {
   ): Promise<void> {
     const stamp = await this.passwords.change(
       actor,
-      { current: form.current_password, password: form.password },
+      {
+        current: form.current_password,
+        password: form.password,
+        confirmation: form.password_confirmation,
+      },
       req.sessionID,
     );
     req.session.credentialStamp = stamp;

@@ -17,6 +17,10 @@ import { CHANGE_EMAIL_LINK_HOURS, ProfileService } from './profile.service.js';
 const PAGE = '/settings/profile';
 const EMAIL_ASKED = `To change your address, follow the link we are mailing to the new one, while signed in. It works for ${CHANGE_EMAIL_LINK_HOURS} hours; until then your address stays as it is.`;
 
+const EMAIL_RESENT = `A new link is on its way to the new address; the one before no longer works. It works for ${CHANGE_EMAIL_LINK_HOURS} hours.`;
+const EMAIL_CANCELLED = 'The change of address is cancelled: its link no longer works.';
+const NO_EMAIL_CHANGE = 'No change of address is waiting.';
+
 /** Account Settings > Profile: name, email address, and deleting the account. */
 @Controller()
 @SignedIn()
@@ -30,8 +34,25 @@ export class ProfileController {
 
   @Get('settings/profile')
   @Render('account/profile')
-  page(@SignedInUser() user: User): object {
-    return { title: 'Profile', profile: { name: user.name, email: user.email } };
+  async page(@CurrentActor() actor: Actor, @SignedInUser() user: User): Promise<object> {
+    const pendingEmail = await this.profile.pendingChange(actor);
+    return { title: 'Profile', profile: { name: user.name, email: user.email }, pendingEmail };
+  }
+
+  @Post('settings/profile/email-change/resend')
+  @FormPage(PAGE)
+  @Redirect(PAGE, 303)
+  async resendEmailChange(@CurrentActor() actor: Actor, @Req() req: Request): Promise<void> {
+    const sent = await this.profile.resendChange(actor);
+    flash(req.session, { notice: sent ? EMAIL_RESENT : NO_EMAIL_CHANGE });
+  }
+
+  @Post('settings/profile/email-change/cancel')
+  @FormPage(PAGE)
+  @Redirect(PAGE, 303)
+  async cancelEmailChange(@CurrentActor() actor: Actor, @Req() req: Request): Promise<void> {
+    const cancelled = await this.profile.cancelChange(actor);
+    flash(req.session, { notice: cancelled ? EMAIL_CANCELLED : NO_EMAIL_CHANGE });
   }
 
   /**

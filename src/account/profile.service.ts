@@ -21,6 +21,12 @@ export const CHANGE_EMAIL_MAIL = 'change-email';
 export const CHANGE_EMAIL_LINK_HOURS = 24;
 const ASK_AGAIN = { href: '/settings/profile', label: 'Back to your profile' };
 
+/** A new address asked for, until its link is followed, expires or the change is cancelled. */
+export interface PendingEmailChange {
+  email: string;
+  expiresAt: Date;
+}
+
 /**
  * The person's name and address. A new address takes effect only when the link mailed to it is
  * followed by the account it was asked for; the old address is then told.
@@ -69,6 +75,45 @@ export class ProfileService {
       }
     });
     return newEmail;
+  }
+
+  /** The change of address waiting for its link to be followed, if one is. */
+  async pendingChange(actor: Actor): Promise<PendingEmailChange | null> {
+    const link = await this.tokens.pending(accountOf(actor), 'change_email');
+    return link?.email ? { email: link.email, expiresAt: link.expiresAt } : null;
+  }
+
+  /**
+   * Mails the waiting change's link again (a new link: the one before stops working), within the
+   * same hourly limit as asking for a change; false when no change waits.
+   */
+  async resendChange(actor: Actor): Promise<boolean> {
+    const userId = accountOf(actor);
+    const pending = await this.pendingChange(actor);
+    if (!pending) return false;
+    await this.accountLimiter.consume('email-change', userId, 'asked to change your address');
+    if (!(await this.limiter.allow(CHANGE_EMAIL_MAIL, pending.email))) return true;
+    await this.transactions.run(async (m) => {
+      await this.mailer.send(m, CHANGE_EMAIL_MAIL, pending.email, { userId });
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'account.email_change_requested',
+        detail: { to: pending.email, again: true },
+      });
+    });
+    return true;
+  }
+
+  /**
+   * Cancels the waiting change: its link stops working. Once: of two cancellations at once, the
+   * one that deleted the link records it and answers true; the other finds nothing waiting.
+   */
+  async cancelChange(actor: Actor): Promise<boolean> {
+    const userId = accountOf(actor);
+    return this.transactions.run(async (m) => {
+      if (!(await this.tokens.cancelPending(m, userId, 'change_email'))) return false;
+      this.audit.recordAfterCommit(m, actor, { event: 'account.email_change_cancelled' });
+      return true;
+    });
   }
 
   /**

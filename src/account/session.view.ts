@@ -11,6 +11,8 @@ export interface SessionView {
   ip: string;
   lastActiveAt: Date;
   current: boolean;
+  /** Signed in with "Keep me signed in": it lasts longer, idle or not. */
+  kept: boolean;
 }
 
 function named(part: { name?: string; version?: string }, fallback: string): string {
@@ -28,5 +30,15 @@ export function toSessionView(row: Session, currentId: string): SessionView {
     ip: row.ip ?? 'unknown address',
     lastActiveAt: row.lastActiveAt ?? row.createdAt,
     current: row.id === currentId,
+    kept: keptSignedIn(row.data),
   };
+}
+
+/** Whether the session's stored data says it was kept signed in. */
+function keptSignedIn(data: string): boolean {
+  try {
+    return (JSON.parse(data) as { keptSignedIn?: unknown }).keptSignedIn === true;
+  } catch {
+    return false;
+  }
 }

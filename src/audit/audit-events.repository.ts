@@ -53,6 +53,20 @@ export class AuditEventsRepository {
     return new Map(rows.map((r) => [Number(r.id), r.name]));
   }
 
+  /** The latest `event` recorded about one of a person's tokens, if the log still holds one. */
+  findLatestForToken(userId: number, tokenId: number, event: string): Promise<AuditEvent | null> {
+    return this.events
+      .createQueryBuilder('e')
+      .where('e.user_id = :userId AND e.token_id = :tokenId AND e.event = :event', {
+        userId,
+        tokenId,
+        event,
+      })
+      .orderBy('e.occurred_at', 'DESC')
+      .addOrderBy('e.id', 'DESC')
+      .getOne();
+  }
+
   /** A person's events: about their account, or done by them. Newest first (by occurred_at). */
   findForUser(userId: number, query: AuditPageQuery): Promise<AuditEvent[]> {
     const q = this.events

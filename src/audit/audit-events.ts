@@ -9,6 +9,14 @@ export const AUDIT_KINDS = {
 
 export type AuditKind = keyof typeof AUDIT_KINDS;
 
+export const AUDIT_KIND_NAMES = Object.keys(AUDIT_KINDS) as AuditKind[];
+
+/**
+ * The kinds a team's audit log holds: what happens in a team. Signing in and a person's account
+ * settings belong to no team, so its filter does not offer them.
+ */
+export const TEAM_AUDIT_KINDS: readonly AuditKind[] = ['token', 'team', 'service_account'];
+
 /**
  * Every event the log records: its stable name (`<kind>.<what>`, what exports and filters
  * use; never renamed) and how a page says it.
@@ -23,6 +31,7 @@ export const AUDIT_EVENTS = {
   'account.password_changed': 'Password changed',
   'account.password_reset': 'Password reset by a mailed link',
   'account.email_change_requested': 'E-mail change asked for',
+  'account.email_change_cancelled': 'E-mail change cancelled',
   'account.email_changed': 'E-mail address changed',
   'account.two_factor_enabled': 'Two-factor sign-in turned on',
   'account.two_factor_disabled': 'Two-factor sign-in turned off',

@@ -54,6 +54,12 @@ export class AuditService {
     return this.page(rows);
   }
 
+  /** The latest `event` about one of the person's tokens (the log keeps it for a while). */
+  async latestAboutToken(actor: Actor, tokenId: number, event: string): Promise<AuditEvent | null> {
+    await this.log.flush();
+    return this.events.findLatestForToken(accountOf(actor), tokenId, event);
+  }
+
   /**
    * The team's events, newest first, `size` to a page (the pages' 50 by default); who may read
    * them is the caller's to check.

@@ -24,7 +24,11 @@ declare module 'express-session' {
       credentialStamp: string;
       at: number;
       returnTo?: string;
+      /** "Keep me signed in" was ticked with the password. */
+      keepSignedIn?: boolean;
     };
+    /** Signed in with "Keep me signed in": KEPT_SIGNED_IN_DAYS, in place of the usual timeouts. */
+    keptSignedIn?: boolean;
     /** A two-factor setup under way: its secret, encrypted, until a code confirms it. */
     twoFactorSetup?: { secret: string; startedAt: number };
     /** The account's credential stamp at sign-in; the session ends when it no longer matches. */

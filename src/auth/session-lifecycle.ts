@@ -10,6 +10,7 @@ import { credentialStamp } from './credential-stamp.js';
 import { actorOf, signedInActor } from './access.js';
 import { noteActivity } from './session-activity.js';
 import { webCookiesFor, type WebCookies } from './web-session.js';
+import { KEPT_SIGNED_IN_MS } from './kept-signed-in.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
 import { Clock } from '../clock/clock.js';
@@ -49,6 +50,8 @@ export class SessionLifecycle {
      * `passkey` alone means no password was typed.
      */
     method?: { method: string; passkey?: string },
+    /** "Keep me signed in": a session that lasts KEPT_SIGNED_IN_DAYS, however idle. */
+    keepSignedIn = false,
   ): Promise<string> {
     this.refuseDisabled(req, user);
     // Whatever path led here, a service account is never signed in.
@@ -56,6 +59,11 @@ export class SessionLifecycle {
     await promisify((done) => req.session.regenerate(done));
     req.session.userId = user.id;
     req.session.signedInAt = this.clock.nowMs();
+    if (keepSignedIn) {
+      req.session.keptSignedIn = true;
+      // Kept as the cookie's own lifetime, which each request renews (and the store's expiry).
+      req.session.cookie.maxAge = KEPT_SIGNED_IN_MS;
+    }
     // Signing in is typing the password: sensitive actions need no second ask. A passkey alone
     // counts too, except where only the password will do (see SudoOptions).
     req.session.passwordConfirmedAt = req.session.signedInAt;
@@ -74,7 +82,12 @@ export class SessionLifecycle {
    * Half-way: the password was right, the second factor is still to come. Nobody is signed in
    * yet; the session (with a new id, as at sign-in) remembers who is signing in and since when.
    */
-  async startPending(req: Request, user: User, returnTo?: string): Promise<void> {
+  async startPending(
+    req: Request,
+    user: User,
+    returnTo?: string,
+    keepSignedIn = false,
+  ): Promise<void> {
     this.refuseDisabled(req, user);
     if (isServiceAccount(user)) throw new InvalidCredentialsError();
     await promisify((done) => req.session.regenerate(done));
@@ -84,6 +97,7 @@ export class SessionLifecycle {
       credentialStamp: credentialStamp(user.passwordHash),
       at: this.clock.nowMs(),
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
+      keepSignedIn,
     };
     await promisify((done) => req.session.save(done));
   }

@@ -46,7 +46,15 @@ export class SessionsRepository {
   /** The account's signed-in sessions that have not expired, the most recently active first. */
   findLiveForUser(userId: number, now: Date, manager?: EntityManager): Promise<Session[]> {
     return (manager ?? this.dataSource.manager).getRepository(Session).find({
-      select: { id: true, userAgent: true, ip: true, lastActiveAt: true, createdAt: true },
+      // Its data for one fact only: whether it was kept signed in.
+      select: {
+        id: true,
+        userAgent: true,
+        ip: true,
+        lastActiveAt: true,
+        createdAt: true,
+        data: true,
+      },
       where: { userId, expiresAt: MoreThan(now) },
       order: { lastActiveAt: 'DESC', createdAt: 'DESC' },
     });

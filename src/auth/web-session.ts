@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger, type NestMiddleware, type OnModuleInit } from '@nestjs/common';
+import { isReturnPage } from '../common/web/return-to.js';
+import { KEPT_SIGNED_IN_MS } from './kept-signed-in.js';
 import cookieParser from 'cookie-parser';
 import { doubleCsrf } from 'csrf-csrf';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -309,7 +311,8 @@ export class WebSession implements NestMiddleware {
   private async signedIn(req: Request, res: Response): Promise<void> {
     const { userId, signedInAt = 0, credentialStamp: stamp } = req.session ?? {};
     const now = this.clock.nowMs();
-    const live = userId !== undefined && now - signedInAt <= this.absoluteMs;
+    const absoluteMs = req.session?.keptSignedIn ? KEPT_SIGNED_IN_MS : this.absoluteMs;
+    const live = userId !== undefined && now - signedInAt <= absoluteMs;
     const user = live ? await this.users.findById(userId) : null;
     // A disabled account's session, and any found for a service account (which never holds
     // one), is ended like a stale one.
@@ -321,7 +324,14 @@ export class WebSession implements NestMiddleware {
     ) {
       req.currentUser = user;
       noteActivity(req, now);
-      res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
+      res.locals.currentUser = {
+        id: user.id,
+        name: user.name,
+        email: user.email,
+        addressUnconfirmed: user.emailVerifiedAt === null,
+        // The page a form in the header (Resend) comes back to.
+        page: req.method === 'GET' && isReturnPage(req.originalUrl) ? req.originalUrl : undefined,
+      };
     } else if (userId !== undefined) {
       // Too old, signed in under a password since changed, or the account was disabled: a
       // fresh, empty session. The old one is gone from the store; forms still get a token.

@@ -7,6 +7,7 @@ import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { InvitationsService } from '../invitations/invitations.service.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { User } from '../users/user.entity.js';
+import { apiExamples } from './api-examples.js';
 
 @Controller()
 /** The home page's redirect and the signed-in person's dashboard. */
@@ -38,5 +39,14 @@ export class DashboardController {
     ]);
     const apiBase = `${req.protocol}://${req.get('host')}`;
     return { title: 'Dashboard', user, team, invitations, apiBase };
+  }
+
+  /** The API's base URL and a curl line for each endpoint, beside the API docs. */
+  @Get('use-the-api')
+  @SignedIn()
+  @Render('dashboard/use-the-api')
+  useTheApi(@Req() req: Request): object {
+    const apiBase = `${req.protocol}://${req.get('host')}`;
+    return { title: 'Use the API', apiBase, endpoints: apiExamples(apiBase) };
   }
 }

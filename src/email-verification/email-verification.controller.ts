@@ -5,7 +5,7 @@ import type { Request } from 'express';
 import type { SessionData } from 'express-session';
 import { Public, SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
-import { signInPageFor } from '../common/web/return-to.js';
+import { isReturnPage, signInPageFor } from '../common/web/return-to.js';
 import { RouteLimit } from '../rate-limit/route-limit.guard.js';
 import { EmailVerificationService } from './email-verification.service.js';
 import { Form } from '../common/validation/form.decorator.js';
@@ -24,7 +24,7 @@ const RESENT = {
 export class EmailVerificationController {
   constructor(private readonly verification: EmailVerificationService) {}
 
-  /** Back to the page that asked (the API tokens page, or the security page). */
+  /** Back to the page that asked (any page, from the banner), or to the API tokens page. */
   @Post('resend')
   @SignedIn()
   @RouteLimit('verify-email-resend')
@@ -35,7 +35,7 @@ export class EmailVerificationController {
     @Session() session: SessionData,
   ): Promise<{ url: string } | void> {
     flash(session, { notice: RESENT[await this.verification.resend(actor)] });
-    if (form.return_to === '/settings/security') return { url: form.return_to };
+    if (isReturnPage(form.return_to)) return { url: form.return_to };
   }
 
   @Get(':token')

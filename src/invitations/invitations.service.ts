@@ -25,6 +25,7 @@ import {
 } from './invitations.errors.js';
 import { TeamInvitation } from './team-invitation.entity.js';
 import { Clock } from '../clock/clock.js';
+import { withArticle } from '../common/words.js';
 import { OnEvent } from '../events/events.js';
 
 export const TEAM_INVITATION_MAIL = 'team-invitation';
@@ -391,7 +392,7 @@ export class InvitationsService {
       ...this.mailer.render('team-invitation', {
         team: invitation.team!.name,
         inviter: invitation.invitedBy?.name ?? 'A team admin',
-        role: invitation.role,
+        role: withArticle(invitation.role),
         link: `${this.config.app.publicUrl}/invitations/${token}`,
         days,
       }),

@@ -23,6 +23,11 @@ export class MailTemplates {
 
   constructor(@Inject(CONFIG) config: Config) {
     this.base = { appName: 'Tessera', appUrl: config.app.publicUrl };
+    // The HTML mails' call to action: a button with its link below it.
+    this.handlebars.registerPartial(
+      'action',
+      readFileSync(join(DIR, 'partials', 'action.html.hbs'), 'utf8'),
+    );
   }
 
   render(name: string, context: object): { text: string; html: string } {

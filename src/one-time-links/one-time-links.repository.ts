@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, LessThan, type EntityManager } from 'typeorm';
+import { DataSource, IsNull, LessThan, MoreThan, type EntityManager } from 'typeorm';
 import { OneTimeLink, type LinkPurpose } from './one-time-link.entity.js';
 
 @Injectable()
@@ -20,9 +20,27 @@ export class OneTimeLinksRepository {
     await repo.insert({ ...row, usedAt: null });
   }
 
-  /** Deletes the user's unused tokens of the purpose; their links then answer "not valid". */
-  async deleteUnused(manager: EntityManager, userId: number, purpose: LinkPurpose): Promise<void> {
-    await manager.getRepository(OneTimeLink).delete({ userId, purpose, usedAt: IsNull() });
+  /**
+   * Deletes the user's unused tokens of the purpose; their links then answer "not valid".
+   * Returns how many went: of two deletions at once, one finds them.
+   */
+  async deleteUnused(
+    manager: EntityManager,
+    userId: number,
+    purpose: LinkPurpose,
+  ): Promise<number> {
+    const result = await manager
+      .getRepository(OneTimeLink)
+      .delete({ userId, purpose, usedAt: IsNull() });
+    return result.affected ?? 0;
+  }
+
+  /** The user's newest token of the purpose that is neither used nor expired at `now`. */
+  findUsable(userId: number, purpose: LinkPurpose, now: Date): Promise<OneTimeLink | null> {
+    return this.dataSource.getRepository(OneTimeLink).findOne({
+      where: { userId, purpose, usedAt: IsNull(), expiresAt: MoreThan(now) },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
   }
 
   findByHash(

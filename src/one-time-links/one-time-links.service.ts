@@ -66,8 +66,25 @@ export class OneTimeLinks implements OnModuleInit {
    * Cancels the user's unused links of the purpose, inside `manager`'s transaction: a change of
    * password or address makes the reset links mailed before it worthless.
    */
-  cancel(manager: EntityManager, userId: number, purpose: LinkPurpose): Promise<void> {
-    return this.tokens.deleteUnused(manager, userId, purpose);
+  async cancel(manager: EntityManager, userId: number, purpose: LinkPurpose): Promise<void> {
+    await this.tokens.deleteUnused(manager, userId, purpose);
+  }
+
+  /**
+   * Cancels the user's unused links of the purpose, as `cancel` does; true for the one caller
+   * that found some (of two at once, the other finds none).
+   */
+  async cancelPending(
+    manager: EntityManager,
+    userId: number,
+    purpose: LinkPurpose,
+  ): Promise<boolean> {
+    return (await this.tokens.deleteUnused(manager, userId, purpose)) > 0;
+  }
+
+  /** The user's link of the purpose that still works, if one does. */
+  pending(userId: number, purpose: LinkPurpose): Promise<OneTimeLink | null> {
+    return this.tokens.findUsable(userId, purpose, this.clock.now());
   }
 
   /** Whether the token could be used now; a malformed one costs no query. */

@@ -9,7 +9,12 @@ import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { User } from '../users/user.entity.js';
 import type { AuditEvent } from '../audit/audit-event.entity.js';
-import { AUDIT_KINDS } from '../audit/audit-events.js';
+import {
+  AUDIT_KIND_NAMES,
+  AUDIT_KINDS,
+  TEAM_AUDIT_KINDS,
+  type AuditKind,
+} from '../audit/audit-events.js';
 import { AuditService, type AuditPage } from '../audit/audit.service.js';
 import { toEventView, toExportLine } from './audit.view.js';
 import { AuditLogQuery } from './dto/security-log.forms.js';
@@ -93,6 +98,7 @@ export class SecurityLogController {
     const team = await this.teams.getManageableTeam(actor, id);
     const page = await this.audit.forTeam(team.id, query.kind || undefined, query.before);
     return this.view(page, user, query, () => true, {
+      offered: TEAM_AUDIT_KINDS,
       title: `Audit log of ${team.name}`,
       path: `/teams/${team.id}/audit-log`,
       team,
@@ -118,9 +124,12 @@ export class SecurityLogController {
     user: User,
     query: AuditLogQuery,
     showClient: (e: AuditEvent) => boolean,
-    page_: object,
+    {
+      offered = AUDIT_KIND_NAMES,
+      ...page_
+    }: { path: string; offered?: readonly AuditKind[]; [more: string]: unknown },
   ): object {
-    const path = (page_ as { path: string }).path;
+    const path = page_.path;
     const kind = query.kind || '';
     const params = (before?: number) =>
       [kind && `kind=${encodeURIComponent(kind)}`, before && `before=${before}`]
@@ -131,9 +140,9 @@ export class SecurityLogController {
       events: page.events.map((e) =>
         toEventView(e, { people: page.people, tokens: page.tokens }, user.id, showClient(e)),
       ),
-      kinds: Object.entries(AUDIT_KINDS).map(([value, label]) => ({
+      kinds: offered.map((value) => ({
         value,
-        label,
+        label: AUDIT_KINDS[value],
         selected: value === kind,
       })),
       filtered: kind !== '',

@@ -14,7 +14,11 @@ import { EmailVerificationService } from '../email-verification/email-verificati
 import { LoginForm, RegisterForm } from './dto/sign-in.forms.js';
 import { RegistrationService } from './registration.service.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
+import { KEPT_SIGNED_IN_DAYS } from '../auth/kept-signed-in.js';
 import { TwoFactorSignIn } from './two-factor-sign-in.js';
+
+/** After signing out: the sign-in page says so (the session, and any flash, is gone). */
+const SIGNED_OUT_PAGE = '/login?signed_out=1';
 
 /** Sign-up, sign-in and sign-out pages. */
 @Controller()
@@ -89,9 +93,14 @@ export class AuthController {
   @Get('login')
   @GuestOnly()
   @Render('auth/login')
-  loginPage(@Query('return_to') returnTo: unknown): object {
+  loginPage(
+    @Query('return_to') returnTo: unknown,
+    @Query('signed_out') signedOut: unknown,
+  ): object {
     return {
       title: 'Sign in',
+      signedOut: signedOut === '1',
+      keptSignedInDays: KEPT_SIGNED_IN_DAYS,
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
       passkeyScripts: true,
     };
@@ -112,6 +121,7 @@ export class AuthController {
         req,
         await this.auth.signIn(actor, form.email, form.password),
         form.return_to,
+        form.remember === 'on',
       ),
     };
   }
@@ -141,7 +151,7 @@ export class AuthController {
 
   @Post('logout')
   @SignedIn()
-  @Redirect('/login', 303)
+  @Redirect(SIGNED_OUT_PAGE, 303)
   async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
     await this.sessions.end(req, res);
   }

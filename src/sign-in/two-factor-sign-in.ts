@@ -50,11 +50,16 @@ export class TwoFactorSignIn {
   ) {}
 
   /** After the right password: signed in, or on to the challenge. Returns where to go next. */
-  async passwordAccepted(req: Request, user: User, returnTo?: string): Promise<string> {
+  async passwordAccepted(
+    req: Request,
+    user: User,
+    returnTo?: string,
+    keepSignedIn = false,
+  ): Promise<string> {
     if (!(await this.twoFactor.isEnabled(Actors.person(user.id)))) {
-      return this.sessions.start(req, user, returnTo);
+      return this.sessions.start(req, user, returnTo, undefined, keepSignedIn);
     }
-    await this.sessions.startPending(req, user, returnTo);
+    await this.sessions.startPending(req, user, returnTo, keepSignedIn);
     return CHALLENGE_PAGE;
   }
 
@@ -82,10 +87,13 @@ export class TwoFactorSignIn {
       credential,
       pending.userId,
     );
-    return this.sessions.start(req, user, pending.returnTo, {
-      method: 'password and passkey',
-      passkey: passkey.name,
-    });
+    return this.sessions.start(
+      req,
+      user,
+      pending.returnTo,
+      { method: 'password and passkey', passkey: passkey.name },
+      pending.keepSignedIn,
+    );
   }
 
   /** Whether the person signing in has a passkey to offer instead of a code. */
@@ -165,7 +173,13 @@ export class TwoFactorSignIn {
       }
       throw error;
     }
-    const next = await this.sessions.start(req, user, pending.returnTo);
+    const next = await this.sessions.start(
+      req,
+      user,
+      pending.returnTo,
+      undefined,
+      pending.keepSignedIn,
+    );
     if (accepted.method === 'recovery_code') {
       const left = accepted.recoveryCodesLeft ?? 0;
       this.audit.record(actorOf(req), {

@@ -26,6 +26,7 @@ export class TeamsController {
     return { title: 'Teams', memberships: await this.teams.listForUser(actor) };
   }
 
+  /** On to the new team's page, where people are invited. */
   @Post()
   @FormPage('/teams')
   @Redirect('/teams', 303)
@@ -33,9 +34,12 @@ export class TeamsController {
     @CurrentActor() actor: Actor,
     @Form() form: CreateTeamDto,
     @Session() session: SessionData,
-  ): Promise<void> {
+  ): Promise<{ url: string }> {
     const team = await this.teams.createTeam(actor, form);
-    flash(session, { notice: `Team "${team.name}" was created and is now your current team.` });
+    flash(session, {
+      notice: `Team "${team.name}" was created and is now your current team. Invite people below.`,
+    });
+    return { url: `/teams/${team.id}` };
   }
 
   @Post('switch')

@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { exceedsMaxLifetime, teamRefusalOf, type GovernedToken } from './team-policy.js';
+import {
+  exceedsMaxLifetime,
+  teamRefusalOf,
+  teamRefusalsOf,
+  type GovernedToken,
+} from './team-policy.js';
 
 function token(overrides: Partial<GovernedToken> = {}, policy = {}): GovernedToken {
   return {
@@ -60,5 +65,17 @@ describe('teamRefusalOf', () => {
         token({ lifetimeDays: null }, { requireTwoFactor: true, tokenMaxLifetimeDays: 90 }),
       ),
     ).toBe('two_factor_required');
+  });
+});
+
+describe('teamRefusalsOf', () => {
+  it("should give every reason when two apply, the API's first, and none when the token may act", () => {
+    const both = token(
+      { lifetimeDays: null },
+      { requireTwoFactor: true, tokenMaxLifetimeDays: 90 },
+    );
+    expect(teamRefusalsOf(both)).toEqual(['two_factor_required', 'token_lifetime_exceeds_policy']);
+    expect(teamRefusalOf(both)).toBe('two_factor_required');
+    expect(teamRefusalsOf(token())).toEqual([]);
   });
 });

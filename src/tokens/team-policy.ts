@@ -33,14 +33,24 @@ export function exceedsMaxLifetime(days: number | null, maxDays: number | null):
  * token following its person's current team is governed by that team, whichever it is now.
  */
 export function teamRefusalOf(token: GovernedToken): TeamRefusalCode | null {
-  if (!token.team) return token.binding === 'pinned' ? 'team_access_lost' : null;
+  return teamRefusalsOf(token)[0] ?? null;
+}
+
+/**
+ * Every reason the team refuses the token, the API's (teamRefusalOf) first: a page lists them
+ * all, so that meeting one does not reveal the next.
+ */
+export function teamRefusalsOf(token: GovernedToken): TeamRefusalCode[] {
+  if (!token.team) return token.binding === 'pinned' ? ['team_access_lost'] : [];
   const { policy } = token.team;
+  const codes: TeamRefusalCode[] = [];
   if (policy.requireTwoFactor && !token.user.twoFactor && !token.user.serviceAccount) {
-    return 'two_factor_required';
+    codes.push('two_factor_required');
   }
-  if (exceedsMaxLifetime(token.lifetimeDays, policy.tokenMaxLifetimeDays))
-    return 'token_lifetime_exceeds_policy';
-  return null;
+  if (exceedsMaxLifetime(token.lifetimeDays, policy.tokenMaxLifetimeDays)) {
+    codes.push('token_lifetime_exceeds_policy');
+  }
+  return codes;
 }
 
 /**

@@ -10,6 +10,8 @@ import { TokenNotFoundError } from './tokens.errors.js';
 import { TokensRepository } from './tokens.repository.js';
 import { usageChart } from './usage-chart.js';
 import { Clock } from '../clock/clock.js';
+import type { AuditEvent } from '../audit/audit-event.entity.js';
+import { AuditService } from '../audit/audit.service.js';
 import type { PersonalAccessToken } from './personal-access-token.entity.js';
 
 const DAY_MS = 86_400_000;
@@ -43,6 +45,8 @@ export interface TokenDetails {
   totalRequests: number;
   /** The days' requests as an SVG bar chart (usage-chart.ts), for the page to embed. */
   usageChart: string;
+  /** Since when and why the API refuses it: revoked (by whom) or expired; null while it works. */
+  refused: { since: Date; why: string } | null;
   /** The value the last regeneration replaced: until when it works and how much it was used. */
   previousValue: {
     validUntil: Date;
@@ -60,6 +64,7 @@ export class TokenDetailsService {
     private readonly usage: TokenUsageRepository,
     private readonly clock: Clock,
     private readonly catalog: AbilityCatalog,
+    private readonly audit: AuditService,
   ) {}
 
   async get(actor: Actor, tokenId: number): Promise<TokenDetails> {
@@ -79,8 +84,16 @@ export class TokenDetailsService {
     }));
     const latest = token.lastUsedAt ?? seen[0]?.lastUsedAt ?? null;
     const days = lastDays(new Map(counts.map((c) => [c.day, c.requests])), now);
+    const view = toTokenView(token, new Date(now));
+    const revocation = token.revokedAt
+      ? await this.audit.latestAboutToken(actor, tokenId, 'token.revoked')
+      : null;
     return {
-      token: toTokenView(token, new Date(now)),
+      token: view,
+      refused: view.endedAt && {
+        since: view.endedAt,
+        why: token.revokedAt ? whyRevoked(revocation, userId) : 'Its lifetime ended.',
+      },
       abilities: token.abilities.map((name) => {
         const offered = this.catalog.get(name);
         return {
@@ -102,6 +115,20 @@ export class TokenDetailsService {
       },
     };
   }
+}
+
+/** Why a token was revoked, from the security log's record of it (kept for a while). */
+function whyRevoked(event: AuditEvent | null, userId: number): string {
+  const detail = event?.detail ? (JSON.parse(event.detail) as Record<string, unknown>) : {};
+  if (detail.reason === 'leaked') {
+    return 'It was found published where others could read it, so Tessera revoked it.';
+  }
+  if (typeof detail.by_team === 'string') {
+    return `An owner or admin of ${detail.by_team} revoked it.`;
+  }
+  if (event?.actorKind === 'operator') return 'An operator revoked it.';
+  if (event && event.actorUserId === userId) return 'You revoked it.';
+  return 'It was revoked.';
 }
 
 /**

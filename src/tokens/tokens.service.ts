@@ -34,6 +34,7 @@ import {
   describeRefusal,
   exceedsMaxLifetime,
   teamRefusalOf,
+  teamRefusalsOf,
   type TeamRefusalCode,
 } from './team-policy.js';
 import { ValidationError } from '../common/errors/domain.error.js';
@@ -99,6 +100,8 @@ export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
   /** Why the team refuses it (the API's 403 code), and in words; null when it does not. */
   refusalCode: TeamRefusalCode | null;
   refusal: string | null;
+  /** Every reason the team refuses it, in words (the first is `refusal`). */
+  refusals: string[];
 }
 
 function actingTeamOf(tokenId: number, governance: Governance): GoverningTeam | null {
@@ -128,17 +131,19 @@ function withTeam(
 
 function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   const { lastFour, ...rest } = row;
-  const code = teamRefusalOf({
+  const codes = teamRefusalsOf({
     binding: row.pinned ? 'pinned' : 'current',
     lifetimeDays: row.lifetimeDays,
     team,
     user: { twoFactor: row.person.twoFactor, serviceAccount: row.person.serviceAccount },
   });
+  const refusals = codes.map((code) => describeRefusal(code, team, 'team'));
   return {
     ...rest,
     hint: `${TOKEN_PREFIX}…${lastFour}`,
-    refusalCode: code,
-    refusal: code && describeRefusal(code, team, 'team'),
+    refusalCode: codes[0] ?? null,
+    refusal: refusals[0] ?? null,
+    refusals,
   };
 }
 

@@ -27,4 +27,14 @@ describe('usageChart', () => {
     );
     expect(usageChart(days([0, 0]))).toContain('No requests from 2026-11-23 to 2026-11-24.');
   });
+
+  it("should put its words in HTML beside the image, with the busiest day's count as its scale", () => {
+    const svg = usageChart(days([9, 0, 1_250]));
+    expect(svg).toContain('<span data-chart-top>1,250</span><span>0</span>');
+    expect(svg).toContain('<span>2026-11-22</span><span>2026-11-24</span>');
+    // The image stretches to its width: nothing in it is text.
+    const image = svg.slice(svg.indexOf('<svg'), svg.indexOf('</svg>'));
+    expect(image).toContain('preserveAspectRatio="none"');
+    expect(image).not.toContain('<text');
+  });
 });

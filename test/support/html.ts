@@ -1,7 +1,11 @@
 /** The text a person reads on a page: tags dropped, entities decoded, white space folded. */
 export function visibleText(html: string): string {
   return attributeText(
-    html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]+>/g, ' '),
+    html
+      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+      // A line-break opportunity inside a word is no space.
+      .replace(/<wbr>/gi, '')
+      .replace(/<[^>]+>/g, ' '),
   )
     .replace(/\s+/g, ' ')
     .trim();

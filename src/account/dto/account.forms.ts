@@ -11,12 +11,11 @@ import { DeliverableAddress, NormalizedEmail, SameAs } from '../../users/dto/use
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 
-export class ChangePasswordForm {
-  @MaxLength(PASSWORD_MAX, { message: 'That is not your password.' })
-  @IsNotEmpty({ message: 'Enter your current password.' })
-  @IsString({ message: 'Enter your current password.' })
-  current_password!: string;
-
+/**
+ * The new password and its confirmation. Checked after the current password (the service does
+ * both), so a form wrong in both ways hears of both at once.
+ */
+export class NewPasswordFields {
   @Length(PASSWORD_MIN, PASSWORD_MAX, {
     message: `Password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`,
   })
@@ -24,6 +23,20 @@ export class ChangePasswordForm {
   password!: string;
 
   @SameAs('password', 'The passwords do not match.')
+  @IsString({ message: 'Confirm the new password.' })
+  password_confirmation!: string;
+}
+
+export class ChangePasswordForm {
+  @MaxLength(PASSWORD_MAX, { message: 'That is not your password.' })
+  @IsNotEmpty({ message: 'Enter your current password.' })
+  @IsString({ message: 'Enter your current password.' })
+  current_password!: string;
+
+  /** Its rules are NewPasswordFields', checked with the current password. */
+  @IsString({ message: 'Choose a new password.' })
+  password!: string;
+
   @IsString({ message: 'Confirm the new password.' })
   password_confirmation!: string;
 }
@@ -47,7 +60,8 @@ export class SignOutOthersForm extends PasswordForm {
 export class ProfileForm {
   @Trim()
   @VisibleText('Name')
-  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @MaxLength(NAME_MAX, { message: `Name can be at most ${NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Enter your name.' })
   @IsString({ message: 'Name must be text.' })
   name!: string;
 

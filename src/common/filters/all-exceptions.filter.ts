@@ -144,6 +144,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       flash(request.session, {
         ...(error.fields ? { fields: error.fields } : { error: error.message }),
         old: keptInput(request.body, request.formFields ?? []),
+        form: request.path,
       });
       response.redirect(303, request.formPage);
       return;

@@ -7,6 +7,8 @@ export interface Flash {
   fields?: Record<string, string>;
   /** The submitted values, to fill the form again; passwords and one-time codes are never kept. */
   old?: Record<string, unknown>;
+  /** Where the refused form was sent: a page with several forms shows the errors on that one. */
+  form?: string;
 }
 
 type FlashHolder = Partial<Pick<SessionData, 'flash'>>;

@@ -1,9 +1,10 @@
 import type { HelperOptions } from 'handlebars';
 
 import hbs from 'hbs';
+import { withArticle } from '../words.js';
 
 type Root = {
-  flash?: { old?: Record<string, unknown>; fields?: Record<string, string> };
+  flash?: { old?: Record<string, unknown>; fields?: Record<string, string>; form?: string };
   /**
    * When the page is drawn (epoch ms), for times relative to it: the app's clock, which every
    * render reads (configureApp).
@@ -41,6 +42,32 @@ export const VIEW_HELPERS = {
 
   includes: (list: unknown, value: unknown): boolean => Array.isArray(list) && list.includes(value),
 
+  /**
+   * An e-mail address that may break after its @ and before each dot, and nowhere else: for
+   * narrow table cells, where breaking anywhere would cut a word in two.
+   */
+  breakableEmail(address: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
+    const escape = hbs.handlebars.escapeExpression;
+    const text = String(address ?? '');
+    const at = text.lastIndexOf('@');
+    const html =
+      at < 0
+        ? escape(text)
+        : `${escape(text.slice(0, at + 1))}<wbr>${text
+            .slice(at + 1)
+            .split('.')
+            .map(escape)
+            .join('<wbr>.')}`;
+    return new hbs.handlebars.SafeString(`<span class="email">${html}</span>`);
+  },
+
+  /** "a member", "an admin": a role (or another noun) as a sentence says it. */
+  withArticle: (noun: unknown): string => withArticle(String(noun)),
+
+  /** Whether any item of the list has `key` set (a table with a form in some rows). */
+  some: (list: unknown, key: string): boolean =>
+    Array.isArray(list) && list.some((item) => Boolean((item as Record<string, unknown>)?.[key])),
+
   /** The value the person typed before the form was refused, or the fallback. */
   old(name: string, ...rest: unknown[]): unknown {
     const options = rest.pop() as HelperOptions;
@@ -62,8 +89,33 @@ export const VIEW_HELPERS = {
     return old ? old[name] === value : fallback;
   },
 
+  /** Its arguments as one string (for an attribute built from several values). */
+  concat(...parts: unknown[]): string {
+    parts.pop();
+    return parts.join('');
+  },
+
+  /**
+   * A plain-text file as a `data:` address, for a link with `download`: a title, a line of
+   * explanation, then one line per item. What the page shows once is saved with no request.
+   */
+  textFileUrl(title: string, explanation: string, lines: unknown): string {
+    const items = Array.isArray(lines) ? lines.map(String) : [];
+    const text = [title, explanation, '', ...items, ''].join('\n');
+    return `data:text/plain;charset=utf-8,${encodeURIComponent(text)}`;
+  },
+
   fieldError: (name: string, options: HelperOptions): string | undefined =>
     root(options).flash?.fields?.[name],
+
+  /**
+   * True when the refused form was the one sent to this address (its parts joined), for pages
+   * with several forms whose fields share a name: the errors and values go back to that one.
+   */
+  sentForm(...parts: unknown[]): boolean {
+    const options = parts.pop() as HelperOptions;
+    return root(options).flash?.form === parts.join('');
+  },
 
   /** A date as people read it, in UTC. */
   date(value: unknown): string {

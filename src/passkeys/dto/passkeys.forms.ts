@@ -1,4 +1,4 @@
-import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { MAX_CREDENTIAL_LENGTH } from '../passkeys.service.js';
 
@@ -8,7 +8,8 @@ export const PASSKEY_NAME_MAX = 100;
 export class PasskeyNameForm {
   @Trim()
   @VisibleText('Name')
-  @Length(1, PASSKEY_NAME_MAX, { message: `Name must be 1 to ${PASSKEY_NAME_MAX} characters.` })
+  @MaxLength(PASSKEY_NAME_MAX, { message: `Name can be at most ${PASSKEY_NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Give the passkey a name.' })
   @IsString({ message: 'Give the passkey a name.' })
   name!: string;
 }

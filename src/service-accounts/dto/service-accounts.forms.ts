@@ -1,4 +1,4 @@
-import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 
 export const SERVICE_ACCOUNT_NAME_MAX = 100;
@@ -8,9 +8,10 @@ export const SERVICE_ACCOUNT_DESCRIPTION_MAX = 500;
 export class CreateServiceAccountForm {
   @Trim()
   @VisibleText('Name')
-  @Length(1, SERVICE_ACCOUNT_NAME_MAX, {
-    message: `Name must be 1 to ${SERVICE_ACCOUNT_NAME_MAX} characters.`,
+  @MaxLength(SERVICE_ACCOUNT_NAME_MAX, {
+    message: `Name can be at most ${SERVICE_ACCOUNT_NAME_MAX} characters.`,
   })
+  @IsNotEmpty({ message: 'Give the service account a name.' })
   @IsString({ message: 'Give the service account a name.' })
   name!: string;
 

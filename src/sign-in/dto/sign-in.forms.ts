@@ -1,4 +1,12 @@
-import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import {
+  IsEmail,
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Length,
+  MaxLength,
+} from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 import { DeliverableAddress, NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
@@ -7,7 +15,8 @@ import { DeliverableAddress, NormalizedEmail, SameAs } from '../../users/dto/use
 export class RegisterForm {
   @Trim()
   @VisibleText('Name')
-  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @MaxLength(NAME_MAX, { message: `Name can be at most ${NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Enter your name.' })
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
@@ -51,4 +60,9 @@ export class LoginForm {
   @IsOptional()
   @IsString()
   return_to?: string;
+
+  /** "Keep me signed in": a ticked checkbox sends `on`. */
+  @IsOptional()
+  @IsIn(['on'], { message: 'Tick the box, or leave it empty.' })
+  remember?: 'on';
 }

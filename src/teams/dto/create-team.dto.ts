@@ -1,4 +1,4 @@
-import { IsString, Length } from 'class-validator';
+import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 
 export const TEAM_NAME_MAX = 100;
@@ -6,7 +6,8 @@ export const TEAM_NAME_MAX = 100;
 export class CreateTeamDto {
   @Trim()
   @VisibleText('Team name')
-  @Length(1, TEAM_NAME_MAX, { message: `Team name must be 1 to ${TEAM_NAME_MAX} characters.` })
+  @MaxLength(TEAM_NAME_MAX, { message: `Team name can be at most ${TEAM_NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Give the team a name.' })
   @IsString({ message: 'Team name must be text.' })
   name!: string;
 }

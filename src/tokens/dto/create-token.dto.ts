@@ -2,11 +2,12 @@ import {
   ArrayNotEmpty,
   IsArray,
   IsInt,
+  IsNotEmpty,
   IsOptional,
   IsString,
-  Length,
   Matches,
   Max,
+  MaxLength,
   Min,
 } from 'class-validator';
 import { ToInteger, Trim, VisibleText } from '../../common/validation/transforms.js';
@@ -21,7 +22,8 @@ export const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 export class CreateTokenDto {
   @Trim()
   @VisibleText('Name')
-  @Length(1, TOKEN_NAME_MAX, { message: `Name must be 1 to ${TOKEN_NAME_MAX} characters.` })
+  @MaxLength(TOKEN_NAME_MAX, { message: `Name can be at most ${TOKEN_NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Give the token a name.' })
   @IsString({ message: 'Name must be text.' })
   name!: string;
 

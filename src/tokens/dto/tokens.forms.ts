@@ -3,11 +3,12 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsNotEmpty,
   IsOptional,
   IsString,
-  Length,
   Matches,
   Max,
+  MaxLength,
   Min,
   ValidateIf,
 } from 'class-validator';
@@ -30,7 +31,8 @@ export const MAX_GRACE_MINUTES = 1440;
 export class UpdateTokenForm {
   @Trim()
   @VisibleText('Name')
-  @Length(1, TOKEN_NAME_MAX, { message: `Name must be 1 to ${TOKEN_NAME_MAX} characters.` })
+  @MaxLength(TOKEN_NAME_MAX, { message: `Name can be at most ${TOKEN_NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Give the token a name.' })
   @IsString({ message: 'Give the token a name.' })
   name!: string;
 

@@ -1,4 +1,4 @@
-import { IsEmail, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { normalizeEmail } from '../email.js';
@@ -12,7 +12,8 @@ export const PASSWORD_MAX = 1024;
 export class CreateUserDto {
   @Trim()
   @VisibleText('Name')
-  @Length(1, NAME_MAX, { message: `Name must be 1 to ${NAME_MAX} characters.` })
+  @MaxLength(NAME_MAX, { message: `Name can be at most ${NAME_MAX} characters.` })
+  @IsNotEmpty({ message: 'Enter a name.' })
   @IsString({ message: 'Name must be text.' })
   name!: string;
 
