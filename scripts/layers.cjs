@@ -34,7 +34,7 @@ const LAYERS = [
     'service-accounts',
   ],
   // Above them all: pages over several of those, the API, upkeep, the command line.
-  ['team-page', 'dashboard', 'api', 'health', 'maintenance', 'cli'],
+  ['team-page', 'dashboard', 'api', 'web', 'health', 'maintenance', 'cli'],
 ];
 
 module.exports = { LAYERS };

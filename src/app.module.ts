@@ -15,6 +15,7 @@ import { MailDeliveryModule } from './mail/mail-delivery.module.js';
 import { MaintenanceModule } from './maintenance/maintenance.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { TokenReportsModule } from './token-reports/token-reports.module.js';
+import { WebModule } from './web/web.module.js';
 
 export interface AppOptions {
   /** Where log lines go instead of stdout. */
@@ -41,6 +42,7 @@ export class AppModule {
         // the order modules register them, one path test each).
         ApiV1Module,
         CoreModule.forRoot(config, options.clock),
+        WebModule,
         DashboardModule,
         AccountModule,
         SecurityLogModule,

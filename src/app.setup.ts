@@ -31,7 +31,7 @@ import {
 import { Assets } from './common/web/assets.js';
 import { formPagesOf } from './common/web/form-page.js';
 import { WebSession } from './auth/web-session.js';
-import { TeamSwitcher } from './teams/team-switcher.js';
+import { PageContext } from './web/page-context.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { AccessLog, observeRequests, type ResponseWatcher } from './logging/request-log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -74,7 +74,7 @@ export function configureApp(app: INestApplication): INestApplication {
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
   const compress = compressResponses();
   const web = app.get(WebSession);
-  const teamSwitcher = app.get(TeamSwitcher);
+  const pageContext = app.get(PageContext);
   // Everything before the routes is one layer of Express's, its steps run one after the other:
   // every layer Express passes costs each request a lookup (docs/PERFORMANCE.md).
   express.use(
@@ -102,10 +102,12 @@ export function configureApp(app: INestApplication): INestApplication {
             SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next),
           urlencoded({ extended: true, limit: '100kb' }),
           json({ limit: '100kb' }),
-          // A signed-in page's header shows the person's teams (the teams feature provides it),
-          // error pages' included.
+          // Then who is signed in, with their teams for the header: a refused form's error page
+          // has it too.
           (req, res, next) =>
-            web.use(req, res, (error?: unknown) => teamSwitcher.use(req, res, () => next(error))),
+            web.use(req, res, (refusal?: unknown) =>
+              pageContext.use(req, res, (error?: unknown) => next(refusal ?? error)),
+            ),
         ]),
       ),
     ]),

@@ -1,7 +1,10 @@
 import type { Request } from 'express';
 
-/** How often a session's browser, address and last activity are written, at most. */
-export const ACTIVITY_EVERY_MS = 60_000;
+/**
+ * How often a session's row is written for its use alone, at most: its browser, address and last
+ * activity (the Sessions page is as accurate as this) and its expiry moved forward.
+ */
+export const SESSION_ACTIVITY_EVERY_MS = 60_000;
 const USER_AGENT_MAX = 255;
 
 /**
@@ -13,7 +16,12 @@ export function noteActivity(req: Request, now: number): void {
   const userAgent = (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX);
   const ip = req.ip ?? '';
   const last = req.session.activity;
-  if (last && now - last.at < ACTIVITY_EVERY_MS && last.userAgent === userAgent && last.ip === ip) {
+  if (
+    last &&
+    now - last.at < SESSION_ACTIVITY_EVERY_MS &&
+    last.userAgent === userAgent &&
+    last.ip === ip
+  ) {
     return;
   }
   req.session.activity = { userAgent, ip, at: now };

@@ -6,16 +6,14 @@ import session from 'express-session';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Clock } from '../clock/clock.js';
 import { takeFlash } from '../common/web/flash.js';
+import { noteSessionLoaded } from '../common/web/session-state.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { Scheduler } from '../scheduler/scheduler.js';
-import { UsersRepository } from '../users/users.repository.js';
-import { isServiceAccount } from '../users/user.entity.js';
 import { CrossSiteRequestError } from './auth.errors.js';
-import { credentialStamp } from './credential-stamp.js';
 import { fetchSiteOf } from './request-site.js';
-import { noteActivity } from './session-activity.js';
+import { SESSION_ACTIVITY_EVERY_MS } from './session-activity.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 /**
@@ -55,7 +53,6 @@ export function webCookiesFor(config: Config): WebCookies {
 /** How long a session nobody signed in to lives without use. */
 export const GUEST_SESSION_MS = 15 * 60_000;
 
-const TOUCH_SLACK_MS = 60_000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const CROSS_SITE_FORM =
   'This form was sent from another site, so Tessera did not act on it. Open Tessera yourself, from its address, and try again.';
@@ -72,6 +69,8 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   private readonly logger = new Logger('Sessions');
   /** The id each request generated and has not stored yet. */
   private readonly created = new WeakMap<Request, string>();
+  /** Sessions written during their request: nothing more to do for them when it ends. */
+  private readonly written = new WeakSet<object>();
 
   constructor(
     private readonly sessions: SessionsRepository,
@@ -108,6 +107,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     const req = (data as { req?: Request }).req;
     const insert = req !== undefined && this.created.get(req) === sid;
     if (insert) this.created.delete(req);
+    this.written.add(data);
     const row = {
       id: sid,
       userId: data.userId ?? null,
@@ -131,9 +131,23 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
       .then(() => callback?.(), callback);
   }
 
+  /**
+   * express-session's "the session was used and not changed": its expiry moves forward at most
+   * once every `SESSION_ACTIVITY_EVERY_MS`. A signed-in session notes its activity that often
+   * (which changes it, so it is saved with its new expiry), so while its activity is that recent
+   * its row needs nothing; nor does a session written earlier in the same request.
+   */
   override touch(sid: string, data: session.SessionData, callback?: Callback): void {
+    const now = this.clock.nowMs();
+    const noted = data.activity && now - data.activity.at < SESSION_ACTIVITY_EVERY_MS;
+    if (noted || this.written.has(data)) {
+      callback?.();
+      return;
+    }
     this.transactions
-      .runStatement((m) => this.sessions.extend(m, sid, this.expiryOf(data), TOUCH_SLACK_MS))
+      .runStatement((m) =>
+        this.sessions.extend(m, sid, this.expiryOf(data), SESSION_ACTIVITY_EVERY_MS),
+      )
       .then(() => callback?.(), callback);
   }
 
@@ -161,7 +175,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
 }
 
 /**
- * Session, then CSRF, then the signed-in person, as one layer:
+ * Session, then CSRF, as one layer (the page context in web/ then reads the signed-in person):
  *
  * - **Session**: database-backed, HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout
  *   rolling; a visitor's session lives minutes (`GUEST_SESSION_MS`).
@@ -174,13 +188,11 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
  *   token from before (or from another session) no longer matches. A visitor's form that the
  *   browser says comes from another site (`Sec-Fetch-Site`, else `Origin`) is refused with a
  *   page that says so; a client that says neither is judged by its token alone.
- * - **The signed-in person** for guards, controllers and views; a session older than the
- *   absolute timeout however active it has been, or signed in under a password changed since,
- *   is ended.
- * - **A redirect waits for the session to be saved.** express-session sends a response's headers
- *   before its store has saved the session (it holds back only the last byte of the body), and a
- *   browser follows a redirect as soon as it has the headers: the next page could load the
- *   session without the flash or the new token just put in it.
+ * - **Written only when changed.** What the session held on arrival is noted, and a changed
+ *   session is stored once, before the answer leaves (`SessionSavedInterceptor`, the page error
+ *   filter): express-session sends a response's headers before its store has saved the session,
+ *   and a browser follows a redirect as soon as it has them. An unchanged one costs no write but
+ *   its expiry's, once every `SESSION_ACTIVITY_EVERY_MS` (see the store's `touch`).
  */
 @Injectable()
 export class WebSession implements NestMiddleware {
@@ -188,7 +200,6 @@ export class WebSession implements NestMiddleware {
   private readonly parseCookies = cookieParser();
   private readonly protect: RequestHandler;
   private readonly generateCsrf: (req: Request, res: Response) => string;
-  private readonly absoluteMs: number;
   private readonly cookies: WebCookies;
   /** APP_URL's origin, which a visitor's form may come from (besides the request's own). */
   private readonly origin: string;
@@ -196,7 +207,6 @@ export class WebSession implements NestMiddleware {
   constructor(
     @Inject(CONFIG) config: Config,
     store: TypeormSessionStore,
-    private readonly users: UsersRepository,
     private readonly clock: Clock,
   ) {
     this.cookies = webCookiesFor(config);
@@ -242,11 +252,9 @@ export class WebSession implements NestMiddleware {
       if (req.session?.userId === undefined) this.ensureVisitorId(req, res);
       return generateCsrfToken(req, res, { cookieOptions });
     };
-    this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
-    saveSessionBeforeRedirect(req, res);
     this.session(req, res, (error?: unknown) => {
       if (error) return next(error);
       // A visitor's session holds no more than a form's CSRF token or a message: it ends after
@@ -255,6 +263,7 @@ export class WebSession implements NestMiddleware {
       if (req.session && req.session.userId === undefined) {
         req.session.cookie.maxAge = GUEST_SESSION_MS;
       }
+      noteSessionLoaded(req);
       this.parseCookies(req, res, () => {
         const crossSite = this.visitorFormFromElsewhere(req)
           ? new CrossSiteRequestError(CROSS_SITE_FORM, { href: '/login', label: 'Go to sign-in' })
@@ -264,11 +273,10 @@ export class WebSession implements NestMiddleware {
           let token: string | undefined;
           req.csrfToken = () => (token ??= this.generateCsrf(req, res));
           const refusal = crossSite ?? csrfError;
-          // A refused form still knows who is signed in, so its error page has their header.
-          this.signedIn(req, res).then(
-            () => next(refusal),
-            (error: unknown) => next(refusal ?? error),
-          );
+          this.pageLocals(req, res);
+          // The page context (web/) reads who is signed in next, a refused form's included, so
+          // its error page has their header.
+          next(refusal);
         });
       });
     });
@@ -306,49 +314,16 @@ export class WebSession implements NestMiddleware {
     return origin !== this.origin && origin !== `${req.protocol}://${req.get('host') ?? ''}`;
   }
 
-  private async signedIn(req: Request, res: Response): Promise<void> {
-    const { userId, signedInAt = 0, credentialStamp: stamp } = req.session ?? {};
-    const now = this.clock.nowMs();
-    const live = userId !== undefined && now - signedInAt <= this.absoluteMs;
-    const user = live ? await this.users.findById(userId) : null;
-    // A disabled account's session, and any found for a service account (which never holds
-    // one), is ended like a stale one.
-    if (
-      user &&
-      !user.disabledAt &&
-      !isServiceAccount(user) &&
-      stamp === credentialStamp(user.passwordHash)
-    ) {
-      req.currentUser = user;
-      noteActivity(req, now);
-      res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
-    } else if (userId !== undefined) {
-      // Too old, signed in under a password since changed, or the account was disabled: a
-      // fresh, empty session. The old one is gone from the store; forms still get a token.
-      await new Promise<void>((resolve, reject) =>
-        req.session.regenerate((e) => (e ? reject(e) : resolve())),
-      );
-    }
+  /** What every page may show: a form's token, the time, the flash; and that it is never kept. */
+  private pageLocals(req: Request, res: Response): void {
     // A function, so the token is made only when a page renders a form ({{csrfToken}} calls
     // it): redirects and error pages set no cookie.
     res.locals.csrfToken = () => req.csrfToken?.();
     // Times on the page are told relative to this ("3 minutes ago").
-    res.locals.now = now;
+    res.locals.now = this.clock.nowMs();
     // Pages are per person: never kept, so Back cannot show a just-created token again.
     res.setHeader('Cache-Control', 'no-store');
     // A redirect's messages are shown by the page it lands on.
     if (req.method === 'GET') res.locals.flash = takeFlash(req.session);
   }
-}
-
-/** A redirect from a page waits until the session is saved (see `WebSession`). */
-function saveSessionBeforeRedirect(req: Request, res: Response): void {
-  const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
-  res.redirect = ((...args: unknown[]) => {
-    // A session with nothing in it is not stored: an anonymous redirect writes no row.
-    if (!req.session || !Object.keys(req.session).some((key) => key !== 'cookie')) {
-      return redirect(...args);
-    }
-    req.session.save((error) => (error ? req.next?.(error) : redirect(...args)));
-  }) as Response['redirect'];
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, knownOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
@@ -151,7 +151,7 @@ export class EmailVerificationService {
    */
   async assertConfirmed(actor: Actor, before?: string): Promise<void> {
     if (!this.required) return;
-    const user = await this.users.findById(accountOf(actor));
+    const user = knownOf(actor) ?? (await this.users.findById(accountOf(actor)));
     if (!user) throw new UserNotFoundError();
     if (this.isPending(user)) throw new EmailNotVerifiedError(before);
   }

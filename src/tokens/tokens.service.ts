@@ -1,4 +1,4 @@
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, knownOf, type Actor } from '../common/actor.js';
 
 /** The account an actor acts on, when it acts on one (not the operator at large). */
 const accountOrNull = (actor: Actor): number | null =>
@@ -166,7 +166,11 @@ export class TokensService {
   async create(actor: Actor, input: CreateTokenDto): Promise<CreatedToken> {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
-    const { pinnedTo, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
+    const { pinnedTo, limit } = await this.lifetimes.forNewToken(
+      userId,
+      input.teamId,
+      knownOf(actor),
+    );
     return this.issue(actor, { userId, pinnedTo, limit }, input);
   }
 
@@ -233,7 +237,13 @@ export class TokensService {
       await owner.decide?.(m);
       const inserted = await this.tokens.insert(m, row);
       if (team) await this.tokens.insertPin(m, inserted.id, team.id);
-      await this.notices.send(m, userId, 'token-created', input.name);
+      // The signed-in person's own token: their address is known, and they are no service account.
+      const known = owner.serviceAccount === undefined ? knownOf(actor) : undefined;
+      if (known && accountOf(actor) === userId) {
+        await this.notices.send(m, userId, 'token-created', input.name, undefined, known.email);
+      } else {
+        await this.notices.send(m, userId, 'token-created', input.name);
+      }
       this.audit.recordAfterCommit(m, actor, {
         event: 'token.created',
         userId,
@@ -267,7 +277,7 @@ export class TokensService {
     const userId = accountOf(actor);
     const [tokens, governance] = await Promise.all([
       this.tokens.findAllForOwner(userId),
-      this.tokens.findGovernance(userId),
+      this.tokens.findGovernance(userId, knownOf(actor)),
     ]);
     const all = tokens.map((t) => withTeam(toTokenView(t, now), t, governance));
     const history = all.filter((t) => t.status !== 'active');
@@ -283,7 +293,7 @@ export class TokensService {
   async offeredAbilities(
     actor: Actor,
   ): Promise<{ abilities: AbilityDefinition[]; limitedBy: string | null }> {
-    const { currentTeam } = await this.tokens.findGovernance(accountOf(actor));
+    const currentTeam = await this.tokens.findCurrentTeamOf(accountOf(actor), knownOf(actor));
     const allowed = currentTeam?.policy.allowedAbilities ?? null;
     return {
       abilities: this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name)),
@@ -305,7 +315,7 @@ export class TokensService {
     const userId = accountOf(actor);
     const [token, governance] = await Promise.all([
       this.tokens.findForOwner(userId, tokenId),
-      this.tokens.findGovernance(userId),
+      this.tokens.findGovernance(userId, knownOf(actor)),
     ]);
     if (!token) throw new TokenNotFoundError();
     const team = actingTeamOf(token.id, governance);

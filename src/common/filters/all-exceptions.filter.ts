@@ -19,6 +19,7 @@ import { loggablePath } from '../http/loggable-path.js';
 import { failure } from '../http/envelope.js';
 import { writeJson } from '../http/json-answer.js';
 import { flash, keptInput } from '../web/flash.js';
+import { saveSessionIfChanged } from '../web/session-state.js';
 import { signInPageFor } from '../web/return-to.js';
 import { CODE_BY_STATUS } from './error-status.js';
 
@@ -137,7 +138,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       // After signing in, a visitor goes on to the page they asked for: it travels in the sign-in
       // page's address, so an anonymous visit stores nothing.
       const signIn = error.code === 'sign_in_required' && request.method === 'GET';
-      response.redirect(303, signIn ? signInPageFor(request.originalUrl) : elsewhere);
+      this.redirectOnceSaved(
+        request,
+        response,
+        signIn ? signInPageFor(request.originalUrl) : elsewhere,
+      );
       return;
     }
     if (request.formPage && request.session && (error.status === 409 || error.status === 422)) {
@@ -145,7 +150,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         ...(error.fields ? { fields: error.fields } : { error: error.message }),
         old: keptInput(request.body, request.formFields ?? []),
       });
-      response.redirect(303, request.formPage);
+      this.redirectOnceSaved(request, response, request.formPage);
       return;
     }
     const page = {
@@ -160,6 +165,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
       response.send(renderError ? `${error.status} ${error.message}` : html);
     });
+  }
+
+  /** A redirect leaves once the session it changed (its flash) is stored, in one write. */
+  private redirectOnceSaved(request: Request, response: Response, url: string): void {
+    saveSessionIfChanged(request).then(
+      () => response.redirect(303, url),
+      (error: unknown) => {
+        this.logger.error({
+          msg: `Could not store the session: ${String(error)}`,
+          reqId: request.id,
+        });
+        response.status(500).send(GENERIC_MESSAGES[500]);
+      },
+    );
   }
 
   resolve(exception: unknown, request: Request): ResolvedError {

@@ -11,6 +11,7 @@ import { createServer, IncomingMessage, ServerResponse, type ServerOptions } fro
 import type { Clock } from '../../clock/clock.js';
 import { answerClientError } from './client-error.js';
 import { JsonAnswer, writeJson } from './json-answer.js';
+import { saveSessionIfChanged } from '../web/session-state.js';
 
 /**
  * Nest's Express adapter, with three differences: node:http creates every request and response
@@ -58,6 +59,19 @@ export class ExpressHttpAdapter extends ExpressAdapter {
       return super.reply(response, body, statusCode);
     }
     writeJson(response, body, statusCode);
+    return response;
+  }
+
+  /**
+   * A route's redirect (`@Redirect`) leaves once the session the request changed is stored: a
+   * browser follows it as soon as it has the headers, and the page it lands on must find the
+   * flash or the sign-in in the session. One write; express-session then finds nothing to do.
+   */
+  override redirect(response: Response, statusCode: number, url: string): unknown {
+    saveSessionIfChanged(response.req).then(
+      () => super.redirect(response, statusCode, url),
+      (error: unknown) => response.req.next?.(error),
+    );
     return response;
   }
 
