@@ -76,10 +76,10 @@ export class TokenSettingsController {
   }
 
   private async page(actor: Actor, id: number, newValue?: string): Promise<object> {
-    const [details, lifetimes] = await Promise.all([
-      this.details.get(actor, id),
-      this.tokens.lifetimeChoices(actor, id),
-    ]);
+    // The token and the team it acts in are read once, for its details and its lifetimes.
+    const own = await this.tokens.ownToken(actor, id);
+    const details = await this.details.get(actor, id, own.token);
+    const lifetimes = this.tokens.lifetimeChoicesOf(own);
     return {
       title: details.token.name,
       ...details,

@@ -450,6 +450,35 @@ export class TokensRepository {
     return (manager?.getRepository(PersonalAccessToken) ?? this.tokens).findOneBy({ userId, id });
   }
 
+  /**
+   * One of the person's tokens with its pin, in one query, and the governance of that token
+   * alone, from what the page's request already knows of the person (their teams, current one
+   * and two-factor state): a token's page needs no other row of theirs.
+   */
+  async findOwnWithGovernance(
+    userId: number,
+    id: number,
+    known: PersonSnapshot,
+  ): Promise<{ token: PersonalAccessToken; governance: Governance } | null> {
+    const found = (await this.tokens
+      .createQueryBuilder('t')
+      .leftJoinAndMapOne('t.pin', TokenPin, 'p', 'p.token_id = t.id')
+      .where('t.user_id = :userId AND t.id = :id', { userId, id })
+      .getOne()) as (PersonalAccessToken & { pin?: TokenPin | null }) | null;
+    if (!found) return null;
+    const { pin, ...token } = found;
+    const teams = new Map(known.memberships.map((m) => [m.team.id, governing(m.team)]));
+    const pinned = pin ? (pin.teamId === null ? null : (teams.get(pin.teamId) ?? null)) : undefined;
+    return {
+      token: Object.assign(new PersonalAccessToken(), token),
+      governance: {
+        currentTeam: (known.currentTeamId !== null && teams.get(known.currentTeamId)) || null,
+        pins: new Map(pinned === undefined ? [] : [[id, pinned]]),
+        twoFactor: known.twoFactor,
+      },
+    };
+  }
+
   /** Every token the user has (revoked and expired ones until pruned), newest first. */
   findAllForOwner(userId: number): Promise<PersonalAccessToken[]> {
     return this.tokens.find({ where: { userId }, order: { createdAt: 'DESC', id: 'DESC' } });

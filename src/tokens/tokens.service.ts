@@ -101,6 +101,12 @@ export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
   refusal: string | null;
 }
 
+/** One of the person's tokens, with what decides the team it acts in. */
+export interface OwnToken {
+  token: PersonalAccessToken;
+  governance: Governance;
+}
+
 function actingTeamOf(tokenId: number, governance: Governance): GoverningTeam | null {
   return governance.pins.has(tokenId) ? governance.pins.get(tokenId)! : governance.currentTeam;
 }
@@ -312,12 +318,30 @@ export class TokensService {
    * or a number of days, or none; only those the team it acts in and the deployment allow.
    */
   async lifetimeChoices(actor: Actor, tokenId: number): Promise<LifetimeChoices> {
+    return this.lifetimeChoicesOf(await this.ownToken(actor, tokenId));
+  }
+
+  /**
+   * One of the person's tokens with what decides the team it acts in: for a page's person, in
+   * one query (`findOwnWithGovernance`); refused as not found when it is not theirs.
+   */
+  async ownToken(actor: Actor, tokenId: number): Promise<OwnToken> {
     const userId = accountOf(actor);
-    const [token, governance] = await Promise.all([
-      this.tokens.findForOwner(userId, tokenId),
-      this.tokens.findGovernance(userId, knownOf(actor)),
-    ]);
-    if (!token) throw new TokenNotFoundError();
+    const known = knownOf(actor);
+    const [token, governance] = known
+      ? await this.tokens
+          .findOwnWithGovernance(userId, tokenId, known)
+          .then((found) => [found?.token ?? null, found?.governance] as const)
+      : await Promise.all([
+          this.tokens.findForOwner(userId, tokenId),
+          this.tokens.findGovernance(userId),
+        ]);
+    if (!token || !governance) throw new TokenNotFoundError();
+    return { token, governance };
+  }
+
+  /** The lifetimes regenerating `own` may give it (see `lifetimeChoices`). */
+  lifetimeChoicesOf({ token, governance }: OwnToken): LifetimeChoices {
     const team = actingTeamOf(token.id, governance);
     const max = this.lifetimes.limitIn(team).maxDays;
     const current = token.lifetimeDays;
