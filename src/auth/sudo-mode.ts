@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { formOriginOf } from '../common/http/request-state.js';
 import type { Observable } from 'rxjs';
 import { DomainError } from '../common/errors/domain.error.js';
 import { keptInput } from '../common/web/flash.js';
@@ -93,7 +94,8 @@ export class SudoMode {
    * password was typed lately, else as @RequireRecentPassword(label) does.
    */
   require(req: Request, label: string): void {
-    requireRecent(req, this.clock.nowMs(), label, req.formPage ?? req.originalUrl, req.formFields);
+    const form = formOriginOf(req);
+    requireRecent(req, this.clock.nowMs(), label, form?.page ?? req.originalUrl, form?.fields);
   }
 
   /** The action waiting for the password that belongs to `page`, while it is fresh. */

@@ -6,7 +6,7 @@ import session from 'express-session';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Clock } from '../clock/clock.js';
 import { takeFlash } from '../common/web/flash.js';
-import { noteSessionLoaded } from '../common/web/session-state.js';
+import { noteSessionLoaded } from '../common/http/session-state.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';

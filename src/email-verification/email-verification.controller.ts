@@ -1,5 +1,6 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import { CurrentActor } from '../auth/access.js';
+import { signedInUserOf } from '../auth/signed-in-user.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
@@ -51,7 +52,7 @@ export class EmailVerificationController {
       title: state === 'confirmed' ? 'Address confirmed' : 'Confirm your email address',
       [state === 'sign-in' ? 'signIn' : state]: true,
       token,
-      email: req.currentUser?.email,
+      email: signedInUserOf(req)?.email,
       signInUrl: signInPageFor(`/verify-email/${token}`),
     };
   }

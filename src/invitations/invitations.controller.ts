@@ -1,6 +1,7 @@
 import { FormPage } from '../common/web/form-page.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import { CurrentActor } from '../auth/access.js';
+import { signedInUserOf } from '../auth/signed-in-user.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
 import type { SessionData } from 'express-session';
@@ -19,7 +20,7 @@ export class InvitationsController {
   @Render('invitations/show')
   async show(@Param('token') token: string, @Req() req: Request): Promise<object> {
     const view = await this.invitations.view(token);
-    const viewer = req.currentUser;
+    const viewer = signedInUserOf(req);
     return {
       title: `Join ${view.team.name}`,
       ...view,

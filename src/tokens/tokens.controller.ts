@@ -5,7 +5,7 @@ import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { SignedInUser } from '../auth/signed-in-user.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import type { User } from '../users/user.entity.js';

@@ -4,7 +4,7 @@ import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import type { SessionData } from 'express-session';
 import { SignedIn } from '../common/auth-policy.decorator.js';
-import { SignedInUser } from '../common/decorators/signed-in-user.decorator.js';
+import { SignedInUser } from '../auth/signed-in-user.js';
 import { flash } from '../common/web/flash.js';
 import { FormPage } from '../common/web/form-page.js';
 import { RequireRecentPassword } from '../auth/sudo-mode.js';

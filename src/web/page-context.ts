@@ -1,6 +1,7 @@
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { signedInActor } from '../auth/access.js';
+import { setSignedInUser } from '../auth/signed-in-user.js';
 import { credentialStamp } from '../auth/credential-stamp.js';
 import { noteActivity } from '../auth/session-activity.js';
 import { Clock } from '../clock/clock.js';
@@ -55,7 +56,7 @@ export class PageContext implements NestMiddleware {
       );
       return;
     }
-    req.currentUser = user;
+    setSignedInUser(req, user);
     signedInActor(req, user.id).known = found.known;
     noteActivity(req, now);
     res.locals.currentUser = { id: user.id, name: user.name, email: user.email };

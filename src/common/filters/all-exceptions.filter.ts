@@ -16,10 +16,11 @@ import {
   type NextStep,
 } from '../errors/domain.error.js';
 import { loggablePath } from '../http/loggable-path.js';
+import { formOriginOf } from '../http/request-state.js';
 import { failure } from '../http/envelope.js';
 import { writeJson } from '../http/json-answer.js';
 import { flash, keptInput } from '../web/flash.js';
-import { saveSessionIfChanged } from '../web/session-state.js';
+import { saveSessionIfChanged } from '../http/session-state.js';
 import { signInPageFor } from '../web/return-to.js';
 import { CODE_BY_STATUS } from './error-status.js';
 
@@ -145,12 +146,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
       return;
     }
-    if (request.formPage && request.session && (error.status === 409 || error.status === 422)) {
+    const form = formOriginOf(request);
+    if (form && request.session && (error.status === 409 || error.status === 422)) {
       flash(request.session, {
         ...(error.fields ? { fields: error.fields } : { error: error.message }),
-        old: keptInput(request.body, request.formFields ?? []),
+        old: keptInput(request.body, form.fields),
       });
-      this.redirectOnceSaved(request, response, request.formPage);
+      this.redirectOnceSaved(request, response, form.page);
       return;
     }
     const page = {

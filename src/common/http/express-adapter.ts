@@ -11,7 +11,7 @@ import { createServer, IncomingMessage, ServerResponse, type ServerOptions } fro
 import type { Clock } from '../../clock/clock.js';
 import { answerClientError } from './client-error.js';
 import { JsonAnswer, writeJson } from './json-answer.js';
-import { saveSessionIfChanged } from '../web/session-state.js';
+import { saveSessionIfChanged } from './session-state.js';
 
 /**
  * Nest's Express adapter, with three differences: node:http creates every request and response

@@ -10,6 +10,7 @@ import {
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import type { INestApplication } from '@nestjs/common';
+import { setFormOrigin } from '../http/request-state.js';
 import { getMetadataStorage } from 'class-validator';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
@@ -56,8 +57,7 @@ export class FormPageInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
     const template = this.reflector.get<string>(FORM_PAGE, context.getHandler());
-    req.formPage = fillPage(template, req);
-    req.formFields = formFieldsOf(context);
+    setFormOrigin(req, { page: fillPage(template, req), fields: formFieldsOf(context) });
     return next.handle();
   }
 }
