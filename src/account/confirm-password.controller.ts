@@ -1,3 +1,4 @@
+import { pageSession } from '../auth/page-session.js';
 import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req } from '@nestjs/common';
 import { accountOf } from '../common/actor.js';
 import { Clock } from '../clock/clock.js';
@@ -42,7 +43,7 @@ export class ConfirmPasswordController {
     @Query('with') only: unknown,
     @Req() req: Request,
   ): Promise<object> {
-    const action = this.sudo.pending(req.session, returnTo);
+    const action = this.sudo.pending(pageSession(req), returnTo);
     // What waits needs the password itself: a passkey is not offered (nor would it do).
     const passwordOnly = only === 'password' || action?.passwordOnly === true;
     const hasPasskey = await this.passkeys.has(accountOf(actor));
@@ -108,9 +109,9 @@ export class ConfirmPasswordController {
     returnTo: string | undefined,
     via: 'password' | 'passkey' = 'password',
   ): string {
-    this.sudo.confirmed(req.session, via);
-    if (this.sudo.bindPending(req.session, returnTo)) return CONTINUE_PAGE;
-    flash(req.session, { notice: 'Confirmed: you can go ahead.' });
+    this.sudo.confirmed(pageSession(req), via);
+    if (this.sudo.bindPending(pageSession(req), returnTo)) return CONTINUE_PAGE;
+    flash(pageSession(req), { notice: 'Confirmed: you can go ahead.' });
     return isReturnPage(returnTo) ? returnTo : '/dashboard';
   }
 

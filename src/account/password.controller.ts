@@ -1,3 +1,4 @@
+import { pageSession } from '../auth/page-session.js';
 import { Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
@@ -41,9 +42,9 @@ export class PasswordController {
       { current: form.current_password, password: form.password },
       req.sessionID,
     );
-    req.session.credentialStamp = stamp;
-    this.sudo.confirmed(req.session);
-    flash(req.session, {
+    pageSession(req).credentialStamp = stamp;
+    this.sudo.confirmed(pageSession(req));
+    flash(pageSession(req), {
       notice: 'Your password has been changed. Every other session of your account was signed out.',
     });
   }

@@ -1,3 +1,4 @@
+import { pageSession } from '../auth/page-session.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
@@ -49,7 +50,7 @@ export class ProfileController {
   ): Promise<void> {
     if (form.email !== user.email) this.sudo.require(req, 'Change your email address');
     const emailAsked = await this.profile.update(actor, form);
-    flash(req.session, { notice: emailAsked ? EMAIL_ASKED : 'Your profile has been saved.' });
+    flash(pageSession(req), { notice: emailAsked ? EMAIL_ASKED : 'Your profile has been saved.' });
   }
 
   /** The page of the link mailed to a new address: it asks before anything changes. */
@@ -71,7 +72,7 @@ export class ProfileController {
     @Req() req: Request,
   ): Promise<void> {
     await this.profile.confirmEmail(actor, token);
-    flash(req.session, { notice: 'Your new email address is confirmed and in use.' });
+    flash(pageSession(req), { notice: 'Your new email address is confirmed and in use.' });
   }
 
   /** The password is asked even in sudo mode. Afterwards nobody is signed in. */
@@ -86,6 +87,6 @@ export class ProfileController {
     await this.deletion.delete(actor, form.password);
     // The session's row is gone with the account: the goodbye goes in a new, empty one.
     await this.sessions.restart(req);
-    flash(req.session, { notice: 'Your account has been deleted. Goodbye.' });
+    flash(pageSession(req), { notice: 'Your account has been deleted. Goodbye.' });
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, Render, Session } from '@nestjs/common';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { TwoFactorSetups } from '../two-factor/setup-session.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
@@ -19,7 +19,7 @@ export class SecurityController {
 
   @Get()
   @Render('account/security')
-  async page(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<object> {
+  async page(@CurrentActor() actor: Actor, @Session() session: PageSession): Promise<object> {
     const [twoFactor, passkeys, passkeyAddressToConfirm] = await Promise.all([
       this.twoFactor.status(actor),
       this.passkeys.list(actor),

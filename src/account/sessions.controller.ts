@@ -1,3 +1,4 @@
+import { pageSession } from '../auth/page-session.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
@@ -45,7 +46,7 @@ export class SessionsController {
     @Req() req: Request,
   ): Promise<void> {
     await this.sessions.revoke(actor, handle, req.sessionID);
-    flash(req.session, { notice: 'That session has been signed out.' });
+    flash(pageSession(req), { notice: 'That session has been signed out.' });
   }
 
   @Post('revoke-others')
@@ -62,7 +63,7 @@ export class SessionsController {
       req.sessionID,
       form.remove_passkeys === 'on',
     );
-    flash(req.session, { notice: signedOutNotice(ended) });
+    flash(pageSession(req), { notice: signedOutNotice(ended) });
   }
 }
 

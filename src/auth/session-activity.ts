@@ -1,3 +1,4 @@
+import { pageSession } from './page-session.js';
 import type { Request } from 'express';
 
 /**
@@ -15,7 +16,7 @@ const USER_AGENT_MAX = 255;
 export function noteActivity(req: Request, now: number): void {
   const userAgent = (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX);
   const ip = req.ip ?? '';
-  const last = req.session.activity;
+  const last = pageSession(req).activity;
   if (
     last &&
     now - last.at < SESSION_ACTIVITY_EVERY_MS &&
@@ -24,5 +25,5 @@ export function noteActivity(req: Request, now: number): void {
   ) {
     return;
   }
-  req.session.activity = { userAgent, ip, at: now };
+  pageSession(req).activity = { userAgent, ip, at: now };
 }

@@ -1,3 +1,4 @@
+import { pageSession, type PageSession } from './page-session.js';
 import {
   applyDecorators,
   Injectable,
@@ -79,13 +80,13 @@ export class SudoMode {
    * The person proved it is them just now: typed the password (signed in, confirmed, changed
    * it), or confirmed with a passkey (which does not count where only the password will do).
    */
-  confirmed(session: Request['session'], via: 'password' | 'passkey' = 'password'): void {
+  confirmed(session: PageSession, via: 'password' | 'passkey' = 'password'): void {
     session.passwordConfirmedAt = this.clock.nowMs();
     if (via === 'passkey') session.sudoByPasskey = true;
     else delete session.sudoByPasskey;
   }
 
-  isRecent(session: Request['session'] | undefined, options: SudoOptions = {}): boolean {
+  isRecent(session: PageSession | undefined, options: SudoOptions = {}): boolean {
     return isRecentPassword(session, this.clock.nowMs(), options);
   }
 
@@ -99,7 +100,7 @@ export class SudoMode {
   }
 
   /** The action waiting for the password that belongs to `page`, while it is fresh. */
-  pending(session: Request['session'], page: unknown): PendingAction | undefined {
+  pending(session: PageSession, page: unknown): PendingAction | undefined {
     const action = session.pendingAction;
     if (!action || action.page !== page) return undefined;
     return this.clock.nowMs() - action.at < RECENT_PASSWORD_MS ? action : undefined;
@@ -110,7 +111,7 @@ export class SudoMode {
    * is now the continue page's to send (true), or, confirmed for anything else, any action
    * waiting is dropped, never to be sent by a later visit to the continue page (false).
    */
-  bindPending(session: Request['session'], returnTo: unknown): boolean {
+  bindPending(session: PageSession, returnTo: unknown): boolean {
     const action = this.pending(session, returnTo);
     if (!action) {
       delete session.pendingAction;
@@ -127,8 +128,8 @@ export class SudoMode {
    * included, drops what waits and is refused.
    */
   resume(req: Request): PendingAction | undefined {
-    const action = req.session.pendingAction;
-    delete req.session.pendingAction;
+    const action = pageSession(req).pendingAction;
+    delete pageSession(req).pendingAction;
     if (!isNavigationFromHere(req)) {
       throw new CrossSiteRequestError(
         'Tessera goes on with an action you confirmed only when its own pages lead here, not a link from elsewhere. Nothing was done: do it again from its page (your password is confirmed).',
@@ -153,15 +154,16 @@ function requireRecent(
   fields: readonly string[] = [],
   options: SudoOptions = {},
 ): void {
-  if (isRecentPassword(req.session, now, options)) {
-    if (req.method !== 'GET' && req.session.pendingAction) delete req.session.pendingAction;
+  if (isRecentPassword(pageSession(req), now, options)) {
+    if (req.method !== 'GET' && pageSession(req).pendingAction)
+      delete pageSession(req).pendingAction;
     return;
   }
   if (req.method === 'GET' || req.method === 'HEAD') {
-    delete req.session.pendingAction;
+    delete pageSession(req).pendingAction;
     throw new PasswordConfirmationRequiredError(req.originalUrl, options);
   }
-  req.session.pendingAction = {
+  pageSession(req).pendingAction = {
     path: req.originalUrl,
     page,
     label,
@@ -177,7 +179,7 @@ function requireRecent(
  * the last RECENT_PASSWORD_MS.
  */
 function isRecentPassword(
-  session: Request['session'] | undefined,
+  session: PageSession | undefined,
   now: number,
   { passwordOnly = false }: SudoOptions = {},
 ): boolean {

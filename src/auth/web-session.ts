@@ -13,6 +13,7 @@ import { Transactions } from '../database/transactions.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { CrossSiteRequestError } from './auth.errors.js';
 import { fetchSiteOf } from './request-site.js';
+import { pageSession, type PageSessionData } from './page-session.js';
 import { SESSION_ACTIVITY_EVERY_MS } from './session-activity.js';
 import { SessionsRepository } from './sessions.repository.js';
 
@@ -102,7 +103,8 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     return id;
   }
 
-  override set(sid: string, data: session.SessionData, callback?: Callback): void {
+  override set(sid: string, stored: session.SessionData, callback?: Callback): void {
+    const data = stored as session.SessionData & PageSessionData;
     // express-session hands over the request's Session, which holds its request.
     const req = (data as { req?: Request }).req;
     const insert = req !== undefined && this.created.get(req) === sid;
@@ -139,7 +141,8 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
    */
   override touch(sid: string, data: session.SessionData, callback?: Callback): void {
     const now = this.clock.nowMs();
-    const noted = data.activity && now - data.activity.at < SESSION_ACTIVITY_EVERY_MS;
+    const { activity } = data as PageSessionData;
+    const noted = activity && now - activity.at < SESSION_ACTIVITY_EVERY_MS;
     if (noted || this.written.has(data)) {
       callback?.();
       return;
@@ -238,7 +241,7 @@ export class WebSession implements NestMiddleware {
       getSecret: () => key,
       // Signed in: the session. A visitor: their random id (nothing, when they have none yet).
       getSessionIdentifier: (req) =>
-        req.session?.userId !== undefined
+        pageSession(req)?.userId !== undefined
           ? req.sessionID
           : `visitor:${(req.cookies as Record<string, string | undefined>)[cookies.visitor] ?? ''}`,
       cookieName: cookies.csrf,
@@ -249,7 +252,7 @@ export class WebSession implements NestMiddleware {
     this.protect = doubleCsrfProtection;
     this.generateCsrf = (req, res) => {
       const cookieOptions = this.cookieOptions(req);
-      if (req.session?.userId === undefined) this.ensureVisitorId(req, res);
+      if (pageSession(req)?.userId === undefined) this.ensureVisitorId(req, res);
       return generateCsrfToken(req, res, { cookieOptions });
     };
   }
@@ -260,8 +263,9 @@ export class WebSession implements NestMiddleware {
       // A visitor's session holds no more than a form's CSRF token or a message: it ends after
       // minutes, so anonymous page views cannot pile rows up for hours. Signing in starts a new
       // session with the full idle timeout.
-      if (req.session && req.session.userId === undefined) {
-        req.session.cookie.maxAge = GUEST_SESSION_MS;
+      const session = pageSession(req);
+      if (session && session.userId === undefined) {
+        session.cookie.maxAge = GUEST_SESSION_MS;
       }
       noteSessionLoaded(req);
       this.parseCookies(req, res, () => {
@@ -306,7 +310,7 @@ export class WebSession implements NestMiddleware {
    * forms), and neither header is what a client that is not a browser sends: the token decides.
    */
   private visitorFormFromElsewhere(req: Request): boolean {
-    if (SAFE_METHODS.has(req.method) || req.session?.userId !== undefined) return false;
+    if (SAFE_METHODS.has(req.method) || pageSession(req)?.userId !== undefined) return false;
     const site = fetchSiteOf(req);
     if (site !== undefined) return site !== 'same-origin' && site !== 'none';
     const origin = req.headers.origin;
@@ -324,6 +328,6 @@ export class WebSession implements NestMiddleware {
     // Pages are per person: never kept, so Back cannot show a just-created token again.
     res.setHeader('Cache-Control', 'no-store');
     // A redirect's messages are shown by the page it lands on.
-    if (req.method === 'GET') res.locals.flash = takeFlash(req.session);
+    if (req.method === 'GET') res.locals.flash = takeFlash(pageSession(req));
   }
 }

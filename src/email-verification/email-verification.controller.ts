@@ -3,7 +3,7 @@ import { CurrentActor } from '../auth/access.js';
 import { signedInUserOf } from '../auth/signed-in-user.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { Public, SignedIn } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
 import { signInPageFor } from '../common/web/return-to.js';
@@ -33,7 +33,7 @@ export class EmailVerificationController {
   async resend(
     @CurrentActor() actor: Actor,
     @Form() form: ResendForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string } | void> {
     flash(session, { notice: RESENT[await this.verification.resend(actor)] });
     if (form.return_to === '/settings/security') return { url: form.return_to };
@@ -63,7 +63,7 @@ export class EmailVerificationController {
   async confirm(
     @CurrentActor() actor: Actor,
     @Param('token') token: string,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const { joined } = await this.verification.confirm(actor, token);
     const teams =

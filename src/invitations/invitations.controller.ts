@@ -4,7 +4,7 @@ import { CurrentActor } from '../auth/access.js';
 import { signedInUserOf } from '../auth/signed-in-user.js';
 import type { Actor } from '../common/actor.js';
 import type { Request } from 'express';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { Public, SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
@@ -37,7 +37,7 @@ export class InvitationsController {
   async accept(
     @CurrentActor() actor: Actor,
     @Param('token') token: string,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const team = await this.invitations.acceptByToken(actor, token);
     return this.joined(session, team);
@@ -49,7 +49,7 @@ export class InvitationsController {
   async decline(
     @CurrentActor() actor: Actor,
     @Param('token') token: string,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const team = await this.invitations.declineByToken(actor, token);
     flash(session, { notice: `You declined the invitation to ${team.name}.` });
@@ -62,7 +62,7 @@ export class InvitationsController {
   async acceptListed(
     @CurrentActor() actor: Actor,
     @IdParam('invitationId') id: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     return this.joined(session, await this.invitations.acceptById(actor, id));
   }
@@ -74,13 +74,13 @@ export class InvitationsController {
   async declineListed(
     @CurrentActor() actor: Actor,
     @IdParam('invitationId') id: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const team = await this.invitations.declineById(actor, id);
     flash(session, { notice: `You declined the invitation to ${team.name}.` });
   }
 
-  private joined(session: SessionData, team: { id: number; name: string }): { url: string } {
+  private joined(session: PageSession, team: { id: number; name: string }): { url: string } {
     flash(session, { notice: `You joined ${team.name}; it is now your current team.` });
     return { url: `/teams/${team.id}` };
   }

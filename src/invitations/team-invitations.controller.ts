@@ -2,7 +2,7 @@ import { Controller, Post, Redirect, Session } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
@@ -25,7 +25,7 @@ export class TeamInvitationsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Form() form: InviteForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const invitation = await this.invitations.invite(actor, id, form);
     flash(session, { notice: `An invitation was sent to ${invitation.email}.` });
@@ -40,7 +40,7 @@ export class TeamInvitationsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('invitationId') invitationId: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const invitation = await this.invitations.resend(actor, id, invitationId);
     flash(session, {
@@ -56,7 +56,7 @@ export class TeamInvitationsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('invitationId') invitationId: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const invitation = await this.invitations.revoke(actor, id, invitationId);
     flash(session, { notice: `The invitation to ${invitation.email} was withdrawn.` });

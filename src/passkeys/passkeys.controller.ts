@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Post, Redirect, Req, Session } from '@nestjs/common';
 import type { Request } from 'express';
-import type { SessionData } from 'express-session';
+import { pageSession, type PageSession } from '../auth/page-session.js';
 import { CurrentActor } from '../auth/access.js';
 import { confirmationPage, RequireRecentPassword, SudoMode } from '../auth/sudo-mode.js';
 import { Clock } from '../clock/clock.js';
@@ -39,7 +39,7 @@ export class PasskeysController {
   @HttpCode(200)
   @RouteLimit('passkey-challenges')
   async options(@CurrentActor() actor: Actor, @Req() req: Request): Promise<object> {
-    if (!this.sudo.isRecent(req.session, PASSWORD_ONLY)) {
+    if (!this.sudo.isRecent(pageSession(req), PASSWORD_ONLY)) {
       return { confirmPassword: confirmationPage(SECURITY_PAGE, PASSWORD_ONLY) };
     }
     return this.passkeys.registrationOptions(actor, passkeySessionOf(req, this.clock.nowMs()));
@@ -60,7 +60,7 @@ export class PasskeysController {
       form.name,
       form.credential,
     );
-    flash(req.session, {
+    flash(pageSession(req), {
       notice: `Passkey "${passkey.name}" added: use it to sign in without your password.`,
     });
   }
@@ -72,7 +72,7 @@ export class PasskeysController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Form() form: PasskeyNameForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const passkey = await this.passkeys.rename(actor, id, form.name);
     flash(session, { notice: `The passkey is now called "${passkey.name}".` });
@@ -85,7 +85,7 @@ export class PasskeysController {
   async remove(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const passkey = await this.passkeys.remove(actor, id);
     flash(session, {

@@ -3,7 +3,7 @@ import { Form } from '../common/validation/form.decorator.js';
 import type { Actor } from '../common/actor.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Request } from 'express';
-import type { SessionData } from 'express-session';
+import { pageSession, type PageSession } from '../auth/page-session.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { Public } from '../common/auth-policy.decorator.js';
 import { flash } from '../common/web/flash.js';
@@ -37,7 +37,7 @@ export class PasswordResetController {
   @RouteLimit('forgot-password')
   @FormPage('/forgot-password')
   @Redirect('/forgot-password', 303)
-  async forgot(@Form() form: ForgotPasswordForm, @Session() session: SessionData): Promise<void> {
+  async forgot(@Form() form: ForgotPasswordForm, @Session() session: PageSession): Promise<void> {
     await this.resets.request(form.email);
     flash(session, { notice: REQUESTED });
   }
@@ -63,6 +63,6 @@ export class PasswordResetController {
     await this.resets.reset(actor, token, form.password);
     // This browser's session may be one of those just ended: the notice goes in a new one.
     await this.sessions.restart(req);
-    flash(req.session, { notice: CHANGED });
+    flash(pageSession(req), { notice: CHANGED });
   }
 }

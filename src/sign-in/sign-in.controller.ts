@@ -1,3 +1,4 @@
+import { pageSession } from '../auth/page-session.js';
 import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
 import { PasskeyCredentialForm } from '../passkeys/dto/passkeys.forms.js';
 import { Form } from '../common/validation/form.decorator.js';
@@ -55,8 +56,8 @@ export class AuthController {
   ): Promise<void> {
     await this.registration.register(actor, form);
     // For the next page to name, and to send a new link to; whatever the outcome.
-    req.session.signUpEmail = form.email;
-    req.session.signUpInvited = form.invitation !== undefined;
+    pageSession(req).signUpEmail = form.email;
+    pageSession(req).signUpInvited = form.invitation !== undefined;
   }
 
   @Get('register/check-email')
@@ -66,8 +67,8 @@ export class AuthController {
     return {
       title: 'Check your mail',
       verification: this.verification.required,
-      email: req.session?.signUpEmail,
-      invited: req.session?.signUpInvited === true,
+      email: pageSession(req)?.signUpEmail,
+      invited: pageSession(req)?.signUpInvited === true,
     };
   }
 
@@ -77,9 +78,9 @@ export class AuthController {
   @RouteLimit('sign-up-resend')
   @Redirect('/register/check-email', 303)
   async resendConfirmation(@Req() req: Request): Promise<void> {
-    const email = req.session.signUpEmail;
+    const email = pageSession(req).signUpEmail;
     if (email) await this.verification.resendTo(email);
-    flash(req.session, {
+    flash(pageSession(req), {
       notice: email
         ? `If an account waits for ${email} to be confirmed, a new link is on its way; earlier links no longer work.`
         : 'Sign up first: there is no address to send a link to.',

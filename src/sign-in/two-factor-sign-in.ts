@@ -1,3 +1,4 @@
+import { pageSession, type PageSessionData } from '../auth/page-session.js';
 import { Actors, asPerson } from '../common/actor.js';
 import { actorOf } from '../auth/access.js';
 import { Injectable } from '@nestjs/common';
@@ -32,7 +33,7 @@ export class NoPendingSignInError extends DomainError {
   }
 }
 
-type PendingSignIn = NonNullable<Request['session']['pendingSignIn']>;
+type PendingSignIn = NonNullable<PageSessionData['pendingSignIn']>;
 
 /**
  * Signing in with two factors: after the password, a person with two-factor sign-in on is
@@ -60,11 +61,11 @@ export class TwoFactorSignIn {
 
   /** The sign-in waiting in this session; else back to the sign-in page, told why if it expired. */
   pendingOf(req: Request): PendingSignIn {
-    const pending = req.session?.pendingSignIn;
+    const pending = pageSession(req)?.pendingSignIn;
     if (pending && this.clock.nowMs() - pending.at < PENDING_SIGN_IN_MS) return pending;
     if (!pending) throw new NoPendingSignInError();
-    delete req.session.pendingSignIn;
-    flash(req.session, { error: 'Signing in took too long. Enter your password again.' });
+    delete pageSession(req).pendingSignIn;
+    flash(pageSession(req), { error: 'Signing in took too long. Enter your password again.' });
     throw new NoPendingSignInError(pending.returnTo);
   }
 
@@ -135,8 +136,8 @@ export class TwoFactorSignIn {
   private async pendingUser(req: Request, pending: PendingSignIn): Promise<User> {
     const user = await this.users.findById(pending.userId);
     if (!user || credentialStamp(user.passwordHash) !== pending.credentialStamp) {
-      delete req.session.pendingSignIn;
-      flash(req.session, { error: 'Your password has changed. Sign in with the new one.' });
+      delete pageSession(req).pendingSignIn;
+      flash(pageSession(req), { error: 'Your password has changed. Sign in with the new one.' });
       throw new NoPendingSignInError(pending.returnTo);
     }
     return user;
@@ -172,7 +173,7 @@ export class TwoFactorSignIn {
         event: 'sign-in.recovery_code_used',
         detail: { codes_left: left },
       });
-      flash(req.session, {
+      flash(pageSession(req), {
         notice: `You signed in with a recovery code; it cannot be used again. ${left} left: make new ones under Security when you run low.`,
       });
     }

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { CurrentActor } from '../auth/access.js';
 import { RequireRecentPassword } from '../auth/sudo-mode.js';
 import type { Actor } from '../common/actor.js';
@@ -43,7 +43,7 @@ export class ServiceAccountsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Form() form: CreateServiceAccountForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const account = await this.accounts.create(actor, id, form);
     flash(session, {
@@ -87,7 +87,7 @@ export class ServiceAccountsController {
     @IdParam() id: number,
     @IdParam('accountId') accountId: number,
     @IdParam('tokenId') tokenId: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const token = await this.inventory.revoke(actor, id, tokenId, accountId);
     flash(session, {
@@ -104,7 +104,7 @@ export class ServiceAccountsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('accountId') accountId: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const account = await this.accounts.delete(actor, id, accountId);
     flash(session, {

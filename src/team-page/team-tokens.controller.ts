@@ -1,5 +1,5 @@
 import { Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
@@ -30,7 +30,7 @@ export class TeamTokensController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @IdParam('tokenId') tokenId: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const token = await this.inventory.revoke(actor, id, tokenId);
     const told = token.person.serviceAccount ? '' : ` ${token.person.name} was told by mail.`;

@@ -2,7 +2,7 @@ import { Controller, Post, Redirect, Session } from '@nestjs/common';
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { flash } from '../common/web/flash.js';
@@ -33,7 +33,7 @@ export class TeamSettingsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Form() form: CreateTeamDto,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const team = await this.teams.rename(actor, id, form);
     flash(session, { notice: `The team is now called "${team.name}".` });
@@ -48,7 +48,7 @@ export class TeamSettingsController {
     @IdParam() id: number,
     @IdParam('userId') userId: number,
     @Form() form: ChangeRoleForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const member = await this.teams.changeRole(actor, id, userId, form.role);
     flash(session, {
@@ -65,7 +65,7 @@ export class TeamSettingsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Form() form: TransferTeamForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const owner = await this.teams.transfer(actor, id, form.user_id);
     flash(session, { notice: `${owner.name} now owns the team; you are an admin.` });
@@ -81,7 +81,7 @@ export class TeamSettingsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Form() form: TeamPolicyForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const team = await this.teams.setPolicy(actor, id, policyInputOf(form));
     flash(session, {
@@ -96,7 +96,7 @@ export class TeamSettingsController {
   async leave(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     await this.teams.leave(actor, id);
     flash(session, { notice: 'You left the team.' });
@@ -109,7 +109,7 @@ export class TeamSettingsController {
   async delete(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const team = await this.teams.deleteTeam(actor, id);
     flash(session, { notice: `Team "${team.name}" was deleted.` });

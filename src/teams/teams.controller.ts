@@ -2,7 +2,7 @@ import { Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../auth/signed-in-user.js';
@@ -32,7 +32,7 @@ export class TeamsController {
   async create(
     @CurrentActor() actor: Actor,
     @Form() form: CreateTeamDto,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const team = await this.teams.createTeam(actor, form);
     flash(session, { notice: `Team "${team.name}" was created and is now your current team.` });
@@ -44,7 +44,7 @@ export class TeamsController {
   async switch(
     @CurrentActor() actor: Actor,
     @Form() form: SwitchTeamForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const team = await this.teams.switchTeam(actor, form.team_id);
     flash(session, { notice: `You now work in "${team.name}".` });
@@ -58,7 +58,7 @@ export class TeamsController {
     @SignedInUser() user: User,
     @IdParam() id: number,
     @IdParam('userId') userId: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     await this.teams.removeMember(actor, id, userId);
     const left = userId === user.id;

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nes
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { AbilityCatalog } from '../config/abilities.config.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
@@ -43,7 +43,7 @@ export class TokenSettingsController {
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
     @Form() form: UpdateTokenForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<{ url: string }> {
     const token = await this.tokens.update(actor, id, form);
     flash(session, { notice: `Token "${token.name}" was saved. Its value did not change.` });

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nes
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { IdParam } from '../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../auth/signed-in-user.js';
@@ -58,7 +58,7 @@ export class TokensController {
   async revoke(
     @CurrentActor() actor: Actor,
     @IdParam() id: number,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<void> {
     const { token } = await this.tokens.revoke(actor, id);
     flash(session, {

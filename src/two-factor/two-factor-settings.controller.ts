@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nes
 import { Form } from '../common/validation/form.decorator.js';
 import { CurrentActor } from '../auth/access.js';
 import type { Actor } from '../common/actor.js';
-import type { SessionData } from 'express-session';
+import type { PageSession } from '../auth/page-session.js';
 import { SignedIn } from '../common/auth-policy.decorator.js';
 import { SignedInUser } from '../auth/signed-in-user.js';
 import { flash } from '../common/web/flash.js';
@@ -38,7 +38,7 @@ export class TwoFactorSettingsController {
   setupPage(
     @CurrentActor() actor: Actor,
     @SignedInUser() user: User,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<object> {
     return this.setupView(actor, user, this.setups.of(session));
   }
@@ -51,7 +51,7 @@ export class TwoFactorSettingsController {
   async begin(
     @CurrentActor() actor: Actor,
     @SignedInUser() user: User,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<object> {
     const sealed = await this.twoFactor.beginSetup(actor);
     this.setups.keep(session, sealed);
@@ -66,7 +66,7 @@ export class TwoFactorSettingsController {
   async confirm(
     @CurrentActor() actor: Actor,
     @Form() form: ConfirmTwoFactorForm,
-    @Session() session: SessionData,
+    @Session() session: PageSession,
   ): Promise<object> {
     const codes = await this.twoFactor.confirm(actor, this.setups.of(session), form.code);
     this.setups.clear(session);
@@ -87,7 +87,7 @@ export class TwoFactorSettingsController {
   @FormPage(SECURITY_PAGE)
   @RequireRecentPassword('Turn off two-factor sign-in', PASSWORD_ONLY)
   @Redirect(SECURITY_PAGE, 303)
-  async disable(@CurrentActor() actor: Actor, @Session() session: SessionData): Promise<void> {
+  async disable(@CurrentActor() actor: Actor, @Session() session: PageSession): Promise<void> {
     await this.twoFactor.disable(actor);
     flash(session, { notice: 'Two-factor sign-in is off. Your password alone signs you in.' });
   }

@@ -1,3 +1,4 @@
+import { pageSession } from '../auth/page-session.js';
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { signedInActor } from '../auth/access.js';
@@ -35,7 +36,7 @@ export class PageContext implements NestMiddleware {
   }
 
   private async build(req: Request, res: Response): Promise<void> {
-    const { userId, signedInAt = 0, credentialStamp: stamp } = req.session ?? {};
+    const { userId, signedInAt = 0, credentialStamp: stamp } = pageSession(req) ?? {};
     if (userId === undefined) return;
     const now = this.clock.nowMs();
     const found =
@@ -52,7 +53,7 @@ export class PageContext implements NestMiddleware {
     ) {
       // A fresh, empty session: the old one is gone from the store; forms still get a token.
       await new Promise<void>((resolve, reject) =>
-        req.session.regenerate((e) => (e ? reject(e) : resolve())),
+        pageSession(req).regenerate((e) => (e ? reject(e) : resolve())),
       );
       return;
     }

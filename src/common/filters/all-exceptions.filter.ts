@@ -19,7 +19,7 @@ import { loggablePath } from '../http/loggable-path.js';
 import { formOriginOf } from '../http/request-state.js';
 import { failure } from '../http/envelope.js';
 import { writeJson } from '../http/json-answer.js';
-import { flash, keptInput } from '../web/flash.js';
+import { flash, keptInput, type FlashHolder } from '../web/flash.js';
 import { saveSessionIfChanged } from '../http/session-state.js';
 import { signInPageFor } from '../web/return-to.js';
 import { CODE_BY_STATUS } from './error-status.js';
@@ -148,7 +148,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const form = formOriginOf(request);
     if (form && request.session && (error.status === 409 || error.status === 422)) {
-      flash(request.session, {
+      flash(request.session as FlashHolder, {
         ...(error.fields ? { fields: error.fields } : { error: error.message }),
         old: keptInput(request.body, form.fields),
       });

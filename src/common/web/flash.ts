@@ -1,5 +1,3 @@
-import type { SessionData } from 'express-session';
-
 /** What one page hands to the next across a redirect. */
 export interface Flash {
   notice?: string;
@@ -9,7 +7,8 @@ export interface Flash {
   old?: Record<string, unknown>;
 }
 
-type FlashHolder = Partial<Pick<SessionData, 'flash'>>;
+/** Whatever holds a flash: the page's session. */
+export type FlashHolder = { flash?: Flash };
 
 /** Passwords, CSRF tokens and sign-in codes (`code`, `recovery_code`): never sent back. */
 const NEVER_KEPT = /password|_csrf|code/i;

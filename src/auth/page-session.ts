@@ -1,0 +1,58 @@
+import type { Request } from 'express';
+import type { Session } from 'express-session';
+import type { Flash } from '../common/web/flash.js';
+import type { PendingAction } from './sudo-mode.js';
+
+/**
+ * What the pages' session holds, typed here and read through `pageSession` rather than declared
+ * onto express-session's SessionData for every module to read unseen.
+ */
+export interface PageSessionData {
+  /** The signed-in user. */
+  userId?: number;
+  /** When the user signed in (epoch ms), for the absolute timeout. */
+  signedInAt?: number;
+  /** When the password was last typed in this session (epoch ms), for sudo mode. */
+  passwordConfirmedAt?: number;
+  /**
+   * That time was a passkey's (signing in or confirming with one), not the password's: it
+   * does not count where only the password will do (adding a passkey, two-factor changes).
+   */
+  sudoByPasskey?: boolean;
+  /**
+   * A sign-in whose password was right, waiting for the second factor: nobody is signed in
+   * yet. `attempt` names it for the limit on wrong codes; `at` is when the password was typed;
+   * `credentialStamp` is the account's stamp then (a password changed since ends it).
+   */
+  pendingSignIn?: {
+    userId: number;
+    attempt: string;
+    credentialStamp: string;
+    at: number;
+    returnTo?: string;
+  };
+  /** A two-factor setup under way: its secret, encrypted, until a code confirms it. */
+  twoFactorSetup?: { secret: string; startedAt: number };
+  /** The account's credential stamp at sign-in; the session ends when it no longer matches. */
+  credentialStamp?: string;
+  /** The browser and address last seen on this session, and when (epoch ms), for its list. */
+  activity?: { userAgent: string; ip: string; at: number };
+  /** A form that waits for the password to be confirmed, to be sent again then (sudo mode). */
+  pendingAction?: PendingAction;
+  /** The address this browser signed up with last, for the check-your-mail page. */
+  signUpEmail?: string;
+  /** Whether that sign-up came from an invitation's link (its team is joined on confirmation), for the same page. */
+  signUpInvited?: boolean;
+  /** When this session last asked for a passkey challenge: a visitor's session is kept for it. */
+  passkeyAskedAt?: number;
+  /** Messages and form state for the next page only. */
+  flash?: Flash;
+}
+
+/** The page's session (express-session's, with what Tessera keeps in it). */
+export type PageSession = Session & PageSessionData;
+
+/** The request's session, as the pages use it (present on page requests only). */
+export function pageSession(req: Request): PageSession {
+  return req.session as PageSession;
+}
