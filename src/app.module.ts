@@ -1,14 +1,11 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AccountModule } from './account/account.module.js';
-import { SecurityLogModule } from './security-log/security-log.module.js';
 import { InvitationsModule } from './invitations/invitations.module.js';
-import { TeamPageModule } from './team-page/team-page.module.js';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
 import type { Clock } from './clock/clock.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
-import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MailDeliveryModule } from './mail/mail-delivery.module.js';
@@ -43,11 +40,8 @@ export class AppModule {
         ApiV1Module,
         CoreModule.forRoot(config, options.clock),
         WebModule,
-        DashboardModule,
         AccountModule,
-        SecurityLogModule,
         InvitationsModule,
-        TeamPageModule,
         TokenReportsModule.forRoot(config),
         HealthModule,
         MetricsModule.forRoot(config),
