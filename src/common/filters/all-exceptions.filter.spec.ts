@@ -3,11 +3,19 @@ import { NotFoundException } from '@nestjs/common';
 import type { Request } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { SystemClock } from '../../clock/clock.js';
-import { AuthenticationError } from '../../tokens/tokens.errors.js';
-import { ValidationError } from '../errors/domain.error.js';
+import { DomainError, ValidationError } from '../errors/domain.error.js';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 
 const request = { method: 'GET', path: '/api/v1/user/profile' } as Request;
+
+/** A feature's error, as the tokens feature's revoked token is (common imports no feature). */
+class RevokedTokenError extends DomainError {
+  readonly status = 401;
+  readonly code = 'token_revoked';
+  constructor() {
+    super('The bearer token has been revoked.');
+  }
+}
 
 describe('AllExceptionsFilter.resolve', () => {
   const filter = new AllExceptionsFilter(new SystemClock());
@@ -15,7 +23,7 @@ describe('AllExceptionsFilter.resolve', () => {
   Object.assign(filter, { logger: { error: () => undefined } });
 
   it('should map domain errors to their status and keep their message', () => {
-    expect(filter.resolve(new AuthenticationError('token_revoked'), request)).toEqual({
+    expect(filter.resolve(new RevokedTokenError(), request)).toEqual({
       status: 401,
       code: 'token_revoked',
       message: 'The bearer token has been revoked.',
