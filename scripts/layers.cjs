@@ -56,7 +56,6 @@ const STILL_ON_EXPRESS = [
   'src/auth/session-lifecycle.ts',
   'src/auth/signed-in-user.ts',
   'src/auth/sudo-mode.ts',
-  'src/auth/web-session.ts',
   'src/common/filters/all-exceptions.filter.ts',
   'src/common/filters/all-exceptions.filter.spec.ts',
   'src/common/http/compression.ts',

@@ -30,7 +30,7 @@ import {
 } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
 import { formPagesOf } from './common/web/form-page.js';
-import { WebSession } from './auth/web-session.js';
+import { WebSession } from './web/session/web-session.js';
 import { PageContext } from './web/page-context.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { AccessLog, observeRequests, type ResponseWatcher } from './logging/request-log.js';

@@ -10,7 +10,7 @@ import { AccountDisabledError } from './auth.errors.js';
 import { credentialStamp } from './credential-stamp.js';
 import { actorOf, signedInActor } from './access.js';
 import { noteActivity } from './session-activity.js';
-import { webCookiesFor, type WebCookies } from './web-session.js';
+import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
 import { Clock } from '../clock/clock.js';

@@ -17,6 +17,7 @@ import { ConfirmPasswordController } from './confirm-password/confirm-password.c
 import { DashboardController } from './dashboard/dashboard.controller.js';
 import { InvitationsController } from './invitations/invitations.controller.js';
 import { PageContext } from './page-context.js';
+import { TypeormSessionStore, WebSession } from './session/web-session.js';
 import { PasswordResetController } from './password-reset/password-reset.controller.js';
 import { EmailVerificationController } from './register/email-verification.controller.js';
 import { TokenSettingsController } from './settings/api-tokens/token-settings.controller.js';
@@ -40,8 +41,9 @@ import { TeamsController } from './teams/teams.controller.js';
 
 /**
  * The page edge, as `ApiV1Module` is the API's: every page controller, laid out under web/ as
- * the URLs are, over the features' services; and what every page request goes through once the
- * session and CSRF are read (the page context; configureApp mounts it on the pages' branch).
+ * the URLs are, over the features' services; and what every page request goes through, the
+ * session and CSRF (`WebSession`) and then the page context (configureApp mounts both on the
+ * pages' branch).
  */
 @Module({
   imports: [
@@ -86,7 +88,7 @@ import { TeamsController } from './teams/teams.controller.js';
     ServiceAccountsController,
     TeamChangesController,
   ],
-  providers: [PageContext],
-  exports: [PageContext],
+  providers: [TypeormSessionStore, WebSession, PageContext],
+  exports: [WebSession, PageContext],
 })
 export class WebModule {}

@@ -4,52 +4,26 @@ import { doubleCsrf } from 'csrf-csrf';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import session from 'express-session';
 import { createHmac, randomBytes } from 'node:crypto';
-import { Clock } from '../clock/clock.js';
-import { takeFlash } from '../common/web/flash.js';
-import { noteSessionLoaded } from '../common/http/session-state.js';
-import type { Config } from '../config/config.js';
-import { CONFIG } from '../config/config.module.js';
-import { Transactions } from '../database/transactions.js';
-import { Scheduler } from '../scheduler/scheduler.js';
-import { CrossSiteRequestError } from './auth.errors.js';
-import { fetchSiteOf } from './request-site.js';
-import { pageSession, type PageSessionData } from './page-session.js';
-import { SESSION_ACTIVITY_EVERY_MS } from './session-activity.js';
-import { SessionsRepository } from './sessions.repository.js';
+import { Clock } from '../../clock/clock.js';
+import { takeFlash } from '../../common/web/flash.js';
+import { noteSessionLoaded } from '../../common/http/session-state.js';
+import type { Config } from '../../config/config.js';
+import { CONFIG } from '../../config/config.module.js';
+import { Transactions } from '../../database/transactions.js';
+import { Scheduler } from '../../scheduler/scheduler.js';
+import { CrossSiteRequestError } from '../../auth/auth.errors.js';
+import { fetchSiteOf } from '../../auth/request-site.js';
+import { pageSession, type PageSessionData } from '../../auth/page-session.js';
+import { SESSION_ACTIVITY_EVERY_MS } from '../../auth/session-activity.js';
+import { webCookiesFor, type WebCookies } from '../../auth/web-cookies.js';
+import { SessionsRepository } from '../../auth/sessions.repository.js';
 
 /**
- * The pages' session, in one place: the session (express-session over the store below), CSRF
- * protection, and the signed-in person. `WebSession` runs them as one middleware for every page
- * request (configureApp mounts it on the pages' branch only; the API never reads a session).
+ * The pages' session, in one place: the session (express-session over the store below) and
+ * CSRF protection. `WebSession` runs them as one middleware for every page request (configureApp
+ * mounts it on the pages' branch only; the API never reads a session); the page context reads
+ * the signed-in person next.
  */
-
-/**
- * The pages' cookies. With an https APP_URL they are `__Host-` cookies (always Secure, for the
- * host alone, path `/`), which no other host of the domain can set: a sibling subdomain cannot
- * toss its own session, CSRF pair or visitor id into a browser. Over plain http the prefix is
- * not allowed, and Secure follows the request (through a trusted proxy too).
- */
-export interface WebCookies {
-  /** The session's id. */
-  session: string;
-  /** The CSRF token's cookie half. */
-  csrf: string;
-  /** A visitor's random id, that a visitor's CSRF tokens are bound to. */
-  visitor: string;
-  /** `true` with an https APP_URL; else Secure whenever the request came over HTTPS. */
-  secure: true | 'auto';
-}
-
-export function webCookiesFor(config: Config): WebCookies {
-  const https = config.app.publicUrl.startsWith('https:');
-  const prefix = https ? '__Host-' : '';
-  return {
-    session: `${prefix}tessera.sid`,
-    csrf: `${prefix}tessera.csrf`,
-    visitor: `${prefix}tessera.visitor`,
-    secure: https ? true : 'auto',
-  };
-}
 
 /** How long a session nobody signed in to lives without use. */
 export const GUEST_SESSION_MS = 15 * 60_000;
