@@ -29,7 +29,7 @@ import {
   refuseUnansweredMethods,
 } from './common/http/express-adapter.js';
 import { Assets } from './common/web/assets.js';
-import { formPagesOf } from './common/web/form-page.js';
+import { formPagesOf } from './web/form-page.js';
 import { WebSession } from './web/session/web-session.js';
 import { PageContext } from './web/page-context.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';

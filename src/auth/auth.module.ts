@@ -7,13 +7,11 @@ import { AuthService } from './auth.service.js';
 import { PasswordHasher } from './password-hasher.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { SessionsRepository } from './sessions.repository.js';
-import { SudoMode } from './sudo-mode.js';
 
 /**
- * Who is there: what the pages' session holds and its rows (the session and CSRF middleware
- * itself is the page edge's, web/session/), passwords, sudo mode, signing in and out of a
- * session, and the global guard that checks every route's declared policy. It knows no feature
- * above users: the API's tokens are read by the API's own middleware, the forms of signing in
+ * Who is there: what the pages' session holds and its rows (the session, CSRF and sudo mode
+ * themselves are the page edge's, web/), passwords, signing in and out of a session, and the
+ * global guard that checks every route's declared policy. It knows no feature above users: the API's tokens are read by the API's own middleware, the forms of signing in
  * live in sign-in/.
  */
 @Module({
@@ -23,9 +21,8 @@ import { SudoMode } from './sudo-mode.js';
     AuthService,
     SessionLifecycle,
     SessionsRepository,
-    SudoMode,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [AuthService, PasswordHasher, SessionLifecycle, SessionsRepository, SudoMode],
+  exports: [AuthService, PasswordHasher, SessionLifecycle, SessionsRepository],
 })
 export class AuthModule {}

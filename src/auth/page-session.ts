@@ -1,7 +1,6 @@
 import type { Request } from 'express';
 import type { Session } from 'express-session';
 import type { Flash } from '../common/web/flash.js';
-import type { PendingAction } from './sudo-mode.js';
 
 /**
  * What the pages' session holds, typed here and read through `pageSession` rather than declared
@@ -47,6 +46,26 @@ export interface PageSessionData {
   passkeyAskedAt?: number;
   /** Messages and form state for the next page only. */
   flash?: Flash;
+}
+
+/**
+ * A form refused for want of a recent password, kept in the session to be sent again once the
+ * password is confirmed (GitHub's sudo mode resumes the action the same way): where it posts,
+ * the page it belongs to, what it does in words, and its fields (never a password or a code).
+ */
+export interface PendingAction {
+  path: string;
+  page: string;
+  label: string;
+  fields: Record<string, unknown>;
+  at: number;
+  /** Only the password may confirm it (SudoOptions). */
+  passwordOnly?: boolean;
+  /**
+   * When the person confirmed their password on the page that named this action: only then
+   * may the continue page send it, once.
+   */
+  confirmedAt?: number;
 }
 
 /** The page's session (express-session's, with what Tessera keeps in it). */

@@ -18,6 +18,7 @@ import { DashboardController } from './dashboard/dashboard.controller.js';
 import { InvitationsController } from './invitations/invitations.controller.js';
 import { PageContext } from './page-context.js';
 import { TypeormSessionStore, WebSession } from './session/web-session.js';
+import { SudoMode } from './sudo-mode.js';
 import { PasswordResetController } from './password-reset/password-reset.controller.js';
 import { EmailVerificationController } from './register/email-verification.controller.js';
 import { TokenSettingsController } from './settings/api-tokens/token-settings.controller.js';
@@ -88,7 +89,7 @@ import { TeamsController } from './teams/teams.controller.js';
     ServiceAccountsController,
     TeamChangesController,
   ],
-  providers: [TypeormSessionStore, WebSession, PageContext],
+  providers: [TypeormSessionStore, WebSession, PageContext, SudoMode],
   exports: [WebSession, PageContext],
 })
 export class WebModule {}

@@ -13,10 +13,11 @@ import type { Request } from 'express';
 import { AuthService } from '../../auth/auth.service.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { flash } from '../../common/web/flash.js';
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { isReturnPage } from '../../common/web/return-to.js';
 import { ConfirmPasswordForm } from '../settings/account.forms.js';
-import { SudoMode, type PendingAction } from '../../auth/sudo-mode.js';
+import type { PendingAction } from '../../auth/page-session.js';
+import { SudoMode } from '../sudo-mode.js';
 
 const CONTINUE_PAGE = '/confirm-password/continue';
 

@@ -1,4 +1,4 @@
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import { CurrentActor } from '../../auth/access.js';
 import { signedInUserOf } from '../../auth/signed-in-user.js';

@@ -12,7 +12,7 @@ import { CONFIG } from '../../config/config.module.js';
 import { Transactions } from '../../database/transactions.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import { CrossSiteRequestError } from '../../auth/auth.errors.js';
-import { fetchSiteOf } from '../../auth/request-site.js';
+import { fetchSiteOf } from './request-site.js';
 import { pageSession, type PageSessionData } from '../../auth/page-session.js';
 import { SESSION_ACTIVITY_EVERY_MS } from '../../auth/session-activity.js';
 import { webCookiesFor, type WebCookies } from '../../auth/web-cookies.js';

@@ -5,7 +5,7 @@ import { Form } from '../../common/validation/form.decorator.js';
 import type { Actor } from '../../common/actor.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Request, Response } from 'express';
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { flash } from '../../common/web/flash.js';
 import { isReturnPage } from '../../common/web/return-to.js';
 import { RouteLimit } from '../../rate-limit/route-limit.guard.js';

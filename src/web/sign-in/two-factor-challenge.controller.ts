@@ -4,7 +4,7 @@ import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Request } from 'express';
 import { GuestOnly } from '../../common/auth-policy.decorator.js';
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { TwoFactorChallengeForm } from '../settings/two-factor/two-factor.forms.js';
 import { CHALLENGE_PAGE, TwoFactorSignIn } from '../../sign-in/two-factor-sign-in.js';
 

@@ -1,13 +1,13 @@
 import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
 import type { PageSession } from '../../auth/page-session.js';
 import { CurrentActor } from '../../auth/access.js';
-import { RequireRecentPassword } from '../../auth/sudo-mode.js';
+import { RequireRecentPassword } from '../sudo-mode.js';
 import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import { flash } from '../../common/web/flash.js';
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { CreateServiceAccountForm } from '../../service-accounts/dto/service-accounts.forms.js';
 import { ServiceAccountsService } from '../../service-accounts/service-accounts.service.js';
 import { NewTokenForm, toCreateTokenDto } from '../settings/api-tokens/tokens.forms.js';

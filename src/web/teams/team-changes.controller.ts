@@ -4,7 +4,7 @@ import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { Form } from '../../common/validation/form.decorator.js';
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { AbilityCatalog } from '../../config/abilities.config.js';
 import { policyInputOf, TeamPolicyForm } from './teams.forms.js';
 import { TeamTokensService } from '../../team-tokens/team-tokens.service.js';

@@ -6,7 +6,7 @@ import type { PageSession } from '../../auth/page-session.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { flash } from '../../common/web/flash.js';
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
 import { InviteForm } from '../invitations/invitations.forms.js';
 import { InvitationsService } from '../../invitations/invitations.service.js';

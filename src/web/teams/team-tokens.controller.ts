@@ -5,7 +5,7 @@ import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { flash } from '../../common/web/flash.js';
-import { FormPage } from '../../common/web/form-page.js';
+import { FormPage } from '../form-page.js';
 import { TeamTokensService } from '../../team-tokens/team-tokens.service.js';
 
 const INVENTORY = '/teams/:id/tokens';

@@ -7,8 +7,8 @@ import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { AbilityCatalog } from '../../../config/abilities.config.js';
 import { IdParam } from '../../../common/decorators/id-param.decorator.js';
 import { flash } from '../../../common/web/flash.js';
-import { FormPage } from '../../../common/web/form-page.js';
-import { RequireRecentPassword } from '../../../auth/sudo-mode.js';
+import { FormPage } from '../../form-page.js';
+import { RequireRecentPassword } from '../../sudo-mode.js';
 import {
   lifetimeDaysOf,
   MAX_GRACE_MINUTES,

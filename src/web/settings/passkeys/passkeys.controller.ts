@@ -2,14 +2,14 @@ import { Controller, HttpCode, Post, Redirect, Req, Session } from '@nestjs/comm
 import type { Request } from 'express';
 import { pageSession, type PageSession } from '../../../auth/page-session.js';
 import { CurrentActor } from '../../../auth/access.js';
-import { confirmationPage, RequireRecentPassword, SudoMode } from '../../../auth/sudo-mode.js';
+import { confirmationPage, RequireRecentPassword, SudoMode } from '../../sudo-mode.js';
 import { Clock } from '../../../clock/clock.js';
 import type { Actor } from '../../../common/actor.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { IdParam } from '../../../common/decorators/id-param.decorator.js';
 import { Form } from '../../../common/validation/form.decorator.js';
 import { flash } from '../../../common/web/flash.js';
-import { FormPage } from '../../../common/web/form-page.js';
+import { FormPage } from '../../form-page.js';
 import { RouteLimit } from '../../../rate-limit/route-limit.guard.js';
 import { AddPasskeyForm, PasskeyNameForm } from './passkeys.forms.js';
 import { answeringSessionOf, passkeySessionOf } from '../../../passkeys/passkey-session.js';

@@ -6,10 +6,10 @@ import { CurrentActor } from '../../../auth/access.js';
 import type { Request } from 'express';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { flash } from '../../../common/web/flash.js';
-import { FormPage } from '../../../common/web/form-page.js';
+import { FormPage } from '../../form-page.js';
 import { ChangePasswordForm } from '../account.forms.js';
 import { PasswordChangeService } from '../../../account/password-change.service.js';
-import { SudoMode } from '../../../auth/sudo-mode.js';
+import { SudoMode } from '../../sudo-mode.js';
 
 const PAGE = '/settings/password';
 

@@ -6,7 +6,7 @@ import type { Actor } from '../../../common/actor.js';
 import type { Request } from 'express';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { flash } from '../../../common/web/flash.js';
-import { FormPage } from '../../../common/web/form-page.js';
+import { FormPage } from '../../form-page.js';
 import { BrowserSessionsService } from '../../../account/browser-sessions.service.js';
 import { SignOutOthersForm } from '../account.forms.js';
 import { PasskeysService } from '../../../passkeys/passkeys.service.js';

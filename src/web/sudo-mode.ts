@@ -1,4 +1,4 @@
-import { pageSession, type PageSession } from './page-session.js';
+import { pageSession, type PageSession, type PendingAction } from '../auth/page-session.js';
 import {
   applyDecorators,
   Injectable,
@@ -14,10 +14,10 @@ import { formOriginOf } from '../common/http/request-state.js';
 import type { Observable } from 'rxjs';
 import { DomainError } from '../common/errors/domain.error.js';
 import { keptInput } from '../common/web/flash.js';
-import { FORM_PAGE, fillPage, formFieldsOf } from '../common/web/form-page.js';
+import { FORM_PAGE, fillPage, formFieldsOf } from './form-page.js';
 import { Clock } from '../clock/clock.js';
-import { CrossSiteRequestError } from './auth.errors.js';
-import { isNavigationFromHere } from './request-site.js';
+import { CrossSiteRequestError } from '../auth/auth.errors.js';
+import { isNavigationFromHere } from './session/request-site.js';
 
 /** How long a password typed (to sign in, register or confirm) unlocks sensitive actions. */
 export const RECENT_PASSWORD_MS = 15 * 60_000;
@@ -49,26 +49,6 @@ export class PasswordConfirmationRequiredError extends DomainError {
     super('Confirm your password to continue.');
     this.pageRedirect = confirmationPage(returnTo, options);
   }
-}
-
-/**
- * A form refused for want of a recent password, kept in the session to be sent again once the
- * password is confirmed (GitHub's sudo mode resumes the action the same way): where it posts,
- * the page it belongs to, what it does in words, and its fields (never a password or a code).
- */
-export interface PendingAction {
-  path: string;
-  page: string;
-  label: string;
-  fields: Record<string, unknown>;
-  at: number;
-  /** Only the password may confirm it (SudoOptions). */
-  passwordOnly?: boolean;
-  /**
-   * When the person confirmed their password on the page that named this action: only then
-   * may the continue page send it, once.
-   */
-  confirmedAt?: number;
 }
 
 /** When the password was last typed in a session, and whether that was recent enough. */

@@ -10,7 +10,7 @@ import {
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import type { INestApplication } from '@nestjs/common';
-import { setFormOrigin } from '../http/request-state.js';
+import { setFormOrigin } from '../common/http/request-state.js';
 import { getMetadataStorage } from 'class-validator';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
