@@ -32,6 +32,7 @@ import { Assets } from './common/web/assets.js';
 import { formPagesOf } from './web/form-page.js';
 import { WebSession } from './web/session/web-session.js';
 import { PageContext } from './web/page-context.js';
+import { PageErrors } from './web/page-errors.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { AccessLog, observeRequests, type ResponseWatcher } from './logging/request-log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -112,7 +113,7 @@ export function configureApp(app: INestApplication): INestApplication {
       ),
     ]),
   );
-  app.useGlobalFilters(new AllExceptionsFilter(app.get(Clock), jsonPath));
+  app.useGlobalFilters(new AllExceptionsFilter(app.get(Clock), jsonPath, new PageErrors()));
   return app;
 }
 

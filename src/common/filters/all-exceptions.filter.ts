@@ -6,7 +6,6 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { STATUS_CODES } from 'node:http';
 import type { Clock } from '../../clock/clock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import {
@@ -16,12 +15,8 @@ import {
   type NextStep,
 } from '../errors/domain.error.js';
 import { loggablePath } from '../http/loggable-path.js';
-import { formOriginOf } from '../http/request-state.js';
 import { failure } from '../http/envelope.js';
 import { writeJson } from '../http/json-answer.js';
-import { flash, keptInput, type FlashHolder } from '../web/flash.js';
-import { saveSessionIfChanged } from '../http/session-state.js';
-import { signInPageFor } from '../web/return-to.js';
 import { CODE_BY_STATUS } from './error-status.js';
 
 export interface ResolvedError {
@@ -34,6 +29,11 @@ export interface ResolvedError {
   nextStep?: NextStep;
   /** Sent as Retry-After: when the client may try again. */
   retryAfterSeconds?: number;
+}
+
+/** How the page edge answers a failed page request: a page, a redirect or a refused form. */
+export interface PageErrorAnswers {
+  answer(error: ResolvedError, request: Request, response: Response): void;
 }
 
 /**
@@ -51,32 +51,6 @@ export const GENERIC_MESSAGES: Record<number, string> = {
   415: 'That content type is not supported.',
   500: 'Something went wrong on our side.',
   503: 'The service is temporarily unavailable. Try again shortly.',
-};
-
-/** Pages a person is sent to instead of an error page. */
-const REDIRECTS: Record<string, string> = {
-  sign_in_required: '/login',
-  already_signed_in: '/dashboard',
-};
-
-/** A page's 404 where nothing more precise was said (the API's envelope keeps "Not found."). */
-const PAGE_NOT_FOUND =
-  'There is nothing at this address, or it is not yours to see. Check the link, or start again from your dashboard.';
-
-/** What an error page says first, in words, by status; the message says what exactly. */
-const ERROR_HEADINGS: Record<number, string> = {
-  400: 'That request could not be read',
-  401: 'Sign in to go on',
-  403: 'You cannot do that here',
-  404: 'We could not find that page',
-  405: 'That is not something this page does',
-  409: 'That clashes with something already there',
-  410: 'This link no longer works',
-  413: 'That was too large to take',
-  422: 'Something in that form needs fixing',
-  429: 'Too many attempts for now',
-  500: 'Sorry, that did not work',
-  503: 'Tessera is not available right now',
 };
 
 const CSRF_MESSAGE =
@@ -98,6 +72,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   constructor(
     private readonly clock: Clock,
     private readonly answersInJson: (path: string) => boolean = isApiPath,
+    /** How pages answer a failure: the page edge's (web/page-errors.ts). */
+    private readonly pages?: PageErrorAnswers,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -126,61 +102,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
       return;
     }
-    this.answerPage(error, request, response);
-  }
-
-  /**
-   * Pages: a refused form goes back to its page with the messages and the values typed; a
-   * visitor who must sign in goes to the sign-in page; anything else is an error page.
-   */
-  private answerPage(error: ResolvedError, request: Request, response: Response): void {
-    const elsewhere = error.redirect ?? REDIRECTS[error.code];
-    if (elsewhere) {
-      // After signing in, a visitor goes on to the page they asked for: it travels in the sign-in
-      // page's address, so an anonymous visit stores nothing.
-      const signIn = error.code === 'sign_in_required' && request.method === 'GET';
-      this.redirectOnceSaved(
-        request,
-        response,
-        signIn ? signInPageFor(request.originalUrl) : elsewhere,
-      );
+    if (this.pages) {
+      this.pages.answer(error, request, response);
       return;
     }
-    const form = formOriginOf(request);
-    if (form && request.session && (error.status === 409 || error.status === 422)) {
-      flash(request.session as FlashHolder, {
-        ...(error.fields ? { fields: error.fields } : { error: error.message }),
-        old: keptInput(request.body, form.fields),
-      });
-      this.redirectOnceSaved(request, response, form.page);
-      return;
-    }
-    const page = {
-      title: STATUS_CODES[error.status] ?? 'Error',
-      heading: ERROR_HEADINGS[error.status] ?? ERROR_HEADINGS[error.status >= 500 ? 500 : 400],
-      status: error.status,
-      message: error.message === GENERIC_MESSAGES[404] ? PAGE_NOT_FOUND : error.message,
-      requestId: supportId(error, request),
-      nextStep: error.nextStep,
-    };
-    response.status(error.status).render('errors/error', page, (renderError, html) => {
-      if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
-      response.send(renderError ? `${error.status} ${error.message}` : html);
-    });
-  }
-
-  /** A redirect leaves once the session it changed (its flash) is stored, in one write. */
-  private redirectOnceSaved(request: Request, response: Response, url: string): void {
-    saveSessionIfChanged(request).then(
-      () => response.redirect(303, url),
-      (error: unknown) => {
-        this.logger.error({
-          msg: `Could not store the session: ${String(error)}`,
-          reqId: request.id,
-        });
-        response.status(500).send(GENERIC_MESSAGES[500]);
-      },
-    );
+    // Only the app's own filter answers pages (configureApp hands it the page edge's answers).
+    response.status(error.status).type('text/plain').send(error.message);
   }
 
   resolve(exception: unknown, request: Request): ResolvedError {
@@ -237,7 +164,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 }
 
 /** On a failure of ours (5xx), the request id that names its log lines, for the person to quote. */
-function supportId(error: ResolvedError, request: Request): string | undefined {
+export function supportId(error: ResolvedError, request: Request): string | undefined {
   return error.status >= 500 && request.id ? String(request.id) : undefined;
 }
 

@@ -8,7 +8,7 @@ export interface Flash {
 }
 
 /** Whatever holds a flash: the page's session. */
-export type FlashHolder = { flash?: Flash };
+type FlashHolder = { flash?: Flash };
 
 /** Passwords, CSRF tokens and sign-in codes (`code`, `recovery_code`): never sent back. */
 const NEVER_KEPT = /password|_csrf|code/i;
