@@ -202,7 +202,7 @@ describe('database faults', () => {
   it('should answer 503 while the database answers nothing (a black hole), fail liveness while wedged, and serve the API, pages and mail again by itself', async () => {
     await expectServing();
     await mailDuringFault(
-      () => proxy.blackHole(),
+      () => proxy.fail('black-hole'),
       async () => {
         for (let i = 0; i < 3; i++) {
           expectUnavailable(await api(), 'api');
@@ -218,7 +218,7 @@ describe('database faults', () => {
   it('should answer 503 while every connection to the database is reset, and serve again by itself', async () => {
     await expectServing();
     await mailDuringFault(
-      () => proxy.reset(),
+      () => proxy.fail('reset'),
       async () => {
         for (let i = 0; i < 3; i++) {
           expectUnavailable(await api(), 'api');

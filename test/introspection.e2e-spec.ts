@@ -25,6 +25,7 @@ import {
   createUser,
 } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { startInstances, type Instances } from './support/instances.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import type { TestApp } from './support/test-app.js';
@@ -44,6 +45,7 @@ const introspect = (server: Server, caller: string, fields: Record<string, strin
     .send(fields);
 
 describe('token introspection', () => {
+  const clock = new ManualClock();
   let d: Instances;
   let t: TestApp;
   let a: Server;
@@ -51,7 +53,7 @@ describe('token introspection', () => {
   let contract: OpenApiContract;
 
   beforeAll(async () => {
-    d = await startInstances(2, { RATE_LIMIT_ENABLED: 'false', ABILITIES_FILE });
+    d = await startInstances(2, { RATE_LIMIT_ENABLED: 'false', ABILITIES_FILE }, { clock });
     t = d.first;
     [a, b] = d.servers;
     contract = await OpenApiContract.fetch(a);

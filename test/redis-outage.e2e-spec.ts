@@ -13,7 +13,7 @@ import { SHARED_SECRET } from './support/instances.js';
 import { LogCapture } from './support/log-capture.js';
 import { PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
-import { FaultProxy } from './support/tcp-proxy.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
@@ -49,7 +49,7 @@ function sample(body: string, series: string): number {
  * answers uncounted; once Redis is back each instance counts again by itself, with no restart.
  */
 describe('limits while Redis cannot be reached', () => {
-  let proxy: FaultProxy;
+  let proxy: TcpProxy;
   let database: TestDatabase;
   let mail: TestSmtpServer;
   // Nest's loggers write through the app that set them up last, so both instances' lines may
@@ -60,7 +60,7 @@ describe('limits while Redis cannot be reached', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    proxy = await new FaultProxy(Number(REDIS.port || 6379), REDIS.hostname).start();
+    proxy = await new TcpProxy(REDIS.hostname, Number(REDIS.port || 6379)).start();
     database = await createTestDatabase({ file: true });
     mail = await TestSmtpServer.start();
     // One deployment: the instances share their counters, under a prefix of this spec's own.

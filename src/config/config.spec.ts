@@ -265,6 +265,16 @@ describe('loadConfig, proxies and secrets', () => {
       );
     });
 
+    it('should refuse an https APP_URL in production without it, since no session cookie could then be set', () => {
+      const https = { ...PRODUCTION, APP_URL: 'https://tessera.example.com' };
+      expect(problemsOf(https)).toEqual([
+        expect.stringMatching(/^TRUST_PROXY: required in production with an https APP_URL/),
+      ]);
+      expect(loadConfig({ ...https, TRUST_PROXY: '1' }).web.trustProxy).toBe(1);
+      expect(problemsOf({ ...PRODUCTION, APP_URL: 'http://tessera.internal:3000' })).toEqual([]);
+      expect(problemsOf({ NODE_ENV: 'test', APP_URL: 'https://tessera.example.com' })).toEqual([]);
+    });
+
     it('should refuse in production ranges that together trust every address, and warn elsewhere', () => {
       for (const value of [
         '0.0.0.0/1,128.0.0.0/1',

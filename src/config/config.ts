@@ -48,6 +48,15 @@ export function loadConfig(env: Record<string, string | undefined> = environment
     abilities: readAbilitiesConfig(r),
     warnings: r.warnings,
   };
+  if (
+    app.nodeEnv === 'production' &&
+    app.publicUrl.startsWith('https:') &&
+    !config.web.trustProxy
+  ) {
+    r.problems.push(
+      'TRUST_PROXY: required in production with an https APP_URL: Tessera serves plain http, so it learns from the TLS proxy in front that a request came over https; without it no session cookie (Secure, __Host-) is set and nobody can sign in. Set it to the proxy hops in front (TRUST_PROXY=1) or their addresses',
+    );
+  }
   if (r.problems.length > 0) {
     throw new ConfigError(r.problems);
   }

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/gl
 import { Logger, type LoggerService } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { FaultProxy } from '../../test/support/tcp-proxy.js';
+import { TcpProxy } from '../../test/support/tcp-proxy.js';
 import { waitFor } from '../../test/support/wait-for.js';
 import type { LimitKind, UncountedOutcome } from './limit-kinds.js';
 import { LimitsUnavailableError } from './rate-limit.errors.js';
@@ -19,7 +19,7 @@ beforeAll(() => Logger.overrideLogger(false));
 const REDIS = new URL(testRedisUrl());
 
 describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
-  let proxy: FaultProxy;
+  let proxy: TcpProxy;
   let storage: RedisRateLimitStorage;
   let uncounted: [LimitKind, UncountedOutcome][];
 
@@ -44,7 +44,7 @@ describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
 
   beforeEach(async () => {
     uncounted = [];
-    proxy = await new FaultProxy(Number(REDIS.port || 6379), REDIS.hostname).start();
+    proxy = await new TcpProxy(REDIS.hostname, Number(REDIS.port || 6379)).start();
   });
   afterEach(async () => {
     await storage?.onApplicationShutdown();
