@@ -33,6 +33,7 @@ import { formPagesOf } from './web/form-page.js';
 import { WebSession } from './web/session/web-session.js';
 import { PageContext } from './web/page-context.js';
 import { PageErrors } from './web/page-errors.js';
+import { apiErrorAnswers } from './api/v1/api-errors.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { AccessLog, observeRequests, type ResponseWatcher } from './logging/request-log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -113,7 +114,9 @@ export function configureApp(app: INestApplication): INestApplication {
       ),
     ]),
   );
-  app.useGlobalFilters(new AllExceptionsFilter(app.get(Clock), jsonPath, new PageErrors()));
+  app.useGlobalFilters(
+    new AllExceptionsFilter(app.get(Clock), apiErrorAnswers, jsonPath, new PageErrors()),
+  );
   return app;
 }
 

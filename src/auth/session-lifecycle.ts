@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { isServiceAccount, type User } from '../users/user.entity.js';
 import { InvalidCredentialsError } from './auth.errors.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { isReturnPage } from '../common/web/return-to.js';
+import { isReturnPage } from './return-page.js';
 import { AccountDisabledError } from './auth.errors.js';
 import { credentialStamp } from './credential-stamp.js';
 import { actorOf, signedInActor } from './access.js';

@@ -28,7 +28,6 @@ declare module '../events/events.js' {
 
 export const VERIFY_EMAIL_MAIL = 'verify-email';
 const LINK_HOURS = 24;
-const ASK_AGAIN = { href: '/settings/api-tokens', label: 'Ask for a new link' };
 
 /**
  * Confirming that a person receives mail at their address: a link mailed at sign-up (and on
@@ -96,14 +95,14 @@ export class EmailVerificationService {
     const owner = checked.token?.userId;
     const viewer = actor.kind === 'person' ? actor.userId : undefined;
     if (owner !== undefined && viewer !== undefined && viewer !== owner) {
-      throw new AccountLinkError('unknown', 'confirmation', ASK_AGAIN);
+      throw new AccountLinkError('unknown', 'confirmation');
     }
     if (!checked.ok) {
       if (checked.problem === 'used' && owner !== undefined) {
         const user = await this.users.findById(owner);
         if (user?.emailVerifiedAt) return 'confirmed';
       }
-      throw new AccountLinkError(checked.problem, 'confirmation', ASK_AGAIN);
+      throw new AccountLinkError(checked.problem, 'confirmation');
     }
     return viewer !== undefined ? 'confirm' : 'sign-in';
   }
@@ -135,7 +134,7 @@ export class EmailVerificationService {
     if (outcome === 'used' && (await this.users.findById(userId))?.emailVerifiedAt) {
       return { joined: [] };
     }
-    throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
+    throw new AccountLinkError(outcome, 'confirmation');
   }
 
   /** Whether the acting person must still confirm their address (see isPending). */

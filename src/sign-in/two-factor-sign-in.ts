@@ -6,7 +6,6 @@ import type { Request } from 'express';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { flash } from '../common/web/flash.js';
-import { signInPageFor } from '../common/web/return-to.js';
 import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
 import { isServiceAccount, type User } from '../users/user.entity.js';
 import { PasskeyRefusedError } from '../passkeys/passkeys.errors.js';
@@ -25,11 +24,9 @@ export const PENDING_SIGN_IN_MS = 5 * 60_000;
 /** No sign-in is waiting for a second factor in this session (none started, or too old). */
 export class NoPendingSignInError extends DomainError {
   readonly code = 'sign_in_expired';
-  readonly status = 401;
-  override readonly pageRedirect: string;
-  constructor(returnTo?: string) {
+  /** The page the sign-in was for, to go on to after signing in again. */
+  constructor(readonly returnTo?: string) {
     super('Sign in again to continue.');
-    this.pageRedirect = signInPageFor(returnTo ?? '/');
   }
 }
 

@@ -43,11 +43,11 @@ export function confirmationPage(returnTo: string, { passwordOnly }: SudoOptions
 /** Sends the person to confirm their password, then back to `returnTo`. */
 export class PasswordConfirmationRequiredError extends DomainError {
   readonly code = 'password_confirmation_required';
-  readonly status = 403;
-  override readonly pageRedirect: string;
-  constructor(returnTo: string, options: SudoOptions = {}) {
+  constructor(
+    readonly returnTo: string,
+    readonly options: SudoOptions = {},
+  ) {
     super('Confirm your password to continue.');
-    this.pageRedirect = confirmationPage(returnTo, options);
   }
 }
 
@@ -113,7 +113,7 @@ export class SudoMode {
     if (!isNavigationFromHere(req)) {
       throw new CrossSiteRequestError(
         'Tessera goes on with an action you confirmed only when its own pages lead here, not a link from elsewhere. Nothing was done: do it again from its page (your password is confirmed).',
-        { href: '/dashboard', label: 'Go to your dashboard' },
+        'resumed_action',
       );
     }
     if (action?.confirmedAt === undefined) return undefined;

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { PersonSnapshot } from '../common/actor.js';
-import { isReturnPage } from '../common/web/return-to.js';
+import { isReturnPage } from './return-to.js';
 
 /** The team menu in a signed-in page's header, as `views/partials` draw it. */
 export interface TeamMenu {

@@ -8,32 +8,51 @@ import {
 import type { Request, Response } from 'express';
 import type { Clock } from '../../clock/clock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
-import {
-  ConflictError,
-  DomainError,
-  ValidationError,
-  type NextStep,
-} from '../errors/domain.error.js';
+import { ConflictError, DomainError, ValidationError } from '../errors/domain.error.js';
+import type { DomainErrorCode } from '../errors/error-codes.js';
 import { loggablePath } from '../http/loggable-path.js';
 import { failure } from '../http/envelope.js';
 import { writeJson } from '../http/json-answer.js';
 import { CODE_BY_STATUS } from './error-status.js';
+
+/** The statuses a door answers a domain error with. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 503;
+
+/**
+ * A door's table of answers: one for every code, or a function of the error where its data
+ * decides. Typed so that a code nobody answers fails the type check.
+ */
+export type AnswerTable<A> = Record<DomainErrorCode, A | ((error: DomainError) => A)>;
+
+/** The answer `table` gives `error`. */
+export function answerIn<A>(table: AnswerTable<A>, error: DomainError): A {
+  const entry = table[error.code];
+  return typeof entry === 'function' ? (entry as (error: DomainError) => A)(error) : entry;
+}
+
+/** What a door says of a domain error over HTTP: its status at least. */
+export interface ErrorDoor {
+  statusOf(error: DomainError): ErrorStatus;
+}
+
+/** How the API edge answers a domain error: a status, and a WWW-Authenticate challenge for some. */
+export interface ApiErrorAnswers extends ErrorDoor {
+  challengeOf(error: DomainError): string | undefined;
+}
 
 export interface ResolvedError {
   status: number;
   code: string;
   message: string;
   fields?: Record<string, string>;
-  /** A page to send the person to instead of an error page. */
-  redirect?: string;
-  nextStep?: NextStep;
   /** Sent as Retry-After: when the client may try again. */
   retryAfterSeconds?: number;
 }
 
 /** How the page edge answers a failed page request: a page, a redirect or a refused form. */
-export interface PageErrorAnswers {
-  answer(error: ResolvedError, request: Request, response: Response): void;
+export interface PageErrorAnswers extends ErrorDoor {
+  /** `domain`: the domain error that failed, when it was one. */
+  answer(error: ResolvedError, request: Request, response: Response, domain?: DomainError): void;
 }
 
 /**
@@ -66,11 +85,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   /**
-   * `clock` stamps the envelope; `answersInJson`: the paths answered with the envelope, /api's
-   * and those a caller adds.
+   * `clock` stamps the envelope; `api`: the API edge's answers (api/v1/api-errors.ts);
+   * `answersInJson`: the paths answered with the envelope, /api's and those a caller adds.
    */
   constructor(
     private readonly clock: Clock,
+    private readonly api: ApiErrorAnswers,
     private readonly answersInJson: (path: string) => boolean = isApiPath,
     /** How pages answer a failure: the page edge's (web/page-errors.ts). */
     private readonly pages?: PageErrorAnswers,
@@ -83,7 +103,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   /** The answer to a request that failed with `exception`; also called before routing. */
   answer(exception: unknown, request: Request, response: Response): void {
-    const error = this.resolve(exception, request);
+    const json = this.answersInJson(request.path);
+    const error = this.resolve(exception, request, json || !this.pages ? this.api : this.pages);
+    const domain = exception instanceof DomainError ? exception : undefined;
     if (response.headersSent) return;
     // An error answer is about this one request: never kept, by a browser or anyone between.
     response.setHeader('Cache-Control', 'no-store');
@@ -91,10 +113,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       error.retryAfterSeconds ?? (error.status === 503 ? DATABASE_RETRY_AFTER_SECONDS : undefined);
     if (retryAfter) response.setHeader('Retry-After', retryAfter);
 
-    if (this.answersInJson(request.path)) {
-      if (exception instanceof DomainError && exception.challenge) {
-        response.setHeader('WWW-Authenticate', exception.challenge);
-      }
+    if (json) {
+      const challenge = domain && this.api.challengeOf(domain);
+      if (challenge) response.setHeader('WWW-Authenticate', challenge);
       writeJson(
         response,
         failure(this.clock, error.code, error.message, error.fields, supportId(error, request)),
@@ -103,16 +124,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     if (this.pages) {
-      this.pages.answer(error, request, response);
+      this.pages.answer(error, request, response, domain);
       return;
     }
     // Only the app's own filter answers pages (configureApp hands it the page edge's answers).
     response.status(error.status).type('text/plain').send(error.message);
   }
 
-  resolve(exception: unknown, request: Request): ResolvedError {
+  /** What failed, with the status `door` answers a domain error with. */
+  resolve(exception: unknown, request: Request, door: ErrorDoor = this.api): ResolvedError {
     if (exception instanceof DomainError) {
-      const status = exception.status;
+      const status = door.statusOf(exception);
       const fields =
         exception instanceof ValidationError
           ? exception.fields
@@ -124,8 +146,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
         code: exception.code,
         message: exception.message,
         fields,
-        redirect: exception.pageRedirect,
-        nextStep: exception.nextStep,
         retryAfterSeconds: exception.retryAfterSeconds,
       };
     }

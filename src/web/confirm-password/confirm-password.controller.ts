@@ -14,7 +14,7 @@ import { AuthService } from '../../auth/auth.service.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { flash } from '../../common/web/flash.js';
 import { FormPage } from '../form-page.js';
-import { isReturnPage } from '../../common/web/return-to.js';
+import { isReturnPage } from '../return-to.js';
 import { ConfirmPasswordForm } from '../settings/account.forms.js';
 import type { PendingAction } from '../../auth/page-session.js';
 import { SudoMode } from '../sudo-mode.js';

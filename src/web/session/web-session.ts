@@ -244,7 +244,7 @@ export class WebSession implements NestMiddleware {
       noteSessionLoaded(req);
       this.parseCookies(req, res, () => {
         const crossSite = this.visitorFormFromElsewhere(req)
-          ? new CrossSiteRequestError(CROSS_SITE_FORM, { href: '/login', label: 'Go to sign-in' })
+          ? new CrossSiteRequestError(CROSS_SITE_FORM, 'visitor_form')
           : undefined;
         this.protect(req, res, (csrfError?: unknown) => {
           // Made only when a page renders a form (`{{csrfToken}}` calls it), once however many.

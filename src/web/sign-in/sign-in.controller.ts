@@ -7,7 +7,7 @@ import { CurrentActor } from '../../auth/access.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../form-page.js';
 import { flash } from '../../common/web/flash.js';
-import { isReturnPage } from '../../common/web/return-to.js';
+import { isReturnPage } from '../return-to.js';
 import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
 import { AuthService } from '../../auth/auth.service.js';
 import { GuestOnly, Public, SignedIn } from '../../common/auth-policy.decorator.js';

@@ -8,7 +8,7 @@ import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../../auth/signed-in-user.js';
 import { flash } from '../../common/web/flash.js';
 import { FormPage } from '../form-page.js';
-import { isReturnPage } from '../../common/web/return-to.js';
+import { isReturnPage } from '../return-to.js';
 import type { User } from '../../users/user.entity.js';
 import { CreateTeamDto } from '../../teams/dto/create-team.dto.js';
 import { SwitchTeamForm } from './teams.forms.js';
