@@ -19,7 +19,7 @@ import type { Config } from './config/config.js';
 import { CONFIG } from './config/config.module.js';
 import { Clock } from './clock/clock.js';
 import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
-import { VIEW_HELPERS } from './common/web/view-helpers.js';
+import { VIEW_HELPERS } from './web/view-helpers.js';
 import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
 
 import { compressResponses } from './common/http/compression.js';
@@ -28,7 +28,7 @@ import {
   ExpressHttpAdapter,
   refuseUnansweredMethods,
 } from './common/http/express-adapter.js';
-import { Assets } from './common/web/assets.js';
+import { Assets } from './web/assets.js';
 import { formPagesOf } from './web/form-page.js';
 import { WebSession } from './web/session/web-session.js';
 import { PageContext } from './web/page-context.js';

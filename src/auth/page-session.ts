@@ -1,6 +1,19 @@
 import type { Request } from 'express';
 import type { Session } from 'express-session';
-import type { Flash } from '../common/web/flash.js';
+
+/** What one page hands to the next across a redirect. */
+export interface Flash {
+  notice?: string;
+  error?: string;
+  fields?: Record<string, string>;
+  /** The submitted values, to fill the form again; passwords and one-time codes are never kept. */
+  old?: Record<string, unknown>;
+}
+
+/** Adds to what the next page shows (the pages' edge reads it: web/flash.ts). */
+export function flash(session: { flash?: Flash }, value: Flash): void {
+  session.flash = { ...session.flash, ...value };
+}
 
 /**
  * What the pages' session holds, typed here and read through `pageSession` rather than declared

@@ -1,11 +1,10 @@
-import { pageSession, type PageSessionData } from '../auth/page-session.js';
+import { flash, pageSession, type PageSessionData } from '../auth/page-session.js';
 import { Actors, asPerson } from '../common/actor.js';
 import { actorOf } from '../auth/access.js';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { flash } from '../common/web/flash.js';
 import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
 import { isServiceAccount, type User } from '../users/user.entity.js';
 import { PasskeyRefusedError } from '../passkeys/passkeys.errors.js';

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { PageSessionData } from '../auth/page-session.js';
+import { flash, type PageSessionData } from '../auth/page-session.js';
 import { Clock } from '../clock/clock.js';
-import { flash } from '../common/web/flash.js';
 import { TwoFactorSetupExpiredError } from './two-factor.errors.js';
 
 /** How long a started setup waits for its confirming code. */

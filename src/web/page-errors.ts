@@ -13,8 +13,8 @@ import {
   type ResolvedError,
 } from '../common/filters/all-exceptions.filter.js';
 import { formOriginOf } from '../common/http/request-state.js';
-import { saveSessionIfChanged } from '../common/http/session-state.js';
-import { flash, keptInput } from '../common/web/flash.js';
+import { saveSessionIfChanged } from './session/session-state.js';
+import { flash, keptInput } from './flash.js';
 import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';
 import { AccountLinkError, type LinkPurpose } from '../one-time-links/one-time-links.errors.js';
 import { NoPendingSignInError } from '../sign-in/two-factor-sign-in.js';

@@ -13,7 +13,7 @@ import type { Request } from 'express';
 import { formOriginOf } from '../common/http/request-state.js';
 import type { Observable } from 'rxjs';
 import { DomainError } from '../common/errors/domain.error.js';
-import { keptInput } from '../common/web/flash.js';
+import { keptInput } from './flash.js';
 import { FORM_PAGE, fillPage, formFieldsOf } from './form-page.js';
 import { Clock } from '../clock/clock.js';
 import { CrossSiteRequestError } from '../auth/auth.errors.js';

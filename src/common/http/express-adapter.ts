@@ -11,7 +11,6 @@ import { createServer, IncomingMessage, ServerResponse, type ServerOptions } fro
 import type { Clock } from '../../clock/clock.js';
 import { answerClientError } from './client-error.js';
 import { JsonAnswer, writeJson } from './json-answer.js';
-import { saveSessionIfChanged } from './session-state.js';
 
 /**
  * Nest's Express adapter, with three differences: node:http creates every request and response
@@ -29,8 +28,14 @@ import { saveSessionIfChanged } from './session-state.js';
 export class ExpressHttpAdapter extends ExpressAdapter {
   private readonly unrouted: RequestHandler[] = [];
 
-  /** `clock`: the app's, which stamps the envelope of what node's parser refuses. */
-  constructor(private readonly clock: Clock) {
+  /**
+   * `clock`: the app's, which stamps the envelope of what node's parser refuses;
+   * `beforeRedirect`: what a redirect waits for (the page edge stores the session it changed).
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly beforeRedirect: (request: Request) => Promise<void> = () => Promise.resolve(),
+  ) {
     super();
   }
 
@@ -63,12 +68,12 @@ export class ExpressHttpAdapter extends ExpressAdapter {
   }
 
   /**
-   * A route's redirect (`@Redirect`) leaves once the session the request changed is stored: a
-   * browser follows it as soon as it has the headers, and the page it lands on must find the
-   * flash or the sign-in in the session. One write; express-session then finds nothing to do.
+   * A route's redirect (`@Redirect`) leaves once `beforeRedirect` is done: a browser follows it
+   * as soon as it has the headers, and the page it lands on must find the flash or the sign-in
+   * in the session.
    */
   override redirect(response: Response, statusCode: number, url: string): unknown {
-    saveSessionIfChanged(response.req).then(
+    this.beforeRedirect(response.req).then(
       () => super.redirect(response, statusCode, url),
       (error: unknown) => response.req.next?.(error),
     );

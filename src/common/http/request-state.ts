@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Actor } from '../actor.js';
 
 /**
@@ -17,35 +17,35 @@ export interface FormOrigin {
   fields: readonly string[];
 }
 
-const states = new WeakMap<Request, RequestState>();
+const states = new WeakMap<IncomingMessage, RequestState>();
 
-function stateOf(req: Request): RequestState {
+function stateOf(req: IncomingMessage): RequestState {
   let state = states.get(req);
   if (!state) states.set(req, (state = {}));
   return state;
 }
 
 /** Who acts in the request, once it is known. */
-export function actorOn(req: Request): Actor | undefined {
+export function actorOn(req: IncomingMessage): Actor | undefined {
   return states.get(req)?.actor;
 }
 
-export function setActor<A extends Actor>(req: Request, actor: A): A {
+export function setActor<A extends Actor>(req: IncomingMessage, actor: A): A {
   stateOf(req).actor = actor;
   return actor;
 }
 
 /** The form that posted the request, when its route says (`@FormPage`). */
-export function formOriginOf(req: Request): FormOrigin | undefined {
+export function formOriginOf(req: IncomingMessage): FormOrigin | undefined {
   return states.get(req)?.form;
 }
 
-export function setFormOrigin(req: Request, form: FormOrigin): void {
+export function setFormOrigin(req: IncomingMessage, form: FormOrigin): void {
   stateOf(req).form = form;
 }
 
 /** The user id of the person or token acting in the request, for its log line and limits. */
-export function actingUserOf(req: Request): number | undefined {
+export function actingUserOf(req: IncomingMessage): number | undefined {
   const actor = actorOn(req);
   return actor && (actor.kind === 'person' || actor.kind === 'token') ? actor.userId : undefined;
 }

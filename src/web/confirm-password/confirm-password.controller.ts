@@ -12,7 +12,7 @@ import { CurrentActor } from '../../auth/access.js';
 import type { Request } from 'express';
 import { AuthService } from '../../auth/auth.service.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
 import { isReturnPage } from '../return-to.js';
 import { ConfirmPasswordForm } from '../settings/account.forms.js';

@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import type { PageSession } from '../../auth/page-session.js';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { InvitationsService } from '../../invitations/invitations.service.js';
 
 /** An invitation's link, and its addressee's answer (from the link or the dashboard). */

@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import { pageSession, type PageSession } from '../../auth/page-session.js';
 import { SessionLifecycle } from '../../auth/session-lifecycle.js';
 import { Public } from '../../common/auth-policy.decorator.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
 import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
 import { ForgotPasswordForm, ResetPasswordForm } from './password-reset.forms.js';

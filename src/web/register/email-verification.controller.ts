@@ -5,7 +5,7 @@ import type { Actor } from '../../common/actor.js';
 import type { Request } from 'express';
 import type { PageSession } from '../../auth/page-session.js';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { signInPageFor } from '../return-to.js';
 import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
 import { EmailVerificationService } from '../../email-verification/email-verification.service.js';

@@ -6,7 +6,7 @@ import type { Actor } from '../../common/actor.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../form-page.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { isReturnPage } from '../return-to.js';
 import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
 import { AuthService } from '../../auth/auth.service.js';

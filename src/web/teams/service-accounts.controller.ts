@@ -6,7 +6,7 @@ import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { Form } from '../../common/validation/form.decorator.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
 import { CreateServiceAccountForm } from '../../service-accounts/dto/service-accounts.forms.js';
 import { ServiceAccountsService } from '../../service-accounts/service-accounts.service.js';

@@ -5,7 +5,7 @@ import type { Actor } from '../../common/actor.js';
 import type { PageSession } from '../../auth/page-session.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
 import { RequireRecentPassword } from '../sudo-mode.js';
 import { CreateTeamDto } from '../../teams/dto/create-team.dto.js';

@@ -4,7 +4,7 @@ import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
 import { TeamTokensService } from '../../team-tokens/team-tokens.service.js';
 

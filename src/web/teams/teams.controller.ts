@@ -6,7 +6,7 @@ import type { PageSession } from '../../auth/page-session.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { SignedInUser } from '../../auth/signed-in-user.js';
-import { flash } from '../../common/web/flash.js';
+import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
 import { isReturnPage } from '../return-to.js';
 import type { User } from '../../users/user.entity.js';

@@ -6,7 +6,7 @@ import type { PageSession } from '../../../auth/page-session.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { AbilityCatalog } from '../../../config/abilities.config.js';
 import { IdParam } from '../../../common/decorators/id-param.decorator.js';
-import { flash } from '../../../common/web/flash.js';
+import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import { RequireRecentPassword } from '../../sudo-mode.js';
 import {

@@ -5,7 +5,7 @@ import type { Actor } from '../../../common/actor.js';
 import { CurrentActor } from '../../../auth/access.js';
 import type { Request } from 'express';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
-import { flash } from '../../../common/web/flash.js';
+import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import { ChangePasswordForm } from '../account.forms.js';
 import { PasswordChangeService } from '../../../account/password-change.service.js';

@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import { SessionLifecycle } from '../../../auth/session-lifecycle.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { SignedInUser } from '../../../auth/signed-in-user.js';
-import { flash } from '../../../common/web/flash.js';
+import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import { SudoMode } from '../../sudo-mode.js';
 import type { User } from '../../../users/user.entity.js';

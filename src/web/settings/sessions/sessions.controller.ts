@@ -5,7 +5,7 @@ import { CurrentActor } from '../../../auth/access.js';
 import type { Actor } from '../../../common/actor.js';
 import type { Request } from 'express';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
-import { flash } from '../../../common/web/flash.js';
+import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import { BrowserSessionsService } from '../../../account/browser-sessions.service.js';
 import { SignOutOthersForm } from '../account.forms.js';

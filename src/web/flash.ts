@@ -1,21 +1,12 @@
-/** What one page hands to the next across a redirect. */
-export interface Flash {
-  notice?: string;
-  error?: string;
-  fields?: Record<string, string>;
-  /** The submitted values, to fill the form again; passwords and one-time codes are never kept. */
-  old?: Record<string, unknown>;
-}
+import type { Flash } from '../auth/page-session.js';
+
+export { flash, type Flash } from '../auth/page-session.js';
 
 /** Whatever holds a flash: the page's session. */
 type FlashHolder = { flash?: Flash };
 
 /** Passwords, CSRF tokens and sign-in codes (`code`, `recovery_code`): never sent back. */
 const NEVER_KEPT = /password|_csrf|code/i;
-
-export function flash(session: FlashHolder, value: Flash): void {
-  session.flash = { ...session.flash, ...value };
-}
 
 /** Reads the flash and clears it, so it shows once. */
 export function takeFlash(session: FlashHolder | undefined): Flash {
