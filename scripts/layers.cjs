@@ -52,7 +52,6 @@ const STILL_ON_EXPRESS = [
   'src/auth/access.ts',
   'src/auth/access.spec.ts',
   'src/auth/page-session.ts',
-  'src/auth/session-activity.ts',
   'src/auth/session-lifecycle.ts',
   'src/common/filters/all-exceptions.filter.ts',
   'src/common/filters/all-exceptions.filter.spec.ts',

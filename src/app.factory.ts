@@ -5,7 +5,7 @@ import { AppModule, type AppOptions } from './app.module.js';
 import { SystemClock } from './clock/clock.js';
 import { configureApp } from './app.setup.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
-import { saveSessionIfChanged } from './web/session/session-state.js';
+import { saveSessionIfChanged } from './web/session/web-session.js';
 import type { Config } from './config/config.js';
 import { logLevelsUpTo } from './config/log-levels.js';
 import { CoreModule } from './core.module.js';

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { Session } from 'express-session';
+import { createHash } from 'node:crypto';
 
 /** What one page hands to the next across a redirect. */
 export interface Flash {
@@ -87,4 +88,43 @@ export type PageSession = Session & PageSessionData;
 /** The request's session, as the pages use it (present on page requests only). */
 export function pageSession(req: Request): PageSession {
   return req.session as PageSession;
+}
+
+/**
+ * A short digest of the account's password hash, kept in the session at sign-in: when the
+ * password changes, every session signed in under the old one no longer matches and ends, on
+ * every instance, even one that a request in flight wrote back after the reset deleted it.
+ */
+export function credentialStamp(passwordHash: string | null): string {
+  return createHash('sha256')
+    .update(`tessera-session:${passwordHash ?? ''}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+/**
+ * How often a session's row is written for its use alone, at most: its browser, address and last
+ * activity (the Sessions page is as accurate as this) and its expiry moved forward.
+ */
+export const SESSION_ACTIVITY_EVERY_MS = 60_000;
+const USER_AGENT_MAX = 255;
+
+/**
+ * Notes in the session which browser and address use it and when, for the list of signed-in
+ * sessions. The session is changed (and so written) only when a minute has passed or the
+ * browser or address differ: a page view costs no write of its own.
+ */
+export function noteActivity(req: Request, now: number): void {
+  const userAgent = (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX);
+  const ip = req.ip ?? '';
+  const last = pageSession(req).activity;
+  if (
+    last &&
+    now - last.at < SESSION_ACTIVITY_EVERY_MS &&
+    last.userAgent === userAgent &&
+    last.ip === ip
+  ) {
+    return;
+  }
+  pageSession(req).activity = { userAgent, ip, at: now };
 }

@@ -1,4 +1,4 @@
-import { pageSession } from './page-session.js';
+import { pageSession, credentialStamp, noteActivity } from './page-session.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
@@ -7,9 +7,7 @@ import { InvalidCredentialsError } from './auth.errors.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { isReturnPage } from './return-page.js';
 import { AccountDisabledError } from './auth.errors.js';
-import { credentialStamp } from './credential-stamp.js';
 import { actorOf, signedInActor } from './access.js';
-import { noteActivity } from './session-activity.js';
 import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { Transactions } from '../database/transactions.js';

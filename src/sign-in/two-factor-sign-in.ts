@@ -1,4 +1,4 @@
-import { flash, pageSession, type PageSessionData } from '../auth/page-session.js';
+import { flash, pageSession, type PageSessionData, credentialStamp } from '../auth/page-session.js';
 import { Actors, asPerson } from '../common/actor.js';
 import { actorOf } from '../auth/access.js';
 import { Injectable } from '@nestjs/common';
@@ -9,7 +9,6 @@ import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.se
 import { isServiceAccount, type User } from '../users/user.entity.js';
 import { PasskeyRefusedError } from '../passkeys/passkeys.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { credentialStamp } from '../auth/credential-stamp.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { Clock } from '../clock/clock.js';
 import { PasskeysService } from '../passkeys/passkeys.service.js';

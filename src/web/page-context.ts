@@ -1,10 +1,8 @@
-import { pageSession } from '../auth/page-session.js';
+import { pageSession, credentialStamp, noteActivity } from '../auth/page-session.js';
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { signedInActor } from '../auth/access.js';
 import { setSignedInUser } from '../auth/signed-in-user.js';
-import { credentialStamp } from '../auth/credential-stamp.js';
-import { noteActivity } from '../auth/session-activity.js';
 import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';

@@ -13,7 +13,7 @@ import {
   type ResolvedError,
 } from '../common/filters/all-exceptions.filter.js';
 import { formOriginOf } from '../common/http/request-state.js';
-import { saveSessionIfChanged } from './session/session-state.js';
+import { saveSessionIfChanged } from './session/web-session.js';
 import { flash, keptInput } from './flash.js';
 import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';
 import { AccountLinkError, type LinkPurpose } from '../one-time-links/one-time-links.errors.js';

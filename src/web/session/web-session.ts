@@ -6,15 +6,17 @@ import session from 'express-session';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Clock } from '../../clock/clock.js';
 import { takeFlash } from '../flash.js';
-import { noteSessionLoaded } from './session-state.js';
 import type { Config } from '../../config/config.js';
 import { CONFIG } from '../../config/config.module.js';
 import { Transactions } from '../../database/transactions.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import { CrossSiteRequestError } from '../../auth/auth.errors.js';
 import { fetchSiteOf } from './request-site.js';
-import { pageSession, type PageSessionData } from '../../auth/page-session.js';
-import { SESSION_ACTIVITY_EVERY_MS } from '../../auth/session-activity.js';
+import {
+  pageSession,
+  type PageSessionData,
+  SESSION_ACTIVITY_EVERY_MS,
+} from '../../auth/page-session.js';
 import { webCookiesFor, type WebCookies } from '../../auth/web-cookies.js';
 import { SessionsRepository } from '../../auth/sessions.repository.js';
 
@@ -304,4 +306,40 @@ export class WebSession implements NestMiddleware {
     // A redirect's messages are shown by the page it lands on.
     if (req.method === 'GET') res.locals.flash = takeFlash(pageSession(req));
   }
+}
+
+/**
+ * What the page's session held when the request loaded it, to tell whether the request changed
+ * it: a session is written only when it changed, once, before the answer leaves.
+ */
+const loaded = new WeakMap<Request, string>();
+
+/** The session's contents, its cookie aside, as express-session compares them. */
+function contentsOf(req: Request): string {
+  return JSON.stringify(req.session, (key, value: unknown) =>
+    key === 'cookie' ? undefined : value,
+  );
+}
+
+/** Called once the request's session is loaded (or made). */
+export function noteSessionLoaded(req: Request): void {
+  if (req.session) loaded.set(req, contentsOf(req));
+}
+
+/**
+ * Stores the session now if the request changed it (a redirect must not reach the browser before
+ * the flash or the new sign-in it carries is stored): express-session then finds it saved and
+ * writes nothing more when the answer ends. A session with nothing in it is not stored.
+ */
+export function saveSessionIfChanged(req: Request): Promise<void> {
+  const session = req.session;
+  if (!session || !Object.keys(session).some((key) => key !== 'cookie')) return Promise.resolve();
+  if (loaded.get(req) === contentsOf(req)) return Promise.resolve();
+  return new Promise((resolve, reject) =>
+    session.save((error?: unknown) => {
+      if (error) return reject(error instanceof Error ? error : new Error(String(error)));
+      loaded.set(req, contentsOf(req));
+      resolve();
+    }),
+  );
 }
