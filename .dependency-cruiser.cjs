@@ -51,8 +51,6 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     // Every import the source has, type-only ones and those only Nest's injection uses included.
     tsPreCompilationDeps: true,
-    // Specs beside the code may reach for any helper; the layering is the application's.
-    exclude: { path: '\\.spec\\.ts$' },
     doNotFollow: { path: 'node_modules' },
     includeOnly: '^src/',
   },

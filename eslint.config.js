@@ -2,6 +2,9 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import layers from './scripts/layers.cjs';
+
+const { DOORS, STILL_ON_EXPRESS } = layers;
 
 export default tseslint.config(
   // The API client's types are generated from the OpenAPI document (npm run api:client).
@@ -25,12 +28,35 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['warn', 'error'] }],
     },
   },
+  // Nothing below the doors speaks Express: a feature or a foundation takes what it needs as
+  // arguments (scripts/layers.cjs lists the files that still do, and none may join them).
+  {
+    files: ['src/*/**/*.ts'],
+    ignores: [...DOORS.map((door) => `src/${door}/**`), ...STILL_ON_EXPRESS],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['express', 'express-session', '@nestjs/platform-express'].map((name) => ({
+            name,
+            message: 'Only the doors (web/, api/, cli/) import Express and its session.',
+          })),
+        },
+      ],
+    },
+  },
   {
     files: ['public/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
   },
   {
-    files: ['src/cli.ts', 'src/cli/**/*.ts', 'bench/**/*.{ts,js,mjs}', 'docs/examples/**/*.mjs'],
+    files: [
+      'src/cli.ts',
+      'src/cli/**/*.ts',
+      'bench/**/*.{ts,js,mjs}',
+      'docs/examples/**/*.mjs',
+      'scripts/page-walk.mjs',
+    ],
     rules: { 'no-console': 'off' },
   },
 );

@@ -5,6 +5,7 @@ import { AppModule, type AppOptions } from './app.module.js';
 import { SystemClock } from './clock/clock.js';
 import { configureApp } from './app.setup.js';
 import { ExpressHttpAdapter } from './common/http/express-adapter.js';
+import { saveSessionIfChanged } from './web/session/web-session.js';
 import type { Config } from './config/config.js';
 import { logLevelsUpTo } from './config/log-levels.js';
 import { CoreModule } from './core.module.js';
@@ -21,7 +22,7 @@ export async function createApp(
   const clock = options.clock ?? new SystemClock();
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, { ...options, clock }),
-    new ExpressHttpAdapter(clock),
+    new ExpressHttpAdapter(clock, saveSessionIfChanged),
     {
       // The API takes no body: parsers run for the pages only (see configureApp).
       bodyParser: false,

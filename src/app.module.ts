@@ -1,20 +1,18 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AccountModule } from './account/account.module.js';
-import { SecurityLogModule } from './security-log/security-log.module.js';
 import { InvitationsModule } from './invitations/invitations.module.js';
-import { TeamPageModule } from './team-page/team-page.module.js';
 import { ApiV1Module } from './api/v1/api-v1.module.js';
 import type { Clock } from './clock/clock.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
-import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MailDeliveryModule } from './mail/mail-delivery.module.js';
 import { MaintenanceModule } from './maintenance/maintenance.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { TokenReportsModule } from './token-reports/token-reports.module.js';
+import { WebModule } from './web/web.module.js';
 
 export interface AppOptions {
   /** Where log lines go instead of stdout. */
@@ -41,11 +39,9 @@ export class AppModule {
         // the order modules register them, one path test each).
         ApiV1Module,
         CoreModule.forRoot(config, options.clock),
-        DashboardModule,
+        WebModule,
         AccountModule,
-        SecurityLogModule,
         InvitationsModule,
-        TeamPageModule,
         TokenReportsModule.forRoot(config),
         HealthModule,
         MetricsModule.forRoot(config),

@@ -19,7 +19,7 @@ import type { Config } from './config/config.js';
 import { CONFIG } from './config/config.module.js';
 import { Clock } from './clock/clock.js';
 import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
-import { VIEW_HELPERS } from './common/web/view-helpers.js';
+import { VIEW_HELPERS } from './web/view-helpers.js';
 import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
 
 import { compressResponses } from './common/http/compression.js';
@@ -28,10 +28,12 @@ import {
   ExpressHttpAdapter,
   refuseUnansweredMethods,
 } from './common/http/express-adapter.js';
-import { Assets } from './common/web/assets.js';
-import { formPagesOf } from './common/web/form-page.js';
-import { WebSession } from './auth/web-session.js';
-import { TeamSwitcher } from './teams/team-switcher.js';
+import { Assets } from './web/assets.js';
+import { formPagesOf } from './web/form-page.js';
+import { WebSession } from './web/session/web-session.js';
+import { PageContext } from './web/page-context.js';
+import { PageErrors } from './web/page-errors.js';
+import { apiErrorAnswers } from './api/v1/api-errors.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { AccessLog, observeRequests, type ResponseWatcher } from './logging/request-log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -74,7 +76,7 @@ export function configureApp(app: INestApplication): INestApplication {
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
   const compress = compressResponses();
   const web = app.get(WebSession);
-  const teamSwitcher = app.get(TeamSwitcher);
+  const pageContext = app.get(PageContext);
   // Everything before the routes is one layer of Express's, its steps run one after the other:
   // every layer Express passes costs each request a lookup (docs/PERFORMANCE.md).
   express.use(
@@ -102,15 +104,19 @@ export function configureApp(app: INestApplication): INestApplication {
             SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next),
           urlencoded({ extended: true, limit: '100kb' }),
           json({ limit: '100kb' }),
-          // A signed-in page's header shows the person's teams (the teams feature provides it),
-          // error pages' included.
+          // Then who is signed in, with their teams for the header: a refused form's error page
+          // has it too.
           (req, res, next) =>
-            web.use(req, res, (error?: unknown) => teamSwitcher.use(req, res, () => next(error))),
+            web.use(req, res, (refusal?: unknown) =>
+              pageContext.use(req, res, (error?: unknown) => next(refusal ?? error)),
+            ),
         ]),
       ),
     ]),
   );
-  app.useGlobalFilters(new AllExceptionsFilter(app.get(Clock), jsonPath));
+  app.useGlobalFilters(
+    new AllExceptionsFilter(app.get(Clock), apiErrorAnswers, jsonPath, new PageErrors()),
+  );
   return app;
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
-import { GUEST_SESSION_MS } from '../src/auth/web-session.js';
+import { GUEST_SESSION_MS } from '../src/web/session/web-session.js';
 import { ManualClock } from '../src/clock/clock.js';
 import { User } from '../src/users/user.entity.js';
 import type { AddressInfo } from 'node:net';

@@ -10,13 +10,8 @@ import { UsersModule } from '../users/users.module.js';
 import { AccountDeletionRepository } from './account-deletion.repository.js';
 import { AccountDeletionService } from './account-deletion.service.js';
 import { BrowserSessionsService } from './browser-sessions.service.js';
-import { ConfirmPasswordController } from './confirm-password.controller.js';
 import { PasswordChangeService } from './password-change.service.js';
-import { PasswordController } from './password.controller.js';
-import { ProfileController } from './profile.controller.js';
 import { ProfileService } from './profile.service.js';
-import { SecurityController } from './security.controller.js';
-import { SessionsController } from './sessions.controller.js';
 
 /**
  * The signed-in person's own account: profile and address, password, signed-in sessions,
@@ -33,13 +28,6 @@ import { SessionsController } from './sessions.controller.js';
     PasskeysModule,
     TeamsModule,
   ],
-  controllers: [
-    ConfirmPasswordController,
-    SecurityController,
-    PasswordController,
-    SessionsController,
-    ProfileController,
-  ],
   providers: [
     PasswordChangeService,
     BrowserSessionsService,
@@ -47,5 +35,6 @@ import { SessionsController } from './sessions.controller.js';
     AccountDeletionRepository,
     ProfileService,
   ],
+  exports: [PasswordChangeService, BrowserSessionsService, AccountDeletionService, ProfileService],
 })
 export class AccountModule {}

@@ -2,7 +2,7 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { AuthService } from '../auth/auth.service.js';
-import { credentialStamp } from '../auth/credential-stamp.js';
+import { credentialStamp } from '../auth/page-session.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
@@ -13,7 +13,7 @@ import { UsersRepository } from '../users/users.repository.js';
 import { Mailer } from '../mail/mailer.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { validateInput } from '../common/validation/validate-input.js';
-import { NewPasswordFields } from './dto/account.forms.js';
+import { NewPasswordFields } from './new-password.fields.js';
 
 /** The fields `check` refuses (none when it passes); any other error goes on. */
 async function fieldsRefused(check: () => Promise<void>): Promise<Record<string, string>> {

@@ -203,7 +203,7 @@ describe('ProfileService', () => {
         check.mockResolvedValue(checked);
         const opened = service.pendingEmail(person, token);
         await expect(opened).rejects.toBeInstanceOf(AccountLinkError);
-        await expect(opened).rejects.toMatchObject({ problem: 'unknown', status: 404 });
+        await expect(opened).rejects.toMatchObject({ problem: 'unknown', code: 'link_unknown' });
       },
     );
 
@@ -253,7 +253,7 @@ describe('ProfileService', () => {
         use.mockResolvedValue({ ok: false, problem, token: link() });
         await expect(service.confirmEmail(person, token)).rejects.toMatchObject({
           problem,
-          status: 410,
+          code: `link_${problem}`,
         });
         expect(setConfirmedEmail).not.toHaveBeenCalled();
         expect(notify).not.toHaveBeenCalled();

@@ -19,7 +19,6 @@ import { Clock } from '../clock/clock.js';
 
 export const CHANGE_EMAIL_MAIL = 'change-email';
 export const CHANGE_EMAIL_LINK_HOURS = 24;
-const ASK_AGAIN = { href: '/settings/profile', label: 'Back to your profile' };
 
 /** A new address asked for, until its link is followed, expires or the change is cancelled. */
 export interface PendingEmailChange {
@@ -123,10 +122,10 @@ export class ProfileService {
   async pendingEmail(actor: Actor, token: string): Promise<string> {
     const checked = await this.tokens.check(token, 'change_email');
     if (checked.token && checked.token.userId !== accountOf(actor)) {
-      throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
+      throw new AccountLinkError('unknown', 'email change');
     }
-    if (!checked.ok) throw new AccountLinkError(checked.problem, 'email change', ASK_AGAIN);
-    if (!checked.token.email) throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
+    if (!checked.ok) throw new AccountLinkError(checked.problem, 'email change');
+    if (!checked.token.email) throw new AccountLinkError('unknown', 'email change');
     return checked.token.email;
   }
 
@@ -142,10 +141,10 @@ export class ProfileService {
         const checked = await this.tokens.check(token, 'change_email', m);
         // Another account's link says nothing about it: as if it did not exist.
         if (checked.token && checked.token.userId !== userId) {
-          throw new AccountLinkError('unknown', 'email change', ASK_AGAIN);
+          throw new AccountLinkError('unknown', 'email change');
         }
         const used = await this.tokens.use(m, token, 'change_email');
-        if (!used.ok) throw new AccountLinkError(used.problem, 'email change', ASK_AGAIN);
+        if (!used.ok) throw new AccountLinkError(used.problem, 'email change');
         const user = await this.users.findById(userId, m);
         const email = used.token.email;
         if (!user || !email) throw new UserNotFoundError();

@@ -5,6 +5,8 @@ import type { Request } from 'express';
 import { BearerAuth, Public, SignedIn } from '../common/auth-policy.decorator.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { InsufficientScopeError, SignInRequiredError } from './auth.errors.js';
+import { setSignedInUser } from './signed-in-user.js';
+import type { User } from '../users/user.entity.js';
 import {
   AccessGuard,
   bearerRefusal,
@@ -22,11 +24,21 @@ class Routes {
   undecided(): void {}
 }
 
-function contextFor(handler: keyof Routes, request: object = {}): ExecutionContext {
+/** The request as the page context leaves it: with the person signed in, when there is one. */
+function signedIn(req: Request, user?: object): Request {
+  if (user) setSignedInUser(req, user as User);
+  return req;
+}
+
+function contextFor(
+  handler: keyof Routes,
+  { currentUser, ...request }: { currentUser?: object; user?: object } = {},
+): ExecutionContext {
+  const req = signedIn(request as Request, currentUser);
   return {
     getHandler: () => Routes.prototype[handler],
     getClass: () => Routes,
-    switchToHttp: () => ({ getRequest: () => request }),
+    switchToHttp: () => ({ getRequest: () => req }),
   } as unknown as ExecutionContext;
 }
 
@@ -75,13 +87,16 @@ describe('AccessGuard', () => {
   });
 });
 
-const request = (fields: object = {}) =>
-  ({
-    ip: '203.0.113.9',
-    headers: { 'user-agent': 'curl/8.5.0' },
-    sessionID: 'the-session-id',
-    ...fields,
-  }) as unknown as Request;
+const request = ({ currentUser, ...fields }: { currentUser?: object; user?: object } = {}) =>
+  signedIn(
+    {
+      ip: '203.0.113.9',
+      headers: { 'user-agent': 'curl/8.5.0' },
+      sessionID: 'the-session-id',
+      ...fields,
+    } as unknown as Request,
+    currentUser,
+  );
 const client = { ip: '203.0.113.9', userAgent: 'curl/8.5.0' };
 
 describe('actorOf', () => {
@@ -112,7 +127,7 @@ describe('actorOf', () => {
     const req = request();
     const first = actorOf(req);
     expect(first).toEqual({ kind: 'visitor', client });
-    (req as { currentUser?: object }).currentUser = { id: 7 };
+    signedIn(req, { id: 7 });
     expect(actorOf(req)).toBe(first);
   });
 

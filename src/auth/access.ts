@@ -11,6 +11,8 @@ import { createHash } from 'node:crypto';
 import type { Actor, Client, PersonActor } from '../common/actor.js';
 import { AUTH_POLICY, type AuthPolicy } from '../common/auth-policy.decorator.js';
 import type { DomainError } from '../common/errors/domain.error.js';
+import { actorOn, setActor } from '../common/http/request-state.js';
+import { signedInUserOf } from './signed-in-user.js';
 import { Metrics } from '../metrics/metrics.js';
 import {
   AbilityNotAllowedByTeamError,
@@ -45,21 +47,21 @@ function clientOf(req: Request): Client {
  * the person signed in to the page's session, or a visitor.
  */
 export function actorOf(req: Request): Actor {
-  if (req.actor) return req.actor;
+  const known = actorOn(req);
+  if (known) return known;
   const token = req.user as TokenCredential | undefined;
-  const actor: Actor = token
-    ? {
-        kind: 'token',
-        userId: token.user.id,
-        tokenId: token.tokenId,
-        abilities: token.abilities,
-        client: clientOf(req),
-      }
-    : req.currentUser
-      ? signedInActor(req, req.currentUser.id)
-      : { kind: 'visitor', client: clientOf(req) };
-  req.actor = actor;
-  return actor;
+  if (token) {
+    return setActor(req, {
+      kind: 'token',
+      userId: token.user.id,
+      tokenId: token.tokenId,
+      abilities: token.abilities,
+      client: clientOf(req),
+    });
+  }
+  const person = signedInUserOf(req);
+  if (person) return signedInActor(req, person.id);
+  return setActor(req, { kind: 'visitor', client: clientOf(req) });
 }
 
 /**
@@ -67,14 +69,12 @@ export function actorOf(req: Request): Actor {
  * a visitor's): the request acts for them from here on.
  */
 export function signedInActor(req: Request, userId: number): PersonActor {
-  const actor: PersonActor = {
+  return setActor(req, {
     kind: 'person',
     userId,
     session: req.sessionID ? sessionHandle(req.sessionID) : null,
     client: clientOf(req),
-  };
-  req.actor = actor;
-  return actor;
+  } satisfies PersonActor);
 }
 
 /** Who acts in the request: the one way controllers learn it. */
@@ -141,10 +141,10 @@ export class AccessGuard implements CanActivate {
       case 'public':
         return true;
       case 'session':
-        if (!request.currentUser) throw new SignInRequiredError();
+        if (!signedInUserOf(request)) throw new SignInRequiredError();
         return true;
       case 'guest':
-        if (request.currentUser) throw new AlreadySignedInError();
+        if (signedInUserOf(request)) throw new AlreadySignedInError();
         return true;
       case 'bearer':
         return this.checkBearer(request, policy.ability, policy.actsInTeam !== false);

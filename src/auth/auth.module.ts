@@ -7,14 +7,11 @@ import { AuthService } from './auth.service.js';
 import { PasswordHasher } from './password-hasher.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { SessionsRepository } from './sessions.repository.js';
-import { SudoMode } from './sudo-mode.js';
-import { TypeormSessionStore, WebSession } from './web-session.js';
 
 /**
- * Who is there: the pages' session, CSRF protection and signed-in person (one middleware,
- * mounted by configureApp for page requests), passwords, sudo mode, signing in and out of a
- * session, and the global guard that checks every route's declared policy. It knows no feature
- * above users: the API's tokens are read by the API's own middleware, the forms of signing in
+ * Who is there: what the pages' session holds and its rows (the session, CSRF and sudo mode
+ * themselves are the page edge's, web/), passwords, signing in and out of a session, and the
+ * global guard that checks every route's declared policy. It knows no feature above users: the API's tokens are read by the API's own middleware, the forms of signing in
  * live in sign-in/.
  */
 @Module({
@@ -24,18 +21,8 @@ import { TypeormSessionStore, WebSession } from './web-session.js';
     AuthService,
     SessionLifecycle,
     SessionsRepository,
-    TypeormSessionStore,
-    WebSession,
-    SudoMode,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [
-    AuthService,
-    PasswordHasher,
-    SessionLifecycle,
-    SessionsRepository,
-    WebSession,
-    SudoMode,
-  ],
+  exports: [AuthService, PasswordHasher, SessionLifecycle, SessionsRepository],
 })
 export class AuthModule {}

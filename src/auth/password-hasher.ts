@@ -8,7 +8,6 @@ const OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parall
 /** Too many passwords are being hashed already; the client may try again in a moment. */
 export class HashingBusyError extends DomainError {
   readonly code = 'server_busy';
-  readonly status = 503;
   override readonly retryAfterSeconds = 1;
   constructor() {
     super('The server is busy. Try again in a moment.');

@@ -1,15 +1,14 @@
+import { pageSession, credentialStamp, noteActivity } from './page-session.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { isServiceAccount, type User } from '../users/user.entity.js';
 import { InvalidCredentialsError } from './auth.errors.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { isReturnPage } from '../common/web/return-to.js';
+import { isReturnPage } from './return-page.js';
 import { AccountDisabledError } from './auth.errors.js';
-import { credentialStamp } from './credential-stamp.js';
 import { actorOf, signedInActor } from './access.js';
-import { noteActivity } from './session-activity.js';
-import { webCookiesFor, type WebCookies } from './web-session.js';
+import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { KEPT_SIGNED_IN_MS } from './kept-signed-in.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
@@ -56,21 +55,24 @@ export class SessionLifecycle {
     this.refuseDisabled(req, user);
     // Whatever path led here, a service account is never signed in.
     if (isServiceAccount(user)) throw new InvalidCredentialsError();
-    await promisify((done) => req.session.regenerate(done));
-    req.session.userId = user.id;
-    req.session.signedInAt = this.clock.nowMs();
+    await promisify((done) => pageSession(req).regenerate(done));
+    // A new session (regenerated above): read it only now.
+    const session = pageSession(req);
+    const now = this.clock.nowMs();
+    session.userId = user.id;
+    session.signedInAt = now;
     if (keepSignedIn) {
-      req.session.keptSignedIn = true;
+      session.keptSignedIn = true;
       // Kept as the cookie's own lifetime, which each request renews (and the store's expiry).
-      req.session.cookie.maxAge = KEPT_SIGNED_IN_MS;
+      session.cookie.maxAge = KEPT_SIGNED_IN_MS;
     }
     // Signing in is typing the password: sensitive actions need no second ask. A passkey alone
     // counts too, except where only the password will do (see SudoOptions).
-    req.session.passwordConfirmedAt = req.session.signedInAt;
-    if (method?.method === 'passkey') req.session.sudoByPasskey = true;
-    req.session.credentialStamp = credentialStamp(user.passwordHash);
-    noteActivity(req, req.session.signedInAt);
-    await promisify((done) => req.session.save(done));
+    session.passwordConfirmedAt = now;
+    if (method?.method === 'passkey') session.sudoByPasskey = true;
+    session.credentialStamp = credentialStamp(user.passwordHash);
+    noteActivity(req, now);
+    await promisify((done) => pageSession(req).save(done));
     this.audit.record(signedInActor(req, user.id), {
       event: 'sign-in.succeeded',
       ...(method ? { detail: method } : {}),
@@ -90,8 +92,8 @@ export class SessionLifecycle {
   ): Promise<void> {
     this.refuseDisabled(req, user);
     if (isServiceAccount(user)) throw new InvalidCredentialsError();
-    await promisify((done) => req.session.regenerate(done));
-    req.session.pendingSignIn = {
+    await promisify((done) => pageSession(req).regenerate(done));
+    pageSession(req).pendingSignIn = {
       userId: user.id,
       attempt: randomBytes(16).toString('base64url'),
       credentialStamp: credentialStamp(user.passwordHash),
@@ -99,7 +101,7 @@ export class SessionLifecycle {
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
       keepSignedIn,
     };
-    await promisify((done) => req.session.save(done));
+    await promisify((done) => pageSession(req).save(done));
   }
 
   /**
@@ -118,7 +120,7 @@ export class SessionLifecycle {
 
   /** A new, empty session in place of the current one (after a password reset, say). */
   async restart(req: Request): Promise<void> {
-    await promisify((done) => req.session.regenerate(done));
+    await promisify((done) => pageSession(req).regenerate(done));
   }
 
   /**
@@ -130,7 +132,7 @@ export class SessionLifecycle {
     const actor = actorOf(req);
     const ended = await this.transactions.run((m) => this.sessions.delete(m, req.sessionID));
     if (ended && actor.kind === 'person') this.audit.record(actor, { event: 'sign-in.signed_out' });
-    await promisify((done) => req.session.destroy(done));
+    await promisify((done) => pageSession(req).destroy(done));
     // A __Host- cookie is cleared only with the attributes it was set with.
     const secure = this.cookies.secure === true || req.secure;
     res.clearCookie(this.cookies.session, { httpOnly: true, sameSite: 'lax', path: '/', secure });

@@ -13,6 +13,42 @@ export interface PersonActor {
   /** The session's handle (a digest of its id, as the sessions page names it). */
   session: string | null;
   client: Client;
+  /**
+   * What the page's request read of the person on arrival, in one query (their teams, the
+   * current one, two-factor): services take it from here instead of reading those rows again.
+   */
+  known?: PersonSnapshot;
+}
+
+/** A team as its row holds it (the teams feature's `Team` is one). */
+export interface TeamRecord {
+  id: number;
+  name: string;
+  slug: string;
+  ownerId: number;
+  personal: boolean;
+  requireTwoFactor: boolean;
+  tokenMaxLifetimeDays: number | null;
+  allowedAbilities: string[] | null;
+  serviceAccountCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The signed-in person's teams and two-factor state, as read once per page request. */
+export interface PersonSnapshot {
+  email: string;
+  /** When their address was confirmed; null while it waits for its link. */
+  emailVerifiedAt: Date | null;
+  currentTeamId: number | null;
+  /** Their teams with their role in each, by name. */
+  memberships: readonly { team: TeamRecord; role: 'owner' | 'admin' | 'member' }[];
+  twoFactor: boolean;
+}
+
+/** What the request already knows of the actor's account, when it is a page's person. */
+export function knownOf(actor: Actor): PersonSnapshot | undefined {
+  return actor.kind === 'person' ? actor.known : undefined;
 }
 
 /** A person's token, on the API. */

@@ -10,7 +10,6 @@ const RECHECK_MS = 5_000;
 /** Answered for every request but the health checks while migrations are pending. */
 export class SchemaBehindError extends DomainError {
   readonly code = 'service_unavailable';
-  readonly status = 503;
   override readonly retryAfterSeconds = RECHECK_MS / 1000;
   constructor() {
     super('The service is being upgraded; try again shortly.');

@@ -2,8 +2,6 @@ import { DomainError } from '../common/errors/domain.error.js';
 
 export class EmailNotVerifiedError extends DomainError {
   readonly code = 'email_not_verified';
-  readonly status = 403;
-  override readonly nextStep = { href: '/settings/api-tokens', label: 'Back to API tokens' };
   /** `before`: what needs the confirmed address ("creating API tokens"). */
   constructor(before = 'creating API tokens') {
     super(

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, knownOf, type Actor } from '../common/actor.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
@@ -28,7 +28,6 @@ declare module '../events/events.js' {
 
 export const VERIFY_EMAIL_MAIL = 'verify-email';
 const LINK_HOURS = 24;
-const ASK_AGAIN = { href: '/settings/api-tokens', label: 'Ask for a new link' };
 
 /**
  * Confirming that a person receives mail at their address: a link mailed at sign-up (and on
@@ -96,14 +95,14 @@ export class EmailVerificationService {
     const owner = checked.token?.userId;
     const viewer = actor.kind === 'person' ? actor.userId : undefined;
     if (owner !== undefined && viewer !== undefined && viewer !== owner) {
-      throw new AccountLinkError('unknown', 'confirmation', ASK_AGAIN);
+      throw new AccountLinkError('unknown', 'confirmation');
     }
     if (!checked.ok) {
       if (checked.problem === 'used' && owner !== undefined) {
         const user = await this.users.findById(owner);
         if (user?.emailVerifiedAt) return 'confirmed';
       }
-      throw new AccountLinkError(checked.problem, 'confirmation', ASK_AGAIN);
+      throw new AccountLinkError(checked.problem, 'confirmation');
     }
     return viewer !== undefined ? 'confirm' : 'sign-in';
   }
@@ -135,7 +134,7 @@ export class EmailVerificationService {
     if (outcome === 'used' && (await this.users.findById(userId))?.emailVerifiedAt) {
       return { joined: [] };
     }
-    throw new AccountLinkError(outcome, 'confirmation', ASK_AGAIN);
+    throw new AccountLinkError(outcome, 'confirmation');
   }
 
   /** Whether the acting person must still confirm their address (see isPending). */
@@ -151,7 +150,7 @@ export class EmailVerificationService {
    */
   async assertConfirmed(actor: Actor, before?: string): Promise<void> {
     if (!this.required) return;
-    const user = await this.users.findById(accountOf(actor));
+    const user = knownOf(actor) ?? (await this.users.findById(accountOf(actor)));
     if (!user) throw new UserNotFoundError();
     if (this.isPending(user)) throw new EmailNotVerifiedError(before);
   }

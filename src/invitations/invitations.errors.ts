@@ -4,7 +4,7 @@ import { ConflictError, DomainError, NotFoundError } from '../common/errors/doma
 /** An invitation link that cannot be used: a page that says why. */
 export class InvitationLinkError extends AccountLinkError {
   constructor(problem: LinkProblem) {
-    super(problem, 'invitation', { href: '/dashboard', label: 'Go to your dashboard' });
+    super(problem, 'invitation');
   }
 }
 
@@ -27,8 +27,6 @@ export class AlreadyInvitedError extends ConflictError {
 /** Someone signed in as another person (or with the address not confirmed) opened the link. */
 export class WrongInviteeError extends DomainError {
   readonly code = 'wrong_invitee';
-  readonly status = 403;
-  override readonly nextStep = { href: '/dashboard', label: 'Go to your dashboard' };
   constructor(signedInAs: string) {
     super(
       `This invitation was sent to another address, or yours is not confirmed yet. You are signed in as ${signedInAs}; nothing was changed.`,

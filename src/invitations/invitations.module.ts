@@ -4,14 +4,11 @@ import { EmailVerificationModule } from '../email-verification/email-verificatio
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { UsersModule } from '../users/users.module.js';
-import { InvitationsController } from './invitations.controller.js';
 import { InvitationsService } from './invitations.service.js';
-import { TeamInvitationsController } from './team-invitations.controller.js';
 
 /** Invitations to teams: sending them, and their addressees' answers. */
 @Module({
   imports: [AuthModule, EmailVerificationModule, TeamsModule, UsersModule, RateLimitModule],
-  controllers: [InvitationsController, TeamInvitationsController],
   providers: [InvitationsService],
   exports: [InvitationsService],
 })

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { loggablePath } from '../common/http/loggable-path.js';
+import { actingUserOf } from '../common/http/request-state.js';
 import { REQUEST_ID_HEADER } from '../common/http/request-id-header.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { ACCESS_LOGGER, ROOT_LOGGER } from './root-logger.js';
@@ -96,8 +97,9 @@ export function requestLine(req: Request, res: Response, durationMs: number): Re
   if (principal) {
     line.userId = principal.user.id;
     line.tokenId = principal.tokenId;
-  } else if (req.currentUser) {
-    line.userId = req.currentUser.id;
+  } else {
+    const userId = actingUserOf(req);
+    if (userId !== undefined) line.userId = userId;
   }
   return line;
 }

@@ -1,6 +1,9 @@
-import { DomainError, type NextStep } from '../common/errors/domain.error.js';
+import { DomainError } from '../common/errors/domain.error.js';
 
 export type LinkProblem = 'expired' | 'used' | 'unknown' | 'withdrawn';
+
+/** What a mailed link was for. */
+export type LinkPurpose = 'invitation' | 'email change' | 'password reset' | 'confirmation';
 
 const MESSAGES: Record<LinkProblem, (what: string) => string> = {
   expired: (what) => `This ${what} link has expired.`,
@@ -12,16 +15,13 @@ const MESSAGES: Record<LinkProblem, (what: string) => string> = {
 
 /** A mailed link that cannot be used: a page that says why, and how to get a new one. */
 export class AccountLinkError extends DomainError {
-  readonly code: string;
-  readonly status: 404 | 410;
+  readonly code: `link_${LinkProblem}`;
 
   constructor(
     readonly problem: LinkProblem,
-    what: string,
-    override readonly nextStep: NextStep,
+    readonly purpose: LinkPurpose,
   ) {
-    super(MESSAGES[problem](what));
+    super(MESSAGES[problem](purpose));
     this.code = `link_${problem}`;
-    this.status = problem === 'unknown' ? 404 : 410;
   }
 }

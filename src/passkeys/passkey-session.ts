@@ -1,3 +1,4 @@
+import { pageSession } from '../auth/page-session.js';
 import type { Request } from 'express';
 import { sessionHandle } from '../auth/access.js';
 
@@ -7,7 +8,7 @@ import { sessionHandle } from '../auth/access.js';
  * comes back to the session that asked.
  */
 export function passkeySessionOf(req: Request, now: number): string {
-  req.session.passkeyAskedAt = now;
+  pageSession(req).passkeyAskedAt = now;
   return sessionHandle(req.sessionID);
 }
 

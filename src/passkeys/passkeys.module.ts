@@ -5,7 +5,6 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { PasskeyChallenges } from './passkey-challenges.js';
-import { PasskeysController } from './passkeys.controller.js';
 import { PasskeysRepository } from './passkeys.repository.js';
 import { PasskeysService } from './passkeys.service.js';
 
@@ -18,7 +17,6 @@ import { PasskeysService } from './passkeys.service.js';
     SecurityNoticesModule,
     RateLimitModule,
   ],
-  controllers: [PasskeysController],
   providers: [PasskeysRepository, PasskeyChallenges, PasskeysService],
   exports: [PasskeysService],
 })

@@ -4,12 +4,10 @@ import { AuthModule } from '../auth/auth.module.js';
 import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { UsersModule } from '../users/users.module.js';
-import { PasswordResetController } from './password-reset.controller.js';
 import { PasswordResetService } from './password-reset.service.js';
 
 @Module({
   imports: [AuthModule, UsersModule, OneTimeLinksModule, RateLimitModule, PasskeysModule],
-  controllers: [PasswordResetController],
   providers: [PasswordResetService],
   exports: [PasswordResetService],
 })

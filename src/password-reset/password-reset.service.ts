@@ -21,7 +21,6 @@ import { Clock } from '../clock/clock.js';
 export const PASSWORD_RESET_MAIL = 'password-reset';
 export const PASSWORD_CHANGED_MAIL = 'password-changed';
 export const RESET_LINK_MINUTES = 60;
-const ASK_AGAIN = { href: '/forgot-password', label: 'Ask for a new link' };
 
 type Request = { to: string; params: Record<string, unknown> };
 
@@ -69,7 +68,7 @@ export class PasswordResetService {
   /** Refuses, with a page that says why, a link that cannot set a password. */
   async assertUsable(token: string): Promise<void> {
     const checked = await this.tokens.check(token, 'reset_password');
-    if (!checked.ok) throw new AccountLinkError(checked.problem, 'password reset', ASK_AGAIN);
+    if (!checked.ok) throw new AccountLinkError(checked.problem, 'password reset');
   }
 
   /**
@@ -86,13 +85,12 @@ export class PasswordResetService {
     const passwordHash = await this.passwords.hash(password);
     await this.transactions.run(async (m) => {
       const used = await this.tokens.use(m, token, 'reset_password');
-      if (!used.ok) throw new AccountLinkError(used.problem, 'password reset', ASK_AGAIN);
+      if (!used.ok) throw new AccountLinkError(used.problem, 'password reset');
       const userId = used.token.userId;
       const user = await this.users.findById(userId, m);
       if (!user) throw new UserNotFoundError();
       // No link is ever issued for a service account; one planted for it sets nothing.
-      if (isServiceAccount(user))
-        throw new AccountLinkError('unknown', 'password reset', ASK_AGAIN);
+      if (isServiceAccount(user)) throw new AccountLinkError('unknown', 'password reset');
       await this.users.setPasswordHash(m, userId, passwordHash);
       await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);

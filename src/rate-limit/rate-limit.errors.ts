@@ -2,7 +2,6 @@ import { DomainError } from '../common/errors/domain.error.js';
 
 export class RateLimitedError extends DomainError {
   readonly code = 'rate_limited';
-  readonly status = 429;
   /** `message`: the refusal in words a person can act on, where there is more to say. */
   constructor(
     override readonly retryAfterSeconds: number,
@@ -21,7 +20,6 @@ export const UNCOUNTED_RETRY_SECONDS = 5;
  */
 export class LimitsUnavailableError extends DomainError {
   readonly code = 'service_unavailable';
-  readonly status = 503;
   override readonly retryAfterSeconds = UNCOUNTED_RETRY_SECONDS;
   constructor() {
     super(

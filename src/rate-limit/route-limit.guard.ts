@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { actingUserOf } from '../common/http/request-state.js';
 import type { Config } from '../config/config.js';
 import type { RateLimitConfig } from '../config/security.config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -55,7 +56,7 @@ export class RouteLimitGuard implements CanActivate {
     const name = this.reflector.get<RouteLimitName>(ROUTE_LIMIT, context.getHandler());
     const { per, limit } = ROUTE_LIMITS[name];
     const req = context.switchToHttp().getRequest<Request>();
-    const who = per === 'ip' ? clientKeyOf(req.ip) : `user:${req.currentUser?.id ?? 'none'}`;
+    const who = per === 'ip' ? clientKeyOf(req.ip) : `user:${actingUserOf(req) ?? 'none'}`;
     const window = await this.storage.hit(`route:${name}:${who}`, HOUR_MS, name);
     if (window.count > limit(rateLimit)) {
       throw new RateLimitedError(Math.max(1, Math.ceil(window.resetMs / 1000)));

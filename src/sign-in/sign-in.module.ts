@@ -7,8 +7,6 @@ import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { RegistrationService } from './registration.service.js';
-import { AuthController } from './sign-in.controller.js';
-import { TwoFactorChallengeController } from './two-factor-challenge.controller.js';
 import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /**
@@ -25,8 +23,7 @@ import { TwoFactorSignIn } from './two-factor-sign-in.js';
     TwoFactorModule,
     PasskeysModule,
   ],
-  controllers: [AuthController, TwoFactorChallengeController],
   providers: [RegistrationService, TwoFactorSignIn],
-  exports: [RegistrationService],
+  exports: [RegistrationService, TwoFactorSignIn],
 })
 export class SignInModule {}

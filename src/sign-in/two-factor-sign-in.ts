@@ -1,16 +1,14 @@
+import { flash, pageSession, type PageSessionData, credentialStamp } from '../auth/page-session.js';
 import { Actors, asPerson } from '../common/actor.js';
 import { actorOf } from '../auth/access.js';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DomainError, ValidationError } from '../common/errors/domain.error.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { flash } from '../common/web/flash.js';
-import { signInPageFor } from '../common/web/return-to.js';
 import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
 import { isServiceAccount, type User } from '../users/user.entity.js';
 import { PasskeyRefusedError } from '../passkeys/passkeys.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { credentialStamp } from '../auth/credential-stamp.js';
 import { SessionLifecycle } from '../auth/session-lifecycle.js';
 import { Clock } from '../clock/clock.js';
 import { PasskeysService } from '../passkeys/passkeys.service.js';
@@ -24,15 +22,13 @@ export const PENDING_SIGN_IN_MS = 5 * 60_000;
 /** No sign-in is waiting for a second factor in this session (none started, or too old). */
 export class NoPendingSignInError extends DomainError {
   readonly code = 'sign_in_expired';
-  readonly status = 401;
-  override readonly pageRedirect: string;
-  constructor(returnTo?: string) {
+  /** The page the sign-in was for, to go on to after signing in again. */
+  constructor(readonly returnTo?: string) {
     super('Sign in again to continue.');
-    this.pageRedirect = signInPageFor(returnTo ?? '/');
   }
 }
 
-type PendingSignIn = NonNullable<Request['session']['pendingSignIn']>;
+type PendingSignIn = NonNullable<PageSessionData['pendingSignIn']>;
 
 /**
  * Signing in with two factors: after the password, a person with two-factor sign-in on is
@@ -65,11 +61,11 @@ export class TwoFactorSignIn {
 
   /** The sign-in waiting in this session; else back to the sign-in page, told why if it expired. */
   pendingOf(req: Request): PendingSignIn {
-    const pending = req.session?.pendingSignIn;
+    const pending = pageSession(req)?.pendingSignIn;
     if (pending && this.clock.nowMs() - pending.at < PENDING_SIGN_IN_MS) return pending;
     if (!pending) throw new NoPendingSignInError();
-    delete req.session.pendingSignIn;
-    flash(req.session, { error: 'Signing in took too long. Enter your password again.' });
+    delete pageSession(req).pendingSignIn;
+    flash(pageSession(req), { error: 'Signing in took too long. Enter your password again.' });
     throw new NoPendingSignInError(pending.returnTo);
   }
 
@@ -143,8 +139,8 @@ export class TwoFactorSignIn {
   private async pendingUser(req: Request, pending: PendingSignIn): Promise<User> {
     const user = await this.users.findById(pending.userId);
     if (!user || credentialStamp(user.passwordHash) !== pending.credentialStamp) {
-      delete req.session.pendingSignIn;
-      flash(req.session, { error: 'Your password has changed. Sign in with the new one.' });
+      delete pageSession(req).pendingSignIn;
+      flash(pageSession(req), { error: 'Your password has changed. Sign in with the new one.' });
       throw new NoPendingSignInError(pending.returnTo);
     }
     return user;
@@ -186,7 +182,7 @@ export class TwoFactorSignIn {
         event: 'sign-in.recovery_code_used',
         detail: { codes_left: left },
       });
-      flash(req.session, {
+      flash(pageSession(req), {
         notice: `You signed in with a recovery code; it cannot be used again. ${left} left: make new ones under Security when you run low.`,
       });
     }

@@ -9,10 +9,11 @@ import {
   UpdateDateColumn,
   type Relation,
 } from 'typeorm';
+import type { TeamRecord } from '../common/actor.js';
 import { User } from '../users/user.entity.js';
 
 @Entity({ name: 'teams' })
-export class Team {
+export class Team implements TeamRecord {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;
 

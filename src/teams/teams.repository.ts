@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, Like } from 'typeorm';
+import type { PersonSnapshot } from '../common/actor.js';
 import { isUniqueViolation, toDate } from '../common/errors/database-errors.js';
 import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
@@ -199,6 +200,39 @@ export class TeamsRepository {
       .where('t.owner_id <> :userId', { userId })
       .orderBy('t.id', 'ASC')
       .getMany();
+  }
+
+  /**
+   * A signed-in person as a page needs them, in one query: their row, their teams with their
+   * role in each (by name), and whether they have two-factor sign-in on.
+   */
+  async findSignedIn(userId: number): Promise<{ user: User; known: PersonSnapshot } | null> {
+    const { entities, raw } = await this.manager
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .leftJoinAndMapMany('u.memberships', TeamMember, 'm', 'm.user_id = u.id')
+      .leftJoinAndMapOne('m.team', Team, 't', 't.id = m.team_id')
+      .addSelect(
+        `CASE WHEN EXISTS (SELECT 1 FROM two_factor_credentials c WHERE c.user_id = u.id) THEN 1 ELSE 0 END`,
+        'two_factor',
+      )
+      .where('u.id = :userId', { userId })
+      .orderBy('t.name', 'ASC')
+      .addOrderBy('t.id', 'ASC')
+      .getRawAndEntities<{ two_factor: number | string }>();
+    const found = entities[0] as (User & { memberships?: TeamMember[] }) | undefined;
+    if (!found) return null;
+    const { memberships = [], ...user } = found;
+    return {
+      user: Object.assign(new User(), user),
+      known: {
+        email: user.email,
+        emailVerifiedAt: user.emailVerifiedAt,
+        currentTeamId: user.currentTeamId,
+        memberships: memberships.map((m) => ({ team: m.team!, role: m.role })),
+        twoFactor: Number(raw[0]?.two_factor) === 1,
+      },
+    };
   }
 
   /** The user's teams with their role in each, by name. */

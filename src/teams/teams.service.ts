@@ -2,7 +2,13 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { AbilityCatalog } from '../config/abilities.config.js';
 import type { EntityManager } from 'typeorm';
-import { accountOf, requireOperator, type Actor } from '../common/actor.js';
+import {
+  accountOf,
+  knownOf,
+  requireOperator,
+  type Actor,
+  type PersonSnapshot,
+} from '../common/actor.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Transactions } from '../database/transactions.js';
 import { Events } from '../events/events.js';
@@ -190,25 +196,39 @@ export class TeamsService {
     return team;
   }
 
+  /**
+   * A signed-in person for a page: their row, and their teams and two-factor state, which the
+   * page's services then take from the actor (`PersonActor.known`), in one query.
+   */
+  findSignedIn(userId: number): Promise<{ user: User; known: PersonSnapshot } | null> {
+    return this.teams.findSignedIn(userId);
+  }
+
   async getCurrentTeam(actor: Actor): Promise<Team | null> {
+    const known = knownOf(actor);
+    if (known) {
+      return (known.memberships.find((m) => m.team.id === known.currentTeamId)?.team ??
+        null) as Team | null;
+    }
     return this.teams.findCurrentOf(accountOf(actor));
   }
 
   /** Whether the person has two-factor sign-in on (the pages' reminder of a team's policy). */
-  hasTwoFactor(actor: Actor): Promise<boolean> {
-    return this.teams.hasTwoFactor(accountOf(actor));
+  async hasTwoFactor(actor: Actor): Promise<boolean> {
+    return knownOf(actor)?.twoFactor ?? this.teams.hasTwoFactor(accountOf(actor));
   }
 
   /** The person's teams with their role in each, by name. */
-  membershipsOf(actor: Actor): Promise<{ team: Team; role: TeamRole }[]> {
+  async membershipsOf(actor: Actor): Promise<{ team: Team; role: TeamRole }[]> {
+    const known = knownOf(actor);
+    if (known) return known.memberships.map((m) => ({ team: m.team as Team, role: m.role }));
     return this.teams.findMembershipsOf(accountOf(actor));
   }
 
   async listForUser(actor: Actor): Promise<TeamMembership[]> {
-    const userId = accountOf(actor);
     const [rows, current] = await Promise.all([
-      this.teams.findMembershipsOf(userId),
-      this.teams.findCurrentOf(userId),
+      this.membershipsOf(actor),
+      this.getCurrentTeam(actor),
     ]);
     return rows.map((row) => ({ ...row, current: row.team.id === current?.id }));
   }
@@ -236,7 +256,7 @@ export class TeamsService {
   /** A team with its members, for its members only: to anyone else it does not exist. */
   async getForMember(actor: Actor, teamId: number): Promise<TeamDetails> {
     const userId = accountOf(actor);
-    const { team, role } = await this.getMembership(userId, teamId);
+    const { team, role } = await this.getMembership(userId, teamId, knownOf(actor));
     const members = (await this.teams.findMembers(team.id)).map((m) => ({
       user: toUserProfile(m.user!),
       role: m.role,
@@ -555,8 +575,12 @@ export class TeamsService {
   private async getMembership(
     userId: number,
     teamId: number,
+    known?: PersonSnapshot,
   ): Promise<{ team: Team; role: TeamRole }> {
-    const membership = await this.teams.findForMember(teamId, userId);
+    const membership = known
+      ? ((known.memberships.find((m) => m.team.id === teamId) as
+          { team: Team; role: TeamRole } | undefined) ?? null)
+      : await this.teams.findForMember(teamId, userId);
     if (!membership) throw new NotTeamMemberError();
     return membership;
   }

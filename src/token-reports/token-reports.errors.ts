@@ -14,9 +14,6 @@ export type SignatureRefusal = keyof typeof SIGNATURE_REFUSALS;
  * a key not configured (a rotation the operator has not followed yet) or do not match.
  */
 export class ReportSignatureError extends DomainError {
-  readonly status = 401;
-  // A 401 names how to authenticate (RFC 9110): here, the scanner's signature header.
-  override readonly challenge = 'GitHub-Public-Key-Signature realm="tessera"';
   constructor(readonly code: SignatureRefusal) {
     super(SIGNATURE_REFUSALS[code]);
   }
@@ -25,7 +22,6 @@ export class ReportSignatureError extends DomainError {
 /** A signed body that is not JSON. */
 export class MalformedReportError extends DomainError {
   readonly code = 'malformed_report';
-  readonly status = 400;
   constructor() {
     super('The report is not valid JSON.');
   }

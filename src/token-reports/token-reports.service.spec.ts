@@ -75,29 +75,31 @@ describe('TokenReportsService', () => {
     expect(revokeReported).not.toHaveBeenCalled();
   });
 
-  it('should refuse a body that is not JSON (400) or not a list of tokens (422), revoking nothing', async () => {
+  it('should refuse a body that is not JSON (malformed_report) or not a list of tokens (validation_failed), revoking nothing', async () => {
     const { service, revokeReported } = await serviceWith(() => undefined);
     const refusal = async (body: unknown) => {
       try {
         await service.receive(actor, report(body));
         return 'accepted';
       } catch (error) {
-        if (error instanceof MalformedReportError) return `${error.status}`;
+        if (error instanceof MalformedReportError) return error.code;
         if (error instanceof ValidationError)
-          return `${error.status} ${Object.keys(error.fields).join()}`;
+          return `${error.code} ${Object.keys(error.fields).join()}`;
         throw error;
       }
     };
-    expect(await refusal('[{"token": "tsr_')).toBe('400');
-    expect(await refusal('')).toBe('400');
-    expect(await refusal({ token: 'tsr_a' })).toBe('422 report');
-    expect(await refusal([{ token: 'tsr_a' }, 'tsr_b'])).toBe('422 [1]');
-    expect(await refusal([{ type: 'x' }])).toBe('422 [0].token');
-    expect(await refusal([{ token: 42 }])).toBe('422 [0].token');
-    expect(await refusal([{ token: 'x'.repeat(MAX_TOKEN_LENGTH + 1) }])).toBe('422 [0].token');
-    expect(await refusal([{ token: 'tsr_a', url: 7 }])).toBe('422 [0].url');
+    expect(await refusal('[{"token": "tsr_')).toBe('malformed_report');
+    expect(await refusal('')).toBe('malformed_report');
+    expect(await refusal({ token: 'tsr_a' })).toBe('validation_failed report');
+    expect(await refusal([{ token: 'tsr_a' }, 'tsr_b'])).toBe('validation_failed [1]');
+    expect(await refusal([{ type: 'x' }])).toBe('validation_failed [0].token');
+    expect(await refusal([{ token: 42 }])).toBe('validation_failed [0].token');
+    expect(await refusal([{ token: 'x'.repeat(MAX_TOKEN_LENGTH + 1) }])).toBe(
+      'validation_failed [0].token',
+    );
+    expect(await refusal([{ token: 'tsr_a', url: 7 }])).toBe('validation_failed [0].url');
     const many = Array.from({ length: MAX_REPORTED_TOKENS + 1 }, () => ({ token: 'tsr_a' }));
-    expect(await refusal(many)).toBe('422 report');
+    expect(await refusal(many)).toBe('validation_failed report');
     expect(await refusal(many.slice(1))).toBe('accepted');
     expect(revokeReported).toHaveBeenCalledTimes(1);
   });

@@ -67,10 +67,11 @@ export class TokenDetailsService {
     private readonly audit: AuditService,
   ) {}
 
-  async get(actor: Actor, tokenId: number): Promise<TokenDetails> {
+  /** `read`: the token when the caller has read it already (as its page has). */
+  async get(actor: Actor, tokenId: number, read?: PersonalAccessToken): Promise<TokenDetails> {
     const userId = accountOf(actor);
     const now = this.clock.nowMs();
-    const token = await this.tokens.findForOwner(userId, tokenId);
+    const token = read ?? (await this.tokens.findForOwner(userId, tokenId));
     if (!token) throw new TokenNotFoundError();
     const since = utcDay(now - (USAGE_DAYS_SHOWN - 1) * DAY_MS);
     const [addresses, counts] = await Promise.all([

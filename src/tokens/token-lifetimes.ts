@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock.js';
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, knownOf, type Actor, type PersonSnapshot } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -12,7 +12,7 @@ import {
   type ExpiryOptions,
   type LifetimeLimit,
 } from './token-expiry.js';
-import { TokensRepository, type GoverningTeam } from './tokens.repository.js';
+import { governing, TokensRepository, type GoverningTeam } from './tokens.repository.js';
 
 /** Where a new token acts (pinned to `team`, or following its person) and how long it may live. */
 export interface NewTokenLimit {
@@ -75,11 +75,19 @@ export class TokenLifetimes {
    * Where a new token of the person acts and its limit: pinned to `teamId` (one of their teams,
    * else refused), or following their current team.
    */
-  async forNewToken(userId: number, teamId?: number): Promise<NewTokenLimit> {
+  async forNewToken(
+    userId: number,
+    teamId?: number,
+    known?: PersonSnapshot,
+  ): Promise<NewTokenLimit> {
     if (teamId === undefined) {
-      return { pinnedTo: null, limit: this.limitIn(await this.tokens.findCurrentTeamOf(userId)) };
+      const current = await this.tokens.findCurrentTeamOf(userId, known);
+      return { pinnedTo: null, limit: this.limitIn(current) };
     }
-    const team = await this.tokens.findTeamOfMember(userId, teamId);
+    const team = known
+      ? (known.memberships.filter((m) => m.team.id === teamId).map((m) => governing(m.team))[0] ??
+        null)
+      : await this.tokens.findTeamOfMember(userId, teamId);
     if (!team) throw new ValidationError({ team: 'Choose one of your teams.' });
     return { pinnedTo: team, limit: this.limitIn(team) };
   }
@@ -99,9 +107,10 @@ export class TokenLifetimes {
   /** The create form's choices for the person: the current team first, then their teams. */
   async creationChoices(actor: Actor): Promise<CreationChoices> {
     const userId = accountOf(actor);
+    const known = knownOf(actor);
     const [current, teams] = await Promise.all([
-      this.tokens.findCurrentTeamOf(userId),
-      this.tokens.findTeamsOfMember(userId),
+      this.tokens.findCurrentTeamOf(userId, known),
+      this.tokens.findTeamsOfMember(userId, known),
     ]);
     const now = this.clock.nowMs();
     const acting: ActingChoice[] = [

@@ -29,10 +29,19 @@ export class TokenNotices {
     notice: 'token-created' | 'token-leaked',
     tokenName: string,
     foundAt?: string,
+    /** The owner's address, when they are the person signed in (never a service account). */
+    personEmail?: string,
   ): Promise<ServiceAccountOwner | null> {
-    const account = await this.tokens.findServiceAccountOwner(manager, ownerId);
+    const account =
+      personEmail === undefined
+        ? await this.tokens.findServiceAccountOwner(manager, ownerId)
+        : null;
     if (!account) {
-      await this.notices.send(manager, ownerId, notice, { detail: tokenName, foundAt });
+      await this.notices.send(manager, ownerId, notice, {
+        to: personEmail,
+        detail: tokenName,
+        foundAt,
+      });
       return null;
     }
     const about = {

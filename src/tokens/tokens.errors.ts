@@ -1,5 +1,4 @@
 import { ConflictError, DomainError, NotFoundError } from '../common/errors/domain.error.js';
-import { BEARER_REALM } from '../auth/auth.errors.js';
 import type { TeamRefusalCode } from './team-policy.js';
 
 export type AuthFailureCode =
@@ -18,8 +17,6 @@ const MESSAGES: Record<AuthFailureCode, string> = {
 export const REPLACED_VALUE_MESSAGE =
   'This value of the bearer token was replaced when the token was regenerated; use the new value.';
 
-const REALM = `Bearer realm="${BEARER_REALM}"`;
-
 /** A known token refused (revoked, replaced or expired): which one, for its security log. */
 export interface RefusedToken {
   tokenId: number;
@@ -28,8 +25,6 @@ export interface RefusedToken {
 
 /** The request could not be authenticated; `code` says why. */
 export class AuthenticationError extends DomainError {
-  readonly status = 401;
-  override readonly challenge: string;
   constructor(
     readonly code: AuthFailureCode,
     message = MESSAGES[code],
@@ -37,8 +32,6 @@ export class AuthenticationError extends DomainError {
     readonly refused?: RefusedToken,
   ) {
     super(message);
-    // RFC 6750: no error attribute when no credentials were sent at all.
-    this.challenge = code === 'missing_token' ? REALM : `${REALM}, error="invalid_token"`;
   }
 }
 
@@ -93,7 +86,6 @@ export class TokenNotFoundError extends NotFoundError {
 
 export class AmbiguousTokenNameError extends DomainError {
   readonly code = 'ambiguous_token_name';
-  readonly status = 409;
   constructor(name: string, ids: number[]) {
     super(
       `${ids.length} active tokens are named "${name}" (ids ${ids.join(', ')}); choose one by id.`,
@@ -135,17 +127,14 @@ const TEAM_REFUSALS: Record<TeamRefusalCode, (team: string | undefined) => strin
 
 /**
  * A good token that the team it acts in refuses (its policy, or a pinned team its person left):
- * 403, with an RFC 6750 challenge as for a missing ability. Made only for a refused token.
+ * answered as a missing ability is. Made only for a refused token.
  */
 export class TeamRefusalError extends DomainError {
-  readonly status = 403;
-  override readonly challenge: string;
   constructor(
     readonly code: TeamRefusalCode,
     /** The name of the team that refuses it, when the token may know it. */
     teamName?: string,
   ) {
     super(TEAM_REFUSALS[code](teamName === undefined ? undefined : JSON.stringify(teamName)));
-    this.challenge = `${REALM}, error="insufficient_scope", error_description="${code}"`;
   }
 }

@@ -6,9 +6,7 @@ import { LastUsedRecorder, TokenUsageRecorder } from './token-usage-recorder.js'
 import { LeakedTokens } from './leaked-tokens.js';
 import { TokenDetailsService } from './token-details.service.js';
 import { TokenExpiryReminders } from './token-expiry-reminders.js';
-import { TokenSettingsController } from './token-settings.controller.js';
 import { TokenUsageRepository } from './token-usage.repository.js';
-import { TokensController } from './tokens.controller.js';
 import { TokensRepository } from './tokens.repository.js';
 import { TokenAuthenticator } from './token-authenticator.js';
 import { TokenLifetimes } from './token-lifetimes.js';
@@ -19,7 +17,6 @@ import { TokensService } from './tokens.service.js';
 
 @Module({
   imports: [EmailVerificationModule, SecurityNoticesModule, UsersModule],
-  controllers: [TokensController, TokenSettingsController],
   providers: [
     TokensRepository,
     TokenUsageRepository,
@@ -36,6 +33,7 @@ import { TokensService } from './tokens.service.js';
     TokenPolicyNotices,
   ],
   exports: [
+    TokenDetailsService,
     TokensService,
     TokenLifetimes,
     TokenAuthenticator,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm';
 import { User } from '../users/user.entity.js';
+import type { PersonSnapshot, TeamRecord } from '../common/actor.js';
 import { toDate, toStoredTime } from '../common/errors/database-errors.js';
 import type { Ability } from './abilities.js';
 import type { KeysetPage } from '../common/keyset-page.js';
@@ -154,7 +155,7 @@ const policyOf = (
 });
 
 /** A team as it governs the tokens acting in it. */
-export const governing = (team: Team): GoverningTeam => ({
+export const governing = (team: TeamRecord): GoverningTeam => ({
   id: team.id,
   name: team.name,
   policy: policyOf(team),
@@ -181,7 +182,11 @@ export class TokensRepository {
   }
 
   /** The person's current team with its policy, while they are a member of it; else null. */
-  async findCurrentTeamOf(userId: number): Promise<GoverningTeam | null> {
+  async findCurrentTeamOf(userId: number, known?: PersonSnapshot): Promise<GoverningTeam | null> {
+    if (known) {
+      const current = known.memberships.find((m) => m.team.id === known.currentTeamId);
+      return current ? governing(current.team) : null;
+    }
     const user = await this.dataSource.manager
       .getRepository(User)
       .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } });
@@ -189,7 +194,8 @@ export class TokensRepository {
   }
 
   /** The person's teams with their policies, by name: where a new token may be pinned. */
-  async findTeamsOfMember(userId: number): Promise<GoverningTeam[]> {
+  async findTeamsOfMember(userId: number, known?: PersonSnapshot): Promise<GoverningTeam[]> {
+    if (known) return known.memberships.map((m) => governing(m.team));
     const rows = await this.dataSource.manager.getRepository(TeamMember).find({
       where: { userId },
       relations: { team: true },
@@ -216,12 +222,13 @@ export class TokensRepository {
   }
 
   /** Which team each of the person's tokens acts in and what that team requires. */
-  async findGovernance(userId: number): Promise<Governance> {
+  async findGovernance(userId: number, known?: PersonSnapshot): Promise<Governance> {
     const m = this.dataSource.manager;
     const [user, pins, memberships, twoFactor] = await Promise.all([
-      m
-        .getRepository(User)
-        .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } }),
+      known ??
+        m
+          .getRepository(User)
+          .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } }),
       m
         .getRepository(TokenPin)
         .createQueryBuilder('p')
@@ -230,8 +237,8 @@ export class TokensRepository {
         .addSelect('p.team_id', 'teamId')
         .where('t.user_id = :userId', { userId })
         .getRawMany<{ tokenId: number | string; teamId: number | string | null }>(),
-      this.findTeamsOfMember(userId),
-      m.getRepository(TwoFactorCredential).exists({ where: { userId } }),
+      this.findTeamsOfMember(userId, known),
+      known?.twoFactor ?? m.getRepository(TwoFactorCredential).exists({ where: { userId } }),
     ]);
     const teams = new Map(memberships.map((t) => [t.id, t]));
     return {
@@ -441,6 +448,35 @@ export class TokensRepository {
     manager?: EntityManager,
   ): Promise<PersonalAccessToken | null> {
     return (manager?.getRepository(PersonalAccessToken) ?? this.tokens).findOneBy({ userId, id });
+  }
+
+  /**
+   * One of the person's tokens with its pin, in one query, and the governance of that token
+   * alone, from what the page's request already knows of the person (their teams, current one
+   * and two-factor state): a token's page needs no other row of theirs.
+   */
+  async findOwnWithGovernance(
+    userId: number,
+    id: number,
+    known: PersonSnapshot,
+  ): Promise<{ token: PersonalAccessToken; governance: Governance } | null> {
+    const found = (await this.tokens
+      .createQueryBuilder('t')
+      .leftJoinAndMapOne('t.pin', TokenPin, 'p', 'p.token_id = t.id')
+      .where('t.user_id = :userId AND t.id = :id', { userId, id })
+      .getOne()) as (PersonalAccessToken & { pin?: TokenPin | null }) | null;
+    if (!found) return null;
+    const { pin, ...token } = found;
+    const teams = new Map(known.memberships.map((m) => [m.team.id, governing(m.team)]));
+    const pinned = pin ? (pin.teamId === null ? null : (teams.get(pin.teamId) ?? null)) : undefined;
+    return {
+      token: Object.assign(new PersonalAccessToken(), token),
+      governance: {
+        currentTeam: (known.currentTeamId !== null && teams.get(known.currentTeamId)) || null,
+        pins: new Map(pinned === undefined ? [] : [[id, pinned]]),
+        twoFactor: known.twoFactor,
+      },
+    };
   }
 
   /** Every token the user has (revoked and expired ones until pruned), newest first. */

@@ -589,7 +589,7 @@ describe('TokensService token lifecycle', () => {
       const revoked = service.revokeByName(person, 'laptop');
       await expect(revoked).rejects.toBeInstanceOf(AmbiguousTokenNameError);
       await expect(revoked).rejects.toMatchObject({
-        status: 409,
+        code: 'ambiguous_token_name',
         message: expect.stringContaining('ids 7, 8'),
       });
       expect(revokeForOwner).not.toHaveBeenCalled();

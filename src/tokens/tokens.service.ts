@@ -1,4 +1,4 @@
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, knownOf, type Actor } from '../common/actor.js';
 
 /** The account an actor acts on, when it acts on one (not the operator at large). */
 const accountOrNull = (actor: Actor): number | null =>
@@ -104,6 +104,12 @@ export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
   refusals: string[];
 }
 
+/** One of the person's tokens, with what decides the team it acts in. */
+export interface OwnToken {
+  token: PersonalAccessToken;
+  governance: Governance;
+}
+
 function actingTeamOf(tokenId: number, governance: Governance): GoverningTeam | null {
   return governance.pins.has(tokenId) ? governance.pins.get(tokenId)! : governance.currentTeam;
 }
@@ -171,7 +177,11 @@ export class TokensService {
   async create(actor: Actor, input: CreateTokenDto): Promise<CreatedToken> {
     const userId = accountOf(actor);
     await this.verification.assertConfirmed(actor);
-    const { pinnedTo, limit } = await this.lifetimes.forNewToken(userId, input.teamId);
+    const { pinnedTo, limit } = await this.lifetimes.forNewToken(
+      userId,
+      input.teamId,
+      knownOf(actor),
+    );
     return this.issue(actor, { userId, pinnedTo, limit }, input);
   }
 
@@ -238,7 +248,13 @@ export class TokensService {
       await owner.decide?.(m);
       const inserted = await this.tokens.insert(m, row);
       if (team) await this.tokens.insertPin(m, inserted.id, team.id);
-      await this.notices.send(m, userId, 'token-created', input.name);
+      // The signed-in person's own token: their address is known, and they are no service account.
+      const known = owner.serviceAccount === undefined ? knownOf(actor) : undefined;
+      if (known && accountOf(actor) === userId) {
+        await this.notices.send(m, userId, 'token-created', input.name, undefined, known.email);
+      } else {
+        await this.notices.send(m, userId, 'token-created', input.name);
+      }
       this.audit.recordAfterCommit(m, actor, {
         event: 'token.created',
         userId,
@@ -272,7 +288,7 @@ export class TokensService {
     const userId = accountOf(actor);
     const [tokens, governance] = await Promise.all([
       this.tokens.findAllForOwner(userId),
-      this.tokens.findGovernance(userId),
+      this.tokens.findGovernance(userId, knownOf(actor)),
     ]);
     const all = tokens.map((t) => withTeam(toTokenView(t, now), t, governance));
     const history = all.filter((t) => t.status !== 'active');
@@ -288,7 +304,7 @@ export class TokensService {
   async offeredAbilities(
     actor: Actor,
   ): Promise<{ abilities: AbilityDefinition[]; limitedBy: string | null }> {
-    const { currentTeam } = await this.tokens.findGovernance(accountOf(actor));
+    const currentTeam = await this.tokens.findCurrentTeamOf(accountOf(actor), knownOf(actor));
     const allowed = currentTeam?.policy.allowedAbilities ?? null;
     return {
       abilities: this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name)),
@@ -307,12 +323,30 @@ export class TokensService {
    * or a number of days, or none; only those the team it acts in and the deployment allow.
    */
   async lifetimeChoices(actor: Actor, tokenId: number): Promise<LifetimeChoices> {
+    return this.lifetimeChoicesOf(await this.ownToken(actor, tokenId));
+  }
+
+  /**
+   * One of the person's tokens with what decides the team it acts in: for a page's person, in
+   * one query (`findOwnWithGovernance`); refused as not found when it is not theirs.
+   */
+  async ownToken(actor: Actor, tokenId: number): Promise<OwnToken> {
     const userId = accountOf(actor);
-    const [token, governance] = await Promise.all([
-      this.tokens.findForOwner(userId, tokenId),
-      this.tokens.findGovernance(userId),
-    ]);
-    if (!token) throw new TokenNotFoundError();
+    const known = knownOf(actor);
+    const [token, governance] = known
+      ? await this.tokens
+          .findOwnWithGovernance(userId, tokenId, known)
+          .then((found) => [found?.token ?? null, found?.governance] as const)
+      : await Promise.all([
+          this.tokens.findForOwner(userId, tokenId),
+          this.tokens.findGovernance(userId),
+        ]);
+    if (!token || !governance) throw new TokenNotFoundError();
+    return { token, governance };
+  }
+
+  /** The lifetimes regenerating `own` may give it (see `lifetimeChoices`). */
+  lifetimeChoicesOf({ token, governance }: OwnToken): LifetimeChoices {
     const team = actingTeamOf(token.id, governance);
     const max = this.lifetimes.limitIn(team).maxDays;
     const current = token.lifetimeDays;

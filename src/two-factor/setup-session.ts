@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { SessionData } from 'express-session';
+import { flash, type PageSessionData } from '../auth/page-session.js';
 import { Clock } from '../clock/clock.js';
-import { flash } from '../common/web/flash.js';
 import { TwoFactorSetupExpiredError } from './two-factor.errors.js';
 
 /** How long a started setup waits for its confirming code. */
 export const SETUP_MS = 15 * 60_000;
 
-type SetupHolder = Pick<SessionData, 'twoFactorSetup' | 'flash'>;
+type SetupHolder = Pick<PageSessionData, 'twoFactorSetup' | 'flash'>;
 
 /** A two-factor setup under way, kept in the session: the confirming form never carries it. */
 @Injectable()

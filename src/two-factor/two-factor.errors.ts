@@ -18,8 +18,6 @@ export class TwoFactorNotEnabledError extends ConflictError {
 /** The setup to confirm is gone: never started, expired, or already confirmed. */
 export class TwoFactorSetupExpiredError extends DomainError {
   readonly code = 'two_factor_setup_expired';
-  readonly status = 409;
-  override readonly pageRedirect = '/settings/security';
   constructor() {
     super('The two-factor setup has expired. Start again.');
   }
@@ -28,7 +26,6 @@ export class TwoFactorSetupExpiredError extends DomainError {
 /** Too many wrong codes for one sign-in or one account. */
 export class TooManyTwoFactorAttemptsError extends DomainError {
   readonly code = 'rate_limited';
-  readonly status = 429;
   constructor(override readonly retryAfterSeconds: number) {
     const minutes = Math.ceil(retryAfterSeconds / 60);
     super(`Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);

@@ -6,14 +6,12 @@ import { SecretCipher } from './secret-cipher.js';
 import { TwoFactorSetups } from './setup-session.js';
 import { TotpCodes } from './totp.js';
 import { TwoFactorLimiter } from './two-factor-limiter.js';
-import { TwoFactorSettingsController } from './two-factor-settings.controller.js';
 import { TwoFactorRepository } from './two-factor.repository.js';
 import { TwoFactorService } from './two-factor.service.js';
 
 /** Two-factor sign-in: the authenticator and recovery codes, and their settings pages. */
 @Module({
   imports: [RateLimitModule, EmailVerificationModule, SecurityNoticesModule],
-  controllers: [TwoFactorSettingsController],
   providers: [
     TwoFactorRepository,
     TwoFactorService,

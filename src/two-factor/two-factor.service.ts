@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Injectable, Logger } from '@nestjs/common';
-import { accountOf, type Actor } from '../common/actor.js';
+import { accountOf, type Actor, knownOf } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { Clock } from '../clock/clock.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
@@ -148,6 +148,9 @@ export class TwoFactorService {
       if (isUniqueViolation(error)) throw new TwoFactorAlreadyEnabledError();
       throw error;
     }
+    // What the request knows of the person follows: the page drawn next has it on.
+    const known = knownOf(actor);
+    if (known) known.twoFactor = true;
     return codes;
   }
 

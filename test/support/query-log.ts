@@ -3,6 +3,8 @@ import type { DataSource, Logger } from 'typeorm';
 /** Records every query TypeORM sends, so tests can count what a request costs. */
 export class QueryLog implements Logger {
   queries: string[] = [];
+  /** The query runner that sent each query, in the same order. */
+  runners: unknown[] = [];
 
   static attach(dataSource: DataSource): QueryLog {
     const log = new QueryLog();
@@ -12,6 +14,30 @@ export class QueryLog implements Logger {
 
   clear(): void {
     this.queries = [];
+    this.runners = [];
+  }
+
+  /**
+   * The queries of a request that wrote in one transaction, without the transactions the work
+   * it left for afterwards ran (the security log's event, the mail sender's claims): those begin
+   * after its commit, each on a query runner of its own.
+   */
+  requestQueries(): string[] {
+    let committed = false;
+    const background = new Set<unknown>();
+    return this.queries.filter((query, i) => {
+      const runner = this.runners[i];
+      const verb = query.trimStart().toUpperCase();
+      if (committed && (verb.startsWith('BEGIN') || verb.startsWith('START TRANSACTION'))) {
+        background.add(runner);
+      }
+      const mine = !background.has(runner);
+      if (verb.startsWith('COMMIT')) {
+        if (mine) committed = true;
+        else background.delete(runner);
+      }
+      return mine;
+    });
   }
 
   count(
@@ -20,8 +46,9 @@ export class QueryLog implements Logger {
     return this.queries.filter((q) => q.trimStart().toUpperCase().startsWith(verb)).length;
   }
 
-  logQuery(query: string): void {
+  logQuery(query: string, _parameters?: unknown[], queryRunner?: unknown): void {
     this.queries.push(query);
+    this.runners.push(queryRunner);
   }
   logQueryError(): void {}
   logQuerySlow(): void {}

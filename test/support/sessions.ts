@@ -1,4 +1,4 @@
-import { RECENT_PASSWORD_MS } from '../../src/auth/sudo-mode.js';
+import { RECENT_PASSWORD_MS } from '../../src/web/sudo-mode.js';
 import type { ManualClock } from '../../src/clock/clock.js';
 
 /**

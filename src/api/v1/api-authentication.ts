@@ -9,10 +9,10 @@ import {
 import { PassportStrategy } from '@nestjs/passport';
 import type { NextFunction, Request, Response } from 'express';
 import { Strategy } from 'passport-http-bearer';
-import { BEARER_REALM } from '../../auth/auth.errors.js';
 import { Clock } from '../../clock/clock.js';
 import { DomainError } from '../../common/errors/domain.error.js';
 import { AllExceptionsFilter } from '../../common/filters/all-exceptions.filter.js';
+import { apiErrorAnswers, BEARER_REALM } from './api-errors.js';
 import { Metrics } from '../../metrics/metrics.js';
 import type { Config } from '../../config/config.js';
 import { CONFIG } from '../../config/config.module.js';
@@ -222,7 +222,7 @@ export class ApiAuthentication implements NestMiddleware {
     // Present when METRICS_ENABLED (and never in the operators' CLI).
     @Optional() private readonly metrics?: Metrics,
   ) {
-    this.errors = new AllExceptionsFilter(clock);
+    this.errors = new AllExceptionsFilter(clock, apiErrorAnswers);
   }
 
   use(req: Request, res: Response, next: NextFunction, budget: TokenBudget = 'requests'): void {

@@ -12,7 +12,7 @@ import {
   OwnerRoleError,
   PersonalTeamError,
 } from '../../teams/teams.errors.js';
-import { API_ERRORS, type ApiErrorCode } from './api-errors.js';
+import { API_ERRORS, apiErrorAnswers, type ApiErrorCode } from './api-errors.js';
 import {
   InvalidJsonError,
   PayloadTooLargeError,
@@ -43,9 +43,9 @@ const THROWN: Record<ApiErrorCode, DomainError> = {
 
 describe("the API's table of error codes", () => {
   it.each(Object.entries(THROWN))(
-    'should give %s the status the error that answers with it has',
+    'should give %s the status the API answers the error that says it with',
     (code, error) => {
-      expect({ code: error.code, status: error.status }).toEqual({
+      expect({ code: error.code, status: apiErrorAnswers.statusOf(error) }).toEqual({
         code,
         status: API_ERRORS[code as ApiErrorCode].status,
       });

@@ -4,7 +4,7 @@ import { PassportModule } from '@nestjs/passport';
 import { AbilityCatalog } from '../../config/abilities.config.js';
 import { InvitationsModule } from '../../invitations/invitations.module.js';
 import { RateLimitModule } from '../../rate-limit/rate-limit.module.js';
-import { TeamPageModule } from '../../team-page/team-page.module.js';
+import { TeamTokensModule } from '../../team-tokens/team-tokens.module.js';
 import { TeamsModule } from '../../teams/teams.module.js';
 import { TokensModule } from '../../tokens/tokens.module.js';
 import { ApiAuthentication, ApiRateLimiter, BearerStrategy } from './api-authentication.js';
@@ -33,7 +33,7 @@ import { UserController } from './user.controller.js';
     TokensModule,
     TeamsModule,
     InvitationsModule,
-    TeamPageModule,
+    TeamTokensModule,
     ApiConventionsModule,
   ],
   controllers: [

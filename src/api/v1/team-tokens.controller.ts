@@ -4,7 +4,7 @@ import { Clock } from '../../clock/clock.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import type { PageEnvelope } from '../../common/http/envelope.js';
-import { TeamTokensService } from '../../team-page/team-tokens.service.js';
+import { TeamTokensService } from '../../team-tokens/team-tokens.service.js';
 import type { TeamSummary } from '../../teams/team.view.js';
 import { CurrentTeam } from './api-authentication.js';
 import { JsonQuery } from './conventions/api-input.js';

@@ -1,27 +1,17 @@
-/** The statuses a domain error may answer with: each error class names its own. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 503;
+import type { DomainErrorCode } from './error-codes.js';
 
-/** Where a person can go on from an error page (ask for a new link, say). */
-export interface NextStep {
-  href: string;
-  label: string;
-}
+export type { DomainErrorCode } from './error-codes.js';
 
 /**
- * An expected failure that the domain names with a stable code and its HTTP status. Services
- * throw these; the one exception filter turns them into the API's envelope or a page.
+ * An expected failure that the domain names with a stable code, a message and its data (the
+ * fields at fault, when to try again). It says nothing of how it is answered: each door maps its
+ * code to its own answer (the API's status, envelope and challenge in api/v1/api-errors.ts, a
+ * page, redirect or flash in web/page-errors.ts).
  */
 export abstract class DomainError extends Error {
-  abstract readonly code: string;
-  abstract readonly status: ErrorStatus;
-  /** For refusals that pass: when the client may try again (sent as Retry-After). */
+  abstract readonly code: DomainErrorCode;
+  /** For refusals that pass: when to try again, in seconds. */
   readonly retryAfterSeconds?: number;
-  /** For authentication failures: the WWW-Authenticate challenge (RFC 6750) an API answer carries. */
-  readonly challenge?: string;
-  /** For pages: where to send the person instead of showing an error page. */
-  readonly pageRedirect?: string;
-  /** For pages: a way on, shown as a button on the error page. */
-  readonly nextStep?: NextStep;
 
   constructor(message: string) {
     // An expected outcome, answered by its code: a stack trace would say nothing useful, and
@@ -38,7 +28,6 @@ export abstract class DomainError extends Error {
 /** Also what a user is told about something that exists but is not theirs to see. */
 export class NotFoundError extends DomainError {
   readonly code = 'not_found';
-  readonly status = 404;
   constructor(what: string) {
     super(`No such ${what}.`);
   }
@@ -47,13 +36,11 @@ export class NotFoundError extends DomainError {
 /** Something this person may not do, though they may see what it concerns. */
 export class ForbiddenError extends DomainError {
   readonly code = 'forbidden';
-  readonly status = 403;
 }
 
 /** Input that breaks a rule; `fields` maps each bad field to what is wrong with it. */
 export class ValidationError extends DomainError {
   readonly code = 'validation_failed';
-  readonly status = 422;
   constructor(readonly fields: Record<string, string>) {
     super(Object.values(fields).join(' '));
   }
@@ -61,9 +48,8 @@ export class ValidationError extends DomainError {
 
 /** A clash with what exists; `field` is the form field it is about, when there is one. */
 export class ConflictError extends DomainError {
-  readonly status = 409;
   constructor(
-    readonly code: string,
+    readonly code: DomainErrorCode,
     message: string,
     readonly field?: string,
   ) {
@@ -77,7 +63,6 @@ export class ConflictError extends DomainError {
  */
 export class ReferenceNotFoundError extends DomainError {
   readonly code = 'not_found';
-  readonly status = 404;
   constructor() {
     super('Something this refers to does not exist (any more).');
   }
@@ -86,7 +71,6 @@ export class ReferenceNotFoundError extends DomainError {
 /** A change to something that other records still refer to, refused by a foreign key. */
 export class StillReferencedError extends DomainError {
   readonly code = 'still_referenced';
-  readonly status = 422;
   constructor() {
     super('Other records still refer to this, so it cannot be changed or removed.');
   }

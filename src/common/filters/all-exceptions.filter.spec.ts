@@ -3,19 +3,31 @@ import { NotFoundException } from '@nestjs/common';
 import type { Request } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { SystemClock } from '../../clock/clock.js';
-import { AuthenticationError } from '../../tokens/tokens.errors.js';
-import { ValidationError } from '../errors/domain.error.js';
-import { AllExceptionsFilter } from './all-exceptions.filter.js';
+import { DomainError, ValidationError } from '../errors/domain.error.js';
+import { AllExceptionsFilter, type ApiErrorAnswers } from './all-exceptions.filter.js';
 
 const request = { method: 'GET', path: '/api/v1/user/profile' } as Request;
 
+/** A feature's error, as the tokens feature's revoked token is (common imports no feature). */
+class RevokedTokenError extends DomainError {
+  readonly code = 'token_revoked';
+  constructor() {
+    super('The bearer token has been revoked.');
+  }
+}
+
 describe('AllExceptionsFilter.resolve', () => {
-  const filter = new AllExceptionsFilter(new SystemClock());
+  // A door's statuses, as the API's table gives them (common imports no door).
+  const door: ApiErrorAnswers = {
+    statusOf: (error) => (error.code === 'token_revoked' ? 401 : 422),
+    challengeOf: () => undefined,
+  };
+  const filter = new AllExceptionsFilter(new SystemClock(), door);
   // The filter logs unexpected errors; keep the test output clean.
   Object.assign(filter, { logger: { error: () => undefined } });
 
-  it('should map domain errors to their status and keep their message', () => {
-    expect(filter.resolve(new AuthenticationError('token_revoked'), request)).toEqual({
+  it("should map domain errors to their door's status and keep their message", () => {
+    expect(filter.resolve(new RevokedTokenError(), request)).toEqual({
       status: 401,
       code: 'token_revoked',
       message: 'The bearer token has been revoked.',

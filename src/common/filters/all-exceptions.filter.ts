@@ -6,32 +6,53 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { STATUS_CODES } from 'node:http';
 import type { Clock } from '../../clock/clock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
-import {
-  ConflictError,
-  DomainError,
-  ValidationError,
-  type NextStep,
-} from '../errors/domain.error.js';
+import { ConflictError, DomainError, ValidationError } from '../errors/domain.error.js';
+import type { DomainErrorCode } from '../errors/error-codes.js';
 import { loggablePath } from '../http/loggable-path.js';
 import { failure } from '../http/envelope.js';
 import { writeJson } from '../http/json-answer.js';
-import { flash, keptInput } from '../web/flash.js';
-import { signInPageFor } from '../web/return-to.js';
 import { CODE_BY_STATUS } from './error-status.js';
+
+/** The statuses a door answers a domain error with. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 503;
+
+/**
+ * A door's table of answers: one for every code, or a function of the error where its data
+ * decides. Typed so that a code nobody answers fails the type check.
+ */
+export type AnswerTable<A> = Record<DomainErrorCode, A | ((error: DomainError) => A)>;
+
+/** The answer `table` gives `error`. */
+export function answerIn<A>(table: AnswerTable<A>, error: DomainError): A {
+  const entry = table[error.code];
+  return typeof entry === 'function' ? (entry as (error: DomainError) => A)(error) : entry;
+}
+
+/** What a door says of a domain error over HTTP: its status at least. */
+export interface ErrorDoor {
+  statusOf(error: DomainError): ErrorStatus;
+}
+
+/** How the API edge answers a domain error: a status, and a WWW-Authenticate challenge for some. */
+export interface ApiErrorAnswers extends ErrorDoor {
+  challengeOf(error: DomainError): string | undefined;
+}
 
 export interface ResolvedError {
   status: number;
   code: string;
   message: string;
   fields?: Record<string, string>;
-  /** A page to send the person to instead of an error page. */
-  redirect?: string;
-  nextStep?: NextStep;
   /** Sent as Retry-After: when the client may try again. */
   retryAfterSeconds?: number;
+}
+
+/** How the page edge answers a failed page request: a page, a redirect or a refused form. */
+export interface PageErrorAnswers extends ErrorDoor {
+  /** `domain`: the domain error that failed, when it was one. */
+  answer(error: ResolvedError, request: Request, response: Response, domain?: DomainError): void;
 }
 
 /**
@@ -51,32 +72,6 @@ export const GENERIC_MESSAGES: Record<number, string> = {
   503: 'The service is temporarily unavailable. Try again shortly.',
 };
 
-/** Pages a person is sent to instead of an error page. */
-const REDIRECTS: Record<string, string> = {
-  sign_in_required: '/login',
-  already_signed_in: '/dashboard',
-};
-
-/** A page's 404 where nothing more precise was said (the API's envelope keeps "Not found."). */
-const PAGE_NOT_FOUND =
-  'There is nothing at this address, or it is not yours to see. Check the link, or start again from your dashboard.';
-
-/** What an error page says first, in words, by status; the message says what exactly. */
-const ERROR_HEADINGS: Record<number, string> = {
-  400: 'That request could not be read',
-  401: 'Sign in to go on',
-  403: 'You cannot do that here',
-  404: 'We could not find that page',
-  405: 'That is not something this page does',
-  409: 'That clashes with something already there',
-  410: 'This link no longer works',
-  413: 'That was too large to take',
-  422: 'Something in that form needs fixing',
-  429: 'Too many attempts for now',
-  500: 'Sorry, that did not work',
-  503: 'Tessera is not available right now',
-};
-
 const CSRF_MESSAGE =
   'This form has expired or did not come from this site. Go back, reload the page and try again.';
 
@@ -90,12 +85,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   /**
-   * `clock` stamps the envelope; `answersInJson`: the paths answered with the envelope, /api's
-   * and those a caller adds.
+   * `clock` stamps the envelope; `api`: the API edge's answers (api/v1/api-errors.ts);
+   * `answersInJson`: the paths answered with the envelope, /api's and those a caller adds.
    */
   constructor(
     private readonly clock: Clock,
+    private readonly api: ApiErrorAnswers,
     private readonly answersInJson: (path: string) => boolean = isApiPath,
+    /** How pages answer a failure: the page edge's (web/page-errors.ts). */
+    private readonly pages?: PageErrorAnswers,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -105,7 +103,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   /** The answer to a request that failed with `exception`; also called before routing. */
   answer(exception: unknown, request: Request, response: Response): void {
-    const error = this.resolve(exception, request);
+    const json = this.answersInJson(request.path);
+    const error = this.resolve(exception, request, json || !this.pages ? this.api : this.pages);
+    const domain = exception instanceof DomainError ? exception : undefined;
     if (response.headersSent) return;
     // An error answer is about this one request: never kept, by a browser or anyone between.
     response.setHeader('Cache-Control', 'no-store');
@@ -113,10 +113,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       error.retryAfterSeconds ?? (error.status === 503 ? DATABASE_RETRY_AFTER_SECONDS : undefined);
     if (retryAfter) response.setHeader('Retry-After', retryAfter);
 
-    if (this.answersInJson(request.path)) {
-      if (exception instanceof DomainError && exception.challenge) {
-        response.setHeader('WWW-Authenticate', exception.challenge);
-      }
+    if (json) {
+      const challenge = domain && this.api.challengeOf(domain);
+      if (challenge) response.setHeader('WWW-Authenticate', challenge);
       writeJson(
         response,
         failure(this.clock, error.code, error.message, error.fields, supportId(error, request)),
@@ -124,48 +123,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
       return;
     }
-    this.answerPage(error, request, response);
-  }
-
-  /**
-   * Pages: a refused form goes back to its page with the messages and the values typed; a
-   * visitor who must sign in goes to the sign-in page; anything else is an error page.
-   */
-  private answerPage(error: ResolvedError, request: Request, response: Response): void {
-    const elsewhere = error.redirect ?? REDIRECTS[error.code];
-    if (elsewhere) {
-      // After signing in, a visitor goes on to the page they asked for: it travels in the sign-in
-      // page's address, so an anonymous visit stores nothing.
-      const signIn = error.code === 'sign_in_required' && request.method === 'GET';
-      response.redirect(303, signIn ? signInPageFor(request.originalUrl) : elsewhere);
+    if (this.pages) {
+      this.pages.answer(error, request, response, domain);
       return;
     }
-    if (request.formPage && request.session && (error.status === 409 || error.status === 422)) {
-      flash(request.session, {
-        ...(error.fields ? { fields: error.fields } : { error: error.message }),
-        old: keptInput(request.body, request.formFields ?? []),
-        form: request.path,
-      });
-      response.redirect(303, request.formPage);
-      return;
-    }
-    const page = {
-      title: STATUS_CODES[error.status] ?? 'Error',
-      heading: ERROR_HEADINGS[error.status] ?? ERROR_HEADINGS[error.status >= 500 ? 500 : 400],
-      status: error.status,
-      message: error.message === GENERIC_MESSAGES[404] ? PAGE_NOT_FOUND : error.message,
-      requestId: supportId(error, request),
-      nextStep: error.nextStep,
-    };
-    response.status(error.status).render('errors/error', page, (renderError, html) => {
-      if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
-      response.send(renderError ? `${error.status} ${error.message}` : html);
-    });
+    // Only the app's own filter answers pages (configureApp hands it the page edge's answers).
+    response.status(error.status).type('text/plain').send(error.message);
   }
 
-  resolve(exception: unknown, request: Request): ResolvedError {
+  /** What failed, with the status `door` answers a domain error with. */
+  resolve(exception: unknown, request: Request, door: ErrorDoor = this.api): ResolvedError {
     if (exception instanceof DomainError) {
-      const status = exception.status;
+      const status = door.statusOf(exception);
       const fields =
         exception instanceof ValidationError
           ? exception.fields
@@ -177,8 +146,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
         code: exception.code,
         message: exception.message,
         fields,
-        redirect: exception.pageRedirect,
-        nextStep: exception.nextStep,
         retryAfterSeconds: exception.retryAfterSeconds,
       };
     }
@@ -217,7 +184,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 }
 
 /** On a failure of ours (5xx), the request id that names its log lines, for the person to quote. */
-function supportId(error: ResolvedError, request: Request): string | undefined {
+export function supportId(error: ResolvedError, request: Request): string | undefined {
   return error.status >= 500 && request.id ? String(request.id) : undefined;
 }
 

@@ -28,8 +28,14 @@ import { JsonAnswer, writeJson } from './json-answer.js';
 export class ExpressHttpAdapter extends ExpressAdapter {
   private readonly unrouted: RequestHandler[] = [];
 
-  /** `clock`: the app's, which stamps the envelope of what node's parser refuses. */
-  constructor(private readonly clock: Clock) {
+  /**
+   * `clock`: the app's, which stamps the envelope of what node's parser refuses;
+   * `beforeRedirect`: what a redirect waits for (the page edge stores the session it changed).
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly beforeRedirect: (request: Request) => Promise<void> = () => Promise.resolve(),
+  ) {
     super();
   }
 
@@ -58,6 +64,19 @@ export class ExpressHttpAdapter extends ExpressAdapter {
       return super.reply(response, body, statusCode);
     }
     writeJson(response, body, statusCode);
+    return response;
+  }
+
+  /**
+   * A route's redirect (`@Redirect`) leaves once `beforeRedirect` is done: a browser follows it
+   * as soon as it has the headers, and the page it lands on must find the flash or the sign-in
+   * in the session.
+   */
+  override redirect(response: Response, statusCode: number, url: string): unknown {
+    this.beforeRedirect(response.req).then(
+      () => super.redirect(response, statusCode, url),
+      (error: unknown) => response.req.next?.(error),
+    );
     return response;
   }
 

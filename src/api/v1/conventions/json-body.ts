@@ -13,7 +13,6 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 
 export class UnsupportedMediaTypeError extends DomainError {
   readonly code = 'unsupported_media_type';
-  readonly status = 415;
   constructor(message = 'Send the body as JSON, with "Content-Type: application/json".') {
     super(message);
   }
@@ -24,7 +23,6 @@ const FORM_OR_JSON =
 
 export class PayloadTooLargeError extends DomainError {
   readonly code = 'payload_too_large';
-  readonly status = 413;
   constructor() {
     super(`The body is larger than ${BODY_LIMIT_BYTES / 1024} KB.`);
   }
@@ -32,7 +30,6 @@ export class PayloadTooLargeError extends DomainError {
 
 export class InvalidJsonError extends DomainError {
   readonly code = 'bad_request';
-  readonly status = 400;
   constructor() {
     super('The body is not valid JSON.');
   }

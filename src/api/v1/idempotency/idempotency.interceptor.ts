@@ -16,6 +16,7 @@ import {
 } from '../../../common/errors/domain.error.js';
 import { Clock } from '../../../clock/clock.js';
 import { AllExceptionsFilter } from '../../../common/filters/all-exceptions.filter.js';
+import { apiErrorAnswers } from '../api-errors.js';
 import { failure } from '../../../common/http/envelope.js';
 import { JsonAnswer } from '../../../common/http/json-answer.js';
 import { IdempotencyStore } from './idempotency.store.js';
@@ -36,7 +37,6 @@ export class IdempotencyKeyInUseError extends ConflictError {
 
 export class IdempotencyKeyReusedError extends DomainError {
   readonly code = 'idempotency_key_reused';
-  readonly status = 422;
   constructor() {
     super(
       'This Idempotency-Key was used in the last 24 hours for another request (another method, path or body); nothing was done. Use a new key for a new request.',
@@ -72,7 +72,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly store: IdempotencyStore,
     private readonly clock: Clock,
   ) {
-    this.errors = new AllExceptionsFilter(clock);
+    this.errors = new AllExceptionsFilter(clock, apiErrorAnswers);
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../../../common/paths.js';
-import type { Assets } from '../../../common/web/assets.js';
+import type { Assets } from '../../../web/assets.js';
 import type { Config } from '../../../config/config.js';
 import { CONFIG } from '../../../config/config.module.js';
 import { AbilityCatalog } from '../../../config/abilities.config.js';

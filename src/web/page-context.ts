@@ -1,0 +1,79 @@
+import { pageSession, credentialStamp, noteActivity } from '../auth/page-session.js';
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { signedInActor } from '../auth/access.js';
+import { KEPT_SIGNED_IN_MS } from '../auth/kept-signed-in.js';
+import { isReturnPage } from '../auth/return-page.js';
+import { setSignedInUser } from '../auth/signed-in-user.js';
+import { Clock } from '../clock/clock.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
+import { TeamsService } from '../teams/teams.service.js';
+import { isServiceAccount } from '../users/user.entity.js';
+import { teamMenuOf } from './team-menu.js';
+
+/**
+ * Who a page request acts for, built once on arrival after the session and CSRF: the signed-in
+ * person's row, their teams, current team and two-factor state, read in one query, kept on the
+ * actor (`PersonActor.known`) that controllers hand to services, and the header's team menu
+ * drawn from the same. A session older than the absolute timeout however active it has been, or
+ * signed in under a password changed since, or of an account disabled since, is ended.
+ */
+@Injectable()
+export class PageContext implements NestMiddleware {
+  private readonly absoluteMs: number;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    private readonly teams: TeamsService,
+    private readonly clock: Clock,
+  ) {
+    this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
+  }
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    this.build(req, res).then(() => next(), next);
+  }
+
+  private async build(req: Request, res: Response): Promise<void> {
+    const { userId, signedInAt = 0, credentialStamp: stamp } = pageSession(req) ?? {};
+    if (userId === undefined) return;
+    const now = this.clock.nowMs();
+    const absoluteMs = pageSession(req).keptSignedIn ? KEPT_SIGNED_IN_MS : this.absoluteMs;
+    const found = now - signedInAt <= absoluteMs ? await this.teams.findSignedIn(userId) : null;
+    const user = found?.user;
+    // A disabled account's session, and any found for a service account (which never holds
+    // one), is ended like a stale one.
+    if (
+      !found ||
+      !user ||
+      user.disabledAt ||
+      isServiceAccount(user) ||
+      stamp !== credentialStamp(user.passwordHash)
+    ) {
+      // A fresh, empty session: the old one is gone from the store; forms still get a token.
+      await new Promise<void>((resolve, reject) =>
+        pageSession(req).regenerate((e) => (e ? reject(e) : resolve())),
+      );
+      return;
+    }
+    setSignedInUser(req, user);
+    signedInActor(req, user.id).known = found.known;
+    noteActivity(req, now);
+    res.locals.currentUser = {
+      id: user.id,
+      name: user.name,
+      email: user.email,
+      addressUnconfirmed: user.emailVerifiedAt === null,
+      // The page a form in the header (Resend) comes back to.
+      page: req.method === 'GET' && isReturnPage(req.originalUrl) ? req.originalUrl : undefined,
+    };
+    // Drawn when the page is, so a form that changed what it shows (two-factor turned on) is
+    // shown as it is now.
+    Object.defineProperty(res.locals, 'teamSwitcher', {
+      enumerable: true,
+      configurable: true,
+      get: () => teamMenuOf(req, found.known),
+    });
+  }
+}

@@ -1,0 +1,224 @@
+import { Logger } from '@nestjs/common';
+import { pageSession } from '../auth/page-session.js';
+import type { Request, Response } from 'express';
+import { STATUS_CODES } from 'node:http';
+import type { DomainError } from '../common/errors/domain.error.js';
+import {
+  answerIn,
+  GENERIC_MESSAGES,
+  supportId,
+  type AnswerTable,
+  type ErrorStatus,
+  type PageErrorAnswers,
+  type ResolvedError,
+} from '../common/filters/all-exceptions.filter.js';
+import { formOriginOf } from '../common/http/request-state.js';
+import { saveSessionIfChanged } from './session/web-session.js';
+import { flash, keptInput } from './flash.js';
+import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';
+import { AccountLinkError, type LinkPurpose } from '../one-time-links/one-time-links.errors.js';
+import { NoPendingSignInError } from '../sign-in/two-factor-sign-in.js';
+import { DASHBOARD_PAGE, SIGN_IN_PAGE, signInPageFor } from './return-to.js';
+import { confirmationPage, PasswordConfirmationRequiredError } from './sudo-mode.js';
+
+/** Where a person can go on from an error page (ask for a new link, say). */
+export interface NextStep {
+  href: string;
+  label: string;
+}
+
+/**
+ * What a page answers a domain error with: its status, and instead of an error page a redirect
+ * (`redirect`, given the request) or, on the error page, a way on (`nextStep`).
+ */
+interface PageAnswer {
+  status: ErrorStatus;
+  redirect?: (request: Request) => string;
+  nextStep?: NextStep;
+}
+
+const TO_DASHBOARD: NextStep = { href: DASHBOARD_PAGE, label: 'Go to your dashboard' };
+
+const CROSS_SITE_NEXT: Record<CrossSiteAttempt, NextStep> = {
+  visitor_form: { href: SIGN_IN_PAGE, label: 'Go to sign-in' },
+  resumed_action: TO_DASHBOARD,
+};
+
+/** Where to ask for a new link, by what the link was for. */
+const LINK_NEXT: Record<LinkPurpose, NextStep> = {
+  invitation: TO_DASHBOARD,
+  'email change': { href: '/settings/profile', label: 'Back to your profile' },
+  'password reset': { href: '/forgot-password', label: 'Ask for a new link' },
+  confirmation: { href: '/settings/api-tokens', label: 'Ask for a new link' },
+};
+
+const linkAnswer =
+  (status: ErrorStatus) =>
+  (error: DomainError): PageAnswer => ({
+    status,
+    nextStep: LINK_NEXT[(error as AccountLinkError).purpose],
+  });
+
+/**
+ * The one table of the pages' answers to domain errors. A refused form (409, 422) goes back to
+ * its page with a flash; a redirect replaces the error page; anything else is the error page.
+ */
+const PAGE_ANSWERS: AnswerTable<PageAnswer> = {
+  not_found: { status: 404 },
+  forbidden: { status: 403 },
+  validation_failed: { status: 422 },
+  still_referenced: { status: 422 },
+  rate_limited: { status: 429 },
+  service_unavailable: { status: 503 },
+  server_busy: { status: 503 },
+  bad_request: { status: 400 },
+  payload_too_large: { status: 413 },
+  unsupported_media_type: { status: 415 },
+  idempotency_key_in_use: { status: 409 },
+  idempotency_key_reused: { status: 422 },
+  missing_token: { status: 401 },
+  invalid_token: { status: 401 },
+  token_revoked: { status: 409 },
+  token_expired: { status: 401 },
+  token_changed: { status: 409 },
+  account_disabled: { status: 403 },
+  insufficient_scope: { status: 403 },
+  ability_not_allowed_by_team: { status: 403 },
+  team_access_lost: { status: 403 },
+  two_factor_required: { status: 403 },
+  token_lifetime_exceeds_policy: { status: 403 },
+  ambiguous_token_name: { status: 409 },
+  signature_required: { status: 401 },
+  unknown_key: { status: 401 },
+  invalid_signature: { status: 401 },
+  malformed_report: { status: 400 },
+  invalid_credentials: { status: 422 },
+  // After signing in, a visitor goes on to the page they asked for: it travels in the sign-in
+  // page's address, so an anonymous visit stores nothing.
+  sign_in_required: {
+    status: 401,
+    redirect: (request) =>
+      request.method === 'GET' ? signInPageFor(request.originalUrl) : SIGN_IN_PAGE,
+  },
+  sign_in_expired: (error) => ({
+    status: 401,
+    redirect: () => signInPageFor((error as NoPendingSignInError).returnTo ?? '/'),
+  }),
+  already_signed_in: { status: 409, redirect: () => DASHBOARD_PAGE },
+  cross_site_request: (error) => ({
+    status: 403,
+    nextStep: CROSS_SITE_NEXT[(error as CrossSiteRequestError).attempt],
+  }),
+  password_confirmation_required: (error) => ({
+    status: 403,
+    redirect: () => {
+      const { returnTo, options } = error as PasswordConfirmationRequiredError;
+      return confirmationPage(returnTo, options);
+    },
+  }),
+  email_taken: { status: 409 },
+  email_not_verified: {
+    status: 403,
+    nextStep: { href: '/settings/api-tokens', label: 'Back to API tokens' },
+  },
+  owns_shared_teams: { status: 409 },
+  account_state_unchanged: { status: 409 },
+  no_second_factor: { status: 409 },
+  link_expired: linkAnswer(410),
+  link_used: linkAnswer(410),
+  link_unknown: linkAnswer(404),
+  link_withdrawn: linkAnswer(410),
+  two_factor_enabled: { status: 409 },
+  two_factor_not_enabled: { status: 409 },
+  two_factor_setup_expired: { status: 409, redirect: () => '/settings/security' },
+  too_many_passkeys: { status: 409 },
+  passkey_exists: { status: 409 },
+  owner_role: { status: 409 },
+  already_member: { status: 409 },
+  personal_team: { status: 409 },
+  owner_cannot_leave: { status: 409 },
+  already_invited: { status: 409 },
+  wrong_invitee: { status: 403, nextStep: TO_DASHBOARD },
+  service_account_limit: { status: 409 },
+  service_account_name_taken: { status: 409 },
+};
+
+/** A page's 404 where nothing more precise was said (the API's envelope keeps "Not found."). */
+const PAGE_NOT_FOUND =
+  'There is nothing at this address, or it is not yours to see. Check the link, or start again from your dashboard.';
+
+/** What an error page says first, in words, by status; the message says what exactly. */
+const ERROR_HEADINGS: Record<number, string> = {
+  400: 'That request could not be read',
+  401: 'Sign in to go on',
+  403: 'You cannot do that here',
+  404: 'We could not find that page',
+  405: 'That is not something this page does',
+  409: 'That clashes with something already there',
+  410: 'This link no longer works',
+  413: 'That was too large to take',
+  422: 'Something in that form needs fixing',
+  429: 'Too many attempts for now',
+  500: 'Sorry, that did not work',
+  503: 'Tessera is not available right now',
+};
+
+/**
+ * The page half of the one exception filter (`AllExceptionsFilter` resolves what failed and
+ * answers the API's envelope): what a person sees when a page request fails.
+ */
+export class PageErrors implements PageErrorAnswers {
+  private readonly logger = new Logger('Errors');
+
+  /**
+   * Pages: a refused form goes back to its page with the messages and the values typed; a
+   * visitor who must sign in goes to the sign-in page; anything else is an error page.
+   */
+  statusOf(error: DomainError): ErrorStatus {
+    return answerIn(PAGE_ANSWERS, error).status;
+  }
+
+  answer(error: ResolvedError, request: Request, response: Response, domain?: DomainError): void {
+    const answer = domain && answerIn(PAGE_ANSWERS, domain);
+    if (answer?.redirect) {
+      this.redirectOnceSaved(request, response, answer.redirect(request));
+      return;
+    }
+    const form = formOriginOf(request);
+    if (form && request.session && (error.status === 409 || error.status === 422)) {
+      flash(pageSession(request), {
+        ...(error.fields ? { fields: error.fields } : { error: error.message }),
+        old: keptInput(request.body, form.fields),
+        form: request.path,
+      });
+      this.redirectOnceSaved(request, response, form.page);
+      return;
+    }
+    const page = {
+      title: STATUS_CODES[error.status] ?? 'Error',
+      heading: ERROR_HEADINGS[error.status] ?? ERROR_HEADINGS[error.status >= 500 ? 500 : 400],
+      status: error.status,
+      message: error.message === GENERIC_MESSAGES[404] ? PAGE_NOT_FOUND : error.message,
+      requestId: supportId(error, request),
+      nextStep: answer?.nextStep,
+    };
+    response.status(error.status).render('errors/error', page, (renderError, html) => {
+      if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
+      response.send(renderError ? `${error.status} ${error.message}` : html);
+    });
+  }
+
+  /** A redirect leaves once the session it changed (its flash) is stored, in one write. */
+  private redirectOnceSaved(request: Request, response: Response, url: string): void {
+    saveSessionIfChanged(request).then(
+      () => response.redirect(303, url),
+      (error: unknown) => {
+        this.logger.error({
+          msg: `Could not store the session: ${String(error)}`,
+          reqId: request.id,
+        });
+        response.status(500).send(GENERIC_MESSAGES[500]);
+      },
+    );
+  }
+}

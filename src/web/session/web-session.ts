@@ -1,0 +1,345 @@
+import { Inject, Injectable, Logger, type NestMiddleware, type OnModuleInit } from '@nestjs/common';
+import cookieParser from 'cookie-parser';
+import { doubleCsrf } from 'csrf-csrf';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import session from 'express-session';
+import { createHmac, randomBytes } from 'node:crypto';
+import { Clock } from '../../clock/clock.js';
+import { takeFlash } from '../flash.js';
+import type { Config } from '../../config/config.js';
+import { CONFIG } from '../../config/config.module.js';
+import { Transactions } from '../../database/transactions.js';
+import { Scheduler } from '../../scheduler/scheduler.js';
+import { CrossSiteRequestError } from '../../auth/auth.errors.js';
+import { fetchSiteOf } from './request-site.js';
+import {
+  pageSession,
+  type PageSessionData,
+  SESSION_ACTIVITY_EVERY_MS,
+} from '../../auth/page-session.js';
+import { webCookiesFor, type WebCookies } from '../../auth/web-cookies.js';
+import { SessionsRepository } from '../../auth/sessions.repository.js';
+
+/**
+ * The pages' session, in one place: the session (express-session over the store below) and
+ * CSRF protection. `WebSession` runs them as one middleware for every page request (configureApp
+ * mounts it on the pages' branch only; the API never reads a session); the page context reads
+ * the signed-in person next.
+ */
+
+/** How long a session nobody signed in to lives without use. */
+export const GUEST_SESSION_MS = 15 * 60_000;
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const CROSS_SITE_FORM =
+  'This form was sent from another site, so Tessera did not act on it. Open Tessera yourself, from its address, and try again.';
+const PRUNE_EVERY_MS = 5 * 60_000;
+
+type Callback<T = void> = (err?: unknown, value?: T) => void;
+
+/**
+ * express-session's store over TypeORM, so that any instance serves any session on SQLite and
+ * MySQL alike. The maintained stores are MySQL-only or unmaintained, hence this small one.
+ */
+@Injectable()
+export class TypeormSessionStore extends session.Store implements OnModuleInit {
+  private readonly logger = new Logger('Sessions');
+  /** The id each request generated and has not stored yet. */
+  private readonly created = new WeakMap<Request, string>();
+  /** Sessions written during their request: nothing more to do for them when it ends. */
+  private readonly written = new WeakSet<object>();
+
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
+  ) {
+    super();
+  }
+
+  override get(sid: string, callback: Callback<session.SessionData | null>): void {
+    this.sessions
+      .findLive(sid, this.clock.now())
+      .then(
+        (row) => callback(undefined, row ? (JSON.parse(row.data) as session.SessionData) : null),
+        callback,
+      );
+  }
+
+  /**
+   * express-session's `genid`: a new session id, remembered for the request that made it. Only
+   * that request may insert the session's row; every other write is an update, so a session
+   * signed out (its row deleted) stays signed out even when a request that loaded it before
+   * writes it back afterwards, on this instance or another.
+   */
+  generateId(req: Request): string {
+    const id = randomBytes(24).toString('base64url');
+    this.created.set(req, id);
+    return id;
+  }
+
+  override set(sid: string, stored: session.SessionData, callback?: Callback): void {
+    const data = stored as session.SessionData & PageSessionData;
+    // express-session hands over the request's Session, which holds its request.
+    const req = (data as { req?: Request }).req;
+    const insert = req !== undefined && this.created.get(req) === sid;
+    if (insert) this.created.delete(req);
+    this.written.add(data);
+    const row = {
+      id: sid,
+      userId: data.userId ?? null,
+      data: JSON.stringify(data),
+      expiresAt: this.expiryOf(data),
+      userAgent: data.activity?.userAgent || null,
+      ip: data.activity?.ip || null,
+      lastActiveAt: data.activity ? new Date(data.activity.at) : null,
+    };
+    // Each write is one statement, run alone in autocommit on MySQL/MariaDB: the session's row
+    // is locked for one round trip, not three, so a sign-out racing with a burst of the
+    // session's own requests waits behind short writes.
+    this.transactions
+      .runStatement((m) => (insert ? this.sessions.insert(m, row) : this.sessions.update(m, row)))
+      .then(() => callback?.(), callback);
+  }
+
+  override destroy(sid: string, callback?: Callback): void {
+    this.transactions
+      .runStatement((m) => this.sessions.delete(m, sid))
+      .then(() => callback?.(), callback);
+  }
+
+  /**
+   * express-session's "the session was used and not changed": its expiry moves forward at most
+   * once every `SESSION_ACTIVITY_EVERY_MS`. A signed-in session notes its activity that often
+   * (which changes it, so it is saved with its new expiry), so while its activity is that recent
+   * its row needs nothing; nor does a session written earlier in the same request.
+   */
+  override touch(sid: string, data: session.SessionData, callback?: Callback): void {
+    const now = this.clock.nowMs();
+    const { activity } = data as PageSessionData;
+    const noted = activity && now - activity.at < SESSION_ACTIVITY_EVERY_MS;
+    if (noted || this.written.has(data)) {
+      callback?.();
+      return;
+    }
+    this.transactions
+      .runStatement((m) =>
+        this.sessions.extend(m, sid, this.expiryOf(data), SESSION_ACTIVITY_EVERY_MS),
+      )
+      .then(() => callback?.(), callback);
+  }
+
+  onModuleInit(): void {
+    this.scheduler.every('expired sessions', PRUNE_EVERY_MS, () => this.prune());
+  }
+
+  async prune(): Promise<number> {
+    try {
+      const now = this.clock.now();
+      return await this.transactions.run((m) => this.sessions.deleteExpired(m, now));
+    } catch (error) {
+      this.logger.warn(`Could not prune expired sessions: ${String(error)}`);
+      return 0;
+    }
+  }
+
+  /**
+   * When the session ends unless used again: its cookie's lifetime from now by the app's clock
+   * (express-session dates the cookie itself by the machine's).
+   */
+  private expiryOf(data: session.SessionData): Date {
+    return new Date(this.clock.nowMs() + (data.cookie?.originalMaxAge ?? 86_400_000));
+  }
+}
+
+/**
+ * Session, then CSRF, as one layer (the page context in web/ then reads the signed-in person):
+ *
+ * - **Session**: database-backed, HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout
+ *   rolling; a visitor's session lives minutes (`GUEST_SESSION_MS`).
+ * - **CSRF**, kept nowhere on the server: a signed double-submit token (csrf-csrf). The token is
+ *   an HMAC, under a key derived from SESSION_SECRET, of a random value and the signed-in
+ *   session's id; it goes in an HttpOnly cookie and in the form's `_csrf`, and a POST must bring
+ *   both, equal, with an HMAC that matches. A visitor's token is bound instead to a random id in
+ *   a cookie of its own, so viewing the sign-in page stores nothing, and a pair made in one
+ *   browser (an attacker's, tossed into another) does not serve in another; once signed in, a
+ *   token from before (or from another session) no longer matches. A visitor's form that the
+ *   browser says comes from another site (`Sec-Fetch-Site`, else `Origin`) is refused with a
+ *   page that says so; a client that says neither is judged by its token alone.
+ * - **Written only when changed.** What the session held on arrival is noted, and a changed
+ *   session is stored once, before the answer leaves (`SessionSavedInterceptor`, the page error
+ *   filter): express-session sends a response's headers before its store has saved the session,
+ *   and a browser follows a redirect as soon as it has them. An unchanged one costs no write but
+ *   its expiry's, once every `SESSION_ACTIVITY_EVERY_MS` (see the store's `touch`).
+ */
+@Injectable()
+export class WebSession implements NestMiddleware {
+  private readonly session: RequestHandler;
+  private readonly parseCookies = cookieParser();
+  private readonly protect: RequestHandler;
+  private readonly generateCsrf: (req: Request, res: Response) => string;
+  private readonly cookies: WebCookies;
+  /** APP_URL's origin, which a visitor's form may come from (besides the request's own). */
+  private readonly origin: string;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    store: TypeormSessionStore,
+    private readonly clock: Clock,
+  ) {
+    this.cookies = webCookiesFor(config);
+    this.origin = new URL(config.app.publicUrl).origin;
+    const cookies = this.cookies;
+    if (cookies.secure === true && config.web.trustProxy === false) {
+      new Logger('Sessions').warn(
+        'APP_URL is https but TRUST_PROXY is not set: Tessera serves plain http, so it must learn from the TLS proxy in front that a request came over https, or no session cookie (Secure, __Host-) is set and nobody can sign in',
+      );
+    }
+    this.session = session({
+      name: cookies.session,
+      secret: config.web.sessionSecret,
+      store,
+      genid: (req) => store.generateId(req as Request),
+      resave: false,
+      saveUninitialized: false,
+      rolling: true,
+      cookie: {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: cookies.secure,
+        path: '/',
+        maxAge: config.web.sessionIdleMinutes * 60_000,
+      },
+    });
+    const key = createHmac('sha256', config.web.sessionSecret).update('csrf').digest('hex');
+    const { doubleCsrfProtection, generateCsrfToken } = doubleCsrf({
+      getSecret: () => key,
+      // Signed in: the session. A visitor: their random id (nothing, when they have none yet).
+      getSessionIdentifier: (req) =>
+        pageSession(req)?.userId !== undefined
+          ? req.sessionID
+          : `visitor:${(req.cookies as Record<string, string | undefined>)[cookies.visitor] ?? ''}`,
+      cookieName: cookies.csrf,
+      getCsrfTokenFromRequest: (req) =>
+        (req.body as Record<string, unknown> | undefined)?._csrf as string | undefined,
+      size: 32,
+    });
+    this.protect = doubleCsrfProtection;
+    this.generateCsrf = (req, res) => {
+      const cookieOptions = this.cookieOptions(req);
+      if (pageSession(req)?.userId === undefined) this.ensureVisitorId(req, res);
+      return generateCsrfToken(req, res, { cookieOptions });
+    };
+  }
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    this.session(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      // A visitor's session holds no more than a form's CSRF token or a message: it ends after
+      // minutes, so anonymous page views cannot pile rows up for hours. Signing in starts a new
+      // session with the full idle timeout.
+      const session = pageSession(req);
+      if (session && session.userId === undefined) {
+        session.cookie.maxAge = GUEST_SESSION_MS;
+      }
+      noteSessionLoaded(req);
+      this.parseCookies(req, res, () => {
+        const crossSite = this.visitorFormFromElsewhere(req)
+          ? new CrossSiteRequestError(CROSS_SITE_FORM, 'visitor_form')
+          : undefined;
+        this.protect(req, res, (csrfError?: unknown) => {
+          // Made only when a page renders a form (`{{csrfToken}}` calls it), once however many.
+          let token: string | undefined;
+          req.csrfToken = () => (token ??= this.generateCsrf(req, res));
+          const refusal = crossSite ?? csrfError;
+          this.pageLocals(req, res);
+          // The page context (web/) reads who is signed in next, a refused form's included, so
+          // its error page has their header.
+          next(refusal);
+        });
+      });
+    });
+  }
+
+  /** Secure as the session's cookie is: always with an https APP_URL, else over HTTPS. */
+  private cookieOptions(req: Request) {
+    const secure = this.cookies.secure === true || req.secure;
+    return { httpOnly: true, sameSite: 'lax' as const, path: '/', secure };
+  }
+
+  /** Gives a visitor a random id to bind their CSRF tokens to, unless they have one. */
+  private ensureVisitorId(req: Request, res: Response): void {
+    const cookies = req.cookies as Record<string, string | undefined>;
+    if (typeof cookies[this.cookies.visitor] === 'string' && cookies[this.cookies.visitor]) return;
+    const id = randomBytes(24).toString('base64url');
+    res.cookie(this.cookies.visitor, id, this.cookieOptions(req));
+    // The token made next in this request is bound to it.
+    cookies[this.cookies.visitor] = id;
+  }
+
+  /**
+   * A form posted by a visitor (nobody signed in) that the browser says comes from another site:
+   * `Sec-Fetch-Site` other than same-origin (or none), or else an `Origin` that is neither
+   * APP_URL's nor the request's own. `Origin: null` says nothing (pages are sent with
+   * `Referrer-Policy: no-referrer`, under which a browser writes null even for this site's own
+   * forms), and neither header is what a client that is not a browser sends: the token decides.
+   */
+  private visitorFormFromElsewhere(req: Request): boolean {
+    if (SAFE_METHODS.has(req.method) || pageSession(req)?.userId !== undefined) return false;
+    const site = fetchSiteOf(req);
+    if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+    const origin = req.headers.origin;
+    if (typeof origin !== 'string' || origin === 'null') return false;
+    return origin !== this.origin && origin !== `${req.protocol}://${req.get('host') ?? ''}`;
+  }
+
+  /** What every page may show: a form's token, the time, the flash; and that it is never kept. */
+  private pageLocals(req: Request, res: Response): void {
+    // A function, so the token is made only when a page renders a form ({{csrfToken}} calls
+    // it): redirects and error pages set no cookie.
+    res.locals.csrfToken = () => req.csrfToken?.();
+    // Times on the page are told relative to this ("3 minutes ago").
+    res.locals.now = this.clock.nowMs();
+    // Pages are per person: never kept, so Back cannot show a just-created token again.
+    res.setHeader('Cache-Control', 'no-store');
+    // A redirect's messages are shown by the page it lands on.
+    if (req.method === 'GET') res.locals.flash = takeFlash(pageSession(req));
+  }
+}
+
+/**
+ * What the page's session held when the request loaded it, to tell whether the request changed
+ * it: a session is written only when it changed, once, before the answer leaves.
+ */
+const loaded = new WeakMap<Request, string>();
+
+/** The session's contents, its cookie aside, as express-session compares them. */
+function contentsOf(req: Request): string {
+  return JSON.stringify(req.session, (key, value: unknown) =>
+    key === 'cookie' ? undefined : value,
+  );
+}
+
+/** Called once the request's session is loaded (or made). */
+export function noteSessionLoaded(req: Request): void {
+  if (req.session) loaded.set(req, contentsOf(req));
+}
+
+/**
+ * Stores the session now if the request changed it (a redirect must not reach the browser before
+ * the flash or the new sign-in it carries is stored): express-session then finds it saved and
+ * writes nothing more when the answer ends. A session with nothing in it is not stored.
+ */
+export function saveSessionIfChanged(req: Request): Promise<void> {
+  const session = req.session;
+  if (!session || !Object.keys(session).some((key) => key !== 'cookie')) return Promise.resolve();
+  if (loaded.get(req) === contentsOf(req)) return Promise.resolve();
+  return new Promise((resolve, reject) =>
+    session.save((error?: unknown) => {
+      if (error) return reject(error instanceof Error ? error : new Error(String(error)));
+      loaded.set(req, contentsOf(req));
+      resolve();
+    }),
+  );
+}
