@@ -10,6 +10,7 @@ import { TeamGovernance1764979200000 } from '../src/database/migrations/17649792
 import { TeamAllowedAbilities1765411200000 } from '../src/database/migrations/1765411200000-team-allowed-abilities.js';
 import { ServiceAccounts1765584000000 } from '../src/database/migrations/1765584000000-service-accounts.js';
 import { revertLastMigration, runMigrations } from '../src/database/migrator.js';
+import { apiErrorAnswers } from '../src/api/v1/api-errors.js';
 import { Transactions } from '../src/database/transactions.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
@@ -573,7 +574,9 @@ describe('foreign keys', () => {
           m.getRepository(TeamMember).insert({ teamId: team.id, userId: nobody, role: 'member' }),
         );
       await expect(refused).rejects.toBeInstanceOf(ReferenceNotFoundError);
-      await expect(refused).rejects.toMatchObject({ code: 'not_found', status: 404 });
+      const error = await refused.catch((e: unknown) => e as ReferenceNotFoundError);
+      expect(error.code).toBe('not_found');
+      expect(apiErrorAnswers.statusOf(error)).toBe(404);
       const alone = t.app
         .get(Transactions)
         .runStatement((m) =>
