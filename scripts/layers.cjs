@@ -32,6 +32,7 @@ const LAYERS = [
     'security-log',
     'token-reports',
     'service-accounts',
+    'webhooks',
   ],
   // Above them all: pages over several of those, the API, upkeep, the command line.
   ['team-page', 'dashboard', 'api', 'health', 'maintenance', 'cli'],

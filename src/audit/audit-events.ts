@@ -5,6 +5,7 @@ export const AUDIT_KINDS = {
   token: 'API tokens',
   team: 'Teams',
   service_account: 'Service accounts',
+  webhook: 'Webhooks',
 } as const;
 
 export type AuditKind = keyof typeof AUDIT_KINDS;
@@ -54,6 +55,11 @@ export const AUDIT_EVENTS = {
   'team.policy_changed': 'Team policy changed',
   'service_account.created': 'Service account created',
   'service_account.deleted': 'Service account deleted',
+  'webhook.created': 'Webhook endpoint added',
+  'webhook.deleted': 'Webhook endpoint deleted',
+  'webhook.test_sent': 'Webhook test event sent',
+  'webhook.replayed': 'Webhook delivery replayed',
+  'webhook.disabled': 'Webhook endpoint disabled',
 } as const;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -18,20 +18,24 @@ export const SHARED_SECRET = 'one secret shared by every instance of this deploy
 
 /**
  * `count` instances of the app on one fresh database (a file, for SQLite, so that each instance
- * has its own connection), with `env` on each, and one clock when the spec moves it. Requests
+ * has its own connection), with `env` on each, and one clock when the spec moves it (or one
+ * clock each, `clocks`, see ClusterClock). Requests
  * that take turns among their servers are what a load balancer would send.
  */
 export async function startInstances(
   count: number,
   env: Record<string, string> = {},
-  { clock }: { clock?: Clock } = {},
+  { clock, clocks }: { clock?: Clock; clocks?: Clock[] } = {},
 ): Promise<Instances> {
   const database: TestDatabase = await createTestDatabase({ file: true });
   const mail = await TestSmtpServer.start();
   const apps: TestApp[] = [];
   for (let i = 0; i < count; i++) {
     apps.push(
-      await createTestApp({ SESSION_SECRET: SHARED_SECRET, ...env }, { database, mail, clock }),
+      await createTestApp(
+        { SESSION_SECRET: SHARED_SECRET, ...env },
+        { database, mail, clock: clocks?.[i] ?? clock },
+      ),
     );
   }
   return {

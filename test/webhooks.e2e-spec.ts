@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { Actors } from '../src/common/actor.js';
+import { Transactions } from '../src/database/transactions.js';
+import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
+import type { Team } from '../src/teams/team.entity.js';
+import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
+import { createTeam, createUser } from './factories/index.js';
+import { ClusterClock } from './support/cluster-clock.js';
+import { startInstances, type Instances } from './support/instances.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+import { waitFor } from './support/wait-for.js';
+import { WebhookReceiver } from './support/webhook-receiver.js';
+
+const operator = Actors.operator();
+
+describe('webhooks: delivery', () => {
+  const clock = new ClusterClock(2, Date.parse('2026-11-20T09:00:00Z'));
+  let deployment: Instances;
+  let receiver: WebhookReceiver;
+  let team: Team;
+  let n = 0;
+
+  beforeAll(async () => {
+    deployment = await startInstances(
+      2,
+      {
+        WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8',
+        // A black-holed receiver is given up on quickly (machine time: the socket's wait).
+        WEBHOOK_TIMEOUT_MS: '300',
+        SERVICE_ACCOUNTS_PER_TEAM: '1000',
+        RATE_LIMIT_ENABLED: 'false',
+      },
+      { clocks: clock.clocks },
+    );
+    receiver = await new WebhookReceiver(clock.first).start();
+    const owner = await createUser(deployment.first.app, { name: 'Hook Owner' });
+    team = await createTeam(deployment.first.app, owner, 'Hooked');
+  });
+  afterAll(async () => {
+    await deployment.close();
+    await receiver.stop();
+  });
+
+  const rows = () => deployment.first.dataSource.getRepository(WebhookDelivery);
+  /** One team event (a service account made), on the i-th instance. */
+  const change = (i = n) =>
+    deployment.apps[i % 2].app
+      .get(ServiceAccountsService)
+      .create(operator, team.id, { name: `bot-${++n}` });
+  const register = async (url: string, events = ['service_account.created']) => {
+    const created = await deployment.first.app
+      .get(WebhooksService)
+      .create(operator, team.id, { url, events });
+    receiver.secrets.push(created.secret);
+    return created;
+  };
+  /** The endpoint's `count` deliveries once each has been tried `attempts` times and is let go. */
+  const settled = async (endpointId: number, count: number, attempts = 1) =>
+    waitFor(async () => {
+      const list = await rows().findBy({ endpointId });
+      return (
+        list.length === count &&
+        list.every((d) => d.claimedBy === null && d.attempts === attempts) &&
+        list
+      );
+    });
+
+  it('should deliver each event, signed in the Standard Webhooks format, with the id it keeps', async () => {
+    const { endpoint, secret } = await register(receiver.url);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const stored = await deployment.first.dataSource
+      .getRepository(WebhookEndpoint)
+      .findOneByOrFail({ id: endpoint.id });
+    expect(stored.secret).not.toContain(secret.slice(6, 20));
+
+    const account = await change(0);
+    const delivered = await waitFor(() =>
+      receiver.received.find(
+        (r) =>
+          (r.payload.data as { service_account_id?: number }).service_account_id === account.id,
+      ),
+    );
+    expect(delivered.payload).toEqual({
+      type: 'service_account.created',
+      timestamp: clock.now().toISOString(),
+      data: expect.objectContaining({
+        team_id: team.id,
+        service_account_id: account.id,
+        service_account: account.name,
+        team: 'Hooked',
+        actor: { kind: 'operator' },
+      }),
+    });
+    expect(delivered.headers['webhook-id']).toMatch(/^msg_/);
+    expect(delivered.headers['webhook-timestamp']).toBe(String(Math.floor(clock.nowMs() / 1000)));
+    const [row] = await settled(endpoint.id, 1);
+    expect(row).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      responseCode: 200,
+      messageId: delivered.id,
+      responseExcerpt: 'ok',
+    });
+    expect(receiver.rejected).toEqual([]);
+    await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+  });
+
+  it('should send nothing for a change that rolled back', async () => {
+    const { endpoint } = await register(receiver.url, ['team.policy_changed']);
+    await expect(
+      deployment.first.app.get(Transactions).run(async (m) => {
+        deployment.first.app.get(AuditLog).recordAfterCommit(m, operator, {
+          event: 'team.policy_changed',
+          teamId: team.id,
+          target: { type: 'team', id: team.id },
+          detail: { team: team.name },
+        });
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    expect(await rows().countBy({ endpointId: endpoint.id })).toBe(0);
+    await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+  });
+
+  it('should deliver every event, each id once, to a receiver that was refusing and then black-holed', async () => {
+    const proxy = await new TcpProxy('127.0.0.1', receiver.port).start();
+    try {
+      const { endpoint } = await register(`http://127.0.0.1:${proxy.port}/hook`);
+      await proxy.cut();
+      for (let i = 0; i < 6; i++) await change(i);
+      let list = await settled(endpoint.id, 6);
+      expect(list.every((d) => d.status === 'pending')).toBe(true);
+      expect(list[0].lastError).toMatch(/ECONNREFUSED/);
+
+      // Listening again, but forwarding nothing: each retry waits for an answer that never comes.
+      await proxy.restore();
+      proxy.blackHole();
+      await clock.advance(6_000);
+      list = await settled(endpoint.id, 6, 2);
+      expect(list[0].lastError).toBe('no answer in time');
+
+      proxy.heal();
+      await clock.advance(6 * 60_000);
+      list = await waitFor(async () => {
+        const now = await rows().findBy({ endpointId: endpoint.id });
+        return now.every((d) => d.status === 'delivered') && now;
+      });
+      const ids = list.map((d) => d.messageId);
+      expect(new Set(ids).size).toBe(6);
+      const counts = receiver.countsById();
+      expect(ids.map((id) => counts.get(id))).toEqual([1, 1, 1, 1, 1, 1]);
+      expect(list.every((d) => d.attempts === 3)).toBe(true);
+      await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('should send 200 events for a burst of 200 changes on two instances, each once', async () => {
+    const { endpoint } = await register(receiver.url);
+    const before = receiver.received.length;
+    // All 200 under way at once, each begun in a turn of its own, as requests arrive (see
+    // ClusterClock on two SQLite instances in one process).
+    const changes: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      changes.push(change(i));
+      await nextTurn();
+    }
+    await Promise.all(changes);
+    const list = await waitFor(
+      async () => {
+        const now = await rows().findBy({ endpointId: endpoint.id });
+        return now.length === 200 && now.every((d) => d.status === 'delivered') && now;
+      },
+      { timeoutMs: 120_000 },
+    );
+    const counts = receiver.countsById();
+    expect(list.map((d) => counts.get(d.messageId))).toEqual(Array(200).fill(1));
+    expect(receiver.received.length - before).toBe(200);
+  });
+});
