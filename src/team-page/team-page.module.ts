@@ -8,15 +8,18 @@ import { TeamTokensService } from './team-tokens.service.js';
 import { ServiceAccountsModule } from '../service-accounts/service-accounts.module.js';
 import { ServiceAccountsController } from './service-accounts.controller.js';
 import { TeamChangesController } from './team-changes.controller.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
+import { WebhooksController } from './webhooks.controller.js';
 
 /** Pages that combine features (teams with invitations, teams with tokens), above them. */
 @Module({
-  imports: [TeamsModule, InvitationsModule, TokensModule, ServiceAccountsModule],
+  imports: [TeamsModule, InvitationsModule, TokensModule, ServiceAccountsModule, WebhooksModule],
   controllers: [
     TeamPageController,
     TeamTokensController,
     ServiceAccountsController,
     TeamChangesController,
+    WebhooksController,
   ],
   providers: [TeamTokensService],
   exports: [TeamTokensService],

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 
@@ -26,8 +27,6 @@ const REFUSED: [string, number, 'ipv4' | 'ipv6'][] = [
   ['240.0.0.0', 4, 'ipv4'],
   ['::', 128, 'ipv6'],
   ['::1', 128, 'ipv6'],
-  // IPv4 written as IPv6: judged as IPv4 when written with dots, refused otherwise.
-  ['::ffff:0:0', 96, 'ipv6'],
   ['64:ff9b::', 96, 'ipv6'],
   ['64:ff9b:1::', 48, 'ipv6'],
   ['100::', 64, 'ipv6'],
@@ -134,8 +133,15 @@ export class AddressPolicy {
 
 const familyName = (a: ResolvedAddress): 'ipv4' | 'ipv6' => (a.family === 6 ? 'ipv6' : 'ipv4');
 
-/** An IPv4 address written as IPv6 (::ffff:10.0.0.1) is judged, and reached, as IPv4. */
+/**
+ * An IPv4 address written as IPv6 (::ffff:10.0.0.1, ::ffff:a00:1) is judged, and reached, as
+ * IPv4. (Node's BlockList would match every IPv4 address against an IPv6 rule for the mapped
+ * range, so the range is not listed but unwrapped here.)
+ */
 function unmapped(a: ResolvedAddress): ResolvedAddress {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a.address);
-  return m ? { address: m[1], family: 4 } : a;
+  if (a.family !== 6) return a;
+  const parsed = ipaddr.IPv6.parse(a.address);
+  return parsed.isIPv4MappedAddress()
+    ? { address: parsed.toIPv4Address().toString(), family: 4 }
+    : a;
 }
