@@ -378,7 +378,7 @@ describe('security log and team audit log', () => {
 
   it('should name every event kind it records', () => {
     for (const name of Object.keys(AUDIT_EVENTS))
-      expect(name).toMatch(/^(sign-in|account|token|team|service_account)\.[a-z_]+$/);
+      expect(name).toMatch(/^(sign-in|account|token|team|service_account|webhook)\.[a-z_]+$/);
   });
 
   it('should show a member neither the address nor the browser of the admin when an admin acted on them', async () => {

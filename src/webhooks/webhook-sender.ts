@@ -43,6 +43,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private wokenWhileBusy = false;
   private stopped = false;
   private prunedAt = 0;
+  private current: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly repository: WebhooksRepository,
@@ -63,9 +64,13 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.stopped) this.scheduler.after(SEND_JOB, 0, (signal) => this.round(signal));
   }
 
+  /**
+   * Stops taking deliveries; the round under way finishes the one being sent and hands back
+   * the rest. Only this sender's own round is waited for: the other workers stop on their own.
+   */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
-    await this.scheduler.drain();
+    await this.current;
   }
 
   private async round(signal: AbortSignal): Promise<void> {
@@ -77,7 +82,12 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     this.busy = true;
     let nextLookMs = POLL_MS;
     try {
-      nextLookMs = await untilAbandoned(signal, this.sendDue(signal));
+      const work = untilAbandoned(signal, this.sendDue(signal));
+      this.current = work.then(
+        () => undefined,
+        () => undefined,
+      );
+      nextLookMs = await work;
     } catch (error) {
       this.logger.warn(`Could not read the webhook outbox: ${String(error)}`);
     } finally {
