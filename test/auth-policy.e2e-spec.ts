@@ -72,6 +72,7 @@ const ROUTES: Record<string, string> = {
   'POST /teams/:id/webhooks': 'session',
   'POST /teams/:id/webhooks/:hookId/test': 'session',
   'POST /teams/:id/webhooks/:hookId/delete': 'session',
+  'POST /teams/:id/webhooks/:hookId/deliveries/:deliveryId/replay': 'session',
   'POST /teams/:id/tokens/:tokenId/revoke': 'session',
   'GET /confirm-password': 'session',
   'POST /confirm-password': 'session',

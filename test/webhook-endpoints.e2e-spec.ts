@@ -239,6 +239,16 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       });
       expect(mail.text).toContain(gone.url);
       expect(await auditOf('webhook.disabled')).toHaveLength(1);
+      // The dead delivery has its Replay button; a disabled endpoint refuses it, saying why.
+      const page = `${list(team.id)}/${endpoint.id}`;
+      expect((await owner.client.get(page)).text).toContain(`Replay the delivery ${messageId}`);
+      const dead = await deliveries().findOneByOrFail({ messageId });
+      const replay = await owner.client.submit(page, `${page}/deliveries/${dead.id}/replay`);
+      expect(replay.status).toBe(303);
+      expect(await owner.client.textOf(replay.headers.location!)).toContain(
+        'The endpoint is disabled: register it again before replaying its deliveries.',
+      );
+      expect((await deliveries().findOneByOrFail({ id: dead.id })).status).toBe('dead');
     } finally {
       await gone.stop();
     }

@@ -8,6 +8,7 @@ import type { Team } from '../src/teams/team.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
+import { MAX_ATTEMPTS } from '../src/webhooks/retry-schedule.js';
 import { createTeam, createUser } from './factories/index.js';
 import { ClusterClock } from './support/cluster-clock.js';
 import { startInstances, type Instances } from './support/instances.js';
@@ -158,6 +159,41 @@ describe('webhooks: delivery', () => {
       await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
     } finally {
       await proxy.stop();
+    }
+  });
+
+  it('should retry a failing endpoint for more than 24 hours, then dead-letter, and send a replay with the same id', async () => {
+    const { endpoint } = await register(receiver.url);
+    receiver.answer = { status: 500 };
+    try {
+      const started = clock.nowMs();
+      await change(0);
+      let [row] = await settled(endpoint.id, 1, 1);
+      for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
+        expect(row.status).toBe('pending');
+        await clock.advance(row.nextAttemptAt.getTime() - clock.nowMs());
+        [row] = await settled(endpoint.id, 1, attempt);
+      }
+      expect(row).toMatchObject({ status: 'dead', responseCode: 500, lastError: 'answered 500' });
+      expect(clock.nowMs() - started).toBeGreaterThan(24 * 3_600_000);
+      const tries = receiver.countsById().get(row.messageId);
+      expect(tries).toBe(MAX_ATTEMPTS);
+
+      receiver.answer = { status: 200 };
+      await deployment.apps[1].app
+        .get(WebhooksService)
+        .replay(operator, team.id, endpoint.id, row.id);
+      await waitFor(
+        async () => (await rows().findOneByOrFail({ id: row.id })).status === 'delivered',
+      );
+      expect(receiver.countsById().get(row.messageId)).toBe(MAX_ATTEMPTS + 1);
+      // Replayed once: a second replay finds nothing dead.
+      await expect(
+        deployment.first.app.get(WebhooksService).replay(operator, team.id, endpoint.id, row.id),
+      ).rejects.toMatchObject({ status: 404 });
+    } finally {
+      receiver.answer = { status: 200 };
+      await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
     }
   });
 

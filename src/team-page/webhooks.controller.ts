@@ -70,6 +70,21 @@ export class WebhooksController {
     return { url: `/teams/${id}/webhooks/${hookId}` };
   }
 
+  @Post(':id/webhooks/:hookId/deliveries/:deliveryId/replay')
+  @FormPage(PAGE)
+  @Redirect(undefined, 303)
+  async replay(
+    @CurrentActor() actor: Actor,
+    @IdParam() id: number,
+    @IdParam('hookId') hookId: number,
+    @IdParam('deliveryId') deliveryId: number,
+    @Session() session: SessionData,
+  ): Promise<{ url: string }> {
+    await this.webhooks.replay(actor, id, hookId, deliveryId);
+    flash(session, { notice: 'The delivery is sent again, with the same webhook-id.' });
+    return { url: `/teams/${id}/webhooks/${hookId}` };
+  }
+
   @Post(':id/webhooks/:hookId/delete')
   @FormPage(PAGE)
   @RequireRecentPassword('Delete the webhook endpoint')

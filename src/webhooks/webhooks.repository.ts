@@ -202,4 +202,23 @@ export class WebhooksRepository {
       .andWhere("tm.role = 'owner'")
       .getRawMany();
   }
+
+  /**
+   * Gives a dead-lettered delivery of the endpoint a new round of attempts, now, with the same
+   * webhook-id; false when it is not dead (already replayed, by someone else at once too).
+   */
+  async replay(
+    manager: EntityManager,
+    endpointId: number,
+    deliveryId: number,
+    now: Date,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookDelivery)
+      .update(
+        { id: deliveryId, endpointId, status: 'dead' },
+        { status: 'pending', attempts: 0, nextAttemptAt: now, claimedUntil: null, claimedBy: null },
+      );
+    return (result.affected ?? 0) > 0;
+  }
 }

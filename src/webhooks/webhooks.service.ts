@@ -20,7 +20,8 @@ import { WebhookOutbox } from './webhook-outbox.js';
 import { WebhookSecrets } from './webhook-secrets.js';
 import { newSigningSecret } from './webhook-signature.js';
 import { WebhooksRepository } from './webhooks.repository.js';
-import { WebhookEndpointNotFoundError } from './webhooks.errors.js';
+import { WebhookDeliveryNotFoundError, WebhookEndpointNotFoundError } from './webhooks.errors.js';
+import { Events } from '../events/events.js';
 
 /** How many deliveries an endpoint's page and `webhook:deliveries` show. */
 export const DELIVERY_LOG_LENGTH = 50;
@@ -65,6 +66,7 @@ export class WebhooksService {
     private readonly transactions: Transactions,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly events: Events,
   ) {}
 
   async list(actor: Actor, teamId: number | null): Promise<EndpointList> {
@@ -158,6 +160,40 @@ export class WebhooksService {
         detail: { url: endpoint.url, message_id: messageId },
       });
       return messageId;
+    });
+  }
+
+  /**
+   * Sends a dead-lettered delivery again, from the first attempt of the schedule, with the same
+   * webhook-id (the receiver may have seen it). The endpoint must be active.
+   */
+  async replay(
+    actor: Actor,
+    teamId: number | null,
+    endpointId: number,
+    deliveryId: number,
+  ): Promise<WebhookEndpoint> {
+    const { team } = await this.manageable(actor, teamId);
+    return this.transactions.run(async (m) => {
+      if (team) await this.teams.certifyManager(m, actor, team.id);
+      const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (!endpoint) throw new WebhookEndpointNotFoundError();
+      if (endpoint.status !== 'active') {
+        throw new ValidationError({
+          delivery: 'The endpoint is disabled: register it again before replaying its deliveries.',
+        });
+      }
+      if (!(await this.repository.replay(m, endpoint.id, deliveryId, this.clock.now()))) {
+        throw new WebhookDeliveryNotFoundError();
+      }
+      await this.events.publish(m, 'webhooks.enqueued', {});
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'webhook.replayed',
+        teamId: endpoint.teamId,
+        target: { type: 'webhook', id: endpoint.id },
+        detail: { url: endpoint.url, delivery_id: deliveryId },
+      });
+      return endpoint;
     });
   }
 
