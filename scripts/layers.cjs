@@ -33,6 +33,7 @@ const LAYERS = [
     'token-reports',
     'service-accounts',
     'team-tokens',
+    'webhooks',
   ],
   // The doors, above them all: the pages, the API, the command line; and upkeep.
   ['api', 'web', 'health', 'maintenance', 'cli'],

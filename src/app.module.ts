@@ -1,3 +1,4 @@
+import { WebhookDeliveryModule } from './webhooks/webhook-delivery.module.js';
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AccountModule } from './account/account.module.js';
@@ -46,6 +47,7 @@ export class AppModule {
         HealthModule,
         MetricsModule.forRoot(config),
         MailDeliveryModule,
+        WebhookDeliveryModule,
         MaintenanceModule,
         ...(options.modules ?? []),
       ],

@@ -1,3 +1,4 @@
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AccountAccessModule } from './account/account-access.module.js';
 import { AuditLogModule } from './audit/audit-log.module.js';
@@ -43,6 +44,7 @@ export class CoreModule {
         SignInModule,
         AccountAccessModule,
         ServiceAccountsModule,
+        WebhooksModule,
       ],
     };
   }

@@ -20,6 +20,8 @@ import { PasskeyChallenge } from './passkeys/passkey-challenge.entity.js';
 import { PasskeyUserHandle } from './passkeys/passkey-user-handle.entity.js';
 import { User } from './users/user.entity.js';
 import { IdempotencyKey } from './api/v1/idempotency/idempotency-key.entity.js';
+import { WebhookDelivery } from './webhooks/webhook-delivery.entity.js';
+import { WebhookEndpoint } from './webhooks/webhook-endpoint.entity.js';
 
 export const ENTITIES = [
   User,
@@ -40,6 +42,8 @@ export const ENTITIES = [
   PasskeyUserHandle,
   PasskeyChallenge,
   IdempotencyKey,
+  WebhookEndpoint,
+  WebhookDelivery,
 ];
 
 /** TypeORM's options for these entities (ormconfig.ts, the seeding of benches and tests). */

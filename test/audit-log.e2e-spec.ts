@@ -301,7 +301,7 @@ describe('security log and team audit log', () => {
     expect(text).toContain('via invitation');
     // Its filter offers what a team's log holds: nothing of signing in or account settings.
     const offered = [...page.text.matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]);
-    expect(offered).toEqual(['', 'token', 'team', 'service_account']);
+    expect(offered).toEqual(['', 'token', 'team', 'service_account', 'webhook']);
     const own = (await admin.client.get('/settings/security-log')).text;
     expect([...own.matchAll(/<option value="([^"]*)"/g)].map((m) => m[1])).toEqual([
       '',
@@ -310,6 +310,7 @@ describe('security log and team audit log', () => {
       'token',
       'team',
       'service_account',
+      'webhook',
     ]);
 
     // The member removed sees it in their own log; the outsider sees nothing of the team.
@@ -390,7 +391,7 @@ describe('security log and team audit log', () => {
 
   it('should name every event kind it records', () => {
     for (const name of Object.keys(AUDIT_EVENTS))
-      expect(name).toMatch(/^(sign-in|account|token|team|service_account)\.[a-z_]+$/);
+      expect(name).toMatch(/^(sign-in|account|token|team|service_account|webhook)\.[a-z_]+$/);
   });
 
   it('should show a member neither the address nor the browser of the admin when an admin acted on them', async () => {

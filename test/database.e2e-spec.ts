@@ -574,7 +574,7 @@ describe('foreign keys', () => {
           m.getRepository(TeamMember).insert({ teamId: team.id, userId: nobody, role: 'member' }),
         );
       await expect(refused).rejects.toBeInstanceOf(ReferenceNotFoundError);
-      const error = await refused.catch((e: unknown) => e as ReferenceNotFoundError);
+      const error = (await refused.catch((e: unknown) => e)) as ReferenceNotFoundError;
       expect(error.code).toBe('not_found');
       expect(apiErrorAnswers.statusOf(error)).toBe(404);
       const alone = t.app

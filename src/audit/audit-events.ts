@@ -5,6 +5,7 @@ export const AUDIT_KINDS = {
   token: 'API tokens',
   team: 'Teams',
   service_account: 'Service accounts',
+  webhook: 'Webhooks',
 } as const;
 
 export type AuditKind = keyof typeof AUDIT_KINDS;
@@ -15,7 +16,7 @@ export const AUDIT_KIND_NAMES = Object.keys(AUDIT_KINDS) as AuditKind[];
  * The kinds a team's audit log holds: what happens in a team. Signing in and a person's account
  * settings belong to no team, so its filter does not offer them.
  */
-export const TEAM_AUDIT_KINDS: readonly AuditKind[] = ['token', 'team', 'service_account'];
+export const TEAM_AUDIT_KINDS: readonly AuditKind[] = ['token', 'team', 'service_account', 'webhook'];
 
 /**
  * Every event the log records: its stable name (`<kind>.<what>`, what exports and filters
@@ -63,6 +64,11 @@ export const AUDIT_EVENTS = {
   'team.policy_changed': 'Team policy changed',
   'service_account.created': 'Service account created',
   'service_account.deleted': 'Service account deleted',
+  'webhook.created': 'Webhook endpoint added',
+  'webhook.deleted': 'Webhook endpoint deleted',
+  'webhook.test_sent': 'Webhook test event sent',
+  'webhook.replayed': 'Webhook delivery replayed',
+  'webhook.disabled': 'Webhook endpoint disabled',
 } as const;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -8,9 +8,20 @@ import type { AuditEvent } from './audit-event.entity.js';
 import type { AuditEventName } from './audit-events.js';
 import { AuditEventsRepository } from './audit-events.repository.js';
 import { Clock } from '../clock/clock.js';
+import { Events } from '../events/events.js';
+
+declare module '../events/events.js' {
+  interface DomainEvents {
+    /**
+     * An entry of the security log, published in the transaction of the change it records
+     * (`recordAfterCommit`), before that commits; written to the log after the commit.
+     */
+    'audit.recording': { actor: Actor; entry: AuditEntry & { at: Date } };
+  }
+}
 
 export type AuditTarget = {
-  type: 'token' | 'user' | 'team' | 'invitation' | 'service_account';
+  type: 'token' | 'user' | 'team' | 'invitation' | 'service_account' | 'webhook';
   id: number;
 };
 
@@ -59,6 +70,7 @@ export class AuditLog implements OnApplicationShutdown {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
+    private readonly domainEvents: Events,
   ) {}
 
   /** Records the event soon; never throws. */
@@ -78,9 +90,17 @@ export class AuditLog implements OnApplicationShutdown {
     this.scheduler.after(WRITE_JOB, 0, () => this.write());
   }
 
-  /** Records the event once the transaction of `manager` commits; nothing if it rolls back. */
+  /**
+   * Records the event once the transaction of `manager` commits; nothing if it rolls back. Before
+   * it commits, `audit.recording` is published in it, so that subscribers (the webhook outbox)
+   * write what the entry calls for in the same transaction.
+   */
   recordAfterCommit(manager: EntityManager, actor: Actor, entry: AuditEntry): void {
-    this.transactions.afterCommit(manager, () => this.record(actor, entry));
+    const at = entry.at ?? this.clock.now();
+    this.transactions.beforeCommit(manager, (m) =>
+      this.domainEvents.publish(m, 'audit.recording', { actor, entry: { ...entry, at } }),
+    );
+    this.transactions.afterCommit(manager, () => this.record(actor, { ...entry, at }));
   }
 
   /** Writes everything recorded so far (before a page reads the log, and at shutdown). */

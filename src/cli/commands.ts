@@ -23,6 +23,8 @@ import { toExportLine } from '../security-log/audit.view.js';
 import { CreateUserDto } from '../users/dto/create-user.dto.js';
 import { UsersService } from '../users/users.service.js';
 import type { Config } from '../config/config.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-events.js';
 
 type Values = Record<string, string | undefined>;
 
@@ -550,6 +552,63 @@ export const COMMANDS: Record<string, Command> = {
       out(
         `Deleted ${deleted} event${deleted === 1 ? '' : 's'} from before ${before.toISOString()}`,
       );
+    },
+  },
+  'webhook:create': {
+    usage: 'webhook:create [--team SLUG] --url URL --events E1,E2',
+    description:
+      "Registers a webhook endpoint for the team's events, or with no --team for every team's (the instance's), and prints its signing secret, alone on the last line, this once. The URL must be HTTPS, and its host must not resolve to a loopback, private, link-local or reserved address outside WEBHOOK_ALLOWED_RANGES.",
+    options: ['team', 'url', 'events'],
+    required: ['url', 'events'],
+    details: () => [`Events: ${WEBHOOK_EVENT_TYPES.join(', ')}`],
+    async run(app, v, out) {
+      const operator = Actors.operator();
+      const team =
+        v.team === undefined ? null : await app.get(TeamsService).getBySlug(operator, v.team);
+      const events = v
+        .events!.split(',')
+        .map((e) => e.trim())
+        .filter((e) => e !== '');
+      const created = await app
+        .get(WebhooksService)
+        .create(operator, team?.id ?? null, { url: v.url!, events });
+      out(
+        `Webhook endpoint ${created.endpoint.id} for ${team ? team.slug : 'every team'}: ${created.endpoint.url} (${created.endpoint.events})`,
+      );
+      out(created.secret);
+    },
+  },
+
+  'webhook:deliveries': {
+    usage: 'webhook:deliveries --id ID',
+    description:
+      "Lists the endpoint's latest deliveries, newest first: id, webhook-id, event, status, attempts, response code, latency, created.",
+    options: ['id'],
+    required: ['id'],
+    async run(app, v, out) {
+      const { endpoint, deliveries } = await app
+        .get(WebhooksService)
+        .deliveriesForOperator(positiveInteger('id', v.id!));
+      out(`Endpoint ${endpoint.id}: ${endpoint.url} (${endpoint.status})`);
+      out(
+        ['id', 'webhook-id', 'event', 'status', 'attempts', 'code', 'latency_ms', 'created'].join(
+          '\t',
+        ),
+      );
+      for (const d of deliveries) {
+        out(
+          [
+            d.id,
+            d.messageId,
+            d.eventType,
+            d.status,
+            d.attempts,
+            d.responseCode ?? '-',
+            d.latencyMs ?? '-',
+            d.createdAt.toISOString(),
+          ].join('\t'),
+        );
+      }
     },
   },
 };

@@ -9,6 +9,7 @@ import { readObservabilityConfig, type ObservabilityConfig } from './observabili
 import { readSecurityConfig, type SecurityConfig } from './security.config.js';
 import { readTokensConfig, type TokensConfig } from './tokens.config.js';
 import { readWebConfig, type WebConfig } from './web.config.js';
+import { readWebhooksConfig, type WebhooksConfig } from './webhooks.config.js';
 
 export interface Config {
   app: AppConfig;
@@ -19,6 +20,7 @@ export interface Config {
   mail: MailConfig;
   teams: TeamsConfig;
   tokens: TokensConfig;
+  webhooks: WebhooksConfig;
   /** The abilities tokens may be given: Tessera's own and ABILITIES_FILE's. */
   abilities: AbilityCatalog;
   /** What start-up should warn the operator about. */
@@ -45,6 +47,7 @@ export function loadConfig(env: Record<string, string | undefined> = environment
     mail: readMailConfig(r, app),
     teams: readTeamsConfig(r),
     tokens: readTokensConfig(r),
+    webhooks: readWebhooksConfig(r, app.nodeEnv),
     abilities: readAbilitiesConfig(r),
     warnings: r.warnings,
   };

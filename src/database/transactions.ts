@@ -24,6 +24,10 @@ export class Transactions {
   private readonly serial: boolean;
   private tail: Promise<unknown> = Promise.resolve();
   private readonly hooks = new WeakMap<EntityManager, (() => void)[]>();
+  private readonly finalSteps = new WeakMap<
+    EntityManager,
+    ((m: EntityManager) => Promise<void>)[]
+  >();
   private readonly logger = new Logger('Database');
   private readonly retryListeners: ((work: RetriedWork) => void)[] = [];
 
@@ -39,10 +43,15 @@ export class Transactions {
   async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     let hooks: (() => void)[] = [];
     // Each attempt starts with no hooks: those of an attempt rolled back must not run.
-    const tracked = (manager: EntityManager): Promise<T> => {
+    const tracked = async (manager: EntityManager): Promise<T> => {
       hooks = [];
       this.hooks.set(manager, hooks);
-      return work(manager);
+      const steps: ((m: EntityManager) => Promise<void>)[] = [];
+      this.finalSteps.set(manager, steps);
+      const result = await work(manager);
+      // Steps may add steps of their own; each runs once, in the order they were asked for.
+      for (let i = 0; i < steps.length; i++) await steps[i](manager);
+      return result;
     };
     const result = await this.runOnce(tracked).catch(rethrow);
     for (const hook of hooks) hook();
@@ -58,6 +67,17 @@ export class Transactions {
     const hooks = this.hooks.get(manager);
     if (!hooks) throw new Error('afterCommit needs the manager of a Transactions.run');
     hooks.push(hook);
+  }
+
+  /**
+   * Runs `step` in the transaction `manager` belongs to, once its work is done and before it
+   * commits: what it writes commits or rolls back with the change (the webhook outbox's rows for
+   * the security log's entries, say). A step that throws rolls the change back.
+   */
+  beforeCommit(manager: EntityManager, step: (m: EntityManager) => Promise<void>): void {
+    const steps = this.finalSteps.get(manager);
+    if (!steps) throw new Error('beforeCommit needs the manager of a Transactions.run');
+    steps.push(step);
   }
 
   /** Told of every run again after a conflict (the metrics count them). */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { In, IsNull, LessThan, Not, type EntityManager } from 'typeorm';
+import { claimDueRows, type Claim } from '../database/leased-rows.js';
 import { OutboxMessage } from './outbox-message.entity.js';
 
 /** The outbox's rows; a claimed row is changed only by the instance that holds its lease. */
@@ -19,42 +20,9 @@ export class OutboxRepository {
       .execute();
   }
 
-  /**
-   * Takes up to `limit` messages that are due and that nobody holds, for `owner` until
-   * `leaseUntil`, counting the attempt. On MySQL/MariaDB `FOR UPDATE SKIP LOCKED` lets instances
-   * claim at once without waiting on each other or taking the same row; SQLite runs one write
-   * transaction at a time anyway.
-   */
-  async claimDue(
-    manager: EntityManager,
-    claim: { now: Date; limit: number; owner: string; leaseUntil: Date },
-  ): Promise<OutboxMessage[]> {
-    const query = manager
-      .getRepository(OutboxMessage)
-      .createQueryBuilder('m')
-      .where("m.status = 'pending'")
-      .andWhere('m.next_attempt_at <= :now', { now: claim.now })
-      .andWhere('(m.claimed_until IS NULL OR m.claimed_until <= :now)', { now: claim.now })
-      .orderBy('m.next_attempt_at', 'ASC')
-      .addOrderBy('m.id', 'ASC')
-      .limit(claim.limit);
-    if (manager.connection.options.type !== 'better-sqlite3') {
-      query.setLock('pessimistic_write').setOnLocked('skip_locked');
-    }
-    const rows = await query.getMany();
-    if (rows.length === 0) return [];
-    await manager
-      .getRepository(OutboxMessage)
-      .createQueryBuilder()
-      .update()
-      .set({
-        claimedUntil: claim.leaseUntil,
-        claimedBy: claim.owner,
-        attempts: () => 'attempts + 1',
-      })
-      .whereInIds(rows.map((r) => r.id))
-      .execute();
-    return rows.map((r) => ({ ...r, attempts: r.attempts + 1, claimedBy: claim.owner }));
+  /** Takes up to `limit` due messages that nobody holds, for `owner` (see `claimDueRows`). */
+  claimDue(manager: EntityManager, claim: Claim): Promise<OutboxMessage[]> {
+    return claimDueRows(manager, OutboxMessage, claim);
   }
 
   /**

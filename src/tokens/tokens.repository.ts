@@ -434,11 +434,22 @@ export class TokensRepository {
       : null;
   }
 
+  /**
+   * One INSERT, its id from the driver's answer (mysql2's `insertId`, better-sqlite3's last row
+   * id) rather than TypeORM's read-back of the columns with defaults: the row is read whole next.
+   */
   async insert(manager: EntityManager, token: NewToken): Promise<PersonalAccessToken> {
-    const { identifiers } = await manager.getRepository(PersonalAccessToken).insert(token);
-    return await manager
-      .getRepository(PersonalAccessToken)
-      .findOneByOrFail({ id: identifiers[0].id });
+    const tokens = manager.getRepository(PersonalAccessToken);
+    const { raw } = await tokens
+      .createQueryBuilder()
+      .insert()
+      .values(token)
+      .updateEntity(false)
+      .execute();
+    const id = Number(
+      typeof raw === 'object' && raw !== null && 'insertId' in raw ? raw.insertId : raw,
+    );
+    return await tokens.findOneByOrFail({ id });
   }
 
   /** One of the user's tokens, read through `manager` when given (inside a transaction). */

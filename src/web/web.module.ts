@@ -13,6 +13,7 @@ import { TeamTokensModule } from '../team-tokens/team-tokens.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { ConfirmPasswordController } from './confirm-password/confirm-password.controller.js';
 import { DashboardController } from './dashboard/dashboard.controller.js';
 import { InvitationsController } from './invitations/invitations.controller.js';
@@ -39,6 +40,7 @@ import { TeamPageController } from './teams/team-page.controller.js';
 import { TeamSettingsController } from './teams/team-settings.controller.js';
 import { TeamTokensController } from './teams/team-tokens.controller.js';
 import { TeamsController } from './teams/teams.controller.js';
+import { WebhooksController } from './teams/webhooks.controller.js';
 
 /**
  * The page edge, as `ApiV1Module` is the API's: every page controller, laid out under web/ as
@@ -62,6 +64,7 @@ import { TeamsController } from './teams/teams.controller.js';
     TeamsModule,
     TokensModule,
     TwoFactorModule,
+    WebhooksModule,
   ],
   // In this order: /teams/switch is matched before /teams/:id.
   controllers: [
@@ -87,6 +90,7 @@ import { TeamsController } from './teams/teams.controller.js';
     TeamPageController,
     TeamTokensController,
     ServiceAccountsController,
+    WebhooksController,
     TeamChangesController,
   ],
   providers: [TypeormSessionStore, WebSession, PageContext, SudoMode],

@@ -265,7 +265,288 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "token.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A token was created.
+         * @description Sent to the endpoints that chose `token.created`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_token_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A token was renamed or given other abilities.
+         * @description Sent to the endpoints that chose `token.updated`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_token_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.regenerated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A token was given a new value (the same token, the same id).
+         * @description Sent to the endpoints that chose `token.regenerated`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_token_regenerated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A token was revoked; `reason` says why: `person` (its owner), `team_admin` (an owner or admin of the team), `leak_report` (a secret scanner reported it) or `expiry`.
+         * @description Sent to the endpoints that chose `token.revoked`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_token_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A token expires soon: its owner was reminded.
+         * @description Sent to the endpoints that chose `token.expiring`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_token_expiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.used_from_new_address": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A token was used from an address it was not used from before.
+         * @description Sent to the endpoints that chose `token.used_from_new_address`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_token_used_from_new_address"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.leak_reported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A secret scanner reported the token as published; it was revoked.
+         * @description Sent to the endpoints that chose `token.leak_reported`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_token_leak_reported"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.invited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Someone was invited into the team.
+         * @description Sent to the endpoints that chose `member.invited`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_member_invited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Someone joined the team (by an invitation, or added by an owner or admin).
+         * @description Sent to the endpoints that chose `member.joined`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_member_joined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.role_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A member's role changed.
+         * @description Sent to the endpoints that chose `member.role_changed`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_member_role_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A member was removed from the team, or left it.
+         * @description Sent to the endpoints that chose `member.removed`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_member_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "team.policy_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The team's policy (two-factor, token lifetime, abilities) changed.
+         * @description Sent to the endpoints that chose `team.policy_changed`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_team_policy_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "service_account.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A service account of the team was created.
+         * @description Sent to the endpoints that chose `service_account.created`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_service_account_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "service_account.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A service account of the team was deleted (and its tokens).
+         * @description Sent to the endpoints that chose `service_account.deleted`. See docs/webhooks.md for retries and verification.
+         */
+        post: operations["webhook_service_account_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Error: {
@@ -4415,7 +4696,7 @@ export interface operations {
                 /** @description Where to go on from: the `next` of the page before. Left out, the first page. */
                 cursor?: string;
                 /** @description Only events of this kind, as the page filters them. */
-                kind?: "sign-in" | "account" | "token" | "team" | "service_account";
+                kind?: "sign-in" | "account" | "token" | "team" | "service_account" | "webhook";
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while it is still the same. */
@@ -4660,7 +4941,7 @@ export interface operations {
                 /** @description Where to go on from: the `next` of the page before. Left out, the first page. */
                 cursor?: string;
                 /** @description Only events of this kind, as the page filters them. */
-                kind?: "sign-in" | "account" | "token" | "team" | "service_account";
+                kind?: "sign-in" | "account" | "token" | "team" | "service_account" | "webhook";
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while it is still the same. */
@@ -5393,6 +5674,815 @@ export interface operations {
                         };
                     };
                 };
+            };
+        };
+    };
+    webhook_token_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "token.created";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        token_id?: number;
+                        name?: string;
+                        abilities?: string;
+                        service_account?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_token_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "token.updated";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        token_id?: number;
+                        name?: string;
+                        abilities?: string;
+                        previous_name?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_token_regenerated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "token.regenerated";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        token_id?: number;
+                        name?: string;
+                        grace_minutes?: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_token_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "token.revoked";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        token_id?: number;
+                        name?: string;
+                        /** @enum {string} */
+                        reason?: "person" | "team_admin" | "leak_report" | "expiry";
+                        by_team?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_token_expiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "token.expiring";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        token_id?: number;
+                        name?: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_token_used_from_new_address: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "token.used_from_new_address";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        token_id?: number;
+                        name?: string;
+                        ip?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_token_leak_reported: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "token.leak_reported";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        token_id?: number;
+                        name?: string;
+                        found_at?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_invited: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "member.invited";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        invitation_id?: number;
+                        team?: string;
+                        email?: string;
+                        role?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_joined: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "member.joined";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        team?: string;
+                        member?: string | null;
+                        role?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_role_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "member.role_changed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        team?: string;
+                        member?: string | null;
+                        role?: string;
+                        previous_role?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_removed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "member.removed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        team?: string;
+                        member?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_team_policy_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "team.policy_changed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        team?: string;
+                        require_two_factor?: boolean;
+                        token_max_lifetime_days?: number | null;
+                        allowed_abilities?: string | null;
+                        previous_require_two_factor?: boolean;
+                        previous_token_max_lifetime_days?: number | null;
+                        previous_allowed_abilities?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_service_account_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "service_account.created";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        service_account_id?: number;
+                        service_account?: string;
+                        description?: string | null;
+                        team?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_service_account_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_…`): the same on every attempt. */
+                "webhook-id": string;
+                /** @description When the attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with the endpoint's secret; two, space-separated, while a rotated secret still signs. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "service_account.deleted";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** @description The team; null for none. */
+                        team_id: number | null;
+                        /** @description Who acted. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "user" | "token" | "operator" | "system" | "anonymous";
+                            user_id?: number;
+                            token_id?: number;
+                        };
+                        /** @description The account the event concerns. */
+                        user_id?: number;
+                        service_account_id?: number;
+                        service_account?: string;
+                        team?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled, nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

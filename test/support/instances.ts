@@ -46,13 +46,13 @@ class FollowingClock extends Clock {
 /**
  * `count` instances of the app on one fresh database (a file, for SQLite, so that each instance
  * has its own connection), with `env` on each, and one clock when the spec moves it (the others
- * follow its time). Requests that take turns among their servers are what a load balancer would
- * send.
+ * follow its time), or one clock each (`clocks`, see ClusterClock). Requests that take turns
+ * among their servers are what a load balancer would send.
  */
 export async function startInstances(
   count: number,
   env: Record<string, string> = {},
-  { clock }: { clock?: ManualClock } = {},
+  { clock, clocks }: { clock?: ManualClock; clocks?: Clock[] } = {},
 ): Promise<Instances> {
   const database: TestDatabase = await createTestDatabase({ file: true });
   const mail = await TestSmtpServer.start();
@@ -61,7 +61,11 @@ export async function startInstances(
     apps.push(
       await createTestApp(
         { SESSION_SECRET: SHARED_SECRET, ...env },
-        { database, mail, clock: clock && i > 0 ? new FollowingClock(clock) : clock },
+        {
+          database,
+          mail,
+          clock: clocks?.[i] ?? (clock && i > 0 ? new FollowingClock(clock) : clock),
+        },
       ),
     );
   }

@@ -17,6 +17,7 @@ import { ApiIdempotencyKeys1765497600000 } from './1765497600000-api-idempotency
 import { ServiceAccounts1765584000000 } from './1765584000000-service-accounts.js';
 import { UserDisabled1765587600000 } from './1765587600000-user-disabled.js';
 import { AuditEventsByTime1765591200000 } from './1765591200000-audit-events-by-time.js';
+import { Webhooks1765600000000 } from './1765600000000-webhooks.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   ServiceAccounts1765584000000,
   UserDisabled1765587600000,
   AuditEventsByTime1765591200000,
+  Webhooks1765600000000,
 ];

@@ -6,6 +6,7 @@ import hbs from 'hbs';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { webhookDocument } from '../../../webhooks/webhook-schemas.js';
 import { PROJECT_ROOT } from '../../../common/paths.js';
 import type { Assets } from '../../../web/assets.js';
 import type { Config } from '../../../config/config.js';
@@ -64,6 +65,8 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
     if ('properties' in schema) schema.additionalProperties = false;
   }
   describeEveryMethod(document);
+  // What Tessera sends to webhook endpoints (OpenAPI 3.1's `webhooks`).
+  (document as OpenAPIObject & { webhooks?: object }).webhooks = webhookDocument();
   return document;
 }
 

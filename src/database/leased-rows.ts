@@ -1,0 +1,55 @@
+import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+
+/** A claim on due rows: by `owner`, until `leaseUntil`. */
+export interface Claim {
+  now: Date;
+  limit: number;
+  owner: string;
+  leaseUntil: Date;
+}
+
+/** The columns an outbox's rows share: `status`, `next_attempt_at`, `claimed_until`, `claimed_by`, `attempts`. */
+interface LeasedRow extends ObjectLiteral {
+  id: number;
+  attempts: number;
+  claimedBy: string | null;
+}
+
+/**
+ * Takes up to `limit` pending rows of an outbox table that are due and that nobody holds, for
+ * `owner` until `leaseUntil`, counting the attempt. On MySQL/MariaDB `FOR UPDATE SKIP LOCKED`
+ * lets instances claim at once without waiting on each other or taking the same row; SQLite
+ * runs one write transaction at a time anyway. Run it in a transaction.
+ */
+export async function claimDueRows<T extends LeasedRow>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  claim: Claim,
+): Promise<T[]> {
+  const query = manager
+    .getRepository(target)
+    .createQueryBuilder('m')
+    .where("m.status = 'pending'")
+    .andWhere('m.next_attempt_at <= :now', { now: claim.now })
+    .andWhere('(m.claimed_until IS NULL OR m.claimed_until <= :now)', { now: claim.now })
+    .orderBy('m.next_attempt_at', 'ASC')
+    .addOrderBy('m.id', 'ASC')
+    .limit(claim.limit);
+  if (manager.connection.options.type !== 'better-sqlite3') {
+    query.setLock('pessimistic_write').setOnLocked('skip_locked');
+  }
+  const rows = await query.getMany();
+  if (rows.length === 0) return [];
+  await manager
+    .getRepository(target)
+    .createQueryBuilder()
+    .update()
+    .set({
+      claimedUntil: claim.leaseUntil,
+      claimedBy: claim.owner,
+      attempts: () => 'attempts + 1',
+    } as never)
+    .whereInIds(rows.map((r) => r.id))
+    .execute();
+  return rows.map((r) => ({ ...r, attempts: r.attempts + 1, claimedBy: claim.owner }));
+}

@@ -1,0 +1,17 @@
+import { ArrayNotEmpty, IsArray, IsString, Length } from 'class-validator';
+import { Trim } from '../../common/validation/transforms.js';
+import { CheckboxList } from '../settings/api-tokens/tokens.forms.js';
+
+/** A new endpoint, as the team's webhooks page gives it: its URL and the events it gets. */
+export class CreateWebhookForm {
+  @Trim()
+  @Length(1, 2048, { message: 'Give the endpoint a URL of at most 2048 characters.' })
+  @IsString({ message: 'Give the endpoint a URL.' })
+  url!: string;
+
+  @CheckboxList()
+  @IsString({ each: true, message: 'Each event is named like token.created.' })
+  @ArrayNotEmpty({ message: 'Choose at least one event.' })
+  @IsArray({ message: 'Events must be a list.' })
+  events: string[] = [];
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { EndpointHealth } from './endpoint-health.js';
+import { WebhookHttp } from './webhook-http.js';
+import { WebhookSender } from './webhook-sender.js';
+import { WebhooksModule } from './webhooks.module.js';
+
+/**
+ * Sends the webhook outbox (Standard Webhooks' signed deliveries, retried, dead-lettered) and
+ * disables endpoints that are gone: in the server, as MailDeliveryModule sends mail.
+ */
+@Module({
+  imports: [WebhooksModule],
+  providers: [WebhookHttp, EndpointHealth, WebhookSender],
+  exports: [WebhookSender],
+})
+export class WebhookDeliveryModule {}

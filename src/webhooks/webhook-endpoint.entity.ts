@@ -1,0 +1,82 @@
+import {
+  Column,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  type Relation,
+} from 'typeorm';
+import { Team } from '../teams/team.entity.js';
+import { User } from '../users/user.entity.js';
+
+export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+
+/**
+ * Where a team's events (or, with no team, the instance's) are sent: an HTTPS URL, the events
+ * chosen, and its signing secret, encrypted at rest as two-factor secrets are. After a rotation
+ * the previous secret signs too until `previousSecretUntil`.
+ */
+@Entity({ name: 'webhook_endpoints' })
+@Index('UQ_webhook_endpoints_uid', ['uid'], { unique: true })
+export class WebhookEndpoint {
+  @PrimaryGeneratedColumn({ name: 'id' })
+  id!: number;
+
+  /** A random name, what its secret's encryption is bound to. */
+  @Column({ name: 'uid', type: 'varchar', length: 32 })
+  uid!: string;
+
+  /** The team whose events it gets; null: the operator's, for every team's. */
+  @Index('IDX_webhook_endpoints_team')
+  @Column({ name: 'team_id', type: 'integer', nullable: true })
+  teamId!: number | null;
+
+  @ManyToOne(() => Team, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'team_id', foreignKeyConstraintName: 'FK_webhook_endpoints_team' })
+  team?: Relation<Team>;
+
+  /** `events`: the chosen events, one by one. */
+  @Column({ name: 'kind', type: 'varchar', length: 10, default: 'events' })
+  kind!: 'events';
+
+  @Column({ name: 'url', type: 'varchar', length: 2048 })
+  url!: string;
+
+  /** The chosen event types, separated by commas. */
+  @Column({ name: 'events', type: 'text' })
+  events!: string;
+
+  @Column({ name: 'secret', type: 'varchar', length: 200 })
+  secret!: string;
+
+  @Column({ name: 'previous_secret', type: 'varchar', length: 200, nullable: true })
+  previousSecret!: string | null;
+
+  @Column({ name: 'previous_secret_until', type: 'datetime', precision: 3, nullable: true })
+  previousSecretUntil!: Date | null;
+
+  @Column({ name: 'status', type: 'varchar', length: 10, default: 'active' })
+  status!: EndpointStatus;
+
+  @Column({ name: 'disabled_reason', type: 'varchar', length: 200, nullable: true })
+  disabledReason!: string | null;
+
+  /** When its deliveries started failing without a success since; null while they succeed. */
+  @Column({ name: 'failing_since', type: 'datetime', precision: 3, nullable: true })
+  failingSince!: Date | null;
+
+  @Column({ name: 'created_by_id', type: 'integer', nullable: true })
+  createdById!: number | null;
+
+  @ManyToOne(() => User, { onDelete: 'SET NULL' })
+  @JoinColumn({
+    name: 'created_by_id',
+    foreignKeyConstraintName: 'FK_webhook_endpoints_created_by',
+  })
+  createdBy?: Relation<User>;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt!: Date;
+}

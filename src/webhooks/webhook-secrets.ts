@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import { SecretCipher } from '../two-factor/secret-cipher.js';
+import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
+
+/**
+ * Signing secrets at rest: encrypted as two-factor secrets are (AES-256-GCM under a key derived
+ * from SESSION_SECRET), each bound to its endpoint's uid so a value copied to another row does
+ * not open there.
+ */
+@Injectable()
+export class WebhookSecrets {
+  constructor(private readonly cipher: SecretCipher) {}
+
+  seal(uid: string, secret: string): string {
+    return this.cipher.encrypt(secret, contextOf(uid));
+  }
+
+  /** The secrets that sign now: the current one, and the previous one until its time is up. */
+  signingSecrets(
+    endpoint: Pick<WebhookEndpoint, 'uid' | 'secret' | 'previousSecret' | 'previousSecretUntil'>,
+    now: Date,
+  ): string[] {
+    const secrets = [this.cipher.decrypt(endpoint.secret, contextOf(endpoint.uid))];
+    if (
+      endpoint.previousSecret &&
+      endpoint.previousSecretUntil &&
+      endpoint.previousSecretUntil > now
+    ) {
+      secrets.push(this.cipher.decrypt(endpoint.previousSecret, contextOf(endpoint.uid)));
+    }
+    return secrets;
+  }
+}
+
+const contextOf = (uid: string): string => `webhook endpoint ${uid}`;

@@ -1,0 +1,225 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../clock/clock.js';
+import { Transactions } from '../database/transactions.js';
+import { OnEvent } from '../events/events.js';
+import { Scheduler, untilAbandoned } from '../scheduler/scheduler.js';
+import type { WebhookDelivery } from './webhook-delivery.entity.js';
+import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { WebhookHttp, type HttpOutcome } from './webhook-http.js';
+import { WebhookSecrets } from './webhook-secrets.js';
+import { signedHeaders } from './webhook-signature.js';
+import { WebhooksRepository } from './webhooks.repository.js';
+import { retryDelayMs } from './retry-schedule.js';
+import { EndpointHealth } from './endpoint-health.js';
+
+const BATCH = 10;
+/** Longer than a send can take (WEBHOOK_TIMEOUT_MS is at most a minute). */
+const LEASE_MS = 2 * 60_000;
+const SEND_JOB = 'webhook sending';
+/** For deliveries no commit of this process woke it for (written by another instance). */
+const POLL_MS = 60_000;
+const MIN_LOOK_MS = 1_000;
+const PRUNE_EVERY_MS = 3_600_000;
+/** How long the delivery log keeps what was delivered or dead-lettered. */
+export const KEEP_DELIVERIES_MS = 30 * 86_400_000;
+
+/**
+ * Sends the webhook outbox, as the mail outbox is sent: woken after each commit that wrote
+ * deliveries and by the scheduler when one is next due, claiming each with a lease so that any
+ * number of instances send it once; a failed attempt is retried on the schedule of
+ * `retry-schedule.ts`, then dead-lettered.
+ */
+@Injectable()
+export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Webhooks');
+  private readonly owner = randomUUID();
+  private busy = false;
+  private wokenWhileBusy = false;
+  private stopped = false;
+  private prunedAt = 0;
+  private current: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly repository: WebhooksRepository,
+    private readonly http: WebhookHttp,
+    private readonly secrets: WebhookSecrets,
+    private readonly health: EndpointHealth,
+    private readonly transactions: Transactions,
+    private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.wake();
+  }
+
+  @OnEvent('webhooks.enqueued', { afterCommit: true })
+  wake(): void {
+    if (!this.stopped) this.scheduler.after(SEND_JOB, 0, (signal) => this.round(signal));
+  }
+
+  /**
+   * Stops taking deliveries; the round under way finishes the one being sent and hands back
+   * the rest. Only this sender's own round is waited for: the other workers stop on their own.
+   */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    await this.current;
+  }
+
+  private async round(signal: AbortSignal): Promise<void> {
+    if (this.stopped) return;
+    if (this.busy) {
+      this.wokenWhileBusy = true;
+      return;
+    }
+    this.busy = true;
+    let nextLookMs = POLL_MS;
+    try {
+      const work = untilAbandoned(signal, this.sendDue(signal));
+      this.current = work.then(
+        () => undefined,
+        () => undefined,
+      );
+      nextLookMs = await work;
+    } catch (error) {
+      this.logger.warn(`Could not read the webhook outbox: ${String(error)}`);
+    } finally {
+      this.busy = false;
+    }
+    if (this.wokenWhileBusy) {
+      this.wokenWhileBusy = false;
+      this.wake();
+    } else if (!this.stopped) {
+      this.scheduler.after(SEND_JOB, nextLookMs, (next) => this.round(next));
+    }
+  }
+
+  private async sendDue(signal: AbortSignal): Promise<number> {
+    await this.pruneNowAndThen();
+    while (!this.stopped && !signal.aborted) {
+      const now = this.clock.now();
+      const batch = await this.transactions.run((m) =>
+        this.repository.claimDue(m, {
+          now,
+          limit: BATCH,
+          owner: this.owner,
+          leaseUntil: new Date(now.getTime() + LEASE_MS),
+        }),
+      );
+      if (batch.length === 0) break;
+      const endpoints = await this.endpointsOf(batch);
+      // One endpoint's deliveries in order; different endpoints at once.
+      const byEndpoint = new Map<number, WebhookDelivery[]>();
+      for (const d of batch)
+        byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
+      await Promise.all(
+        [...byEndpoint.entries()].map(async ([id, deliveries]) => {
+          for (const [i, delivery] of deliveries.entries()) {
+            if (this.stopped || signal.aborted) {
+              const ids = deliveries.slice(i).map((d) => d.id);
+              await this.transactions.run((m) => this.repository.release(m, ids, this.owner));
+              return;
+            }
+            await this.deliver(delivery, endpoints.get(id));
+          }
+        }),
+      );
+    }
+    const next = await this.transactions.run((m) => this.repository.nextChance(m));
+    if (!next) return POLL_MS;
+    return Math.min(POLL_MS, Math.max(MIN_LOOK_MS, next.getTime() - this.clock.nowMs()));
+  }
+
+  private async endpointsOf(batch: WebhookDelivery[]): Promise<Map<number, WebhookEndpoint>> {
+    const ids = [...new Set(batch.map((d) => d.endpointId))];
+    const found = await this.transactions.run((m) =>
+      Promise.all(ids.map((id) => this.repository.findById(m, id))),
+    );
+    return new Map(found.filter((e) => e !== null).map((e) => [e.id, e]));
+  }
+
+  private async deliver(
+    delivery: WebhookDelivery,
+    endpoint: WebhookEndpoint | undefined,
+  ): Promise<void> {
+    if (!endpoint || endpoint.status !== 'active') {
+      await this.transactions.run((m) =>
+        this.repository.settle(m, delivery, this.owner, {
+          status: 'dead',
+          lastError: 'the endpoint is disabled',
+        }),
+      );
+      return;
+    }
+    const now = this.clock.now();
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const headers = signedHeaders(
+      this.secrets.signingSecrets(endpoint, now),
+      delivery.messageId,
+      timestamp,
+      delivery.payload,
+    );
+    const outcome = await this.http.post(endpoint.url, headers, delivery.payload);
+    await this.record(delivery, endpoint, outcome);
+  }
+
+  private async record(
+    delivery: WebhookDelivery,
+    endpoint: WebhookEndpoint,
+    outcome: HttpOutcome,
+  ): Promise<void> {
+    const now = this.clock.now();
+    const facts = {
+      responseCode: outcome.status,
+      latencyMs: outcome.latencyMs,
+      lastError: outcome.error,
+      responseExcerpt: outcome.excerpt,
+    };
+    const what = `${delivery.eventType} ${delivery.messageId} to endpoint ${endpoint.id}`;
+    if (outcome.error === null) {
+      await this.transactions.run(async (m) => {
+        await this.repository.settle(m, delivery, this.owner, {
+          ...facts,
+          status: 'delivered',
+          deliveredAt: now,
+        });
+        await this.repository.markFailing(m, endpoint.id, null);
+      });
+      return;
+    }
+    if (outcome.refused) this.logger.warn(`Refused to send ${what}: ${outcome.error}`);
+    const gone = outcome.status === 410;
+    const delay = gone ? null : retryDelayMs(delivery.attempts);
+    await this.transactions.run(async (m) => {
+      await this.repository.settle(m, delivery, this.owner, {
+        ...facts,
+        ...(delay === null
+          ? { status: 'dead' as const }
+          : { nextAttemptAt: new Date(now.getTime() + delay) }),
+      });
+      await this.repository.markFailing(m, endpoint.id, now);
+      await this.health.afterFailure(m, endpoint, gone, now);
+    });
+    if (delay === null) {
+      this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);
+    } else if (!outcome.refused) {
+      this.logger.log(
+        `Could not deliver ${what} (attempt ${delivery.attempts}); next in ${Math.round(delay / 1000)} s: ${outcome.error}`,
+      );
+    }
+  }
+
+  private async pruneNowAndThen(): Promise<void> {
+    if (this.clock.nowMs() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = this.clock.nowMs();
+    const before = new Date(this.clock.nowMs() - KEEP_DELIVERIES_MS);
+    await this.transactions.run((m) => this.repository.pruneFinished(m, before));
+  }
+}

@@ -1,0 +1,59 @@
+import type { WebhookDelivery } from './webhook-delivery.entity.js';
+import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { WEBHOOK_EVENTS, WEBHOOK_EVENT_TYPES } from './webhook-events.js';
+import type { CreatedEndpoint, EndpointDetails, EndpointList } from './webhooks.service.js';
+
+/** What a page shows of an endpoint: never its secret. */
+function endpointView(e: WebhookEndpoint) {
+  return {
+    id: e.id,
+    url: e.url,
+    events: e.events.split(','),
+    active: e.status === 'active',
+    disabledReason: e.disabledReason,
+    failingSince: e.failingSince,
+    createdAt: e.createdAt,
+  };
+}
+
+function deliveryView(d: WebhookDelivery) {
+  return {
+    id: d.id,
+    messageId: d.messageId,
+    eventType: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    responseCode: d.responseCode,
+    latencyMs: d.latencyMs,
+    lastError: d.lastError,
+    excerpt: d.responseExcerpt,
+    createdAt: d.createdAt,
+    deliveredAt: d.deliveredAt,
+  };
+}
+
+/** The list page: the team's endpoints, the events to choose from, and a new secret once. */
+export function webhookListView(list: EndpointList, created?: CreatedEndpoint): object {
+  const teamName = list.team?.name ?? 'every team';
+  return {
+    title: `Webhooks of ${teamName}`,
+    team: list.team,
+    endpoints: list.endpoints.map(endpointView),
+    events: WEBHOOK_EVENT_TYPES.map((name) => ({ name, description: WEBHOOK_EVENTS[name] })),
+    created: created && {
+      url: created.endpoint.url,
+      secret: created.secret,
+      page: `/teams/${list.team?.id}/webhooks/${created.endpoint.id}`,
+    },
+  };
+}
+
+/** An endpoint's page with its delivery log, newest first. */
+export function webhookPageView(details: EndpointDetails): object {
+  return {
+    title: `Webhook endpoint ${details.endpoint.url}`,
+    team: details.team,
+    endpoint: endpointView(details.endpoint),
+    deliveries: details.deliveries.map(deliveryView),
+  };
+}

@@ -1,0 +1,245 @@
+import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { AuditLog } from '../audit/audit-log.js';
+import { Clock } from '../clock/clock.js';
+import type { Actor } from '../common/actor.js';
+import { ValidationError } from '../common/errors/domain.error.js';
+import { Transactions } from '../database/transactions.js';
+import type { Team } from '../teams/team.entity.js';
+import type { TeamRole } from '../teams/team-member.entity.js';
+import { TeamsService } from '../teams/teams.service.js';
+import { AddressPolicy, RefusedAddressError } from './address-policy.js';
+import type { WebhookDelivery } from './webhook-delivery.entity.js';
+import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import {
+  WEBHOOK_EVENT_TYPES,
+  isWebhookEventType,
+  type WebhookEventType,
+} from './webhook-events.js';
+import { WebhookOutbox } from './webhook-outbox.js';
+import { WebhookSecrets } from './webhook-secrets.js';
+import { newSigningSecret } from './webhook-signature.js';
+import { WebhooksRepository } from './webhooks.repository.js';
+import { WebhookDeliveryNotFoundError, WebhookEndpointNotFoundError } from './webhooks.errors.js';
+import { Events } from '../events/events.js';
+
+/** How many deliveries an endpoint's page and `webhook:deliveries` show. */
+export const DELIVERY_LOG_LENGTH = 50;
+
+export interface NewEndpointInput {
+  url: string;
+  events: string[];
+}
+
+export interface CreatedEndpoint {
+  endpoint: WebhookEndpoint;
+  /** The signing secret, shown this once. */
+  secret: string;
+}
+
+export interface EndpointList {
+  team: Team | null;
+  role: TeamRole | null;
+  endpoints: WebhookEndpoint[];
+}
+
+export interface EndpointDetails {
+  team: Team | null;
+  role: TeamRole | null;
+  endpoint: WebhookEndpoint;
+  deliveries: WebhookDelivery[];
+}
+
+/**
+ * A team's webhook endpoints, for its owners and admins (and the operator's, for every team's
+ * events, with no team): registering one (its secret shown once), its delivery log, a test
+ * event, deleting it. Every change is in the team's audit log.
+ */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly repository: WebhooksRepository,
+    private readonly policy: AddressPolicy,
+    private readonly secrets: WebhookSecrets,
+    private readonly outbox: WebhookOutbox,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+    private readonly events: Events,
+  ) {}
+
+  async list(actor: Actor, teamId: number | null): Promise<EndpointList> {
+    const { team, role } = await this.manageable(actor, teamId);
+    const endpoints = await this.transactions.run((m) =>
+      this.repository.findForTeam(m, team?.id ?? null),
+    );
+    return { team, role, endpoints };
+  }
+
+  async get(actor: Actor, teamId: number | null, endpointId: number): Promise<EndpointDetails> {
+    const { team, role } = await this.manageable(actor, teamId);
+    return this.transactions.run(async (m) => {
+      const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (!endpoint) throw new WebhookEndpointNotFoundError();
+      const deliveries = await this.repository.deliveriesOf(m, endpoint.id, DELIVERY_LOG_LENGTH);
+      return { team, role, endpoint, deliveries };
+    });
+  }
+
+  /**
+   * Registers an endpoint for the chosen events: an HTTPS URL (plain HTTP only where the
+   * deployment allows) whose host resolves to no loopback, private, link-local or reserved
+   * address outside WEBHOOK_ALLOWED_RANGES. Its signing secret is returned this once.
+   */
+  async create(
+    actor: Actor,
+    teamId: number | null,
+    input: NewEndpointInput,
+  ): Promise<CreatedEndpoint> {
+    const { team } = await this.manageable(actor, teamId);
+    const events = this.chosenEvents(input.events);
+    const url = await this.acceptableUrl(input.url);
+    const secret = newSigningSecret();
+    const uid = randomBytes(12).toString('hex');
+    const endpoint = await this.transactions.run(async (m) => {
+      if (team) await this.teams.certifyManager(m, actor, team.id);
+      const inserted = await this.repository.insertEndpoint(m, {
+        uid,
+        teamId: team?.id ?? null,
+        url,
+        events: events.join(','),
+        secret: this.secrets.seal(uid, secret),
+        createdById: 'userId' in actor ? (actor.userId ?? null) : null,
+        createdAt: this.clock.now(),
+      });
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'webhook.created',
+        teamId: team?.id ?? null,
+        target: { type: 'webhook', id: inserted.id },
+        detail: { url, events: events.join(' '), ...(team ? { team: team.name } : {}) },
+      });
+      return inserted;
+    });
+    return { endpoint, secret };
+  }
+
+  async delete(actor: Actor, teamId: number | null, endpointId: number): Promise<WebhookEndpoint> {
+    const { team } = await this.manageable(actor, teamId);
+    return this.transactions.run(async (m) => {
+      if (team) await this.teams.certifyManager(m, actor, team.id);
+      const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (!endpoint || !(await this.repository.deleteInTeam(m, endpoint.teamId, endpoint.id))) {
+        throw new WebhookEndpointNotFoundError();
+      }
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'webhook.deleted',
+        teamId: endpoint.teamId,
+        target: { type: 'webhook', id: endpoint.id },
+        detail: { url: endpoint.url },
+      });
+      return endpoint;
+    });
+  }
+
+  /** Sends the endpoint a `webhook.test` event (whatever events it chose); returns its id. */
+  async sendTest(actor: Actor, teamId: number | null, endpointId: number): Promise<string> {
+    const { team } = await this.manageable(actor, teamId);
+    return this.transactions.run(async (m) => {
+      const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (!endpoint) throw new WebhookEndpointNotFoundError();
+      const messageId = (await this.outbox.enqueueFor(m, [endpoint], {
+        type: 'webhook.test',
+        at: this.clock.now(),
+        data: { team_id: endpoint.teamId, endpoint_id: endpoint.id },
+      }))!;
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'webhook.test_sent',
+        teamId: endpoint.teamId,
+        target: { type: 'webhook', id: endpoint.id },
+        detail: { url: endpoint.url, message_id: messageId },
+      });
+      return messageId;
+    });
+  }
+
+  /**
+   * Sends a dead-lettered delivery again, from the first attempt of the schedule, with the same
+   * webhook-id (the receiver may have seen it). The endpoint must be active.
+   */
+  async replay(
+    actor: Actor,
+    teamId: number | null,
+    endpointId: number,
+    deliveryId: number,
+  ): Promise<WebhookEndpoint> {
+    const { team } = await this.manageable(actor, teamId);
+    return this.transactions.run(async (m) => {
+      if (team) await this.teams.certifyManager(m, actor, team.id);
+      const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (!endpoint) throw new WebhookEndpointNotFoundError();
+      if (endpoint.status !== 'active') {
+        throw new ValidationError({
+          delivery: 'The endpoint is disabled: register it again before replaying its deliveries.',
+        });
+      }
+      if (!(await this.repository.replay(m, endpoint.id, deliveryId, this.clock.now()))) {
+        throw new WebhookDeliveryNotFoundError();
+      }
+      await this.events.publish(m, 'webhooks.enqueued', {});
+      this.audit.recordAfterCommit(m, actor, {
+        event: 'webhook.replayed',
+        teamId: endpoint.teamId,
+        target: { type: 'webhook', id: endpoint.id },
+        detail: { url: endpoint.url, delivery_id: deliveryId },
+      });
+      return endpoint;
+    });
+  }
+
+  /** Any endpoint's deliveries by its id, for the operator (`webhook:deliveries`). */
+  async deliveriesForOperator(endpointId: number): Promise<EndpointDetails> {
+    return this.transactions.run(async (m) => {
+      const endpoint = await this.repository.findById(m, endpointId);
+      if (!endpoint) throw new WebhookEndpointNotFoundError();
+      const deliveries = await this.repository.deliveriesOf(m, endpoint.id, DELIVERY_LOG_LENGTH);
+      return { team: null, role: null, endpoint, deliveries };
+    });
+  }
+
+  private chosenEvents(events: string[]): WebhookEventType[] {
+    const unknown = events.filter((e) => !isWebhookEventType(e));
+    if (unknown.length > 0) {
+      throw new ValidationError({
+        events: `Unknown event ${unknown.map((e) => `"${e.slice(0, 60)}"`).join(', ')}: choose from ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
+      });
+    }
+    if (events.length === 0) throw new ValidationError({ events: 'Choose at least one event.' });
+    return WEBHOOK_EVENT_TYPES.filter((e) => events.includes(e));
+  }
+
+  private async acceptableUrl(raw: string): Promise<string> {
+    try {
+      const url = this.policy.parse(raw.trim());
+      await this.policy.addressFor(url);
+      return url.toString();
+    } catch (error) {
+      if (!(error instanceof RefusedAddressError)) throw error;
+      throw new ValidationError({ url: `The URL ${error.message}.` });
+    }
+  }
+
+  private async manageable(
+    actor: Actor,
+    teamId: number | null,
+  ): Promise<{ team: Team | null; role: TeamRole | null }> {
+    if (teamId === null) {
+      if (actor.kind !== 'operator') throw new WebhookEndpointNotFoundError();
+      return { team: null, role: null };
+    }
+    if (actor.kind === 'operator') {
+      return { team: await this.teams.getManageableTeam(actor, teamId), role: null };
+    }
+    return this.teams.getForManager(actor, teamId);
+  }
+}

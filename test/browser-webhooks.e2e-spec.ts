@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import { createTeam, createUser, uniqueEmail } from './factories/index.js';
+import { launchBrowser, openPage, pageProblems } from './support/browser.js';
+import { PASSWORD } from './support/people.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { waitFor } from './support/wait-for.js';
+import { WebhookReceiver } from './support/webhook-receiver.js';
+
+/**
+ * A team's owner adds a webhook endpoint in Chromium, copies its secret shown once, sends a
+ * test event and sees it in the delivery log, then deletes the endpoint. Every page passes axe
+ * at 390 and 1280 px and fits a phone's width.
+ */
+describe("a team's webhooks, in a real browser", () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      RATE_LIMIT_ENABLED: 'false',
+      WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+    });
+    base = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
+    browser = await launchBrowser();
+    receiver = await new WebhookReceiver().start();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await receiver?.stop();
+  });
+
+  async function signedInPage(email: string): Promise<Page> {
+    const page = await openPage(browser, base, { acceptDialogs: true });
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    return page;
+  }
+
+  it('should add an endpoint with its secret shown once, send a test event, show the log and delete it', async () => {
+    const email = uniqueEmail('owner');
+    const owner = await createUser(t.app, { name: 'Olga Owner', email, password: PASSWORD });
+    const team = await createTeam(t.app, owner, 'Harbour');
+    const page = await signedInPage(email);
+    const problems: string[] = [];
+
+    await page.goto(`/teams/${team.id}`);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.waitForURL(`**/teams/${team.id}/webhooks`);
+    problems.push(...(await pageProblems(page, 'webhooks, none yet')));
+
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByLabel('member.joined').check();
+    await page.getByLabel('member.removed').check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.locator('[data-shown-once]').waitFor();
+    const secret = await page.getByLabel('Signing secret of the new endpoint').inputValue();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    receiver.secrets.push(secret);
+    problems.push(...(await pageProblems(page, 'a new endpoint, its secret shown once')));
+
+    await page.goto(`/teams/${team.id}/webhooks`);
+    expect(await page.locator('[data-shown-once]').count()).toBe(0);
+    await page.getByRole('link', { name: receiver.url }).click();
+    await page.waitForURL(/\/webhooks\/\d+$/);
+    const endpointPage = page.url();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.waitForURL(endpointPage);
+    const got = await waitFor(() => receiver.received.find((r) => r.type === 'webhook.test'));
+    await waitFor(async () => {
+      await page.reload();
+      return (await page.locator('tr[data-status="delivered"]').count()) === 1;
+    });
+    await expect(page.locator('[data-webhook-deliveries]').textContent()).resolves.toContain(
+      got.id,
+    );
+    problems.push(...(await pageProblems(page, 'an endpoint with its delivery log')));
+
+    await page.getByRole('button', { name: 'Delete endpoint' }).click();
+    await page.waitForURL(`**/teams/${team.id}/webhooks`);
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain('was deleted');
+    problems.push(...(await pageProblems(page, 'webhooks after a deletion')));
+    expect(problems).toEqual([]);
+  });
+});

@@ -1,0 +1,327 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { runCli } from '../src/cli/run-cli.js';
+import { Actors } from '../src/common/actor.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
+import type { Team } from '../src/teams/team.entity.js';
+import { WebhookResolver } from '../src/webhooks/address-policy.js';
+import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
+import { createTeam } from './factories/index.js';
+import { LogCapture } from './support/log-capture.js';
+import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { createTestDatabase } from './support/test-database.js';
+import { waitFor } from './support/wait-for.js';
+import { WebhookReceiver } from './support/webhook-receiver.js';
+import { addMember } from './factories/index.js';
+
+const list = (teamId: number) => `/teams/${teamId}/webhooks`;
+const operator = Actors.operator();
+
+/** The signing secret a page shows once, read from its read-only field (Handlebars escapes `=`). */
+const secretIn = (html: string) =>
+  /value="(whsec_[^"]+)"/.exec(html)?.[1].replaceAll('&#x3D;', '=').replaceAll('&#x2F;', '/');
+
+describe('webhook endpoints: pages, command line and address safety', () => {
+  const logs = new LogCapture();
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+  let owner: SignedInPerson;
+  let member: SignedInPerson;
+  let stranger: SignedInPerson;
+  let team: Team;
+
+  beforeAll(async () => {
+    // Only the receiver's own address is allowed of the loopback range: 127.0.0.2 and the rest
+    // of it stay refused, as every private address does.
+    t = await createTestApp(
+      { WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32', RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'log' },
+      // A file, so that the command line's own connection opens the same database.
+      { logs, database: await createTestDatabase({ file: true }) },
+    );
+    receiver = await new WebhookReceiver().start();
+    [owner, member, stranger] = await Promise.all(
+      ['Owner', 'Member', 'Stranger'].map((name) => signedInPerson(t, { name })),
+    );
+    team = await createTeam(t.app, owner.user, 'Hooks Inc');
+    await addMember(t.app, team.id, member.user, 'member');
+  });
+  afterAll(async () => {
+    await t.close();
+    await t.database.drop();
+    await receiver.stop();
+  });
+
+  const endpoints = () => t.dataSource.getRepository(WebhookEndpoint);
+  const deliveries = () => t.dataSource.getRepository(WebhookDelivery);
+  const auditOf = async (event: string) => {
+    await t.app.get(AuditLog).flush();
+    return t.dataSource.getRepository(AuditEvent).findBy({ event, teamId: team.id });
+  };
+
+  it('should show the new endpoint its signing secret once, list it, and record the change', async () => {
+    const res = await owner.client.submit(list(team.id), list(team.id), {
+      url: receiver.url,
+      events: ['member.role_changed', 'service_account.created'],
+    });
+    expect(res.status).toBe(200);
+    const secret = secretIn(res.text);
+    expect(secret).toMatch(/^whsec_/);
+    receiver.secrets.push(secret!);
+    const row = await endpoints().findOneByOrFail({ teamId: team.id });
+    expect(row.events).toBe('member.role_changed,service_account.created');
+    expect(row.secret).not.toContain(secret!.slice(6));
+
+    const page = await owner.client.get(list(team.id));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(receiver.url);
+    expect(page.text).not.toContain(secret!);
+    expect(await auditOf('webhook.created')).toHaveLength(1);
+  });
+
+  it('should refuse a member (403) and anyone outside the team (404)', async () => {
+    expect((await member.client.get(list(team.id))).status).toBe(403);
+    expect((await stranger.client.get(list(team.id))).status).toBe(404);
+    const endpoint = await endpoints().findOneByOrFail({ teamId: team.id });
+    expect((await stranger.client.get(`${list(team.id)}/${endpoint.id}`)).status).toBe(404);
+  });
+
+  it('should re-render the form saying what is wrong with a bad URL or no event', async () => {
+    const before = await endpoints().countBy({ teamId: team.id });
+    const noEvent = await owner.client.submit(list(team.id), list(team.id), {
+      url: 'https://hooks.example.com/x',
+    });
+    const page =
+      noEvent.status === 303 ? await owner.client.get(noEvent.headers.location!) : noEvent;
+    expect(page.text).toContain('Choose at least one event.');
+    const notUrl = await owner.client.submit(list(team.id), list(team.id), {
+      url: 'ftp://hooks.example.com/x',
+      events: ['member.joined'],
+    });
+    const again = notUrl.status === 303 ? await owner.client.get(notUrl.headers.location!) : notUrl;
+    expect(again.text).toContain('must start with https://');
+    expect(await endpoints().countBy({ teamId: team.id })).toBe(before);
+  });
+
+  it('should send a test event from the endpoint page and show it in the delivery log', async () => {
+    const endpoint = await endpoints().findOneByOrFail({ teamId: team.id });
+    const page = `${list(team.id)}/${endpoint.id}`;
+    const res = await owner.client.submit(page, `${page}/test`);
+    expect(res.status).toBe(303);
+    const got = await waitFor(() => receiver.received.find((r) => r.type === 'webhook.test'), {
+      message: () =>
+        `${receiver.errors.join(';')} ${logs.lines.filter((l) => /Webhooks|Scheduler|Database/.test(l)).join('\n')}`,
+    });
+    expect(got.payload.data).toEqual({ team_id: team.id, endpoint_id: endpoint.id });
+    await waitFor(
+      async () => (await deliveries().findOneBy({ messageId: got.id }))?.status === 'delivered',
+      { message: () => logs.lines.filter((l) => /Webhooks|Scheduler|Database/.test(l)).join('\n') },
+    );
+    const shown = await owner.client.get(page);
+    expect(shown.text).toContain(got.id);
+    expect(shown.text).toMatch(/data-status="delivered"/);
+    expect(await auditOf('webhook.test_sent')).toHaveLength(1);
+  });
+
+  it('should refuse to register loopback, private, link-local and metadata addresses', async () => {
+    const resolver = t.app.get(WebhookResolver);
+    const spy = jest.spyOn(resolver, 'resolve').mockImplementation(async (host) =>
+      host === 'localhost'
+        ? [
+            { address: '127.0.0.2', family: 4 },
+            { address: '::1', family: 6 },
+          ]
+        : host === 'intranet.example.com'
+          ? [{ address: '10.1.2.3', family: 4 }]
+          : [{ address: '93.184.216.34', family: 4 }],
+    );
+    try {
+      for (const url of [
+        'https://127.0.0.2/hook',
+        'https://localhost/hook',
+        'https://[::1]/hook',
+        'https://10.0.0.7/hook',
+        'https://169.254.169.254/latest/meta-data',
+        'https://intranet.example.com/hook',
+        'https://[::ffff:10.0.0.1]/hook',
+      ]) {
+        await expect(
+          t.app.get(WebhooksService).create(operator, team.id, { url, events: ['member.joined'] }),
+        ).rejects.toMatchObject({ fields: { url: expect.stringMatching(/loopback, private/) } });
+      }
+      // Plain HTTP outside the allowed ranges, even to a public address.
+      await expect(
+        t.app.get(WebhooksService).create(operator, team.id, {
+          url: 'http://hooks.example.com/x',
+          events: ['member.joined'],
+        }),
+      ).rejects.toMatchObject({ fields: { url: 'The URL must start with https://.' } });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('should refuse, and log, a delivery to a name that resolves to a private address by the time it is sent', async () => {
+    const resolver = t.app.get(WebhookResolver);
+    let answer = '93.184.216.34';
+    const spy = jest
+      .spyOn(resolver, 'resolve')
+      .mockImplementation(async () => [{ address: answer, family: 4 }]);
+    try {
+      const { endpoint } = await t.app.get(WebhooksService).create(operator, team.id, {
+        url: 'https://rebind.example.com/hook',
+        events: ['member.joined'],
+      });
+      answer = '169.254.169.254';
+      const messageId = await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id);
+      const row = await waitFor(async () => {
+        const d = await deliveries().findOneBy({ messageId });
+        return d && d.attempts === 1 && d.claimedBy === null && d;
+      });
+      expect(row.status).toBe('pending');
+      expect(row.responseCode).toBeNull();
+      expect(row.lastError).toMatch(/^refused: the URL resolves to 169\.254\.169\.254/);
+      expect(logs.text).toMatch(new RegExp(`Refused to send webhook.test ${messageId}`));
+      await t.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('should not follow a redirect to a private address, and log the failure', async () => {
+    const redirecting = await new WebhookReceiver().start();
+    try {
+      const { endpoint, secret } = await t.app
+        .get(WebhooksService)
+        .create(operator, team.id, { url: redirecting.url, events: ['member.joined'] });
+      redirecting.secrets.push(secret);
+      redirecting.answer = {
+        status: 302,
+        headers: { location: 'http://169.254.169.254/latest/meta-data' },
+      };
+      const messageId = await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id);
+      const row = await waitFor(async () => {
+        const d = await deliveries().findOneBy({ messageId });
+        return d && d.attempts === 1 && d.claimedBy === null && d;
+      });
+      expect(row).toMatchObject({ status: 'pending', responseCode: 302 });
+      expect(row.lastError).toBe(
+        'answered 302, a redirect to http://169.254.169.254/latest/meta-data: not followed',
+      );
+      expect(redirecting.received).toHaveLength(1);
+      expect(logs.text).toContain(`Could not deliver webhook.test ${messageId}`);
+      await t.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+    } finally {
+      await redirecting.stop();
+    }
+  });
+
+  it("should disable an endpoint that answers 410 Gone and mail the team's owners", async () => {
+    const gone = await new WebhookReceiver().start();
+    try {
+      const { endpoint, secret } = await t.app
+        .get(WebhooksService)
+        .create(operator, team.id, { url: gone.url, events: ['member.joined'] });
+      gone.secrets.push(secret);
+      gone.answer = { status: 410 };
+      const messageId = await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id);
+      await waitFor(async () => (await deliveries().findOneBy({ messageId }))?.status === 'dead');
+      expect(await endpoints().findOneByOrFail({ id: endpoint.id })).toMatchObject({
+        status: 'disabled',
+        disabledReason: 'the endpoint answered 410 Gone',
+      });
+      const mail = await t.mail.waitFor({
+        to: owner.email,
+        subject: 'A webhook endpoint of your team was disabled',
+      });
+      expect(mail.text).toContain(gone.url);
+      expect(await auditOf('webhook.disabled')).toHaveLength(1);
+      // The dead delivery has its Replay button; a disabled endpoint refuses it, saying why.
+      const page = `${list(team.id)}/${endpoint.id}`;
+      expect((await owner.client.get(page)).text).toContain(`Replay the delivery ${messageId}`);
+      const dead = await deliveries().findOneByOrFail({ messageId });
+      const replay = await owner.client.submit(page, `${page}/deliveries/${dead.id}/replay`);
+      expect(replay.status).toBe(303);
+      expect(await owner.client.textOf(replay.headers.location!)).toContain(
+        'The endpoint is disabled: register it again before replaying its deliveries.',
+      );
+      expect((await deliveries().findOneByOrFail({ id: dead.id })).status).toBe('dead');
+    } finally {
+      await gone.stop();
+    }
+  });
+
+  it('should delete the endpoint from its page and stop sending to it', async () => {
+    const endpoint = await endpoints().findOneByOrFail({ teamId: team.id, url: receiver.url });
+    const page = `${list(team.id)}/${endpoint.id}`;
+    const res = await owner.client.submit(page, `${page}/delete`);
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe(list(team.id));
+    expect(await endpoints().countBy({ id: endpoint.id })).toBe(0);
+    expect(await deliveries().countBy({ endpointId: endpoint.id })).toBe(0);
+    expect(await auditOf('webhook.deleted')).toContainEqual(
+      expect.objectContaining({
+        actorKind: 'user',
+        actorUserId: owner.user.id,
+        targetId: endpoint.id,
+      }),
+    );
+  });
+
+  it('should register an endpoint from the command line and print its secret last, then list its deliveries', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = {
+      env: {
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: t.database.url,
+        SESSION_SECRET: t.config.web.sessionSecret,
+        WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+      },
+      out: (line: string) => out.push(line),
+      err: (line: string) => err.push(line),
+    };
+    const code = await runCli(
+      [
+        'webhook:create',
+        '--team',
+        team.slug,
+        '--url',
+        receiver.url,
+        '--events',
+        'member.joined,member.removed',
+      ],
+      io,
+    );
+    expect({ code, err }).toEqual({ code: 0, err: [] });
+    expect(out.at(-1)).toMatch(/^whsec_/);
+    const id = Number(/endpoint (\d+)/.exec(out[0])?.[1]);
+    expect(await endpoints().findOneByOrFail({ id })).toMatchObject({
+      teamId: team.id,
+      events: 'member.joined,member.removed',
+    });
+    out.length = 0;
+    expect(await runCli(['webhook:deliveries', '--id', String(id)], io)).toBe(0);
+    expect(out[1]).toBe('id\twebhook-id\tevent\tstatus\tattempts\tcode\tlatency_ms\tcreated');
+
+    const refused = await runCli(
+      [
+        'webhook:create',
+        '--team',
+        team.slug,
+        '--url',
+        'https://10.0.0.1/x',
+        '--events',
+        'member.joined',
+      ],
+      io,
+    );
+    expect(refused).toBe(1);
+    expect(err.join('\n')).toMatch(/loopback, private/);
+    await t.app.get(Scheduler).drain();
+  });
+});

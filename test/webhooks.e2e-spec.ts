@@ -1,0 +1,273 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import request from 'supertest';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { Actors } from '../src/common/actor.js';
+import { Transactions } from '../src/database/transactions.js';
+import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
+import type { Team } from '../src/teams/team.entity.js';
+import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
+import { MAX_ATTEMPTS } from '../src/webhooks/retry-schedule.js';
+import { WEBHOOK_EVENT_TYPES } from '../src/webhooks/webhook-events.js';
+import { createTeam, createUser } from './factories/index.js';
+import { ClusterClock } from './support/cluster-clock.js';
+import { startInstances, type Instances } from './support/instances.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+import { waitFor } from './support/wait-for.js';
+import { WebhookReceiver } from './support/webhook-receiver.js';
+
+const operator = Actors.operator();
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+
+describe('webhooks: delivery', () => {
+  const clock = new ClusterClock(2, Date.parse('2026-11-20T09:00:00Z'));
+  let deployment: Instances;
+  let receiver: WebhookReceiver;
+  let team: Team;
+  let n = 0;
+
+  beforeAll(async () => {
+    deployment = await startInstances(
+      2,
+      {
+        WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8',
+        // A black-holed receiver is given up on within seconds (machine time: the socket's
+        // wait), long enough that the receiver's answers are never late on a busy machine.
+        WEBHOOK_TIMEOUT_MS: '2000',
+        SERVICE_ACCOUNTS_PER_TEAM: '1000',
+        RATE_LIMIT_ENABLED: 'false',
+      },
+      { clocks: clock.clocks },
+    );
+    receiver = await new WebhookReceiver(clock.first).start();
+    const owner = await createUser(deployment.first.app, { name: 'Hook Owner' });
+    team = await createTeam(deployment.first.app, owner, 'Hooked');
+  });
+  afterAll(async () => {
+    await deployment.close();
+    await receiver.stop();
+  });
+
+  const rows = () => deployment.first.dataSource.getRepository(WebhookDelivery);
+  /** One team event (a service account made), on the i-th instance. */
+  const change = (i = n) =>
+    deployment.apps[i % 2].app
+      .get(ServiceAccountsService)
+      .create(operator, team.id, { name: `bot-${++n}` });
+  const register = async (url: string, events = ['service_account.created']) => {
+    const created = await deployment.first.app
+      .get(WebhooksService)
+      .create(operator, team.id, { url, events });
+    receiver.secrets.push(created.secret);
+    return created;
+  };
+  /** The endpoint's `count` deliveries once each has been tried `attempts` times and is let go. */
+  const settled = async (endpointId: number, count: number, attempts = 1) => {
+    let seen: WebhookDelivery[] = [];
+    return waitFor(
+      async () => {
+        seen = await rows().findBy({ endpointId });
+        const done =
+          seen.length === count &&
+          seen.every((d) => d.claimedBy === null && d.attempts === attempts);
+        // A sender that finished its round just after the clock moved looks again a second
+        // later on its clock: time moves on for it, as it would on its own.
+        const due = seen.some(
+          (d) =>
+            d.status === 'pending' &&
+            d.claimedBy === null &&
+            d.nextAttemptAt.getTime() <= clock.nowMs(),
+        );
+        if (!done && due) await clock.advance(1_000);
+        return done && seen;
+      },
+      {
+        message: () =>
+          `waiting for ${count} deliveries tried ${attempts} times at ${clock.now().toISOString()}: ${JSON.stringify(
+            seen.map((d) => [d.status, d.attempts, d.claimedBy, d.nextAttemptAt, d.lastError]),
+          )}`,
+      },
+    );
+  };
+
+  it('should deliver each event, signed in the Standard Webhooks format, with the id it keeps', async () => {
+    const { endpoint, secret } = await register(receiver.url);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const stored = await deployment.first.dataSource
+      .getRepository(WebhookEndpoint)
+      .findOneByOrFail({ id: endpoint.id });
+    expect(stored.secret).not.toContain(secret.slice(6, 20));
+
+    const account = await change(0);
+    const delivered = await waitFor(() =>
+      receiver.received.find(
+        (r) =>
+          (r.payload.data as { service_account_id?: number }).service_account_id === account.id,
+      ),
+    );
+    expect(delivered.payload).toEqual({
+      type: 'service_account.created',
+      timestamp: clock.now().toISOString(),
+      data: expect.objectContaining({
+        team_id: team.id,
+        service_account_id: account.id,
+        service_account: account.name,
+        team: 'Hooked',
+        actor: { kind: 'operator' },
+      }),
+    });
+    // The payload matches the event's schema in the API document's `webhooks` section.
+    const document = (await request(deployment.servers[0]).get('/api/v1/openapi.json')).body as {
+      webhooks: Record<
+        string,
+        { post: { requestBody: { content: Record<string, { schema: object }> } } }
+      >;
+    };
+    expect(Object.keys(document.webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+    const schema =
+      document.webhooks['service_account.created'].post.requestBody.content['application/json']
+        .schema;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const valid = ajv.compile(schema);
+    expect({ valid: valid(delivered.payload), errors: valid.errors ?? null }).toEqual({
+      valid: true,
+      errors: null,
+    });
+    expect(delivered.headers['webhook-id']).toMatch(/^msg_/);
+    expect(delivered.headers['webhook-timestamp']).toBe(String(Math.floor(clock.nowMs() / 1000)));
+    const [row] = await settled(endpoint.id, 1);
+    expect(row).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      responseCode: 200,
+      messageId: delivered.id,
+      responseExcerpt: 'ok',
+    });
+    expect(receiver.rejected).toEqual([]);
+    await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+  });
+
+  it('should send nothing for a change that rolled back', async () => {
+    const { endpoint } = await register(receiver.url, ['team.policy_changed']);
+    await expect(
+      deployment.first.app.get(Transactions).run(async (m) => {
+        deployment.first.app.get(AuditLog).recordAfterCommit(m, operator, {
+          event: 'team.policy_changed',
+          teamId: team.id,
+          target: { type: 'team', id: team.id },
+          detail: { team: team.name },
+        });
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    expect(await rows().countBy({ endpointId: endpoint.id })).toBe(0);
+    await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+  });
+
+  it('should deliver every event, each id once, to a receiver that was refusing and then black-holed', async () => {
+    const proxy = await new TcpProxy('127.0.0.1', receiver.port).start();
+    try {
+      const { endpoint } = await register(`http://127.0.0.1:${proxy.port}/hook`);
+      await proxy.cut();
+      for (let i = 0; i < 6; i++) await change(i);
+      let list = await settled(endpoint.id, 6);
+      expect(list.every((d) => d.status === 'pending')).toBe(true);
+      expect(list[0].lastError).toMatch(/ECONNREFUSED/);
+
+      // Listening again, but forwarding nothing: each retry waits for an answer that never comes.
+      await proxy.restore();
+      proxy.fail('black-hole');
+      await clock.advance(6_000);
+      list = await settled(endpoint.id, 6, 2);
+      expect(list[0].lastError).toBe('no answer in time');
+
+      proxy.heal();
+      await clock.advance(6 * 60_000);
+      list = await settled(endpoint.id, 6, 3);
+      expect(list.every((d) => d.status === 'delivered')).toBe(true);
+      const ids = list.map((d) => d.messageId);
+      expect(new Set(ids).size).toBe(6);
+      const counts = receiver.countsById();
+      expect(ids.map((id) => counts.get(id))).toEqual([1, 1, 1, 1, 1, 1]);
+      expect(list.every((d) => d.attempts === 3)).toBe(true);
+      await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('should retry a failing endpoint for more than 24 hours, then dead-letter, and send a replay with the same id', async () => {
+    const { endpoint } = await register(receiver.url);
+    receiver.answer = { status: 500 };
+    try {
+      const started = clock.nowMs();
+      await change(0);
+      let [row] = await settled(endpoint.id, 1, 1);
+      for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
+        expect(row.status).toBe('pending');
+        await clock.advance(row.nextAttemptAt.getTime() - clock.nowMs());
+        [row] = await settled(endpoint.id, 1, attempt);
+      }
+      expect(row).toMatchObject({ status: 'dead', responseCode: 500, lastError: 'answered 500' });
+      expect(clock.nowMs() - started).toBeGreaterThan(24 * 3_600_000);
+      const tries = receiver.countsById().get(row.messageId);
+      expect(tries).toBe(MAX_ATTEMPTS);
+
+      receiver.answer = { status: 200 };
+      await deployment.apps[1].app
+        .get(WebhooksService)
+        .replay(operator, team.id, endpoint.id, row.id);
+      await waitFor(
+        async () => (await rows().findOneByOrFail({ id: row.id })).status === 'delivered',
+      );
+      expect(receiver.countsById().get(row.messageId)).toBe(MAX_ATTEMPTS + 1);
+      // Replayed once: a second replay finds nothing dead.
+      await expect(
+        deployment.first.app.get(WebhooksService).replay(operator, team.id, endpoint.id, row.id),
+      ).rejects.toMatchObject({ code: 'not_found' });
+    } finally {
+      receiver.answer = { status: 200 };
+      await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
+    }
+  });
+
+  it('should send 200 events for a burst of 200 changes on two instances, each once', async () => {
+    const { endpoint } = await register(receiver.url);
+    const before = receiver.received.length;
+    // All 200 under way at once, each begun in a turn of its own, as requests arrive (see
+    // ClusterClock on two SQLite instances in one process).
+    const changes: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      changes.push(change(i));
+      await nextTurn();
+    }
+    await Promise.all(changes);
+    let seen: WebhookDelivery[] = [];
+    const list = await waitFor(
+      async () => {
+        seen = await rows().findBy({ endpointId: endpoint.id });
+        return seen.length === 200 && seen.every((d) => d.status === 'delivered') && seen;
+      },
+      {
+        timeoutMs: 120_000,
+        message: () =>
+          `${seen.length} deliveries: ${JSON.stringify(
+            seen
+              .filter((d) => d.status !== 'delivered')
+              .map((d) => [d.status, d.attempts, d.claimedBy, d.lastError])
+              .slice(0, 5),
+          )}`,
+      },
+    );
+    const counts = receiver.countsById();
+    expect(list.map((d) => counts.get(d.messageId))).toEqual(Array(200).fill(1));
+    expect(receiver.received.length - before).toBe(200);
+  });
+});
