@@ -16,7 +16,12 @@ export const AUDIT_KIND_NAMES = Object.keys(AUDIT_KINDS) as AuditKind[];
  * The kinds a team's audit log holds: what happens in a team. Signing in and a person's account
  * settings belong to no team, so its filter does not offer them.
  */
-export const TEAM_AUDIT_KINDS: readonly AuditKind[] = ['token', 'team', 'service_account', 'webhook'];
+export const TEAM_AUDIT_KINDS: readonly AuditKind[] = [
+  'token',
+  'team',
+  'service_account',
+  'webhook',
+];
 
 /**
  * Every event the log records: its stable name (`<kind>.<what>`, what exports and filters
