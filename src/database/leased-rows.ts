@@ -1,4 +1,4 @@
-import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { IsNull, Not, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
 
 /** A claim on due rows: by `owner`, until `leaseUntil`. */
 export interface Claim {
@@ -11,7 +11,10 @@ export interface Claim {
 /** The columns an outbox's rows share: `status`, `next_attempt_at`, `claimed_until`, `claimed_by`, `attempts`. */
 interface LeasedRow extends ObjectLiteral {
   id: number;
+  status: string;
   attempts: number;
+  nextAttemptAt: Date;
+  claimedUntil: Date | null;
   claimedBy: string | null;
 }
 
@@ -52,4 +55,30 @@ export async function claimDueRows<T extends LeasedRow>(
     .whereInIds(rows.map((r) => r.id))
     .execute();
   return rows.map((r) => ({ ...r, attempts: r.attempts + 1, claimedBy: claim.owner }));
+}
+
+/**
+ * When a pending row of an outbox table may next be claimed: the earliest retry of a row nobody
+ * holds, or the end of the earliest lease (its holder may have stopped before it finished). Null
+ * when nothing is pending.
+ */
+export async function nextChanceOf<T extends LeasedRow>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+): Promise<Date | null> {
+  const repo = manager.getRepository<LeasedRow>(target);
+  const [free, held] = await Promise.all([
+    repo.findOne({
+      select: { id: true, nextAttemptAt: true },
+      where: { status: 'pending', claimedUntil: IsNull() },
+      order: { nextAttemptAt: 'ASC' },
+    }),
+    repo.findOne({
+      select: { id: true, claimedUntil: true },
+      where: { status: 'pending', claimedUntil: Not(IsNull()) },
+      order: { claimedUntil: 'ASC' },
+    }),
+  ]);
+  const times = [free?.nextAttemptAt, held?.claimedUntil].filter((at): at is Date => !!at);
+  return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, LessThan, Not, type EntityManager } from 'typeorm';
-import { claimDueRows, type Claim } from '../database/leased-rows.js';
+import { In, LessThan, type EntityManager } from 'typeorm';
+import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
 import { OutboxMessage } from './outbox-message.entity.js';
 
 /** The outbox's rows; a claimed row is changed only by the instance that holds its lease. */
@@ -30,22 +30,8 @@ export class OutboxRepository {
    * the end of the earliest lease (its holder may have stopped before it finished). Null when
    * nothing is pending.
    */
-  async nextChance(manager: EntityManager): Promise<Date | null> {
-    const repo = manager.getRepository(OutboxMessage);
-    const [free, held] = await Promise.all([
-      repo.findOne({
-        select: { id: true, nextAttemptAt: true },
-        where: { status: 'pending', claimedUntil: IsNull() },
-        order: { nextAttemptAt: 'ASC' },
-      }),
-      repo.findOne({
-        select: { id: true, claimedUntil: true },
-        where: { status: 'pending', claimedUntil: Not(IsNull()) },
-        order: { claimedUntil: 'ASC' },
-      }),
-    ]);
-    const times = [free?.nextAttemptAt, held?.claimedUntil].filter((at): at is Date => !!at);
-    return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
+  nextChance(manager: EntityManager): Promise<Date | null> {
+    return nextChanceOf(manager, OutboxMessage);
   }
 
   /** Ends the message's life as `status`; false when the lease was lost to another instance. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, LessThan, Not, type EntityManager } from 'typeorm';
-import { claimDueRows, type Claim } from '../database/leased-rows.js';
+import { In, IsNull, LessThan, type EntityManager } from 'typeorm';
+import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
@@ -87,22 +87,8 @@ export class WebhooksRepository {
   }
 
   /** When a pending delivery may next be claimed (a retry, or a lease that lapses); null: none. */
-  async nextChance(manager: EntityManager): Promise<Date | null> {
-    const repo = manager.getRepository(WebhookDelivery);
-    const [free, held] = await Promise.all([
-      repo.findOne({
-        select: { id: true, nextAttemptAt: true },
-        where: { status: 'pending', claimedUntil: IsNull() },
-        order: { nextAttemptAt: 'ASC' },
-      }),
-      repo.findOne({
-        select: { id: true, claimedUntil: true },
-        where: { status: 'pending', claimedUntil: Not(IsNull()) },
-        order: { claimedUntil: 'ASC' },
-      }),
-    ]);
-    const times = [free?.nextAttemptAt, held?.claimedUntil].filter((at): at is Date => !!at);
-    return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
+  nextChance(manager: EntityManager): Promise<Date | null> {
+    return nextChanceOf(manager, WebhookDelivery);
   }
 
   /** Records an attempt's outcome while the lease is held; false when it was lost. */
