@@ -212,7 +212,10 @@ describe('webhook endpoints: pages, command line and address safety', () => {
         'answered 302, a redirect to http://169.254.169.254/latest/meta-data: not followed',
       );
       expect(redirecting.received).toHaveLength(1);
-      expect(logs.text).toContain(`Could not deliver webhook.test ${messageId}`);
+      // Logged once the attempt's outcome has committed: the row can be seen a moment before.
+      await waitFor(() => logs.text.includes(`Could not deliver webhook.test ${messageId}`), {
+        message: () => `no "Could not deliver" line for ${messageId} in the log`,
+      });
       await t.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
     } finally {
       await redirecting.stop();
