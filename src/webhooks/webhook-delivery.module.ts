@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditStreamBatches } from './audit-stream-batches.js';
 import { EndpointHealth } from './endpoint-health.js';
 import { WebhookHttp } from './webhook-http.js';
 import { WebhookSender } from './webhook-sender.js';
@@ -10,7 +11,7 @@ import { WebhooksModule } from './webhooks.module.js';
  */
 @Module({
   imports: [WebhooksModule],
-  providers: [WebhookHttp, EndpointHealth, WebhookSender],
+  providers: [WebhookHttp, EndpointHealth, AuditStreamBatches, WebhookSender],
   exports: [WebhookSender],
 })
 export class WebhookDeliveryModule {}

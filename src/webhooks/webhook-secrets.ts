@@ -15,6 +15,16 @@ export class WebhookSecrets {
     return this.cipher.encrypt(secret, contextOf(uid));
   }
 
+  /** An audit stream's Authorization header value, bound to its endpoint as its secret is. */
+  sealAuthorization(uid: string, value: string): string {
+    return this.cipher.encrypt(value, authorizationContextOf(uid));
+  }
+
+  authorizationOf(endpoint: Pick<WebhookEndpoint, 'uid' | 'authorizationHeader'>): string | null {
+    if (!endpoint.authorizationHeader) return null;
+    return this.cipher.decrypt(endpoint.authorizationHeader, authorizationContextOf(endpoint.uid));
+  }
+
   /** The secrets that sign now: the current one, and the previous one until its time is up. */
   signingSecrets(
     endpoint: Pick<WebhookEndpoint, 'uid' | 'secret' | 'previousSecret' | 'previousSecretUntil'>,
@@ -33,3 +43,4 @@ export class WebhookSecrets {
 }
 
 const contextOf = (uid: string): string => `webhook endpoint ${uid}`;
+const authorizationContextOf = (uid: string): string => `webhook endpoint ${uid} authorization`;

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, LessThan, type EntityManager } from 'typeorm';
+import { In, IsNull, type EntityManager } from 'typeorm';
+import { AuditEvent } from '../audit/audit-event.entity.js';
 import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
+import { AuditStreamEntry } from './audit-stream-entry.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
@@ -9,6 +11,9 @@ export type NewDelivery = Pick<
   'endpointId' | 'messageId' | 'eventType' | 'payload' | 'nextAttemptAt' | 'createdAt'
 >;
 
+/** Log entries queued for audit streams per INSERT, within the databases' parameter limits. */
+const STREAM_QUEUE_CHUNK = 500;
+
 /** Endpoints, scoped by their team (null: the operator's), and their deliveries. */
 @Injectable()
 export class WebhooksRepository {
@@ -16,12 +21,13 @@ export class WebhooksRepository {
     manager: EntityManager,
     row: Pick<
       WebhookEndpoint,
-      'uid' | 'teamId' | 'url' | 'events' | 'secret' | 'createdById' | 'createdAt'
-    >,
+      'uid' | 'teamId' | 'kind' | 'url' | 'events' | 'secret' | 'createdById' | 'createdAt'
+    > &
+      Partial<Pick<WebhookEndpoint, 'authorizationHeader'>>,
   ): Promise<WebhookEndpoint> {
     return manager.getRepository(WebhookEndpoint).save({
+      authorizationHeader: null,
       ...row,
-      kind: 'events' as const,
       status: 'active' as const,
       previousSecret: null,
       previousSecretUntil: null,
@@ -143,12 +149,97 @@ export class WebhooksRepository {
     });
   }
 
-  /** Deletes deliveries made before `before` that are no longer pending (the 30-day log). */
+  /**
+   * Deletes deliveries made before `before` that are no longer pending (the 30-day log); an
+   * audit stream's dead delivery stays, since the stream waits for it to be replayed.
+   */
   async pruneFinished(manager: EntityManager, before: Date): Promise<number> {
     const result = await manager
       .getRepository(WebhookDelivery)
-      .delete({ status: In(['delivered', 'dead']), createdAt: LessThan(before) });
+      .createQueryBuilder()
+      .delete()
+      .where('created_at < :before', { before })
+      .andWhere(
+        "(status = 'delivered' OR (status = 'dead' AND endpoint_id NOT IN (SELECT id FROM webhook_endpoints WHERE kind = 'audit_stream')))",
+      )
+      .execute();
     return result.affected ?? 0;
+  }
+
+  /**
+   * Queues the log's entries `auditEventIds` for every active audit stream that gets them (the
+   * team's and the operator's): one INSERT, in the transaction that writes them to the log.
+   * Returns how many rows it queued.
+   */
+  async queueStreamEntries(manager: EntityManager, auditEventIds: number[]): Promise<number> {
+    let queued = 0;
+    for (let i = 0; i < auditEventIds.length; i += STREAM_QUEUE_CHUNK) {
+      const ids = auditEventIds.slice(i, i + STREAM_QUEUE_CHUNK);
+      const result = await manager.queryRunner!.query(
+        `INSERT INTO audit_stream_entries (endpoint_id, audit_event_id)
+         SELECT e.id, a.id FROM audit_events a
+         INNER JOIN webhook_endpoints e ON e.kind = 'audit_stream' AND e.status = 'active'
+           AND (e.team_id IS NULL OR e.team_id = a.team_id)
+         WHERE a.id IN (${ids.map(() => '?').join(', ')})
+         ORDER BY a.id, e.id`,
+        ids,
+        true,
+      );
+      queued += result.affected ?? 0;
+    }
+    return queued;
+  }
+
+  /** The audit streams with entries waiting and no delivery pending or dead (stalled). */
+  async streamsReadyForBatch(manager: EntityManager): Promise<number[]> {
+    const rows: { endpoint_id: number | string }[] = await manager
+      .createQueryBuilder()
+      .select('DISTINCT s.endpoint_id', 'endpoint_id')
+      .from(AuditStreamEntry, 's')
+      .where(
+        "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = s.endpoint_id AND d.status IN ('pending', 'dead'))",
+      )
+      .getRawMany();
+    return rows.map((r) => Number(r.endpoint_id));
+  }
+
+  /**
+   * Takes the stream's oldest waiting entries (at most `limit`) out of its queue, with the log's
+   * rows, oldest first, while holding the endpoint: nothing when the stream is not active, or
+   * has a delivery pending or dead, so that each batch is sent only after the one before it was
+   * delivered, and two instances do not both take the same entries. Run it in a transaction.
+   */
+  async takeStreamEntries(
+    manager: EntityManager,
+    endpointId: number,
+    limit: number,
+  ): Promise<{ endpoint: WebhookEndpoint; events: AuditEvent[] } | null> {
+    const query = manager
+      .getRepository(WebhookEndpoint)
+      .createQueryBuilder('e')
+      .where('e.id = :endpointId', { endpointId });
+    if (manager.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+    const endpoint = await query.getOne();
+    if (!endpoint || endpoint.kind !== 'audit_stream' || endpoint.status !== 'active') return null;
+    const open = await manager
+      .getRepository(WebhookDelivery)
+      .exists({ where: { endpointId, status: In(['pending', 'dead']) } });
+    if (open) return null;
+    const entries = await manager.getRepository(AuditStreamEntry).find({
+      where: { endpointId },
+      order: { id: 'ASC' },
+      take: limit,
+    });
+    if (entries.length === 0) return null;
+    await manager.getRepository(AuditStreamEntry).delete({ id: In(entries.map((e) => e.id)) });
+    const rows = await manager
+      .getRepository(AuditEvent)
+      .findBy({ id: In(entries.map((e) => e.auditEventId)) });
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    const events = entries
+      .map((e) => byId.get(Number(e.auditEventId)))
+      .filter((r): r is AuditEvent => r !== undefined);
+    return { endpoint, events };
   }
 
   /** Notes whether the endpoint's deliveries are failing (since when) or succeed again. */
