@@ -204,6 +204,11 @@ export class WebhooksService {
     return this.transactions.run(async (m) => {
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
+      if (endpoint.kind === 'audit_stream') {
+        throw new ValidationError({
+          delivery: 'An audit stream gets the audit log alone: it is sent no test event.',
+        });
+      }
       const messageId = (await this.outbox.enqueueFor(m, [endpoint], {
         type: 'webhook.test',
         at: this.clock.now(),
