@@ -8,7 +8,9 @@ import { Transactions } from '../src/database/transactions.js';
 import { toExportLine } from '../src/security-log/audit.view.js';
 import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
 import type { Team } from '../src/teams/team.entity.js';
+import { AuditStreamBatches } from '../src/webhooks/audit-stream-batches.js';
 import { AuditStreamEntry } from '../src/webhooks/audit-stream-entry.entity.js';
+import { MAX_ATTEMPTS } from '../src/webhooks/retry-schedule.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
@@ -207,6 +209,59 @@ describe('audit streams', () => {
     expect(lines.map((l) => l.event)).toEqual(['webhook.created', 'service_account.created']);
     expect(JSON.stringify(lines)).not.toContain('rolled back');
     await remove(endpoint);
+  });
+
+  it('should stall a stream on a dead batch, sending nothing after it until it is replayed', async () => {
+    const before = await lastLogId();
+    receiver.status = 500;
+    const endpoint = await register(team.id, receiver.url);
+    try {
+      const deliveries = () =>
+        db().getRepository(WebhookDelivery).findBy({ endpointId: endpoint.id });
+      /** The stream's one delivery once it has been tried `attempts` times and let go. */
+      const tried = (attempts: number) =>
+        waitFor(async () => {
+          const rows = await deliveries();
+          return (
+            rows.length === 1 && rows[0].attempts === attempts && !rows[0].claimedBy && rows[0]
+          );
+        });
+      let row = await tried(1);
+      await change(0);
+      await change(1);
+      for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
+        expect(row.status).toBe('pending');
+        await clock.advance(row.nextAttemptAt.getTime() - clock.nowMs());
+        row = await tried(attempt);
+      }
+      expect(row).toMatchObject({ status: 'dead', lastError: 'answered 500' });
+      expect(receiver.tries.get(row.messageId)).toBe(MAX_ATTEMPTS);
+      // Stalled: the entries since wait behind the dead batch, on either instance.
+      for (const { app } of deployment.apps)
+        expect(await app.get(AuditStreamBatches).form()).toBe(0);
+      expect(await deliveries()).toHaveLength(1);
+      expect(
+        await db().getRepository(AuditStreamEntry).countBy({ endpointId: endpoint.id }),
+      ).toBeGreaterThan(0);
+
+      receiver.status = 200;
+      await deployment.apps[1].app
+        .get(WebhooksService)
+        .replay(operator, team.id, endpoint.id, row.id);
+      const log = await logAfter(before, team.id);
+      const { batches } = await delivered(
+        endpoint.id,
+        log.map((e) => Number(e.id)),
+      );
+      // The replayed batch first, with the webhook-id it had, then the entries that waited.
+      expect(batches[0].id).toBe(row.messageId);
+      expect(batches.flatMap((b) => b.lines.map((l) => l.id))).toEqual(
+        log.map((e) => Number(e.id)),
+      );
+    } finally {
+      receiver.status = 200;
+      await remove(endpoint);
+    }
   });
 
   it('should send a burst of changes on two instances in batches, each entry and each batch once', async () => {

@@ -19,6 +19,8 @@ export class AuditStreamReceiver {
   private server?: Server;
   readonly batches: ReceivedBatch[] = [];
   readonly rejected: string[] = [];
+  /** How many signed requests came with each webhook-id, whatever was answered. */
+  readonly tries = new Map<string, number>();
   secrets: string[] = [];
   status = 200;
   port = 0;
@@ -44,6 +46,7 @@ export class AuditStreamReceiver {
           res.writeHead(400).end('bad signature');
           return;
         }
+        this.tries.set(id, (this.tries.get(id) ?? 0) + 1);
         if (this.status >= 200 && this.status < 300) {
           const lines = body
             .split('\n')
