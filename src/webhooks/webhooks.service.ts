@@ -41,7 +41,7 @@ export interface NewAuditStreamInput {
 export const AUTHORIZATION_MAX = 500;
 
 /** A header value: printable ASCII, no line break (nothing can be added to the request). */
-function acceptableAuthorization(raw: string | null | undefined): string | null {
+export function acceptableAuthorization(raw: string | null | undefined): string | null {
   const value = raw?.trim() ?? '';
   if (value === '') return null;
   if (value.length > AUTHORIZATION_MAX || !/^[\x21-\x7e][\x20-\x7e]*$/.test(value)) {

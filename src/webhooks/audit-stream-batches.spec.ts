@@ -1,0 +1,71 @@
+import { describe, expect, it } from '@jest/globals';
+import type { AuditEvent } from '../audit/audit-event.entity.js';
+import { ValidationError } from '../common/errors/domain.error.js';
+import { streamBody } from './audit-stream-batches.js';
+import { AUTHORIZATION_MAX, acceptableAuthorization } from './webhooks.service.js';
+
+const entry = (id: number, over: Partial<AuditEvent> = {}): AuditEvent => ({
+  id,
+  occurredAt: new Date(Date.UTC(2026, 10, 20, 9, 0, id)),
+  event: 'team.role_changed',
+  actorUserId: 1,
+  actorKind: 'user',
+  userId: 7,
+  teamId: 4,
+  tokenId: null,
+  sessionHandle: 'handle',
+  targetType: 'user',
+  targetId: 7,
+  detail: JSON.stringify({ role: 'admin', previous_role: 'member' }),
+  ip: '203.0.113.7',
+  userAgent: 'curl/8',
+  ...over,
+});
+
+describe('streamBody', () => {
+  it('should write each entry as audit:export does, one JSON object a line, in the order given', () => {
+    const body = streamBody([entry(3), entry(1, { detail: null, targetType: null })]);
+    expect(body.endsWith('\n')).toBe(true);
+    const lines = body.split('\n').slice(0, -1);
+    expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([
+      {
+        id: 3,
+        occurred_at: '2026-11-20T09:00:03.000Z',
+        event: 'team.role_changed',
+        actor: { kind: 'user', user_id: 1 },
+        user_id: 7,
+        team_id: 4,
+        token_id: null,
+        session: 'handle',
+        target: { type: 'user', id: 7 },
+        detail: { role: 'admin', previous_role: 'member' },
+        ip: '203.0.113.7',
+        user_agent: 'curl/8',
+      },
+      expect.objectContaining({ id: 1, target: null, detail: null }),
+    ]);
+  });
+
+  it('should keep a line break inside a value within its line when an entry holds one', () => {
+    const body = streamBody([entry(1, { userAgent: 'two\nlines' }), entry(2)]);
+    expect(body.split('\n')).toHaveLength(3);
+  });
+});
+
+describe('acceptableAuthorization', () => {
+  it('should keep a header value, trimmed, and nothing when none is given', () => {
+    expect(acceptableAuthorization('  Splunk 1234-abcd ')).toBe('Splunk 1234-abcd');
+    expect(acceptableAuthorization('')).toBeNull();
+    expect(acceptableAuthorization(undefined)).toBeNull();
+  });
+
+  it('should refuse a value that could add a header, is not printable ASCII, or is too long', () => {
+    for (const bad of [
+      'Splunk a\r\nX-Other: 1',
+      'Splunk t\u00f8ken',
+      `Bearer ${'a'.repeat(AUTHORIZATION_MAX)}`,
+    ]) {
+      expect(() => acceptableAuthorization(bad)).toThrow(ValidationError);
+    }
+  });
+});
