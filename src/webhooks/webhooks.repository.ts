@@ -190,12 +190,13 @@ export class WebhooksRepository {
     return queued;
   }
 
-  /** The audit streams with entries waiting and no delivery pending or dead (stalled). */
+  /** The active audit streams with entries waiting and no delivery pending or dead (stalled). */
   async streamsReadyForBatch(manager: EntityManager): Promise<number[]> {
     const rows: { endpoint_id: number | string }[] = await manager
       .createQueryBuilder()
       .select('DISTINCT s.endpoint_id', 'endpoint_id')
       .from(AuditStreamEntry, 's')
+      .innerJoin(WebhookEndpoint, 'e', "e.id = s.endpoint_id AND e.status = 'active'")
       .where(
         "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = s.endpoint_id AND d.status IN ('pending', 'dead'))",
       )
