@@ -192,16 +192,19 @@ export class WebhooksRepository {
 
   /** The active audit streams with entries waiting and no delivery pending or dead (stalled). */
   async streamsReadyForBatch(manager: EntityManager): Promise<number[]> {
-    const rows: { endpoint_id: number | string }[] = await manager
-      .createQueryBuilder()
-      .select('DISTINCT s.endpoint_id', 'endpoint_id')
-      .from(AuditStreamEntry, 's')
-      .innerJoin(WebhookEndpoint, 'e', "e.id = s.endpoint_id AND e.status = 'active'")
-      .where(
-        "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = s.endpoint_id AND d.status IN ('pending', 'dead'))",
+    // From the streams' side, each looked up by index: a long queue behind a stalled stream is
+    // never scanned.
+    const rows: { id: number | string }[] = await manager
+      .getRepository(WebhookEndpoint)
+      .createQueryBuilder('e')
+      .select('e.id', 'id')
+      .where("e.kind = 'audit_stream' AND e.status = 'active'")
+      .andWhere('EXISTS (SELECT 1 FROM audit_stream_entries s WHERE s.endpoint_id = e.id)')
+      .andWhere(
+        "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status IN ('pending', 'dead'))",
       )
       .getRawMany();
-    return rows.map((r) => Number(r.endpoint_id));
+    return rows.map((r) => Number(r.id));
   }
 
   /**
