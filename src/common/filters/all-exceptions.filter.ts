@@ -189,8 +189,10 @@ export function supportId(error: ResolvedError, request: Request): string | unde
 }
 
 /** Under /api in any case: routing is case-sensitive, but /API/… still gets the API's answers. */
+export const API_PATH = /^\/api(\/|$)/i;
+
 export function isApiPath(path: string): boolean {
-  return /^\/api(\/|$)/i.test(path);
+  return API_PATH.test(path);
 }
 
 /** csrf-sync's error, as thrown or as the HttpException Nest wraps middleware errors in. */

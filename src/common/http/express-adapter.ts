@@ -186,10 +186,14 @@ export class AllowedMethods {
     return '/';
   }
 
-  /** Read once, at the first request: Nest has registered every route before it listens. */
+  /**
+   * Read once, at the first request: Nest has registered every route before it listens. A
+   * module's middleware for every path (`EVERY_PATH`) is registered as a route too, for every
+   * method: it serves nothing, so it is not one.
+   */
   private registered(): { layer: RouteLayer; methods: string[] }[] {
     this.routes ??= (this.app.router.stack as unknown as RouteLayer[])
-      .filter((layer) => layer.route)
+      .filter((layer) => layer.route && layer.route.path !== EVERY_PATH)
       .map((layer) => ({ layer, methods: routeMethods(layer.route!.methods) }));
     return this.routes;
   }
@@ -215,6 +219,9 @@ function withHead(methods: string[]): string[] {
  * address among the pages (`isPage`) goes to the page the form is on. The errors go to
  * the exception filter like any other, so the API gets its envelope and the pages an error page.
  */
+/** The path a module's middleware is given to run for every request (`forRoutes`). */
+export const EVERY_PATH = '/{*path}';
+
 export function refuseUnansweredMethods(
   allowed: AllowedMethods,
   isPage: (path: string) => boolean = () => false,
