@@ -9,13 +9,13 @@ import {
   type Response,
 } from 'express';
 import { join } from 'node:path';
-import { API_PATH } from '../common/filters/all-exceptions.filter.js';
-import { compressResponses } from '../common/http/compression.js';
+import { API_PATH } from '../http/all-exceptions.filter.js';
+import { compressResponses } from '../http/compression.js';
 import {
   AllowedMethods,
   ExpressHttpAdapter,
   refuseUnansweredMethods,
-} from '../common/http/express-adapter.js';
+} from '../http/express-adapter.js';
 import { PROJECT_ROOT } from '../common/paths.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';

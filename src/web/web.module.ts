@@ -1,5 +1,5 @@
 import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { EVERY_PATH } from '../common/http/express-adapter.js';
+import { EVERY_PATH } from '../common/http/every-path.js';
 import { AccountModule } from '../account/account.module.js';
 import { AuditLogModule } from '../audit/audit-log.module.js';
 import { AuthModule } from '../auth/auth.module.js';

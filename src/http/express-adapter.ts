@@ -8,7 +8,8 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Duplex } from 'node:stream';
 import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
-import type { Clock } from '../../clock/clock.js';
+import type { Clock } from '../clock/clock.js';
+import { EVERY_PATH } from '../common/http/every-path.js';
 import { answerClientError } from './client-error.js';
 import { JsonAnswer, writeJson } from './json-answer.js';
 
@@ -219,9 +220,6 @@ function withHead(methods: string[]): string[] {
  * address among the pages (`isPage`) goes to the page the form is on. The errors go to
  * the exception filter like any other, so the API gets its envelope and the pages an error page.
  */
-/** The path a module's middleware is given to run for every request (`forRoutes`). */
-export const EVERY_PATH = '/{*path}';
-
 export function refuseUnansweredMethods(
   allowed: AllowedMethods,
   isPage: (path: string) => boolean = () => false,
