@@ -122,7 +122,9 @@ async function walk(label, method, path, form) {
   if (process.env.WALK_FUNCTIONS)
     for (const script of result.filter((s) => s.url.startsWith(DIST)))
       for (const f of script.functions.filter((f) => f.ranges[0].count > 0))
-        console.log(`    ${script.url.slice(DIST.length + 1)} ${f.functionName || "(anonymous)"} x${f.ranges[0].count}`);
+        console.log(
+          `    ${script.url.slice(DIST.length + 1)} ${f.functionName || '(anonymous)'} x${f.ranges[0].count}`,
+        );
   for (const statement of sent) console.log(`  SQL ${statement}`);
 }
 
