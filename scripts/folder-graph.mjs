@@ -43,7 +43,15 @@ function reachedOtherwise(from, to) {
   return false;
 }
 const id = (folder) => folder.replaceAll('-', '_');
-const NAMES = ['foundations', 'accounts and records', 'access', 'features', 'flows', 'doors'];
+const NAMES = [
+  'foundations',
+  'accounts and records',
+  'access',
+  'features',
+  'flows',
+  'the HTTP server',
+  'doors',
+];
 const lines = ['```mermaid', 'flowchart BT'];
 LAYERS.forEach((layer, i) => {
   lines.push(`  subgraph L${i}["${NAMES[i] ?? `layer ${i}`}"]`);

@@ -119,6 +119,12 @@ async function walk(label, method, path, form) {
     .sort();
   console.log(`\n${label}: ${res.status}, ${files.length} files, ${sent.length} statements`);
   for (const file of files) console.log(`  ${file}`);
+  if (process.env.WALK_FUNCTIONS)
+    for (const script of result.filter((s) => s.url.startsWith(DIST)))
+      for (const f of script.functions.filter((f) => f.ranges[0].count > 0))
+        console.log(
+          `    ${script.url.slice(DIST.length + 1)} ${f.functionName || '(anonymous)'} x${f.ranges[0].count}`,
+        );
   for (const statement of sent) console.log(`  SQL ${statement}`);
 }
 

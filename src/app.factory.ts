@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule, type AppOptions } from './app.module.js';
 import { SystemClock } from './clock/clock.js';
 import { configureApp } from './app.setup.js';
-import { ExpressHttpAdapter } from './common/http/express-adapter.js';
+import { ExpressHttpAdapter } from './http/express-adapter.js';
 import { saveSessionIfChanged } from './web/session/web-session.js';
 import type { Config } from './config/config.js';
 import { logLevelsUpTo } from './config/log-levels.js';

@@ -1,14 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import {
-  json,
-  urlencoded,
-  type Express,
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from 'express';
+import type { Express, RequestHandler } from 'express';
 import cors from 'cors';
 import hbs from 'hbs';
 import { Logger } from 'nestjs-pino';
@@ -18,29 +10,24 @@ import { PROJECT_ROOT as ROOT } from './common/paths.js';
 import type { Config } from './config/config.js';
 import { CONFIG } from './config/config.module.js';
 import { Clock } from './clock/clock.js';
-import { AllExceptionsFilter, isApiPath } from './common/filters/all-exceptions.filter.js';
-import { VIEW_HELPERS } from './web/view-helpers.js';
-import { API_SECURITY_HEADERS, securityHeaders } from './common/http/security-headers.js';
-
-import { compressResponses } from './common/http/compression.js';
-import {
-  AllowedMethods,
-  ExpressHttpAdapter,
-  refuseUnansweredMethods,
-} from './common/http/express-adapter.js';
+import { AllExceptionsFilter } from './http/all-exceptions.filter.js';
+import { compressResponses } from './http/compression.js';
+import { API_SECURITY_HEADERS, securityHeaders } from './http/security-headers.js';
 import { Assets } from './web/assets.js';
-import { formPagesOf } from './web/form-page.js';
-import { WebSession } from './web/session/web-session.js';
-import { PageContext } from './web/page-context.js';
 import { PageErrors } from './web/page-errors.js';
+import { jsonPathsOf, PageRequests } from './web/page-requests.js';
+import { VIEW_HELPERS } from './web/view-helpers.js';
 import { apiErrorAnswers } from './api/v1/api-errors.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
 import { AccessLog, observeRequests, type ResponseWatcher } from './logging/request-log.js';
 import { Metrics } from './metrics/metrics.js';
 import { SchemaBehindError, SchemaState } from './database/schema-state.js';
-import { isTokenReportsPath, reportsTaken } from './token-reports/token-reports.module.js';
 
-/** Everything the running app needs beyond its modules (see createApp in app.factory.ts). */
+/**
+ * Everything the running app needs beyond its modules (see createApp in app.factory.ts): the
+ * views, and the one layer every request passes first. The pages' own steps are `WebModule`'s
+ * (`PageRequests`), the API's `ApiV1Module`'s.
+ */
 export function configureApp(app: INestApplication): INestApplication {
   const express = app as NestExpressApplication;
   const config = app.get<Config>(CONFIG);
@@ -49,9 +36,7 @@ export function configureApp(app: INestApplication): INestApplication {
   express.set('trust proxy', config.web.trustProxy);
   express.set('etag', false);
   // The API, and the route a secret scanner posts its reports to: JSON, no session, no CSRF.
-  const reports = reportsTaken(config);
-  const jsonPath = (path: string): boolean =>
-    isApiPath(path) || (reports && isTokenReportsPath(path));
+  const jsonPath = jsonPathsOf(config);
 
   const watchers: ResponseWatcher[] = [];
   if (config.observability.logRequests) watchers.push(app.get(AccessLog).watcher());
@@ -62,21 +47,13 @@ export function configureApp(app: INestApplication): INestApplication {
   const pageHeaders = securityHeaders();
   const apiHeaders = securityHeaders(API_SECURITY_HEADERS);
 
-  const assets = new Assets()
-    .addFolder(join(ROOT, 'public'))
-    // The passkey pages' browser helper, served from here: no CDN.
-    .add(
-      'js/webauthn-browser.js',
-      join(ROOT, 'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js'),
-    );
+  const assets = app.get(Assets);
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
+  for (const path of docs ? API_DOCS_PATHS : []) app.get(PageRequests).allow(path, ['GET']);
   configureViews(express, assets, app.get(Clock));
-  const refuseMethod = methodsCheck(app, assets, docs !== undefined, jsonPath);
   // Pages, their assets and the API's description are compressed; the API's answers are not
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
-  const compress = compressResponses();
-  const web = app.get(WebSession);
-  const pageContext = app.get(PageContext);
+  const describeApi = docs && series([compressResponses(), docs]);
   // Everything before the routes is one layer of Express's, its steps run one after the other:
   // every layer Express passes costs each request a lookup (docs/PERFORMANCE.md).
   express.use(
@@ -91,27 +68,14 @@ export function configureApp(app: INestApplication): INestApplication {
       ...(config.security.corsOrigins.length > 0
         ? [cors({ origin: config.security.corsOrigins, methods: ['GET', 'HEAD'] })]
         : []),
-      // One split: API requests one way, pages the other.
-      apiOrPages(
-        jsonPath,
-        apiResponses(docs && series([compress, docs])),
-        series([
-          compress,
-          assets.handler(),
-          // Before the body parsers and CSRF: a form sent to a path that takes no such method is
-          // answered 405 (or 404), not refused as a forgery of a form that does not exist.
-          (req, res, next) =>
-            SAFE_METHODS.has(req.method) ? next() : refuseMethod(req, res, next),
-          urlencoded({ extended: true, limit: '100kb' }),
-          json({ limit: '100kb' }),
-          // Then who is signed in, with their teams for the header: a refused form's error page
-          // has it too.
-          (req, res, next) =>
-            web.use(req, res, (refusal?: unknown) =>
-              pageContext.use(req, res, (error?: unknown) => next(refusal ?? error)),
-            ),
-        ]),
-      ),
+      // The API's answers are per token: never kept by a browser or a proxy. Its description is
+      // answered here, before any route.
+      (req, res, next) => {
+        if (!jsonPath(req.path)) return next();
+        if (describeApi && isApiDocsPath(req.path)) return describeApi(req, res, next);
+        res.setHeader('Cache-Control', 'no-store');
+        next();
+      },
     ]),
   );
   app.useGlobalFilters(
@@ -119,9 +83,6 @@ export function configureApp(app: INestApplication): INestApplication {
   );
   return app;
 }
-
-/** Methods that change nothing: CSRF protection lets them through, and so does the check before it. */
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function configureViews(express: NestExpressApplication, assets: Assets, clock: Clock): void {
   express.setBaseViewsDir(join(ROOT, 'views'));
@@ -135,29 +96,9 @@ function configureViews(express: NestExpressApplication, assets: Assets, clock: 
   express.set('view options', { layout: 'layouts/main' });
   registerPartials(join(ROOT, 'views', 'partials'));
   for (const [name, helper] of Object.entries(VIEW_HELPERS)) hbs.registerHelper(name, helper);
-  hbs.registerHelper('asset', (name: string) => assets.url(name));
-}
-
-/**
- * A method nothing takes at a path that is served gets 405 with `Allow`: checked after every
- * route here, and returned for the pages' chain to check before the body parsers and CSRF.
- */
-function methodsCheck(
-  app: INestApplication,
-  assets: Assets,
-  docs: boolean,
-  jsonPath: (path: string) => boolean,
-): RequestHandler {
-  const adapter = app.getHttpAdapter();
-  if (!(adapter instanceof ExpressHttpAdapter)) {
-    throw new Error('configureApp needs the app created with new ExpressHttpAdapter()');
-  }
-  const allowed = new AllowedMethods(adapter.getInstance(), formPagesOf(app));
-  for (const path of docs ? API_DOCS_PATHS : []) allowed.add(path, ['GET']);
-  for (const url of assets.urls()) allowed.add(url, ['GET']);
-  const refuse = refuseUnansweredMethods(allowed, (path) => !jsonPath(path));
-  adapter.useForUnrouted(refuse);
-  return refuse;
+  // Each page names a few assets: their URLs are looked up in a table made once.
+  const urls = assets.urlsByName();
+  hbs.registerHelper('asset', (name: string) => urls.get(name) ?? assets.url(name));
 }
 
 /**
@@ -178,23 +119,6 @@ function registerPartials(dir: string): void {
   }
 }
 
-/**
- * API requests (and the other paths `jsonPath` names) get `api`; page requests get `pages`: body
- * parsers (the API reads no body), then the session, CSRF protection and the signed-in user.
- */
-function apiOrPages(
-  jsonPath: (path: string) => boolean,
-  api: RequestHandler,
-  pages: RequestHandler,
-): RequestHandler {
-  return (req, res, next) => {
-    if (jsonPath(req.path)) return api(req, res, next);
-    // `OPTIONS *` and other targets that are not a path name no page: straight to the router.
-    if (req.url[0] !== '/') return next();
-    pages(req, res, next);
-  };
-}
-
 /** Handlers run one after the other as one layer; an error skips the rest. */
 function series(handlers: RequestHandler[]): RequestHandler {
   return (req, res, next) => {
@@ -204,21 +128,5 @@ function series(handlers: RequestHandler[]): RequestHandler {
       handlers[i++](req, res, step);
     };
     step();
-  };
-}
-
-/**
- * Every API answer is never kept by a browser or a proxy (answers are per token). Requests for
- * the API's description go their own way; every other one goes on to the API module, whose
- * middleware authenticates it (`ApiAuthentication`), and to its route.
- */
-function apiResponses(docs: RequestHandler | undefined): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (docs && isApiDocsPath(req.path)) {
-      docs(req, res, next);
-      return;
-    }
-    res.setHeader('Cache-Control', 'no-store');
-    next();
   };
 }

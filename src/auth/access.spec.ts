@@ -5,7 +5,6 @@ import type { Request } from 'express';
 import { BearerAuth, Public, SignedIn } from '../common/auth-policy.decorator.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { InsufficientScopeError, SignInRequiredError } from './auth.errors.js';
-import { setSignedInUser } from './signed-in-user.js';
 import type { User } from '../users/user.entity.js';
 import {
   AccessGuard,
@@ -15,6 +14,7 @@ import {
   sessionHandle,
   signedInActor,
 } from './access.js';
+import { setActor } from '../common/http/request-state.js';
 
 class Routes {
   @Public() open(): void {}
@@ -26,7 +26,10 @@ class Routes {
 
 /** The request as the page context leaves it: with the person signed in, when there is one. */
 function signedIn(req: Request, user?: object): Request {
-  if (user) setSignedInUser(req, user as User);
+  if (user) {
+    const client = { ip: null, userAgent: null };
+    setActor(req, { kind: 'person', userId: (user as User).id, session: null, client });
+  }
   return req;
 }
 
@@ -111,8 +114,9 @@ describe('actorOf', () => {
     });
   });
 
-  it("should make the signed-in person the actor, in their session's handle", () => {
-    const req = request({ currentUser: { id: 7 } });
+  it("should make the person the page context found signed in the actor, in their session's handle", () => {
+    const req = request();
+    signedInActor(req, 7);
     expect(actorOf(req)).toEqual({
       kind: 'person',
       userId: 7,
@@ -127,7 +131,6 @@ describe('actorOf', () => {
     const req = request();
     const first = actorOf(req);
     expect(first).toEqual({ kind: 'visitor', client });
-    signedIn(req, { id: 7 });
     expect(actorOf(req)).toBe(first);
   });
 

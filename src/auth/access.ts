@@ -12,7 +12,6 @@ import type { Actor, Client, PersonActor } from '../common/actor.js';
 import { AUTH_POLICY, type AuthPolicy } from '../common/auth-policy.decorator.js';
 import type { DomainError } from '../common/errors/domain.error.js';
 import { actorOn, setActor } from '../common/http/request-state.js';
-import { signedInUserOf } from './signed-in-user.js';
 import { Metrics } from '../metrics/metrics.js';
 import {
   AbilityNotAllowedByTeamError,
@@ -44,7 +43,7 @@ function clientOf(req: Request): Client {
 
 /**
  * Who acts in this request, built once and kept on it: the token the API's middleware accepted,
- * the person signed in to the page's session, or a visitor.
+ * the person the page context found signed in (`signedInActor`), or a visitor.
  */
 export function actorOf(req: Request): Actor {
   const known = actorOn(req);
@@ -59,8 +58,6 @@ export function actorOf(req: Request): Actor {
       client: clientOf(req),
     });
   }
-  const person = signedInUserOf(req);
-  if (person) return signedInActor(req, person.id);
   return setActor(req, { kind: 'visitor', client: clientOf(req) });
 }
 
@@ -141,10 +138,10 @@ export class AccessGuard implements CanActivate {
       case 'public':
         return true;
       case 'session':
-        if (!signedInUserOf(request)) throw new SignInRequiredError();
+        if (actorOn(request)?.kind !== 'person') throw new SignInRequiredError();
         return true;
       case 'guest':
-        if (signedInUserOf(request)) throw new AlreadySignedInError();
+        if (actorOn(request)?.kind === 'person') throw new AlreadySignedInError();
         return true;
       case 'bearer':
         return this.checkBearer(request, policy.ability, policy.actsInTeam !== false);

@@ -7,7 +7,7 @@ import {
   type HealthCheckResult,
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { DataSource } from 'typeorm';
 import { Public } from '../common/auth-policy.decorator.js';
 import { DatabaseCluster } from '../database/database-cluster.js';
@@ -40,12 +40,12 @@ export class HealthController {
    * refuses connections is no reason for a restart (readiness says it is down).
    */
   @Get('live')
-  async live(@Res({ passthrough: true }) res: Response): Promise<object> {
+  async live(@Res({ passthrough: true }) res: ServerResponse): Promise<object> {
     const stalledMs = this.database.stalledForMs();
     if (stalledMs < this.config.database.livenessStallMs || (await this.pings())) {
       return { status: 'ok' };
     }
-    res.status(503);
+    res.statusCode = 503;
     return {
       status: 'error',
       details: { database: { status: 'stalled', seconds: Math.round(stalledMs / 1000) } },
@@ -59,7 +59,7 @@ export class HealthController {
    */
   @Get('ready')
   async ready(
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: ServerResponse,
   ): Promise<HealthCheckResult | object | string> {
     try {
       return await this.health.check([
@@ -69,7 +69,7 @@ export class HealthController {
       ]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
-      res.status(503);
+      res.statusCode = 503;
       return error.getResponse();
     }
   }

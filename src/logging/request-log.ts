@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import { EVERY_PATH } from '../common/http/every-path.js';
 import { loggablePath } from '../common/http/loggable-path.js';
 import { actingUserOf } from '../common/http/request-state.js';
 import { REQUEST_ID_HEADER } from '../common/http/request-id-header.js';
@@ -72,7 +73,7 @@ export interface RequestLine {
  */
 export function routeOf(req: Request): string | null {
   const route = (req.route as { path?: string } | undefined)?.path;
-  if (route === undefined) return req.baseUrl || null;
+  if (route === undefined || route === EVERY_PATH) return req.baseUrl || null;
   // A controller's root route as Nest registers its middleware (`/api/v1/team/`): one series.
   return route.length > 1 && route.endsWith('/') ? route.slice(0, -1) : route;
 }

@@ -3,7 +3,6 @@ import { DiscoveryModule } from '@nestjs/core';
 import { MailTemplates } from './mail-templates.js';
 import { Mailer } from './mailer.js';
 import { OutboxRepository } from './outbox.repository.js';
-import { Outbox } from './outbox.js';
 
 /**
  * What features need to have mail sent: the Mailer. Delivery is MailDeliveryModule's, in the
@@ -12,7 +11,7 @@ import { Outbox } from './outbox.js';
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [OutboxRepository, Outbox, MailTemplates, Mailer],
+  providers: [OutboxRepository, MailTemplates, Mailer],
   exports: [OutboxRepository, Mailer],
 })
 export class MailModule {}

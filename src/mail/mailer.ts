@@ -1,11 +1,20 @@
 import { Injectable, SetMetadata, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
+import { Clock } from '../clock/clock.js';
 import { markedMethods } from '../common/discovery/marked-methods.js';
 import { isReservedAddress } from '../common/reserved-address.js';
+import { Events } from '../events/events.js';
 import type { MailComposer } from './mail-message.js';
 import { MailTemplates } from './mail-templates.js';
-import { Outbox } from './outbox.js';
+import { OutboxRepository } from './outbox.repository.js';
+
+declare module '../events/events.js' {
+  interface DomainEvents {
+    /** Mail was put in the outbox (the sender of this process wakes once it is committed). */
+    'mail.enqueued': Record<string, never>;
+  }
+}
 
 const COMPOSES_MAIL = 'tessera:composes-mail';
 
@@ -19,8 +28,8 @@ export const ComposesMail = (kind: string) => SetMetadata(COMPOSES_MAIL, kind);
 
 /**
  * What features send mail through. `send` writes the request (a kind, an address and a few ids,
- * never a secret) to the outbox in the caller's transaction, so it goes out only if the change
- * commits; the message is made when it is sent, by the `@ComposesMail` method of its kind (found
+ * never a secret) to the outbox (a row in `mail_outbox`) in the caller's transaction, so it goes
+ * out only if the change commits; the message is made when it is sent, by the `@ComposesMail` method of its kind (found
  * on every provider at start), which writes its bodies with `render`.
  */
 @Injectable()
@@ -28,7 +37,9 @@ export class Mailer implements OnModuleInit {
   private readonly composers = new Map<string, MailComposer>();
 
   constructor(
-    private readonly outbox: Outbox,
+    private readonly outbox: OutboxRepository,
+    private readonly events: Events,
+    private readonly clock: Clock,
     private readonly templates: MailTemplates,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -56,7 +67,13 @@ export class Mailer implements OnModuleInit {
     params: Record<string, string | number> = {},
   ): Promise<void> {
     if (isReservedAddress(to)) return;
-    await this.outbox.enqueue(manager, { kind, to, params });
+    await this.outbox.insert(manager, {
+      kind,
+      recipient: to,
+      params: JSON.stringify(params),
+      nextAttemptAt: this.clock.now(),
+    });
+    await this.events.publish(manager, 'mail.enqueued', {});
   }
 
   /** The text and HTML bodies of the template `views/mail/<name>`, in the mail's layout. */

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Public } from '../common/auth-policy.decorator.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -19,13 +19,18 @@ export class MetricsController {
   // Public to the app's own auth: the scraper's secret is not a personal access token.
   @Get()
   @Public()
-  async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async scrape(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     res.setHeader('Cache-Control', 'no-store');
     if (!isAuthorizedScrape(req.headers.authorization, this.config.observability.metrics.token)) {
-      res.status(401).setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
-      res.type('text/plain').send('401 Unauthorized: send METRICS_TOKEN as a bearer token\n');
+      res.writeHead(401, {
+        'WWW-Authenticate': 'Bearer realm="metrics"',
+        'Content-Type': 'text/plain; charset=utf-8',
+      });
+      res.end('401 Unauthorized: send METRICS_TOKEN as a bearer token\n');
       return;
     }
-    res.type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
+    const body = await this.metrics.registry.metrics();
+    res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
+    res.end(body);
   }
 }

@@ -58,6 +58,11 @@ export class Assets {
     return asset.url;
   }
 
+  /** Every asset's URL by its name, for views to look up. */
+  urlsByName(): ReadonlyMap<string, string> {
+    return new Map([...this.byName].map(([name, asset]) => [name, asset.url]));
+  }
+
   urls(): string[] {
     return [...this.byUrl.keys()];
   }

@@ -9,7 +9,6 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
-import type { INestApplication } from '@nestjs/common';
 import { setFormOrigin } from '../common/http/request-state.js';
 import { getMetadataStorage } from 'class-validator';
 import type { Request } from 'express';
@@ -73,10 +72,10 @@ export const FormPage = (path: string) =>
  * The page each form's address belongs to: the path of every route with @FormPage, as Express
  * knows it (`/teams/:id/transfer`), to the page's path template (`/teams/:id`).
  */
-export function formPagesOf(app: INestApplication): Map<string, string> {
+export function formPagesOf(modules: ModulesContainer): Map<string, string> {
   const scanner = new MetadataScanner();
   const pages = new Map<string, string>();
-  for (const wrapper of new DiscoveryService(app.get(ModulesContainer)).getControllers()) {
+  for (const wrapper of new DiscoveryService(modules).getControllers()) {
     const type = wrapper.metatype as (new (...args: never[]) => object) | null;
     if (!type) continue;
     const base = String(Reflect.getMetadata(PATH_METADATA, type) ?? '');

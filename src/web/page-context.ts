@@ -1,16 +1,22 @@
 import { pageSession, credentialStamp, noteActivity } from '../auth/page-session.js';
-import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import {
+  createParamDecorator,
+  Inject,
+  Injectable,
+  type ExecutionContext,
+  type NestMiddleware,
+} from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { signedInActor } from '../auth/access.js';
+import type { PersonSnapshot } from '../common/actor.js';
 import { KEPT_SIGNED_IN_MS } from '../auth/kept-signed-in.js';
 import { isReturnPage } from '../auth/return-page.js';
-import { setSignedInUser } from '../auth/signed-in-user.js';
 import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { TeamsService } from '../teams/teams.service.js';
-import { isServiceAccount } from '../users/user.entity.js';
-import { teamMenuOf } from './team-menu.js';
+import { isServiceAccount, type User } from '../users/user.entity.js';
 
 /**
  * Who a page request acts for, built once on arrival after the session and CSRF: the signed-in
@@ -77,3 +83,53 @@ export class PageContext implements NestMiddleware {
     });
   }
 }
+
+/** The team menu in a signed-in page's header, as `views/partials` draw it. */
+export interface TeamMenu {
+  current?: { id: number; name: string };
+  /** The current team's name when it requires two-factor sign-in and the person has it off. */
+  twoFactorRequired: string | null;
+  others: { id: number; name: string }[];
+  /** Where switching team from this page comes back to. */
+  returnTo: string;
+}
+
+/**
+ * The current team, the others to switch to, and the way back; and the reminder that the
+ * current team requires two-factor sign-in, when it does and the person has not turned it on.
+ * Drawn from what the page context read on arrival, so it costs no query of its own.
+ */
+export function teamMenuOf(req: Request, known: PersonSnapshot): TeamMenu {
+  const current = known.memberships.find((m) => m.team.id === known.currentTeamId)?.team;
+  return {
+    current: current ? { id: current.id, name: current.name } : undefined,
+    twoFactorRequired: current?.requireTwoFactor && !known.twoFactor ? current.name : null,
+    others: known.memberships
+      .filter((m) => m.team.id !== known.currentTeamId)
+      .map((m) => ({ id: m.team.id, name: m.team.name })),
+    returnTo: req.method === 'GET' && isReturnPage(req.originalUrl) ? req.originalUrl : '/teams',
+  };
+}
+
+/**
+ * The person signed in through the page's session, as the page context found them (a snapshot
+ * of their row taken once per request), kept beside the request rather than declared onto it.
+ */
+const signedIn = new WeakMap<IncomingMessage, User>();
+
+export function signedInUserOf(req: IncomingMessage): User | undefined {
+  return signedIn.get(req);
+}
+
+function setSignedInUser(req: IncomingMessage, user: User): void {
+  signedIn.set(req, user);
+}
+
+/** The person signed in through the browser session (the route must be @SignedIn()). */
+export const SignedInUser = createParamDecorator((_: unknown, ctx: ExecutionContext): User => {
+  const user = signedInUserOf(ctx.switchToHttp().getRequest<IncomingMessage>());
+  if (!user) {
+    throw new Error('No signed-in user on the request: is the route behind @SignedIn()?');
+  }
+  return user;
+});

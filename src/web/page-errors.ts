@@ -11,7 +11,7 @@ import {
   type ErrorStatus,
   type PageErrorAnswers,
   type ResolvedError,
-} from '../common/filters/all-exceptions.filter.js';
+} from '../http/all-exceptions.filter.js';
 import { formOriginOf } from '../common/http/request-state.js';
 import { saveSessionIfChanged } from './session/web-session.js';
 import { flash, keptInput } from './flash.js';

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { EVERY_PATH } from '../common/http/every-path.js';
 import { AccountModule } from '../account/account.module.js';
 import { AuditLogModule } from '../audit/audit-log.module.js';
 import { AuthModule } from '../auth/auth.module.js';
@@ -17,7 +18,9 @@ import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { ConfirmPasswordController } from './confirm-password/confirm-password.controller.js';
 import { DashboardController } from './dashboard/dashboard.controller.js';
 import { InvitationsController } from './invitations/invitations.controller.js';
+import { Assets } from './assets.js';
 import { PageContext } from './page-context.js';
+import { pageAssets, PageRequests } from './page-requests.js';
 import { TypeormSessionStore, WebSession } from './session/web-session.js';
 import { SudoMode } from './sudo-mode.js';
 import { PasswordResetController } from './password-reset/password-reset.controller.js';
@@ -44,9 +47,9 @@ import { WebhooksController } from './teams/webhooks.controller.js';
 
 /**
  * The page edge, as `ApiV1Module` is the API's: every page controller, laid out under web/ as
- * the URLs are, over the features' services; and what every page request goes through, the
- * session and CSRF (`WebSession`) and then the page context (configureApp mounts both on the
- * pages' branch).
+ * the URLs are, over the features' services; and what every page request goes through before
+ * its route (`PageRequests`): the assets, the body parsers, the session and CSRF (`WebSession`)
+ * and then the page context.
  */
 @Module({
   imports: [
@@ -93,7 +96,19 @@ import { WebhooksController } from './teams/webhooks.controller.js';
     WebhooksController,
     TeamChangesController,
   ],
-  providers: [TypeormSessionStore, WebSession, PageContext, SudoMode],
-  exports: [WebSession, PageContext],
+  providers: [
+    TypeormSessionStore,
+    WebSession,
+    PageContext,
+    SudoMode,
+    { provide: Assets, useFactory: pageAssets },
+    PageRequests,
+  ],
+  exports: [WebSession, PageContext, Assets, PageRequests],
 })
-export class WebModule {}
+export class WebModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    // Every path: the API's pass it at the cost of one test (see PageRequests).
+    consumer.apply(PageRequests).forRoutes({ path: EVERY_PATH, method: RequestMethod.ALL });
+  }
+}

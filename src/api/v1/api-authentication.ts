@@ -11,7 +11,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { Clock } from '../../clock/clock.js';
 import { DomainError } from '../../common/errors/domain.error.js';
-import { AllExceptionsFilter } from '../../common/filters/all-exceptions.filter.js';
+import { AllExceptionsFilter } from '../../http/all-exceptions.filter.js';
 import { apiErrorAnswers, BEARER_REALM } from './api-errors.js';
 import { Metrics } from '../../metrics/metrics.js';
 import type { Config } from '../../config/config.js';

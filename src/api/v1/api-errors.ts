@@ -4,7 +4,7 @@ import {
   type AnswerTable,
   type ApiErrorAnswers,
   type ErrorStatus,
-} from '../../common/filters/all-exceptions.filter.js';
+} from '../../http/all-exceptions.filter.js';
 import { AbilityNotAllowedByTeamError, InsufficientScopeError } from '../../auth/auth.errors.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
 

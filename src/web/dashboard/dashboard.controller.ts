@@ -3,7 +3,7 @@ import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import type { Request } from 'express';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
-import { SignedInUser, signedInUserOf } from '../../auth/signed-in-user.js';
+import { SignedInUser, signedInUserOf } from '../page-context.js';
 import { InvitationsService } from '../../invitations/invitations.service.js';
 import { TeamsService } from '../../teams/teams.service.js';
 import type { User } from '../../users/user.entity.js';

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import { CurrentActor } from '../../auth/access.js';
-import { signedInUserOf } from '../../auth/signed-in-user.js';
+import { signedInUserOf } from '../page-context.js';
 import type { Actor } from '../../common/actor.js';
 import type { Request } from 'express';
 import type { PageSession } from '../../auth/page-session.js';

@@ -3,7 +3,7 @@ import { CurrentActor } from '../../auth/access.js';
 import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../../auth/signed-in-user.js';
+import { SignedInUser } from '../page-context.js';
 import { AbilityCatalog } from '../../config/abilities.config.js';
 import { InvitationsService } from '../../invitations/invitations.service.js';
 import { ServiceAccountsService } from '../../service-accounts/service-accounts.service.js';

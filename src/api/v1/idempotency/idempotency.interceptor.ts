@@ -15,10 +15,10 @@ import {
   ValidationError,
 } from '../../../common/errors/domain.error.js';
 import { Clock } from '../../../clock/clock.js';
-import { AllExceptionsFilter } from '../../../common/filters/all-exceptions.filter.js';
+import { AllExceptionsFilter } from '../../../http/all-exceptions.filter.js';
 import { apiErrorAnswers } from '../api-errors.js';
 import { failure } from '../../../common/http/envelope.js';
-import { JsonAnswer } from '../../../common/http/json-answer.js';
+import { JsonAnswer } from '../../../http/json-answer.js';
 import { IdempotencyStore } from './idempotency.store.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';

@@ -6,7 +6,7 @@ import type {
   ResponseObject,
 } from '@nestjs/swagger';
 import { API_VERSION } from '../../../common/http/envelope.js';
-import { GENERIC_MESSAGES } from '../../../common/filters/all-exceptions.filter.js';
+import { GENERIC_MESSAGES } from '../../../http/all-exceptions.filter.js';
 import { ALWAYS } from './api-endpoint.decorator.js';
 
 /** The methods a path of the API may be asked with that its routes do not take. */

@@ -5,7 +5,7 @@ import type { Actor } from '../../../common/actor.js';
 import type { PageSession } from '../../../auth/page-session.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { IdParam } from '../../../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../../../auth/signed-in-user.js';
+import { SignedInUser } from '../../page-context.js';
 import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import type { User } from '../../../users/user.entity.js';

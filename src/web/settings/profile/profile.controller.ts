@@ -6,7 +6,7 @@ import type { Actor } from '../../../common/actor.js';
 import type { Request } from 'express';
 import { SessionLifecycle } from '../../../auth/session-lifecycle.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
-import { SignedInUser } from '../../../auth/signed-in-user.js';
+import { SignedInUser } from '../../page-context.js';
 import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import { SudoMode } from '../../sudo-mode.js';

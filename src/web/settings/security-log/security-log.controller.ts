@@ -5,7 +5,7 @@ import { CurrentActor } from '../../../auth/access.js';
 import type { Actor } from '../../../common/actor.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { IdParam } from '../../../common/decorators/id-param.decorator.js';
-import { SignedInUser } from '../../../auth/signed-in-user.js';
+import { SignedInUser } from '../../page-context.js';
 import { TeamsService } from '../../../teams/teams.service.js';
 import type { User } from '../../../users/user.entity.js';
 import type { AuditEvent } from '../../../audit/audit-event.entity.js';

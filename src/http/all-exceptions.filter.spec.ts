@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { NotFoundException } from '@nestjs/common';
 import type { Request } from 'express';
 import { QueryFailedError } from 'typeorm';
-import { SystemClock } from '../../clock/clock.js';
-import { DomainError, ValidationError } from '../errors/domain.error.js';
+import { SystemClock } from '../clock/clock.js';
+import { DomainError, ValidationError } from '../common/errors/domain.error.js';
 import { AllExceptionsFilter, type ApiErrorAnswers } from './all-exceptions.filter.js';
 
 const request = { method: 'GET', path: '/api/v1/user/profile' } as Request;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Clock } from '../../clock/clock.js';
-import { failure } from './envelope.js';
-import { REQUEST_ID_HEADER } from './request-id-header.js';
+import type { Clock } from '../clock/clock.js';
+import { failure } from '../common/http/envelope.js';
+import { REQUEST_ID_HEADER } from '../common/http/request-id-header.js';
 
 /** What node's parser refuses before any request exists, by its error code. */
 const REFUSALS: Record<string, { status: number; code: string; message: string }> = {

@@ -6,13 +6,13 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Clock } from '../../clock/clock.js';
-import { isDatabaseUnavailable } from '../errors/database-errors.js';
-import { ConflictError, DomainError, ValidationError } from '../errors/domain.error.js';
-import type { DomainErrorCode } from '../errors/error-codes.js';
-import { loggablePath } from '../http/loggable-path.js';
-import { failure } from '../http/envelope.js';
-import { writeJson } from '../http/json-answer.js';
+import type { Clock } from '../clock/clock.js';
+import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
+import { ConflictError, DomainError, ValidationError } from '../common/errors/domain.error.js';
+import type { DomainErrorCode } from '../common/errors/error-codes.js';
+import { loggablePath } from '../common/http/loggable-path.js';
+import { failure } from '../common/http/envelope.js';
+import { writeJson } from './json-answer.js';
 import { CODE_BY_STATUS } from './error-status.js';
 
 /** The statuses a door answers a domain error with. */
@@ -189,8 +189,10 @@ export function supportId(error: ResolvedError, request: Request): string | unde
 }
 
 /** Under /api in any case: routing is case-sensitive, but /API/… still gets the API's answers. */
+export const API_PATH = /^\/api(\/|$)/i;
+
 export function isApiPath(path: string): boolean {
-  return /^\/api(\/|$)/i.test(path);
+  return API_PATH.test(path);
 }
 
 /** csrf-sync's error, as thrown or as the HttpException Nest wraps middleware errors in. */

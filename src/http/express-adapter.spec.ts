@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Express, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SystemClock } from '../../clock/clock.js';
+import { SystemClock } from '../clock/clock.js';
 import { ExpressHttpAdapter } from './express-adapter.js';
 
 describe('ExpressHttpAdapter', () => {

@@ -8,7 +8,8 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Duplex } from 'node:stream';
 import { createServer, IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
-import type { Clock } from '../../clock/clock.js';
+import type { Clock } from '../clock/clock.js';
+import { EVERY_PATH } from '../common/http/every-path.js';
 import { answerClientError } from './client-error.js';
 import { JsonAnswer, writeJson } from './json-answer.js';
 
@@ -186,10 +187,14 @@ export class AllowedMethods {
     return '/';
   }
 
-  /** Read once, at the first request: Nest has registered every route before it listens. */
+  /**
+   * Read once, at the first request: Nest has registered every route before it listens. A
+   * module's middleware for every path (`EVERY_PATH`) is registered as a route too, for every
+   * method: it serves nothing, so it is not one.
+   */
   private registered(): { layer: RouteLayer; methods: string[] }[] {
     this.routes ??= (this.app.router.stack as unknown as RouteLayer[])
-      .filter((layer) => layer.route)
+      .filter((layer) => layer.route && layer.route.path !== EVERY_PATH)
       .map((layer) => ({ layer, methods: routeMethods(layer.route!.methods) }));
     return this.routes;
   }
