@@ -14,10 +14,11 @@ import { MAX_ATTEMPTS } from '../src/webhooks/retry-schedule.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
-import { createTeam, createUser } from './factories/index.js';
+import { addMember, createTeam, createUser } from './factories/index.js';
 import { AuditStreamReceiver } from './support/audit-stream-receiver.js';
 import { ClusterClock } from './support/cluster-clock.js';
 import { startInstances, type Instances } from './support/instances.js';
+import { signedInPerson } from './support/people.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -244,10 +245,15 @@ describe('audit streams', () => {
         await db().getRepository(AuditStreamEntry).countBy({ endpointId: endpoint.id }),
       ).toBeGreaterThan(0);
 
+      // Its page says so to the team's admins, and replays the dead batch.
+      const admin = await signedInPerson(deployment.first, { name: 'Stream Admin' });
+      await addMember(deployment.first.app, team.id, admin.user, 'admin');
+      const page = `/teams/${team.id}/webhooks/${endpoint.id}`;
+      const stalled = await admin.client.get(page);
+      expect(stalled.text).toContain('data-stream-stalled');
       receiver.status = 200;
-      await deployment.apps[1].app
-        .get(WebhooksService)
-        .replay(operator, team.id, endpoint.id, row.id);
+      const replayed = await admin.client.submit(page, `${page}/deliveries/${row.id}/replay`);
+      expect(replayed.status).toBe(303);
       const log = await logAfter(before, team.id);
       const { batches } = await delivered(
         endpoint.id,
@@ -258,6 +264,7 @@ describe('audit streams', () => {
       expect(batches.flatMap((b) => b.lines.map((l) => l.id))).toEqual(
         log.map((e) => Number(e.id)),
       );
+      expect((await admin.client.get(page)).text).not.toContain('data-stream-stalled');
     } finally {
       receiver.status = 200;
       await remove(endpoint);
