@@ -8,7 +8,7 @@ import { Transactions } from '../src/database/transactions.js';
 import { toExportLine } from '../src/security-log/audit.view.js';
 import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
 import type { Team } from '../src/teams/team.entity.js';
-import { AuditStreamBatches } from '../src/webhooks/audit-stream-batches.js';
+import { AuditStreamBatches, STREAM_BODY_MAX_BYTES } from '../src/webhooks/audit-stream-batches.js';
 import { AuditStreamEntry } from '../src/webhooks/audit-stream-entry.entity.js';
 import { MAX_ATTEMPTS } from '../src/webhooks/retry-schedule.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
@@ -269,6 +269,37 @@ describe('audit streams', () => {
       receiver.status = 200;
       await remove(endpoint);
     }
+  });
+
+  it('should split a backlog of large entries into bodies the delivery log can hold', async () => {
+    const before = await lastLogId();
+    const endpoint = await register(team.id, receiver.url);
+    const log = deployment.first.app.get(AuditLog);
+    for (let i = 0; i < 100; i++) {
+      log.record(operator, {
+        event: 'team.policy_changed',
+        teamId: team.id,
+        // Four facts of 190 two-byte characters: about 1.6 kB a line, 160 kB in all.
+        detail: Object.fromEntries(
+          ['a', 'b', 'c', 'd'].map((k) => [k, `${i} ${'\u00e9'.repeat(188)}`]),
+        ),
+      });
+    }
+    const entries = await logAfter(before, team.id);
+    expect(entries).toHaveLength(101);
+    const { deliveries, batches } = await delivered(
+      endpoint.id,
+      entries.map((e) => Number(e.id)),
+    );
+    const sizes = deliveries.map((d) => Buffer.byteLength(d.payload));
+    const total = sizes.reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(2 * STREAM_BODY_MAX_BYTES);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(STREAM_BODY_MAX_BYTES);
+    expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(total / STREAM_BODY_MAX_BYTES));
+    expect(batches.flatMap((b) => b.lines.map((l) => l.id))).toEqual(
+      entries.map((e) => Number(e.id)),
+    );
+    await remove(endpoint);
   });
 
   it('should send a burst of changes on two instances in batches, each entry and each batch once', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AuditEvent } from '../audit/audit-event.entity.js';
 import { ValidationError } from '../common/errors/domain.error.js';
-import { streamBody } from './audit-stream-batches.js';
+import { nextBatch, streamBody } from './audit-stream-batches.js';
 import { AUTHORIZATION_MAX, acceptableAuthorization } from './webhooks.service.js';
 
 const entry = (id: number, over: Partial<AuditEvent> = {}): AuditEvent => ({
@@ -49,6 +49,29 @@ describe('streamBody', () => {
   it('should keep a line break inside a value within its line when an entry holds one', () => {
     const body = streamBody([entry(1, { userAgent: 'two\nlines' }), entry(2)]);
     expect(body.split('\n')).toHaveLength(3);
+  });
+});
+
+describe('nextBatch', () => {
+  const waiting = (ids: number[], pruned: number[] = []) =>
+    ids.map((id) => ({ entryId: id * 10, event: pruned.includes(id) ? undefined : entry(id) }));
+  const lineBytes = Buffer.byteLength(streamBody([entry(1)]));
+
+  it('should take the oldest entries whose lines fit, and leave the rest waiting', () => {
+    const { taken, events } = nextBatch(waiting([1, 2, 3, 4]), lineBytes * 2 + 1);
+    expect(taken).toEqual([10, 20]);
+    expect(events.map((e) => e.id)).toEqual([1, 2]);
+  });
+
+  it('should take one entry even when it alone is larger than the limit', () => {
+    expect(nextBatch(waiting([1, 2]), 10).taken).toEqual([10]);
+  });
+
+  it('should take the entries pruned from the log among those it sends, and send them not', () => {
+    const { taken, events } = nextBatch(waiting([1, 2, 3], [2]), lineBytes * 2 + 1);
+    expect(taken).toEqual([10, 20, 30]);
+    expect(events.map((e) => e.id)).toEqual([1, 3]);
+    expect(nextBatch(waiting([1, 2], [1, 2]))).toEqual({ taken: [10, 20], events: [] });
   });
 });
 

@@ -12,9 +12,43 @@ export const STREAM_BATCH = 100;
 /** The event type an audit stream's deliveries are logged under. */
 export const STREAM_EVENT_TYPE = 'audit.entries';
 
+/**
+ * The most bytes of entries in one delivery: its row's `payload` is a TEXT column, at most
+ * 65,535 bytes on MySQL/MariaDB. An entry takes a few kilobytes at most (its detail is cut to
+ * 1000 characters), so a batch always has room for one.
+ */
+export const STREAM_BODY_MAX_BYTES = 60_000;
+
 /** A batch's body: each entry as `audit:export` writes it, one JSON object a line. */
 export function streamBody(events: AuditEvent[]): string {
-  return events.map((e) => `${JSON.stringify(toExportLine(e))}\n`).join('');
+  return events.map(lineOf).join('');
+}
+
+function lineOf(event: AuditEvent): string {
+  return `${JSON.stringify(toExportLine(event))}\n`;
+}
+
+/**
+ * What the stream's next batch takes of its waiting entries, oldest first: as many as fit in
+ * `maxBytes` (one at least), and the entries pruned from the log among them, left out.
+ */
+export function nextBatch(
+  waiting: { entryId: number; event: AuditEvent | undefined }[],
+  maxBytes = STREAM_BODY_MAX_BYTES,
+): { taken: number[]; events: AuditEvent[] } {
+  const taken: number[] = [];
+  const events: AuditEvent[] = [];
+  let bytes = 0;
+  for (const { entryId, event } of waiting) {
+    if (event) {
+      const size = Buffer.byteLength(lineOf(event));
+      if (events.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      events.push(event);
+    }
+    taken.push(entryId);
+  }
+  return { taken, events };
 }
 
 /**
@@ -43,17 +77,18 @@ export class AuditStreamBatches {
   private formOne(endpointId: number): Promise<boolean> {
     return this.transactions.run(async (m) => {
       for (;;) {
-        const taken = await this.repository.takeStreamEntries(m, endpointId, STREAM_BATCH);
-        if (!taken) return false;
-        // Entries whose rows were pruned from the log before they were sent are left out.
-        if (taken.events.length === 0) continue;
+        const waiting = await this.repository.waitingStreamEntries(m, endpointId, STREAM_BATCH);
+        if (!waiting) return false;
+        const { taken, events } = nextBatch(waiting);
+        await this.repository.dropStreamEntries(m, taken);
+        if (events.length === 0) continue;
         const now = this.clock.now();
         await this.repository.insertDeliveries(m, [
           {
             endpointId,
             messageId: newMessageId(),
             eventType: STREAM_EVENT_TYPE,
-            payload: streamBody(taken.events),
+            payload: streamBody(events),
             nextAttemptAt: now,
             createdAt: now,
           },

@@ -208,16 +208,17 @@ export class WebhooksRepository {
   }
 
   /**
-   * Takes the stream's oldest waiting entries (at most `limit`) out of its queue, with the log's
-   * rows, oldest first, while holding the endpoint: nothing when the stream is not active, or
-   * has a delivery pending or dead, so that each batch is sent only after the one before it was
-   * delivered, and two instances do not both take the same entries. Run it in a transaction.
+   * The stream's oldest waiting entries (at most `limit`), with the log's rows (undefined for an
+   * entry pruned from the log since), oldest first, while holding the endpoint: nothing when the
+   * stream is not active, or has a delivery pending or dead, so that each batch is made only
+   * after the one before it was delivered, and two instances do not make batches of the same
+   * entries. Run it in a transaction, with `dropStreamEntries` for those taken.
    */
-  async takeStreamEntries(
+  async waitingStreamEntries(
     manager: EntityManager,
     endpointId: number,
     limit: number,
-  ): Promise<{ endpoint: WebhookEndpoint; events: AuditEvent[] } | null> {
+  ): Promise<{ entryId: number; event: AuditEvent | undefined }[] | null> {
     const query = manager
       .getRepository(WebhookEndpoint)
       .createQueryBuilder('e')
@@ -235,15 +236,17 @@ export class WebhooksRepository {
       take: limit,
     });
     if (entries.length === 0) return null;
-    await manager.getRepository(AuditStreamEntry).delete({ id: In(entries.map((e) => e.id)) });
     const rows = await manager
       .getRepository(AuditEvent)
       .findBy({ id: In(entries.map((e) => e.auditEventId)) });
     const byId = new Map(rows.map((r) => [Number(r.id), r]));
-    const events = entries
-      .map((e) => byId.get(Number(e.auditEventId)))
-      .filter((r): r is AuditEvent => r !== undefined);
-    return { endpoint, events };
+    return entries.map((e) => ({ entryId: e.id, event: byId.get(Number(e.auditEventId)) }));
+  }
+
+  /** Takes entries out of their stream's queue (they are in a delivery now). */
+  async dropStreamEntries(manager: EntityManager, entryIds: number[]): Promise<void> {
+    if (entryIds.length > 0)
+      await manager.getRepository(AuditStreamEntry).delete({ id: In(entryIds) });
   }
 
   /** Notes whether the endpoint's deliveries are failing (since when) or succeed again. */
