@@ -74,6 +74,7 @@ export const AUDIT_EVENTS = {
   'webhook.test_sent': 'Webhook test event sent',
   'webhook.replayed': 'Webhook delivery replayed',
   'webhook.disabled': 'Webhook endpoint disabled',
+  'webhook.secret_rotated': 'Webhook signing secret rotated',
 } as const;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

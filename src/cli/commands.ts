@@ -579,6 +579,23 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
+  'webhook:rotate-secret': {
+    usage: 'webhook:rotate-secret --id ID',
+    description:
+      'Gives the endpoint a new signing secret and prints it, alone on the last line, this once. The previous secret keeps signing beside it for 24 hours.',
+    options: ['id'],
+    required: ['id'],
+    async run(app, v, out) {
+      const rotated = await app
+        .get(WebhooksService)
+        .rotateSecretForOperator(positiveInteger('id', v.id!));
+      out(
+        `Webhook endpoint ${rotated.endpoint.id}: ${rotated.endpoint.url}; the previous secret signs too until ${rotated.previousSignsUntil.toISOString()}`,
+      );
+      out(rotated.secret);
+    },
+  },
+
   'webhook:deliveries': {
     usage: 'webhook:deliveries --id ID',
     description:

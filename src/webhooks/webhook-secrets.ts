@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { SecretCipher } from '../two-factor/secret-cipher.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
@@ -30,6 +31,14 @@ export class WebhookSecrets {
     }
     return secrets;
   }
+}
+
+/**
+ * Which secret an endpoint has now, without saying anything of it: a digest of its sealed
+ * (random-nonce) value. A rotation form carries it, so that the same click rotates once.
+ */
+export function secretVersionOf(endpoint: Pick<WebhookEndpoint, 'secret'>): string {
+  return createHash('sha256').update(endpoint.secret).digest('base64url').slice(0, 16);
 }
 
 const contextOf = (uid: string): string => `webhook endpoint ${uid}`;

@@ -64,6 +64,22 @@ export class WebhooksRepository {
     return manager.getRepository(WebhookEndpoint).find({ where, order: { id: 'ASC' } });
   }
 
+  /**
+   * Gives the endpoint a new secret, keeping the one it replaces as the previous one, when its
+   * secret is still `current` (the sealed value read); false when another rotation came first.
+   */
+  async replaceSecret(
+    manager: EntityManager,
+    id: number,
+    current: string,
+    next: Pick<WebhookEndpoint, 'secret' | 'previousSecretUntil'>,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id, secret: current }, { ...next, previousSecret: current });
+    return (result.affected ?? 0) > 0;
+  }
+
   async deleteInTeam(manager: EntityManager, teamId: number | null, id: number): Promise<boolean> {
     const result = await manager
       .getRepository(WebhookEndpoint)
