@@ -16,6 +16,11 @@ export class WebhookSecrets {
     return this.cipher.encrypt(secret, contextOf(uid));
   }
 
+  /** The endpoint's current secret (to compare with the one WEBHOOK_ENDPOINTS lists). */
+  currentOf(endpoint: Pick<WebhookEndpoint, 'uid' | 'secret'>): string {
+    return this.cipher.decrypt(endpoint.secret, contextOf(endpoint.uid));
+  }
+
   /** The secrets that sign now: the current one, and the previous one until its time is up. */
   signingSecrets(
     endpoint: Pick<WebhookEndpoint, 'uid' | 'secret' | 'previousSecret' | 'previousSecretUntil'>,

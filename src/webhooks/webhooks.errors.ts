@@ -21,3 +21,13 @@ export class WebhookSecretChangedError extends ValidationError {
     });
   }
 }
+
+/** An endpoint listed in WEBHOOK_ENDPOINTS changes there only. */
+export class ConfiguredEndpointError extends ValidationError {
+  constructor(field: string) {
+    super({
+      [field]:
+        'This endpoint is listed in WEBHOOK_ENDPOINTS: change or remove it there, and restart.',
+    });
+  }
+}

@@ -25,6 +25,7 @@ import {
   WebhookDeliveryNotFoundError,
   WebhookEndpointNotFoundError,
   WebhookSecretChangedError,
+  ConfiguredEndpointError,
 } from './webhooks.errors.js';
 import { Events } from '../events/events.js';
 
@@ -147,6 +148,7 @@ export class WebhooksService {
     return this.transactions.run(async (m) => {
       if (team) await this.teams.certifyManager(m, actor, team.id);
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (endpoint?.configKey) throw new ConfiguredEndpointError('url');
       if (!endpoint || !(await this.repository.deleteInTeam(m, endpoint.teamId, endpoint.id))) {
         throw new WebhookEndpointNotFoundError();
       }
@@ -196,6 +198,7 @@ export class WebhooksService {
     endpoint: WebhookEndpoint,
     version?: string,
   ): Promise<RotatedSecret> {
+    if (endpoint.configKey) throw new ConfiguredEndpointError('secret');
     if (version !== undefined && version !== secretVersionOf(endpoint)) {
       throw new WebhookSecretChangedError();
     }
@@ -290,6 +293,15 @@ export class WebhooksService {
         previousSignsUntil: this.previousSigns(endpoint),
       };
     });
+  }
+
+  /** Every endpoint, or one team's (null: the operator's), a page after `afterId`. */
+  pageForOperator(
+    afterId: number,
+    limit: number,
+    teamId?: number | null,
+  ): Promise<WebhookEndpoint[]> {
+    return this.transactions.run((m) => this.repository.pageForOperator(m, afterId, limit, teamId));
   }
 
   private chosenEvents(events: string[]): WebhookEventType[] {
