@@ -48,13 +48,17 @@ describe('webhooks: the operator endpoints WEBHOOK_ENDPOINTS lists', () => {
       { url: urls.a, events: ['service_account.created', 'member.joined'], secret: secrets.a },
       { url: urls.b, events: ['token.revoked'], secret: secrets.b },
     ]);
-  /** Instances started at the same moment, each with the list. */
+  /**
+   * Instances started at the same moment, each with the list and a clock of its own (not one
+   * a running instance has: see ClusterClock).
+   */
   const start = async (count: number, list: string) => {
+    const first = running.length;
     const apps = await Promise.all(
       Array.from({ length: count }, (_, i) =>
         createTestApp(
           { ...base(), WEBHOOK_ENDPOINTS: list },
-          { database, mail, clock: clock.clocks[i] },
+          { database, mail, clock: clock.clocks[first + i] },
         ),
       ),
     );
@@ -172,6 +176,23 @@ describe('webhooks: the operator endpoints WEBHOOK_ENDPOINTS lists', () => {
     await start(1, firstList());
     expect(await configured()).toEqual(before);
     expect(await audit('webhook.created')).toHaveLength(2);
+  });
+
+  it('should enable a listed endpoint that was disabled again when the server restarts', async () => {
+    const [a] = await configured();
+    receiver.answer = { status: 410 };
+    try {
+      const id = await running[0].app.get(WebhooksService).sendTest(operator, null, a.id);
+      await waitFor(async () => (await configured())[0].status === 'disabled', {
+        message: () => `no answer to ${id} recorded`,
+      });
+    } finally {
+      receiver.answer = { status: 200 };
+    }
+    await stopAll();
+    await start(1, firstList());
+    const [again] = await configured();
+    expect(again).toMatchObject({ id: a.id, status: 'active', disabledReason: null });
   });
 
   it('should follow a changed list: new events, a new secret signing beside the old for a day, and an endpoint taken off deleted', async () => {

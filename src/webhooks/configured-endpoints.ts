@@ -27,8 +27,8 @@ export const configKeyOf = (url: string): string => createHash('sha256').update(
 /**
  * Keeps the operator's endpoints as WEBHOOK_ENDPOINTS lists them, at every start of the
  * server: one listed and not registered is added, one whose events or secret differ is brought
- * in line (a new secret as a rotation: the previous one signs for a day more), one no longer
- * listed is deleted. Instances starting at once agree: the unique config_key lets one insert
+ * in line (a new secret as a rotation: the previous one signs for a day more), one disabled is
+ * enabled again, one no longer listed is deleted. Instances starting at once agree: the unique config_key lets one insert
  * each, and every change is conditional. A name that is not an event stops the start.
  */
 @Injectable()
@@ -101,6 +101,13 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
       return 'added';
     }
     let changed = await this.repository.updateEvents(m, existing.id, events);
+    // Listed, so wanted: one disabled (it failed for days, or answered 410) is tried again.
+    if (await this.repository.enable(m, existing.id)) {
+      this.logger.warn(
+        `WEBHOOK_ENDPOINTS: enabled ${existing.url} again (it was disabled: ${existing.disabledReason})`,
+      );
+      changed = true;
+    }
     if (this.secrets.currentOf(existing) !== listed.secret) {
       const previousSecretUntil = new Date(this.clock.nowMs() + PREVIOUS_SECRET_SIGNS_MS);
       const next = { secret: this.secrets.seal(existing.uid, listed.secret), previousSecretUntil };

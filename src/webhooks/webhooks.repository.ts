@@ -238,6 +238,17 @@ export class WebhooksRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** Enables a disabled endpoint again, as new; false when it was not disabled. */
+  async enable(manager: EntityManager, endpointId: number): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update(
+        { id: endpointId, status: 'disabled' },
+        { status: 'active', disabledReason: null, failingSince: null },
+      );
+    return (result.affected ?? 0) > 0;
+  }
+
   /** Dead-letters what an endpoint just disabled still had waiting (it can be replayed). */
   async buryPending(manager: EntityManager, endpointId: number, now: Date): Promise<void> {
     await manager
