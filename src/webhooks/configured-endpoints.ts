@@ -4,7 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
 import { Actors } from '../common/actor.js';
-import type { Config } from '../config/config.js';
+import { ConfigError, type Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import type { ConfiguredEndpoint } from '../config/webhooks.config.js';
 import { Transactions } from '../database/transactions.js';
@@ -141,7 +141,8 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
 function checkEvents(endpoint: ConfiguredEndpoint, i: number): void {
   const unknown = endpoint.events.filter((e) => !isWebhookEventType(e));
   if (unknown.length === 0) return;
-  throw new Error(
+  // The settings' own error: the start says what to fix in one line, without a stack.
+  throw new ConfigError([
     `WEBHOOK_ENDPOINTS: endpoint ${i + 1} (${endpoint.url}) names ${unknown.map((e) => `"${e}"`).join(', ')}, not an event: choose from ${WEBHOOK_EVENT_TYPES.join(', ')}`,
-  );
+  ]);
 }
