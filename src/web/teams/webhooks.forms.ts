@@ -1,4 +1,4 @@
-import { ArrayNotEmpty, IsArray, IsString, Length } from 'class-validator';
+import { ArrayNotEmpty, IsArray, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Trim } from '../../common/validation/transforms.js';
 import { CheckboxList } from '../settings/api-tokens/tokens.forms.js';
 
@@ -14,4 +14,15 @@ export class CreateWebhookForm {
   @ArrayNotEmpty({ message: 'Choose at least one event.' })
   @IsArray({ message: 'Events must be a list.' })
   events: string[] = [];
+}
+
+/** Rotating an endpoint's secret, from its page. */
+export class RotateWebhookSecretForm {
+  /**
+   * The secret the page showed (its version): only that one is replaced, so the same form sent
+   * twice rotates once. Without it, whatever secret the endpoint has is replaced.
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{16}$/, { message: 'Reload the page and try again.' })
+  version?: string;
 }
