@@ -21,7 +21,7 @@ import { WebhookReceiver, type Received } from './support/webhook-receiver.js';
 
 const operator = Actors.operator();
 const DAY_MS = 86_400_000;
-const EVENTS = ['token.expiring', 'token.used_from_new_address'];
+const EVENTS = ['token.expiring', 'token.used_from_new_address', 'token.revoked'];
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
   addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -203,6 +203,30 @@ describe('webhooks: the token events of usage and expiry', () => {
         .countBy({ event: 'token.expiry_reminded', tokenId: robot.token.id }),
     ).toBe(1);
     expect(sent('token.expiring', robot.token.id)).toHaveLength(2);
+    expect(receiver.rejected).toEqual([]);
+  });
+
+  it("should send token.revoked with the reason expiry to a service account's team, once", async () => {
+    clock.set(robot.token.expiresAt!.getTime() + 60_000);
+    const reminders = t.app.get(TokenExpiryReminders);
+    await reminders.run();
+    await reminders.run();
+
+    const robotGone = await deliveredAbout('token.revoked', robot.token.id);
+    expect(robotGone.endpoints).toEqual(
+      [teamEndpoint.id, operatorEndpoint.id].sort((a, b) => a - b),
+    );
+    expect(robotGone.got.payload.data).toMatchObject({
+      team_id: team.id,
+      token_id: robot.token.id,
+      name: 'deploy',
+      reason: 'expiry',
+    });
+    expect(validate('token.revoked', robotGone.got.payload)).toEqual({ valid: true, errors: null });
+    // A personal token acts in no team: the operator's endpoint alone.
+    const personalGone = await deliveredAbout('token.revoked', personal.token.id);
+    expect(personalGone.endpoints).toEqual([operatorEndpoint.id]);
+    expect(sent('token.revoked', robot.token.id)).toHaveLength(2);
     expect(receiver.rejected).toEqual([]);
   });
 });

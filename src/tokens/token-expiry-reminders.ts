@@ -107,9 +107,12 @@ export class TokenExpiryReminders {
               }
             }
             if (!step.mail) {
+              // A service account's token is its team's: `token.revoked` goes to its webhooks.
+              const account = await this.tokens.findServiceAccountOwner(m, token.userId);
               this.audit.recordAfterCommit(m, Actors.system, {
                 event: 'token.expired',
                 userId: token.userId,
+                teamId: account?.teamId ?? null,
                 tokenId: token.id,
                 target: { type: 'token', id: token.id },
                 detail: { name: token.name },
