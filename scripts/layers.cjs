@@ -49,9 +49,9 @@ const LAYERS = [
 const DOORS = ['web', 'api', 'cli', 'http'];
 
 /**
- * Files below the doors that still import Express (its Request and Response, the session): the
- * session's lifecycle and what reads the session (auth/, the sign-in's second step, passkeys),
- * the request log, the per-route limit's guard and the secret scanners' report route. No file
+ * Files below the doors that still import Express (its Request and Response, the session): what
+ * the session holds and who acts (auth/), the request log, the per-route limit's guard and the
+ * secret scanners' report route. No file
  * may join the list; a file leaves it when it moves to a door or takes what it needs as
  * arguments.
  */
@@ -59,11 +59,8 @@ const STILL_ON_EXPRESS = [
   'src/auth/access.ts',
   'src/auth/access.spec.ts',
   'src/auth/page-session.ts',
-  'src/auth/session-lifecycle.ts',
   'src/logging/request-log.ts',
-  'src/passkeys/passkey-session.ts',
   'src/rate-limit/route-limit.guard.ts',
-  'src/sign-in/two-factor-sign-in.ts',
   'src/token-reports/signed-report.decorator.ts',
   'src/token-reports/token-reports.module.ts',
 ];

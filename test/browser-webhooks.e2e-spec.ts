@@ -10,9 +10,9 @@ import { AuditStreamReceiver } from './support/audit-stream-receiver.js';
 
 /**
  * A team's owner adds a webhook endpoint in Chromium, copies its secret shown once, sends a
- * test event and sees it in the delivery log, then deletes the endpoint; adds an audit stream
- * with an Authorization header, and sees its batches in its delivery log. Every page passes axe
- * at 390 and 1280 px and fits a phone's width.
+ * test event and sees it in the delivery log, rotates its secret (the new one shown once), then
+ * deletes the endpoint; adds an audit stream with an Authorization header, and sees its batches
+ * in its delivery log. Every page passes axe at 390 and 1280 px and fits a phone's width.
  */
 describe("a team's webhooks, in a real browser", () => {
   let t: TestApp;
@@ -49,7 +49,7 @@ describe("a team's webhooks, in a real browser", () => {
     return page;
   }
 
-  it('should add an endpoint with its secret shown once, send a test event, show the log and delete it', async () => {
+  it('should add an endpoint with its secret shown once, send a test event, show the log, rotate its secret and delete it', async () => {
     const email = uniqueEmail('owner');
     const owner = await createUser(t.app, { name: 'Olga Owner', email, password: PASSWORD });
     const team = await createTeam(t.app, owner, 'Harbour');
@@ -87,6 +87,19 @@ describe("a team's webhooks, in a real browser", () => {
       got.id,
     );
     problems.push(...(await pageProblems(page, 'an endpoint with its delivery log')));
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.locator('[data-shown-once]').waitFor();
+    const rotated = await page.getByLabel('New signing secret of the endpoint').inputValue();
+    expect(rotated).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(rotated).not.toBe(secret);
+    problems.push(...(await pageProblems(page, 'a rotated secret, shown once')));
+    await page.getByRole('link', { name: 'Done' }).click();
+    await page.waitForURL(endpointPage);
+    expect(await page.locator('[data-shown-once]').count()).toBe(0);
+    await expect(page.locator('[data-previous-secret]').textContent()).resolves.toContain(
+      'with the one it replaced',
+    );
 
     await page.getByRole('button', { name: 'Delete endpoint' }).click();
     await page.waitForURL(`**/teams/${team.id}/webhooks`);

@@ -5,13 +5,12 @@ import { UsersModule } from '../users/users.module.js';
 import { AccessGuard } from './access.js';
 import { AuthService } from './auth.service.js';
 import { PasswordHasher } from './password-hasher.js';
-import { SessionLifecycle } from './session-lifecycle.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 /**
- * Who is there: what the pages' session holds and its rows (the session, CSRF and sudo mode
- * themselves are the page edge's, web/), passwords, signing in and out of a session, and the
- * global guard that checks every route's declared policy. It knows no feature above users: the API's tokens are read by the API's own middleware, the forms of signing in
+ * Who is there: what the pages' session holds and its rows (the session, CSRF, sudo mode and
+ * signing in and out of a session are the page edge's, web/), passwords, and the global guard
+ * that checks every route's declared policy. It knows no feature above users: the API's tokens are read by the API's own middleware, the forms of signing in
  * live in sign-in/.
  */
 @Module({
@@ -19,10 +18,9 @@ import { SessionsRepository } from './sessions.repository.js';
   providers: [
     PasswordHasher,
     AuthService,
-    SessionLifecycle,
     SessionsRepository,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [AuthService, PasswordHasher, SessionLifecycle, SessionsRepository],
+  exports: [AuthService, PasswordHasher, SessionsRepository],
 })
 export class AuthModule {}

@@ -600,6 +600,51 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
+  'webhook:list': {
+    usage: 'webhook:list [--team SLUG]',
+    description:
+      "Lists webhook endpoints, every team's or one team's, tab-separated: id, team (* for the operator's, which get every team's events), url, events, status, source (registered, or environment for those WEBHOOK_ENDPOINTS lists: read-only, changed there), created.",
+    options: ['team'],
+    required: [],
+    async run(app, v, out) {
+      const team =
+        v.team === undefined
+          ? undefined
+          : await app.get(TeamsService).getBySlug(Actors.operator(), v.team);
+      await printTable(
+        out,
+        ['id', 'team', 'url', 'events', 'status', 'source', 'created'],
+        (after) => app.get(WebhooksService).pageForOperator(after, LIST_PAGE, team?.id),
+        (e) => [
+          e.id,
+          e.team?.slug ?? '*',
+          e.url,
+          e.kind === 'audit_stream' ? '(audit stream)' : e.events,
+          e.status,
+          e.configKey ? 'environment' : 'registered',
+          e.createdAt.toISOString(),
+        ],
+      );
+    },
+  },
+
+  'webhook:rotate-secret': {
+    usage: 'webhook:rotate-secret --id ID',
+    description:
+      'Gives the endpoint a new signing secret and prints it, alone on the last line, this once. The previous secret keeps signing beside it for 24 hours.',
+    options: ['id'],
+    required: ['id'],
+    async run(app, v, out) {
+      const rotated = await app
+        .get(WebhooksService)
+        .rotateSecretForOperator(positiveInteger('id', v.id!));
+      out(
+        `Webhook endpoint ${rotated.endpoint.id}: ${rotated.endpoint.url}; the previous secret signs too until ${rotated.previousSignsUntil.toISOString()}`,
+      );
+      out(rotated.secret);
+    },
+  },
+
   'webhook:deliveries': {
     usage: 'webhook:deliveries --id ID',
     description:

@@ -10,7 +10,7 @@ import type { Clock } from '../clock/clock.js';
 import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { ConflictError, DomainError, ValidationError } from '../common/errors/domain.error.js';
 import type { DomainErrorCode } from '../common/errors/error-codes.js';
-import { loggablePath } from '../common/http/loggable-path.js';
+import { loggablePath } from '../logging/request-log.js';
 import { failure } from '../common/http/envelope.js';
 import { writeJson } from './json-answer.js';
 import { CODE_BY_STATUS } from './error-status.js';

@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { EVERY_PATH } from '../common/http/every-path.js';
-import { loggablePath } from '../common/http/loggable-path.js';
 import { actingUserOf } from '../common/http/request-state.js';
 import { REQUEST_ID_HEADER } from '../common/http/request-id-header.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -148,4 +147,16 @@ export class AccessLog implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     if (this.access !== this.root) await this.flush();
   }
+}
+
+/** Pages whose address carries a secret: the token of a link sent by mail (an invitation's too). */
+const SECRET_IN_PATH =
+  /^(\/(?:verify-email|reset-password|invitations|settings\/profile\/email)\/)(?!resend(?:\/|$)|pending\/)[^/]+/i;
+
+/**
+ * The path as a log line may show it: the token of an e-mail link (`/reset-password/<token>`)
+ * replaced, so the logs hold no working link. Used by the request log and the exception filter's error log.
+ */
+export function loggablePath(path: string): string {
+  return path.replace(SECRET_IN_PATH, '$1[redacted]');
 }

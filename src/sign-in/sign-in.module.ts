@@ -7,11 +7,10 @@ import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { RegistrationService } from './registration.service.js';
-import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /**
- * Signing up and signing in from the pages: registration (an account, its personal team and the
- * confirmation mail), the password form and the second factor's challenge.
+ * Signing up: registration (an account, its personal team and the confirmation mail). Signing in
+ * (the session, the second factor's challenge) is the page edge's, web/session and web/sign-in.
  */
 @Module({
   imports: [
@@ -23,7 +22,7 @@ import { TwoFactorSignIn } from './two-factor-sign-in.js';
     TwoFactorModule,
     PasskeysModule,
   ],
-  providers: [RegistrationService, TwoFactorSignIn],
-  exports: [RegistrationService, TwoFactorSignIn],
+  providers: [RegistrationService],
+  exports: [RegistrationService],
 })
 export class SignInModule {}

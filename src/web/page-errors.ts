@@ -17,7 +17,7 @@ import { saveSessionIfChanged } from './session/web-session.js';
 import { flash, keptInput } from './flash.js';
 import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';
 import { AccountLinkError, type LinkPurpose } from '../one-time-links/one-time-links.errors.js';
-import { NoPendingSignInError } from '../sign-in/two-factor-sign-in.js';
+import { NoPendingSignInError } from './sign-in/two-factor-sign-in.js';
 import { DASHBOARD_PAGE, SIGN_IN_PAGE, signInPageFor } from './return-to.js';
 import { confirmationPage, PasswordConfirmationRequiredError } from './sudo-mode.js';
 

@@ -14,6 +14,7 @@ import { TeamTokensModule } from '../team-tokens/team-tokens.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
+import { UsersModule } from '../users/users.module.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { ConfirmPasswordController } from './confirm-password/confirm-password.controller.js';
 import { DashboardController } from './dashboard/dashboard.controller.js';
@@ -21,7 +22,9 @@ import { InvitationsController } from './invitations/invitations.controller.js';
 import { Assets } from './assets.js';
 import { PageContext } from './page-context.js';
 import { pageAssets, PageRequests } from './page-requests.js';
+import { SessionLifecycle } from './session/session-lifecycle.js';
 import { TypeormSessionStore, WebSession } from './session/web-session.js';
+import { TwoFactorSignIn } from './sign-in/two-factor-sign-in.js';
 import { SudoMode } from './sudo-mode.js';
 import { PasswordResetController } from './password-reset/password-reset.controller.js';
 import { EmailVerificationController } from './register/email-verification.controller.js';
@@ -67,6 +70,7 @@ import { WebhooksController } from './teams/webhooks.controller.js';
     TeamsModule,
     TokensModule,
     TwoFactorModule,
+    UsersModule,
     WebhooksModule,
   ],
   // In this order: /teams/switch is matched before /teams/:id.
@@ -101,6 +105,8 @@ import { WebhooksController } from './teams/webhooks.controller.js';
     WebSession,
     PageContext,
     SudoMode,
+    SessionLifecycle,
+    TwoFactorSignIn,
     { provide: Assets, useFactory: pageAssets },
     PageRequests,
   ],

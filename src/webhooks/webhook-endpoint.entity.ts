@@ -22,6 +22,7 @@ export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
  */
 @Entity({ name: 'webhook_endpoints' })
 @Index('UQ_webhook_endpoints_uid', ['uid'], { unique: true })
+@Index('UQ_webhook_endpoints_config_key', ['configKey'], { unique: true })
 export class WebhookEndpoint {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;
@@ -78,6 +79,13 @@ export class WebhookEndpoint {
   /** When its deliveries started failing without a success since; null while they succeed. */
   @Column({ name: 'failing_since', type: 'datetime', precision: 3, nullable: true })
   failingSince!: Date | null;
+
+  /**
+   * For the operator's endpoints listed in WEBHOOK_ENDPOINTS (read-only elsewhere): a digest of
+   * the URL that names them there. Null for those registered on the pages or the command line.
+   */
+  @Column({ name: 'config_key', type: 'varchar', length: 64, nullable: true })
+  configKey!: string | null;
 
   @Column({ name: 'created_by_id', type: 'integer', nullable: true })
   createdById!: number | null;

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { SecretCipher } from '../two-factor/secret-cipher.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
@@ -25,6 +26,11 @@ export class WebhookSecrets {
     return this.cipher.decrypt(endpoint.authorizationHeader, authorizationContextOf(endpoint.uid));
   }
 
+  /** The endpoint's current secret (to compare with the one WEBHOOK_ENDPOINTS lists). */
+  currentOf(endpoint: Pick<WebhookEndpoint, 'uid' | 'secret'>): string {
+    return this.cipher.decrypt(endpoint.secret, contextOf(endpoint.uid));
+  }
+
   /** The secrets that sign now: the current one, and the previous one until its time is up. */
   signingSecrets(
     endpoint: Pick<WebhookEndpoint, 'uid' | 'secret' | 'previousSecret' | 'previousSecretUntil'>,
@@ -40,6 +46,14 @@ export class WebhookSecrets {
     }
     return secrets;
   }
+}
+
+/**
+ * Which secret an endpoint has now, without saying anything of it: a digest of its sealed
+ * (random-nonce) value. A rotation form carries it, so that the same click rotates once.
+ */
+export function secretVersionOf(endpoint: Pick<WebhookEndpoint, 'secret'>): string {
+  return createHash('sha256').update(endpoint.secret).digest('base64url').slice(0, 16);
 }
 
 const contextOf = (uid: string): string => `webhook endpoint ${uid}`;

@@ -211,17 +211,22 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (outcome.refused) this.logger.warn(`Refused to send ${what}: ${outcome.error}`);
     const gone = outcome.status === 410;
-    const delay = gone ? null : retryDelayMs(delivery.attempts);
-    await this.transactions.run(async (m) => {
+    const retryIn = gone ? null : retryDelayMs(delivery.attempts);
+    const disabled = await this.transactions.run(async (m) => {
+      await this.repository.markFailing(m, endpoint.id, now);
+      // Disabled now (or by another instance): this delivery is dead-lettered with the rest.
+      const off = await this.health.afterFailure(m, endpoint, gone, now);
       await this.repository.settle(m, delivery, this.owner, {
         ...facts,
-        ...(delay === null
+        ...(off || retryIn === null
           ? { status: 'dead' as const }
-          : { nextAttemptAt: new Date(now.getTime() + delay) }),
+          : { nextAttemptAt: new Date(now.getTime() + retryIn) }),
       });
-      await this.repository.markFailing(m, endpoint.id, now);
-      await this.health.afterFailure(m, endpoint, gone, now);
+      return off;
     });
+    // The rest of this batch's deliveries to a disabled endpoint are dead-lettered, not sent.
+    if (disabled) endpoint.status = 'disabled';
+    const delay = disabled ? null : retryIn;
     if (delay === null) {
       this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);
     } else if (!outcome.refused) {

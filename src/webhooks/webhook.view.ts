@@ -1,7 +1,13 @@
 import type { WebhookDelivery } from './webhook-delivery.entity.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WEBHOOK_EVENTS, WEBHOOK_EVENT_TYPES } from './webhook-events.js';
-import type { CreatedEndpoint, EndpointDetails, EndpointList } from './webhooks.service.js';
+import { secretVersionOf } from './webhook-secrets.js';
+import type {
+  CreatedEndpoint,
+  EndpointDetails,
+  EndpointList,
+  RotatedSecret,
+} from './webhooks.service.js';
 
 /** What a page shows of an endpoint: never its secret. */
 function endpointView(e: WebhookEndpoint) {
@@ -52,8 +58,8 @@ export function webhookListView(list: EndpointList, created?: CreatedEndpoint): 
   };
 }
 
-/** An endpoint's page with its delivery log, newest first. */
-export function webhookPageView(details: EndpointDetails): object {
+/** An endpoint's page with its delivery log, newest first, and a rotated secret once. */
+export function webhookPageView(details: EndpointDetails, rotated?: RotatedSecret): object {
   const stream = details.endpoint.kind === 'audit_stream';
   return {
     title: `${stream ? 'Audit stream' : 'Webhook endpoint'} ${details.endpoint.url}`,
@@ -61,6 +67,12 @@ export function webhookPageView(details: EndpointDetails): object {
     endpoint: endpointView(details.endpoint),
     // A stream sends nothing more while a delivery of it is dead: it waits for the replay.
     stalled: stream && details.deliveries.some((d) => d.status === 'dead'),
+    secretVersion: secretVersionOf(details.endpoint),
+    previousSignsUntil: details.previousSignsUntil,
     deliveries: details.deliveries.map(deliveryView),
+    rotated: rotated && {
+      secret: rotated.secret,
+      page: `/teams/${details.team?.id}/webhooks/${details.endpoint.id}`,
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, type EntityManager } from 'typeorm';
+import { In, IsNull, LessThan, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuditEvent } from '../audit/audit-event.entity.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
 import { AuditStreamEntry } from './audit-stream-entry.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
@@ -21,18 +22,73 @@ export class WebhooksRepository {
     manager: EntityManager,
     row: Pick<
       WebhookEndpoint,
-      'uid' | 'teamId' | 'kind' | 'url' | 'events' | 'secret' | 'createdById' | 'createdAt'
+      'uid' | 'teamId' | 'url' | 'events' | 'secret' | 'createdById' | 'createdAt'
     > &
-      Partial<Pick<WebhookEndpoint, 'authorizationHeader'>>,
+      Partial<Pick<WebhookEndpoint, 'kind' | 'authorizationHeader' | 'configKey'>>,
   ): Promise<WebhookEndpoint> {
     return manager.getRepository(WebhookEndpoint).save({
+      kind: 'events' as const,
       authorizationHeader: null,
+      configKey: null,
       ...row,
       status: 'active' as const,
       previousSecret: null,
       previousSecretUntil: null,
       disabledReason: null,
       failingSince: null,
+    });
+  }
+
+  /**
+   * Registers an endpoint of WEBHOOK_ENDPOINTS unless another instance just did (its
+   * config_key is taken): then null, and nothing of this transaction is undone.
+   */
+  async insertConfigured(
+    manager: EntityManager,
+    row: Pick<WebhookEndpoint, 'uid' | 'url' | 'events' | 'secret' | 'configKey' | 'createdAt'>,
+  ): Promise<WebhookEndpoint | null> {
+    try {
+      // A savepoint: a collision undoes this insert only.
+      return await manager.transaction((m) =>
+        this.insertEndpoint(m, { ...row, teamId: null, createdById: null }),
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      return null;
+    }
+  }
+
+  findByConfigKey(manager: EntityManager, configKey: string): Promise<WebhookEndpoint | null> {
+    return manager.getRepository(WebhookEndpoint).findOneBy({ configKey });
+  }
+
+  /** The endpoints WEBHOOK_ENDPOINTS registered, whatever it lists now. */
+  findConfigured(manager: EntityManager): Promise<WebhookEndpoint[]> {
+    return manager
+      .getRepository(WebhookEndpoint)
+      .find({ where: { configKey: Not(IsNull()) }, order: { id: 'ASC' } });
+  }
+
+  async updateEvents(manager: EntityManager, id: number, events: string): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id, events: Not(events) }, { events });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Every endpoint (of one team, or of none: the operator's), by id, a page after `afterId`. */
+  pageForOperator(
+    manager: EntityManager,
+    afterId: number,
+    limit: number,
+    teamId?: number | null,
+  ): Promise<WebhookEndpoint[]> {
+    const team = teamId === undefined ? {} : { teamId: teamId === null ? IsNull() : teamId };
+    return manager.getRepository(WebhookEndpoint).find({
+      where: { id: MoreThan(afterId), ...team },
+      relations: { team: true },
+      order: { id: 'ASC' },
+      take: limit,
     });
   }
 
@@ -68,6 +124,22 @@ export class WebhooksRepository {
             { status: 'active' as const, teamId },
           ];
     return manager.getRepository(WebhookEndpoint).find({ where, order: { id: 'ASC' } });
+  }
+
+  /**
+   * Gives the endpoint a new secret, keeping the one it replaces as the previous one, when its
+   * secret is still `current` (the sealed value read); false when another rotation came first.
+   */
+  async replaceSecret(
+    manager: EntityManager,
+    id: number,
+    current: string,
+    next: Pick<WebhookEndpoint, 'secret' | 'previousSecretUntil'>,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id, secret: current }, { ...next, previousSecret: current });
+    return (result.affected ?? 0) > 0;
   }
 
   async deleteInTeam(manager: EntityManager, teamId: number | null, id: number): Promise<boolean> {
@@ -261,6 +333,17 @@ export class WebhooksRepository {
     const result = await manager
       .getRepository(WebhookEndpoint)
       .update({ id: endpointId, status: 'active' }, { status: 'disabled', disabledReason: reason });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Enables a disabled endpoint again, as new; false when it was not disabled. */
+  async enable(manager: EntityManager, endpointId: number): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update(
+        { id: endpointId, status: 'disabled' },
+        { status: 'active', disabledReason: null, failingSince: null },
+      );
     return (result.affected ?? 0) > 0;
   }
 

@@ -3,7 +3,7 @@ import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req } from '@
 import { accountOf } from '../../common/actor.js';
 import { Clock } from '../../clock/clock.js';
 import { PasskeyCredentialForm } from '../settings/passkeys/passkeys.forms.js';
-import { answeringSessionOf, passkeySessionOf } from '../../passkeys/passkey-session.js';
+import { answeringSessionOf, passkeySessionOf } from '../session/passkey-session.js';
 import { PasskeysService } from '../../passkeys/passkeys.service.js';
 import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
 import { Form } from '../../common/validation/form.decorator.js';

@@ -4,7 +4,7 @@ import type { Actor } from '../../common/actor.js';
 import { CurrentActor } from '../../auth/access.js';
 import type { Request } from 'express';
 import { pageSession, type PageSession } from '../../auth/page-session.js';
-import { SessionLifecycle } from '../../auth/session-lifecycle.js';
+import { SessionLifecycle } from '../session/session-lifecycle.js';
 import { Public } from '../../common/auth-policy.decorator.js';
 import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';

@@ -17,7 +17,7 @@ import {
   type PageSessionData,
   SESSION_ACTIVITY_EVERY_MS,
 } from '../../auth/page-session.js';
-import { webCookiesFor, type WebCookies } from '../../auth/web-cookies.js';
+import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { SessionsRepository } from '../../auth/sessions.repository.js';
 
 /**

@@ -14,9 +14,9 @@ import { GuestOnly, Public, SignedIn } from '../../common/auth-policy.decorator.
 import { EmailVerificationService } from '../../email-verification/email-verification.service.js';
 import { LoginForm, RegisterForm } from './sign-in.forms.js';
 import { RegistrationService } from '../../sign-in/registration.service.js';
-import { SessionLifecycle } from '../../auth/session-lifecycle.js';
-import { KEPT_SIGNED_IN_DAYS } from '../../auth/kept-signed-in.js';
-import { TwoFactorSignIn } from '../../sign-in/two-factor-sign-in.js';
+import { SessionLifecycle } from '../session/session-lifecycle.js';
+import { KEPT_SIGNED_IN_DAYS } from '../session/kept-signed-in.js';
+import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /** After signing out: the sign-in page says so (the session, and any flash, is gone). */
 const SIGNED_OUT_PAGE = '/login?signed_out=1';

@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import { GuestOnly } from '../../common/auth-policy.decorator.js';
 import { FormPage } from '../form-page.js';
 import { TwoFactorChallengeForm } from '../settings/two-factor/two-factor.forms.js';
-import { CHALLENGE_PAGE, TwoFactorSignIn } from '../../sign-in/two-factor-sign-in.js';
+import { CHALLENGE_PAGE, TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /** The second step of signing in, for people with two-factor sign-in on. */
 @Controller(CHALLENGE_PAGE.slice(1))

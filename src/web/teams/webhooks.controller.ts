@@ -8,7 +8,11 @@ import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
-import { CreateAuditStreamForm, CreateWebhookForm } from './webhooks.forms.js';
+import {
+  CreateAuditStreamForm,
+  CreateWebhookForm,
+  RotateWebhookSecretForm,
+} from './webhooks.forms.js';
 import { webhookListView, webhookPageView } from '../../webhooks/webhook.view.js';
 import { WebhooksService } from '../../webhooks/webhooks.service.js';
 
@@ -69,6 +73,22 @@ export class WebhooksController {
     @IdParam('hookId') hookId: number,
   ): Promise<object> {
     return webhookPageView(await this.webhooks.get(actor, id, hookId));
+  }
+
+  /** The new secret is shown in the answer to this POST, once; the previous one signs a day more. */
+  @Post(':id/webhooks/:hookId/rotate-secret')
+  @HttpCode(200)
+  @FormPage(PAGE)
+  @RequireRecentPassword('Rotate the signing secret')
+  @Render('teams/webhooks/show')
+  async rotateSecret(
+    @CurrentActor() actor: Actor,
+    @IdParam() id: number,
+    @IdParam('hookId') hookId: number,
+    @Form() form: RotateWebhookSecretForm,
+  ): Promise<object> {
+    const rotated = await this.webhooks.rotateSecret(actor, id, hookId, form.version);
+    return webhookPageView(await this.webhooks.get(actor, id, hookId), rotated);
   }
 
   @Post(':id/webhooks/:hookId/test')

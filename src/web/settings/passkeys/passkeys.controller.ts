@@ -12,7 +12,7 @@ import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import { RouteLimit } from '../../../rate-limit/route-limit.guard.js';
 import { AddPasskeyForm, PasskeyNameForm } from './passkeys.forms.js';
-import { answeringSessionOf, passkeySessionOf } from '../../../passkeys/passkey-session.js';
+import { answeringSessionOf, passkeySessionOf } from '../../session/passkey-session.js';
 import { PasskeysService } from '../../../passkeys/passkeys.service.js';
 
 const SECURITY_PAGE = '/settings/security';

@@ -4,7 +4,7 @@ import { Form } from '../../../common/validation/form.decorator.js';
 import { CurrentActor } from '../../../auth/access.js';
 import type { Actor } from '../../../common/actor.js';
 import type { Request } from 'express';
-import { SessionLifecycle } from '../../../auth/session-lifecycle.js';
+import { SessionLifecycle } from '../../session/session-lifecycle.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { SignedInUser } from '../../page-context.js';
 import { flash } from '../../flash.js';

@@ -1,20 +1,20 @@
-import { pageSession, credentialStamp, noteActivity } from './page-session.js';
+import { pageSession, credentialStamp, noteActivity } from '../../auth/page-session.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
-import { isServiceAccount, type User } from '../users/user.entity.js';
-import { InvalidCredentialsError } from './auth.errors.js';
-import { AuditLog } from '../audit/audit-log.js';
-import { isReturnPage } from './return-page.js';
-import { AccountDisabledError } from './auth.errors.js';
-import { actorOf, signedInActor } from './access.js';
+import { isServiceAccount, type User } from '../../users/user.entity.js';
+import { InvalidCredentialsError } from '../../auth/auth.errors.js';
+import { AuditLog } from '../../audit/audit-log.js';
+import { DASHBOARD_PAGE, isReturnPage } from '../return-to.js';
+import { AccountDisabledError } from '../../auth/auth.errors.js';
+import { actorOf, signedInActor } from '../../auth/access.js';
 import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { KEPT_SIGNED_IN_MS } from './kept-signed-in.js';
-import { SessionsRepository } from './sessions.repository.js';
-import { Transactions } from '../database/transactions.js';
-import { Clock } from '../clock/clock.js';
-import type { Config } from '../config/config.js';
-import { CONFIG } from '../config/config.module.js';
+import { SessionsRepository } from '../../auth/sessions.repository.js';
+import { Transactions } from '../../database/transactions.js';
+import { Clock } from '../../clock/clock.js';
+import type { Config } from '../../config/config.js';
+import { CONFIG } from '../../config/config.module.js';
 
 function promisify(run: (done: (err?: unknown) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => run((err) => (err ? reject(err) : resolve())));
@@ -77,7 +77,7 @@ export class SessionLifecycle {
       event: 'sign-in.succeeded',
       ...(method ? { detail: method } : {}),
     });
-    return isReturnPage(returnTo) ? returnTo : '/dashboard';
+    return isReturnPage(returnTo) ? returnTo : DASHBOARD_PAGE;
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Config } from '../config/config.js';
+import type { Config } from '../../config/config.js';
 
 /**
  * The pages' cookies. With an https APP_URL they are `__Host-` cookies (always Secure, for the

@@ -8,8 +8,8 @@ import { Table, TableColumn, type MigrationInterface, type QueryRunner } from 't
  * delivered. The endpoint may carry an Authorization header value for its collector, encrypted
  * as its signing secret is; `kind` grows to hold `audit_stream`.
  */
-export class AuditStreams1765603600000 implements MigrationInterface {
-  name = 'AuditStreams1765603600000';
+export class AuditStreams1765608600000 implements MigrationInterface {
+  name = 'AuditStreams1765608600000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const sqlite = queryRunner.connection.driver.options.type === 'better-sqlite3';

@@ -1,18 +1,23 @@
-import { flash, pageSession, type PageSessionData, credentialStamp } from '../auth/page-session.js';
-import { Actors, asPerson } from '../common/actor.js';
-import { actorOf } from '../auth/access.js';
+import {
+  flash,
+  pageSession,
+  type PageSessionData,
+  credentialStamp,
+} from '../../auth/page-session.js';
+import { Actors, asPerson } from '../../common/actor.js';
+import { actorOf } from '../../auth/access.js';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { DomainError, ValidationError } from '../common/errors/domain.error.js';
-import { AuditLog } from '../audit/audit-log.js';
-import { TwoFactorService, type SecondFactor } from '../two-factor/two-factor.service.js';
-import { isServiceAccount, type User } from '../users/user.entity.js';
-import { PasskeyRefusedError } from '../passkeys/passkeys.errors.js';
-import { UsersRepository } from '../users/users.repository.js';
-import { SessionLifecycle } from '../auth/session-lifecycle.js';
-import { Clock } from '../clock/clock.js';
-import { PasskeysService } from '../passkeys/passkeys.service.js';
-import { answeringSessionOf, passkeySessionOf } from '../passkeys/passkey-session.js';
+import { DomainError, ValidationError } from '../../common/errors/domain.error.js';
+import { AuditLog } from '../../audit/audit-log.js';
+import { TwoFactorService, type SecondFactor } from '../../two-factor/two-factor.service.js';
+import { isServiceAccount, type User } from '../../users/user.entity.js';
+import { PasskeyRefusedError } from '../../passkeys/passkeys.errors.js';
+import { UsersRepository } from '../../users/users.repository.js';
+import { SessionLifecycle } from '../session/session-lifecycle.js';
+import { Clock } from '../../clock/clock.js';
+import { PasskeysService } from '../../passkeys/passkeys.service.js';
+import { answeringSessionOf, passkeySessionOf } from '../session/passkey-session.js';
 
 export const CHALLENGE_PAGE = '/two-factor-challenge';
 
