@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, LessThan, MoreThan, Not, type EntityManager } from 'typeorm';
+import { In, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
