@@ -212,7 +212,20 @@ describe('audit streams', () => {
     await remove(endpoint);
   });
 
-  it('should stall a stream on a dead batch, sending nothing after it until it is replayed', async () => {
+  it('should stall a stream on a dead batch, sending nothing after it until it is replayed, and keep that batch past the 30 days of the log', async () => {
+    // An endpoint of events with one delivery, to see when the delivery log was pruned.
+    const probe = await deployment.first.app
+      .get(WebhooksService)
+      .create(operator, team.id, { url: receiver.url, events: ['member.joined'] });
+    receiver.secrets.push(probe.secret);
+    const probeMessage = await deployment.first.app
+      .get(WebhooksService)
+      .sendTest(operator, team.id, probe.endpoint.id);
+    await waitFor(
+      async () =>
+        (await db().getRepository(WebhookDelivery).findOneBy({ messageId: probeMessage }))
+          ?.status === 'delivered',
+    );
     const before = await lastLogId();
     receiver.status = 500;
     const endpoint = await register(team.id, receiver.url);
@@ -245,6 +258,16 @@ describe('audit streams', () => {
         await db().getRepository(AuditStreamEntry).countBy({ endpointId: endpoint.id }),
       ).toBeGreaterThan(0);
 
+      // A month on, the sender's periodic round prunes the delivery log, but not the batch
+      // the stream waits for.
+      await clock.advance(31 * 86_400_000);
+      await waitFor(
+        async () =>
+          (await db().getRepository(WebhookDelivery).countBy({ endpointId: probe.endpoint.id })) ===
+          0,
+      );
+      expect(await deliveries()).toEqual([expect.objectContaining({ id: row.id, status: 'dead' })]);
+
       // Its page says so to the team's admins, and replays the dead batch.
       const admin = await signedInPerson(deployment.first, { name: 'Stream Admin' });
       await addMember(deployment.first.app, team.id, admin.user, 'admin');
@@ -268,6 +291,7 @@ describe('audit streams', () => {
     } finally {
       receiver.status = 200;
       await remove(endpoint);
+      await remove(probe.endpoint);
     }
   });
 
