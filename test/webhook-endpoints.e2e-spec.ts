@@ -6,6 +6,7 @@ import { Actors } from '../src/common/actor.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import type { Team } from '../src/teams/team.entity.js';
 import { WebhookResolver } from '../src/webhooks/address-policy.js';
+import { AuditStreamEntry } from '../src/webhooks/audit-stream-entry.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
@@ -422,6 +423,16 @@ describe('webhook endpoints: pages, command line and address safety', () => {
         teamId: ledger.id,
         kind: 'audit_stream',
       });
+      // The command line's own entry (the stream's creation) was queued for the stream by the
+      // command line's write to the log, for the server to send.
+      const [created] = await t.dataSource
+        .getRepository(AuditEvent)
+        .findBy({ event: 'webhook.created', targetId: id });
+      const queued = await t.dataSource
+        .getRepository(AuditStreamEntry)
+        .findBy({ endpointId: id, auditEventId: created.id });
+      const sent = await deliveries().findBy({ endpointId: id });
+      expect(queued.length + sent.length).toBe(1);
       const operatorStream = await runCli(['audit-stream:create', '--url', receiver.url], io);
       expect(operatorStream).toBe(0);
       expect(out.at(-2)).toMatch(/for every team and account: /);
