@@ -579,6 +579,27 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
+  'audit-stream:create': {
+    usage: 'audit-stream:create [--team SLUG] --url URL [--authorization VALUE]',
+    description:
+      "Registers an audit stream: every entry of the team's audit log, or with no --team of the whole instance's, sent to URL in order, in signed batches of JSON lines (as audit:export writes them). VALUE, when given, is sent as the Authorization header (Splunk HEC: 'Splunk <token>'), kept encrypted and never shown again. Prints the stream, then its signing secret, alone on the last line, this once. The URL follows webhook:create's rules.",
+    options: ['team', 'url', 'authorization'],
+    required: ['url'],
+    async run(app, v, out) {
+      const operator = Actors.operator();
+      const team =
+        v.team === undefined ? null : await app.get(TeamsService).getBySlug(operator, v.team);
+      const created = await app.get(WebhooksService).createAuditStream(operator, team?.id ?? null, {
+        url: v.url!,
+        authorization: v.authorization ?? null,
+      });
+      out(
+        `Audit stream ${created.endpoint.id} for ${team ? team.slug : 'every team and account'}: ${created.endpoint.url}${created.endpoint.authorizationHeader ? ' (with an Authorization header)' : ''}`,
+      );
+      out(created.secret);
+    },
+  },
+
   'webhook:list': {
     usage: 'webhook:list [--team SLUG]',
     description:
@@ -598,7 +619,7 @@ export const COMMANDS: Record<string, Command> = {
           e.id,
           e.team?.slug ?? '*',
           e.url,
-          e.events,
+          e.kind === 'audit_stream' ? '(audit stream)' : e.events,
           e.status,
           e.configKey ? 'environment' : 'registered',
           e.createdAt.toISOString(),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditStreamBatches } from './audit-stream-batches.js';
 import { ConfiguredEndpoints } from './configured-endpoints.js';
 import { EndpointHealth } from './endpoint-health.js';
 import { WebhookHttp } from './webhook-http.js';
@@ -12,7 +13,7 @@ import { WebhooksModule } from './webhooks.module.js';
  */
 @Module({
   imports: [WebhooksModule],
-  providers: [WebhookHttp, EndpointHealth, WebhookSender, ConfiguredEndpoints],
+  providers: [WebhookHttp, EndpointHealth, AuditStreamBatches, WebhookSender, ConfiguredEndpoints],
   exports: [WebhookSender],
 })
 export class WebhookDeliveryModule {}

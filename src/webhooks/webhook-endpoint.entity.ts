@@ -12,6 +12,8 @@ import { User } from '../users/user.entity.js';
 
 export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+export const ENDPOINT_KINDS = ['events', 'audit_stream'] as const;
+export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 
 /**
  * Where a team's events (or, with no team, the instance's) are sent: an HTTPS URL, the events
@@ -38,9 +40,12 @@ export class WebhookEndpoint {
   @JoinColumn({ name: 'team_id', foreignKeyConstraintName: 'FK_webhook_endpoints_team' })
   team?: Relation<Team>;
 
-  /** `events`: the chosen events, one by one. */
-  @Column({ name: 'kind', type: 'varchar', length: 10, default: 'events' })
-  kind!: 'events';
+  /**
+   * `events`: the chosen events, one by one; `audit_stream`: every entry of the audit log, in
+   * order, in batches of JSON lines.
+   */
+  @Column({ name: 'kind', type: 'varchar', length: 16, default: 'events' })
+  kind!: EndpointKind;
 
   @Column({ name: 'url', type: 'varchar', length: 2048 })
   url!: string;
@@ -51,6 +56,13 @@ export class WebhookEndpoint {
 
   @Column({ name: 'secret', type: 'varchar', length: 200 })
   secret!: string;
+
+  /**
+   * An audit stream's Authorization header value for its collector (`Splunk <token>`, say),
+   * encrypted as the secret is; null: none.
+   */
+  @Column({ name: 'authorization_header', type: 'varchar', length: 1200, nullable: true })
+  authorizationHeader!: string | null;
 
   @Column({ name: 'previous_secret', type: 'varchar', length: 200, nullable: true })
   previousSecret!: string | null;

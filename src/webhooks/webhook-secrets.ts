@@ -16,6 +16,16 @@ export class WebhookSecrets {
     return this.cipher.encrypt(secret, contextOf(uid));
   }
 
+  /** An audit stream's Authorization header value, bound to its endpoint as its secret is. */
+  sealAuthorization(uid: string, value: string): string {
+    return this.cipher.encrypt(value, authorizationContextOf(uid));
+  }
+
+  authorizationOf(endpoint: Pick<WebhookEndpoint, 'uid' | 'authorizationHeader'>): string | null {
+    if (!endpoint.authorizationHeader) return null;
+    return this.cipher.decrypt(endpoint.authorizationHeader, authorizationContextOf(endpoint.uid));
+  }
+
   /** The endpoint's current secret (to compare with the one WEBHOOK_ENDPOINTS lists). */
   currentOf(endpoint: Pick<WebhookEndpoint, 'uid' | 'secret'>): string {
     return this.cipher.decrypt(endpoint.secret, contextOf(endpoint.uid));
@@ -47,3 +57,4 @@ export function secretVersionOf(endpoint: Pick<WebhookEndpoint, 'secret'>): stri
 }
 
 const contextOf = (uid: string): string => `webhook endpoint ${uid}`;
+const authorizationContextOf = (uid: string): string => `webhook endpoint ${uid} authorization`;

@@ -17,6 +17,7 @@ import { signedHeaders } from './webhook-signature.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { retryDelayMs } from './retry-schedule.js';
 import { EndpointHealth } from './endpoint-health.js';
+import { AuditStreamBatches } from './audit-stream-batches.js';
 
 const BATCH = 10;
 /** Longer than a send can take (WEBHOOK_TIMEOUT_MS is at most a minute). */
@@ -50,6 +51,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly http: WebhookHttp,
     private readonly secrets: WebhookSecrets,
     private readonly health: EndpointHealth,
+    private readonly streams: AuditStreamBatches,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
@@ -104,6 +106,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private async sendDue(signal: AbortSignal): Promise<number> {
     await this.pruneNowAndThen();
     while (!this.stopped && !signal.aborted) {
+      await this.streams.form();
       const now = this.clock.now();
       const batch = await this.transactions.run((m) =>
         this.repository.claimDue(m, {
@@ -160,14 +163,26 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const now = this.clock.now();
     const timestamp = Math.floor(now.getTime() / 1000);
-    const headers = signedHeaders(
-      this.secrets.signingSecrets(endpoint, now),
-      delivery.messageId,
-      timestamp,
-      delivery.payload,
-    );
+    const headers = {
+      ...signedHeaders(
+        this.secrets.signingSecrets(endpoint, now),
+        delivery.messageId,
+        timestamp,
+        delivery.payload,
+      ),
+      ...(endpoint.kind === 'audit_stream' ? this.streamHeaders(endpoint) : {}),
+    };
     const outcome = await this.http.post(endpoint.url, headers, delivery.payload);
     await this.record(delivery, endpoint, outcome);
+  }
+
+  /** An audit stream's body is JSON lines; its collector may want an Authorization header. */
+  private streamHeaders(endpoint: WebhookEndpoint): Record<string, string> {
+    const authorization = this.secrets.authorizationOf(endpoint);
+    return {
+      'content-type': 'application/x-ndjson',
+      ...(authorization === null ? {} : { authorization }),
+    };
   }
 
   private async record(

@@ -11,7 +11,7 @@ import type { TeamRole } from '../teams/team-member.entity.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { AddressPolicy, RefusedAddressError } from './address-policy.js';
 import type { WebhookDelivery } from './webhook-delivery.entity.js';
-import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import type { EndpointKind, WebhookEndpoint } from './webhook-endpoint.entity.js';
 import {
   WEBHOOK_EVENT_TYPES,
   isWebhookEventType,
@@ -35,6 +35,27 @@ export const DELIVERY_LOG_LENGTH = 50;
 export interface NewEndpointInput {
   url: string;
   events: string[];
+}
+
+export interface NewAuditStreamInput {
+  url: string;
+  /** The Authorization header's value its collector wants (`Splunk <token>`, say); optional. */
+  authorization?: string | null;
+}
+
+/** The longest Authorization header value an audit stream keeps. */
+export const AUTHORIZATION_MAX = 500;
+
+/** A header value: printable ASCII, no line break (nothing can be added to the request). */
+export function acceptableAuthorization(raw: string | null | undefined): string | null {
+  const value = raw?.trim() ?? '';
+  if (value === '') return null;
+  if (value.length > AUTHORIZATION_MAX || !/^[\x21-\x7e][\x20-\x7e]*$/.test(value)) {
+    throw new ValidationError({
+      authorization: `The Authorization value must be printable ASCII on one line, at most ${AUTHORIZATION_MAX} characters.`,
+    });
+  }
+  return value;
 }
 
 export interface CreatedEndpoint {
@@ -119,16 +140,45 @@ export class WebhooksService {
     const { team } = await this.manageable(actor, teamId);
     const events = this.chosenEvents(input.events);
     const url = await this.acceptableUrl(input.url);
+    return this.register(actor, team, { kind: 'events', url, events: events.join(',') });
+  }
+
+  /**
+   * Registers an audit stream: every entry of the team's audit log (with no team, of the
+   * instance's) sent to the URL in order, in batches of JSON lines, signed as every delivery is,
+   * with `authorization` as the Authorization header when given (kept encrypted, never shown).
+   */
+  async createAuditStream(
+    actor: Actor,
+    teamId: number | null,
+    input: NewAuditStreamInput,
+  ): Promise<CreatedEndpoint> {
+    const { team } = await this.manageable(actor, teamId);
+    const url = await this.acceptableUrl(input.url);
+    const authorization = acceptableAuthorization(input.authorization);
+    return this.register(actor, team, { kind: 'audit_stream', url, events: '', authorization });
+  }
+
+  private async register(
+    actor: Actor,
+    team: Team | null,
+    what: { kind: EndpointKind; url: string; events: string; authorization?: string | null },
+  ): Promise<CreatedEndpoint> {
     const secret = newSigningSecret();
     const uid = randomBytes(12).toString('hex');
+    const { kind, url, events, authorization } = what;
     const endpoint = await this.transactions.run(async (m) => {
       if (team) await this.teams.certifyManager(m, actor, team.id);
       const inserted = await this.repository.insertEndpoint(m, {
         uid,
         teamId: team?.id ?? null,
+        kind,
         url,
-        events: events.join(','),
+        events,
         secret: this.secrets.seal(uid, secret),
+        authorizationHeader: authorization
+          ? this.secrets.sealAuthorization(uid, authorization)
+          : null,
         createdById: 'userId' in actor ? (actor.userId ?? null) : null,
         createdAt: this.clock.now(),
       });
@@ -136,7 +186,13 @@ export class WebhooksService {
         event: 'webhook.created',
         teamId: team?.id ?? null,
         target: { type: 'webhook', id: inserted.id },
-        detail: { url, events: events.join(' '), ...(team ? { team: team.name } : {}) },
+        detail: {
+          url,
+          ...(kind === 'events'
+            ? { events: events.split(',').join(' ') }
+            : { kind, authorization: authorization ? 'set' : 'none' }),
+          ...(team ? { team: team.name } : {}),
+        },
       });
       return inserted;
     });
@@ -230,6 +286,11 @@ export class WebhooksService {
     return this.transactions.run(async (m) => {
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
+      if (endpoint.kind === 'audit_stream') {
+        throw new ValidationError({
+          delivery: 'An audit stream gets the audit log alone: it is sent no test event.',
+        });
+      }
       const messageId = (await this.outbox.enqueueFor(m, [endpoint], {
         type: 'webhook.test',
         at: this.clock.now(),

@@ -16,6 +16,23 @@ export class CreateWebhookForm {
   events: string[] = [];
 }
 
+/**
+ * A new audit stream: the collector's URL, and the Authorization header value it wants, if any
+ * (`Splunk <token>` for Splunk's HTTP Event Collector).
+ */
+export class CreateAuditStreamForm {
+  @Trim()
+  @Length(1, 2048, { message: 'Give the collector a URL of at most 2048 characters.' })
+  @IsString({ message: 'Give the collector a URL.' })
+  url!: string;
+
+  @Trim()
+  @IsOptional()
+  @Length(0, 500, { message: 'The Authorization value is at most 500 characters.' })
+  @IsString({ message: 'The Authorization value is text.' })
+  authorization?: string;
+}
+
 /** Rotating an endpoint's secret, from its page. */
 export class RotateWebhookSecretForm {
   /**
