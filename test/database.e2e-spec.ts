@@ -9,6 +9,7 @@ import { AuditLog1764892800000 } from '../src/database/migrations/1764892800000-
 import { TeamGovernance1764979200000 } from '../src/database/migrations/1764979200000-team-governance.js';
 import { TeamAllowedAbilities1765411200000 } from '../src/database/migrations/1765411200000-team-allowed-abilities.js';
 import { ServiceAccounts1765584000000 } from '../src/database/migrations/1765584000000-service-accounts.js';
+import { AuditStreams1765608600000 } from '../src/database/migrations/1765608600000-audit-streams.js';
 import { revertLastMigration, runMigrations } from '../src/database/migrator.js';
 import { apiErrorAnswers } from '../src/api/v1/api-errors.js';
 import { Transactions } from '../src/database/transactions.js';
@@ -434,6 +435,43 @@ describe('database schema', () => {
         Number(r.id),
       ),
     ).toEqual([3]);
+  });
+
+  it("should undo the audit streams' migration with a stream that has sent, keeping the other endpoints and ids", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    const endpoint = (uid: string, kind: string) =>
+      ds.query(
+        `INSERT INTO webhook_endpoints (uid, kind, url, events, secret, created_at) VALUES ('${uid}', '${kind}', 'https://hooks.example.com/${uid}', 'token.revoked', 's', '2026-01-01 00:00:00.000')`,
+      );
+    const delivery = (endpointId: number) =>
+      ds.query(
+        `INSERT INTO webhook_deliveries (endpoint_id, message_id, event_type, payload, status, next_attempt_at, created_at) VALUES (${endpointId}, 'msg_${endpointId}', 'token.revoked', '{}', 'delivered', '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000')`,
+      );
+    await endpoint('hooks', 'events');
+    await endpoint('stream', 'audit_stream');
+    await endpoint('gone', 'events');
+    await delivery(1);
+    await delivery(2);
+    await ds.query(`DELETE FROM webhook_endpoints WHERE uid = 'gone'`);
+
+    const undone = await undoThrough(ds, AuditStreams1765608600000);
+    expect(await ds.query('SELECT uid, kind FROM webhook_endpoints')).toEqual([
+      { uid: 'hooks', kind: 'events' },
+    ]);
+    expect(
+      (await ds.query('SELECT endpoint_id FROM webhook_deliveries')).map(
+        (r: { endpoint_id: unknown }) => Number(r.endpoint_id),
+      ),
+    ).toEqual([1]);
+    expect(await runMigrations(ds)).toHaveLength(undone);
+    // Done again, a new endpoint gets an id never handed out before.
+    await endpoint('new', 'events');
+    expect(
+      (await ds.query(`SELECT id FROM webhook_endpoints WHERE uid = 'new'`)).map(
+        (r: { id: unknown }) => Number(r.id),
+      ),
+    ).toEqual([4]);
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

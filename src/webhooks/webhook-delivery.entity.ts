@@ -21,6 +21,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Entity({ name: 'webhook_deliveries' })
 @Index('IDX_webhook_deliveries_due', ['status', 'nextAttemptAt'])
 @Index('IDX_webhook_deliveries_endpoint', ['endpointId', 'id'])
+@Index('IDX_webhook_deliveries_endpoint_status', ['endpointId', 'status'])
 export class WebhookDelivery {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;
