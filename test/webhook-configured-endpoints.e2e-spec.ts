@@ -217,6 +217,53 @@ describe('webhooks: the operator endpoints WEBHOOK_ENDPOINTS lists', () => {
     expect(receiver.rejected).toEqual([]);
   });
 
+  it('should leave the endpoints as they are when an instance starts without WEBHOOK_ENDPOINTS', async () => {
+    const before = await configured();
+    await stopAll();
+    await start(1, '');
+    expect((await configured()).map((r) => [r.id, r.events, r.secret])).toEqual(
+      before.map((r) => [r.id, r.events, r.secret]),
+    );
+    expect(await audit('webhook.deleted')).toHaveLength(1);
+  });
+
+  it('should seal the listed secret again, and start, when SESSION_SECRET changed', async () => {
+    const [a] = await configured();
+    await stopAll();
+    const list = listing([{ url: urls.a, events: ['member.joined'], secret: secrets.a2 }]);
+    const moved = await createTestApp(
+      { ...base(), SESSION_SECRET: randomBytes(32).toString('hex'), WEBHOOK_ENDPOINTS: list },
+      { database, mail, clock: clock.clocks[0] },
+    );
+    running.push(moved);
+    const [resealed] = await configured();
+    expect(resealed.id).toBe(a.id);
+    expect(resealed.secret).not.toBe(a.secret);
+    // The old sealed secret cannot sign under the new key: it is not kept beside the new one.
+    expect([resealed.previousSecret, resealed.previousSecretUntil]).toEqual([null, null]);
+    receiver.secrets = [secrets.a2];
+    const id = await moved.app.get(WebhooksService).sendTest(operator, null, a.id);
+    await waitFor(() => receiver.received.find((r) => r.id === id));
+    expect(receiver.rejected).toEqual([]);
+    await stopAll();
+  });
+
+  it('should refuse to start with an endpoint at an address no delivery may reach, saying which', async () => {
+    await expect(
+      createTestApp(
+        {
+          ...base(),
+          WEBHOOK_ENDPOINTS: listing([
+            { url: 'https://10.1.2.3/hooks', events: ['token.revoked'], secret: secrets.a },
+          ]),
+        },
+        { database, mail },
+      ),
+    ).rejects.toThrow(
+      'WEBHOOK_ENDPOINTS: endpoint 1 (https://10.1.2.3/hooks) resolves to 10.1.2.3: a loopback, private, link-local or reserved address',
+    );
+  });
+
   it('should refuse to start with a name that is not an event, saying which', async () => {
     await expect(
       createTestApp(

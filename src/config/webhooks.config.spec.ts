@@ -12,8 +12,9 @@ const endpoint = (fields: Record<string, unknown> = {}) => ({
 });
 
 describe('WEBHOOK_ENDPOINTS', () => {
-  it('should read none when unset', () => {
-    expect(parseConfiguredEndpoints('')).toEqual([]);
+  it('should read nothing to manage when unset, and none when set to an empty list', () => {
+    expect(parseConfiguredEndpoints('')).toBeNull();
+    expect(parseConfiguredEndpoints('[]')).toEqual([]);
   });
 
   it('should read each endpoint with its url, events and secret', () => {

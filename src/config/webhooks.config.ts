@@ -30,9 +30,10 @@ export interface WebhooksConfig {
   plainHttpAnywhere: boolean;
   /**
    * The operator's endpoints for every team's events, registered at start and kept as listed
-   * (WEBHOOK_ENDPOINTS, a JSON array); none by default.
+   * (WEBHOOK_ENDPOINTS, a JSON array); null when the variable is not set, and then the endpoints
+   * it listed before are left as they are.
    */
-  endpoints: ConfiguredEndpoint[];
+  endpoints: ConfiguredEndpoint[] | null;
 }
 
 export function parseRanges(raw: string): AddressRange[] | { error: string } {
@@ -97,8 +98,10 @@ function parseEndpoint(item: unknown, at: string): ConfiguredEndpoint | { error:
  * WEBHOOK_ENDPOINTS: a JSON array of `{"url", "events", "secret"}`, each URL once. What is
  * wrong is said by the item's place and URL, never by quoting the secret.
  */
-export function parseConfiguredEndpoints(raw: string): ConfiguredEndpoint[] | { error: string } {
-  if (raw === '') return [];
+export function parseConfiguredEndpoints(
+  raw: string,
+): ConfiguredEndpoint[] | null | { error: string } {
+  if (raw === '') return null;
   let list: unknown;
   try {
     list = JSON.parse(raw);

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
@@ -8,6 +9,8 @@ import { ConfigError, type Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import type { ConfiguredEndpoint } from '../config/webhooks.config.js';
 import { Transactions } from '../database/transactions.js';
+import { UnreadableSecretError } from '../two-factor/secret-cipher.js';
+import { AddressPolicy, RefusedAddressError } from './address-policy.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WEBHOOK_EVENT_TYPES, isWebhookEventType } from './webhook-events.js';
 import { WebhookSecrets } from './webhook-secrets.js';
@@ -28,7 +31,9 @@ export const configKeyOf = (url: string): string => createHash('sha256').update(
  * Keeps the operator's endpoints as WEBHOOK_ENDPOINTS lists them, at every start of the
  * server: one listed and not registered is added, one whose events or secret differ is brought
  * in line (a new secret as a rotation: the previous one signs for a day more), one disabled is
- * enabled again, one no longer listed is deleted. Instances starting at once agree: the unique config_key lets one insert
+ * enabled again, one no longer listed is deleted; with the variable unset, nothing is touched.
+ * A stored secret this key cannot open (SESSION_SECRET changed) is sealed again from the list.
+ * Instances starting at once agree: the unique config_key lets one insert
  * each, and every change is conditional. A name that is not an event stops the start.
  */
 @Injectable()
@@ -41,6 +46,7 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
     private readonly transactions: Transactions,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly policy: AddressPolicy,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -54,9 +60,12 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
   }
 
   async synchronise(): Promise<Synchronised> {
-    const listed = this.config.webhooks.endpoints;
-    listed.forEach((endpoint, i) => checkEvents(endpoint, i));
     const done: Synchronised = { added: 0, changed: 0, removed: 0 };
+    const listed = this.config.webhooks.endpoints;
+    // Not set: not managed from here (a one-off run without it deletes nothing).
+    if (listed === null) return done;
+    listed.forEach((endpoint, i) => checkEvents(endpoint, i));
+    for (const [i, endpoint] of listed.entries()) await this.checkAddress(endpoint, i);
     for (const endpoint of listed) {
       const outcome = await this.transactions.run((m) => this.keep(m, endpoint));
       if (outcome) done[outcome]++;
@@ -108,7 +117,18 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
       );
       changed = true;
     }
-    if (this.secrets.currentOf(existing) !== listed.secret) {
+    const current = this.readableSecretOf(existing);
+    if (current === null) {
+      // Sealed under another SESSION_SECRET: the listed secret is sealed again, alone (the one
+      // stored cannot sign any more).
+      const secret = this.secrets.seal(existing.uid, listed.secret);
+      if (await this.repository.resealSecret(m, existing.id, existing.secret, secret)) {
+        this.logger.warn(
+          `WEBHOOK_ENDPOINTS: the secret stored for ${existing.url} could not be read (SESSION_SECRET changed?): sealed again from the list`,
+        );
+        changed = true;
+      }
+    } else if (current !== listed.secret) {
       const previousSecretUntil = new Date(this.clock.nowMs() + PREVIOUS_SECRET_SIGNS_MS);
       const next = { secret: this.secrets.seal(existing.uid, listed.secret), previousSecretUntil };
       if (await this.repository.replaceSecret(m, existing.id, existing.secret, next)) {
@@ -120,6 +140,34 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
       }
     }
     return changed ? 'changed' : null;
+  }
+
+  /** The stored secret, or null when this key cannot open it. */
+  private readableSecretOf(endpoint: WebhookEndpoint): string | null {
+    try {
+      return this.secrets.currentOf(endpoint);
+    } catch (error) {
+      if (error instanceof UnreadableSecretError) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * An endpoint named by an address (not a host name) is checked at start as it would be at
+   * every send: one that no delivery could reach stops the start, saying why. A host name is
+   * resolved, and checked, when a delivery is sent.
+   */
+  private async checkAddress(endpoint: ConfiguredEndpoint, i: number): Promise<void> {
+    const url = new URL(endpoint.url);
+    if (!isIP(url.hostname.replace(/^\[(.*)\]$/, '$1'))) return;
+    try {
+      await this.policy.addressFor(url);
+    } catch (error) {
+      if (!(error instanceof RefusedAddressError)) throw error;
+      throw new ConfigError([
+        `WEBHOOK_ENDPOINTS: endpoint ${i + 1} (${endpoint.url}) ${error.message}; allow its range with WEBHOOK_ALLOWED_RANGES`,
+      ]);
+    }
   }
 
   private record(

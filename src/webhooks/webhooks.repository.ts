@@ -142,6 +142,19 @@ export class WebhooksRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** A new sealed secret in place of `current`, with no previous one signing beside it. */
+  async resealSecret(
+    manager: EntityManager,
+    id: number,
+    current: string,
+    secret: string,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id, secret: current }, { secret, previousSecret: null, previousSecretUntil: null });
+    return (result.affected ?? 0) > 0;
+  }
+
   async deleteInTeam(manager: EntityManager, teamId: number | null, id: number): Promise<boolean> {
     const result = await manager
       .getRepository(WebhookEndpoint)
