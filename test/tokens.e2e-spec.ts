@@ -105,8 +105,9 @@ describe('personal access tokens', () => {
     await usage.flush();
     expect(t.queries.count('INSERT')).toBe(2);
     expect(t.queries.count('DELETE')).toBe(2);
-    // One read of the token's recorded addresses, to find the first use from a new one.
-    expect(t.queries.count('SELECT')).toBe(1);
+    // One read of the token's recorded addresses, to find the first use from a new one; this
+    // first use is one: the token's name and team, and the webhook endpoints it may go to.
+    expect(t.queries.count('SELECT')).toBe(3);
     expect(t.queries.count('UPDATE')).toBe(0);
     const today = clock.now().toISOString().slice(0, 10);
     expect(await t.dataSource.getRepository(TokenDailyUsage).findBy({ tokenId: token.id })).toEqual(

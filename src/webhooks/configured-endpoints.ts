@@ -8,6 +8,7 @@ import { Actors } from '../common/actor.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import type { ConfiguredEndpoint } from '../config/webhooks.config.js';
+import { SchemaState } from '../database/schema-state.js';
 import { Transactions } from '../database/transactions.js';
 import { UnreadableSecretError } from '../two-factor/secret-cipher.js';
 import { AddressPolicy, RefusedAddressError } from './address-policy.js';
@@ -47,10 +48,19 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly policy: AddressPolicy,
+    private readonly schema: SchemaState,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.config.webhooks.endpoints === null) return;
+    // DB_MIGRATE=false with migrations pending: the tables may not be there yet.
+    if (this.schema.pendingMigrations.length > 0 && !(await this.schema.upToDate())) {
+      this.logger.warn(
+        'WEBHOOK_ENDPOINTS: not applied, the database lacks migrations (they are applied at the next start)',
+      );
+      return;
+    }
     const { added, changed, removed } = await this.synchronise();
     if (added + changed + removed > 0) {
       this.logger.log(
