@@ -169,6 +169,7 @@ export async function benchEvents({
     });
     const cpuLoad = cpuMicros(s.pid) - cpuStart;
     const loop = await s.probe('loop');
+    const atStop = await s.inspect.counts();
     const stopped = Date.now();
     const after = await s.inspect.settled();
     const settleMs = Date.now() - stopped;
@@ -182,6 +183,7 @@ export async function benchEvents({
       settleMs,
       events: after.events - before.events,
       deliveries: after.deliveries - before.deliveries,
+      deliveredUnderLoad: atStop.delivered - before.delivered,
     };
   };
 
@@ -196,7 +198,7 @@ export async function benchEvents({
       const r = await measure(s, seconds);
       runs.push({ round, server: s.key, name: s.name, ...r });
       log(
-        `  round ${round} ${s.name}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${r.cpuUsPerRequest.toFixed(0)} µs CPU/req (${r.cpuUsWithDelivery.toFixed(0)} with delivery), loop delay ≤ ${r.loopMaxMs.toFixed(1)} ms, ${r.events} events, ${r.deliveries} deliveries, outboxes empty ${(r.settleMs / 1000).toFixed(1)} s after${r.errors || r.non2xx ? `, ${r.errors} errors, ${r.non2xx} non-2xx` : ''}`,
+        `  round ${round} ${s.name}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${r.cpuUsPerRequest.toFixed(0)} µs CPU/req (${r.cpuUsWithDelivery.toFixed(0)} with delivery), loop delay ≤ ${r.loopMaxMs.toFixed(1)} ms, ${r.events} events, ${r.deliveries} deliveries (${r.deliveredUnderLoad} while the load ran), outboxes empty ${(r.settleMs / 1000).toFixed(1)} s after${r.errors || r.non2xx ? `, ${r.errors} errors, ${r.non2xx} non-2xx` : ''}`,
       );
     }
   }

@@ -231,34 +231,35 @@ export function renderEventsReport({
   );
   lines.push('');
   lines.push(
-    '| Server | req/s | p50 ms | p99 ms | Longest loop delay ms | Node CPU µs/req, under load | Node CPU µs/req, with the delivery | Events/request | Outbox rows/request | Outboxes empty after s |',
+    '| Server | req/s | p50 ms | p99 ms | Longest loop delay ms | Node CPU µs/req, under load | Node CPU µs/req, with the delivery | Events/request | Outbox rows/request | Delivered while the load ran | Outboxes empty after s |',
   );
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const server of ['none', 'hooks']) {
-    const rs = runs.filter((r) => r.server === server);
+    const rs = runs
+      .filter((r) => r.server === server)
+      .map((r) => ({
+        ...r,
+        eventsPerRequest: r.events / Math.max(1, r.requests),
+        rowsPerRequest: r.deliveries / Math.max(1, r.requests),
+        underLoadPercent: (100 * r.deliveredUnderLoad) / Math.max(1, r.deliveries),
+        settleSeconds: r.settleMs / 1000,
+      }));
     if (rs.length === 0) continue;
-    const m = (f) => median(rs.map(f));
-    lines.push(
-      `| ${rs[0].name} | ${fixed(m((r) => r.rps))} | ${fixed(
-        m((r) => r.p50Ms),
-        1,
-      )} | ${fixed(
-        m((r) => r.p99Ms),
-        1,
-      )} | ${fixed(
-        m((r) => r.loopMaxMs),
-        1,
-      )} | ${fixed(m((r) => r.cpuUsPerRequest))} | ${fixed(m((r) => r.cpuUsWithDelivery))} | ${fixed(
-        m((r) => r.events / Math.max(1, r.requests)),
-        2,
-      )} | ${fixed(
-        m((r) => r.deliveries / Math.max(1, r.requests)),
-        2,
-      )} | ${fixed(
-        m((r) => r.settleMs / 1000),
-        1,
-      )} |`,
-    );
+    const m = (key) => median(rs.map((r) => r[key]));
+    const cells = [
+      rs[0].name,
+      fixed(m('rps')),
+      fixed(m('p50Ms'), 1),
+      fixed(m('p99Ms'), 1),
+      fixed(m('loopMaxMs'), 1),
+      fixed(m('cpuUsPerRequest')),
+      fixed(m('cpuUsWithDelivery')),
+      fixed(m('eventsPerRequest'), 2),
+      fixed(m('rowsPerRequest'), 2),
+      server === 'hooks' ? `${fixed(m('underLoadPercent'))} %` : '–',
+      fixed(m('settleSeconds'), 1),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
   }
   lines.push('');
   lines.push(
@@ -282,22 +283,18 @@ export function renderEventsReport({
     );
   }
   if (ratios.length > 0) {
-    const m = (f) => fixed(median(ratios.map(f)), 2);
-    lines.push(
-      `| Median | | | ${m((r) => r.rps)} | ${m((r) => r.p99)} | ${m((r) => r.cpu)} | ${m((r) => r.cpuAll)} |`,
-    );
+    const m = (key) => {
+      const xs = ratios.map((r) => r[key]);
+      return `${fixed(median(xs), 2)} (${fixed(Math.min(...xs), 2)}–${fixed(Math.max(...xs), 2)})`;
+    };
+    lines.push(`| Median (range) | | | ${m('rps')} | ${m('p99')} | ${m('cpu')} | ${m('cpuAll')} |`);
   }
   lines.push('');
   const d = delivery;
   const once = d.received === d.rows && d.unique === d.rows && d.delivered === d.rows;
+  const byPath = Object.entries(d.byPath).map(([path, n]) => `${path}: ${n}`);
   lines.push(
-    `Deliveries (warm-up included): ${d.events} events × ${d.endpoints} endpoints = ${d.rows} outbox rows, ${d.delivered} delivered, ${d.dead} dead; the receiver got ${d.received} requests, ${d.unique} distinct (endpoint, webhook-id) pairs (${Object.entries(
-      d.byPath,
-    )
-      .map(([path, n]) => `${path}: ${n}`)
-      .join(
-        ', ',
-      )}): ${once ? 'every event delivered to every endpoint, once' : 'NOT every event delivered once'}.`,
+    `Deliveries (warm-up included): ${d.events} events × ${d.endpoints} endpoints = ${d.rows} outbox rows, ${d.delivered} delivered, ${d.dead} dead; the receiver got ${d.received} requests, ${d.unique} distinct (endpoint, webhook-id) pairs (${byPath.join(', ')}): ${once ? 'every event delivered to every endpoint, once' : 'NOT every event delivered once'}.`,
   );
   return lines.join('\n') + '\n';
 }
