@@ -20,6 +20,7 @@ import { PasskeyChallenge } from './passkeys/passkey-challenge.entity.js';
 import { PasskeyUserHandle } from './passkeys/passkey-user-handle.entity.js';
 import { User } from './users/user.entity.js';
 import { IdempotencyKey } from './api/v1/idempotency/idempotency-key.entity.js';
+import { AuditStreamEntry } from './webhooks/audit-stream-entry.entity.js';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhooks/webhook-endpoint.entity.js';
 
@@ -44,6 +45,7 @@ export const ENTITIES = [
   IdempotencyKey,
   WebhookEndpoint,
   WebhookDelivery,
+  AuditStreamEntry,
 ];
 
 /** TypeORM's options for these entities (ormconfig.ts, the seeding of benches and tests). */

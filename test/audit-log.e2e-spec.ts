@@ -588,9 +588,15 @@ describe('token expiry reminders', () => {
     expect((await run()).expired).toBe(0);
     await settle();
     const log = await person.client.get('/settings/security-log?kind=token');
-    // Dated when the token expired (a minute ago here, before its creation was logged: the
-    // spec moved the token's times back, not its events).
-    expect(namesOn(log.text)).toEqual(['token.created', 'token.expired']);
+    // Each reminder is logged when it was sent. The expiry is dated when the token expired (a
+    // minute ago here, before its creation was logged: the spec moved the token's times back,
+    // not its events).
+    expect(namesOn(log.text)).toEqual([
+      'token.expiry_reminded',
+      'token.expiry_reminded',
+      'token.created',
+      'token.expired',
+    ]);
     expect(visibleText(log.text)).toContain('Tessera');
   });
 

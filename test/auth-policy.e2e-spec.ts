@@ -70,6 +70,8 @@ const ROUTES: Record<string, string> = {
   'GET /teams/:id/webhooks': 'session',
   'GET /teams/:id/webhooks/:hookId': 'session',
   'POST /teams/:id/webhooks': 'session',
+  'POST /teams/:id/webhooks/audit-stream': 'session',
+  'POST /teams/:id/webhooks/:hookId/rotate-secret': 'session',
   'POST /teams/:id/webhooks/:hookId/test': 'session',
   'POST /teams/:id/webhooks/:hookId/delete': 'session',
   'POST /teams/:id/webhooks/:hookId/deliveries/:deliveryId/replay': 'session',

@@ -6,6 +6,7 @@ import { Actors } from '../src/common/actor.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import type { Team } from '../src/teams/team.entity.js';
 import { WebhookResolver } from '../src/webhooks/address-policy.js';
+import { AuditStreamEntry } from '../src/webhooks/audit-stream-entry.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
@@ -326,5 +327,116 @@ describe('webhook endpoints: pages, command line and address safety', () => {
     expect(refused).toBe(1);
     expect(err.join('\n')).toMatch(/loopback, private/);
     await t.app.get(Scheduler).drain();
+  });
+
+  describe('audit streams', () => {
+    let ledger: Team;
+    const streams = (url: string) => list(ledger.id) + url;
+
+    beforeAll(async () => {
+      ledger = await createTeam(t.app, owner.user, 'Ledger Ltd');
+      await addMember(t.app, ledger.id, member.user, 'member');
+    });
+
+    it('should add an audit stream from the team page for its owners and admins, its secret shown once and its Authorization value never', async () => {
+      const refused = await member.client.submit(list(ledger.id), streams('/audit-stream'), {
+        url: receiver.url,
+      });
+      expect(refused.status).toBe(403);
+
+      const bad = await owner.client.submit(list(ledger.id), streams('/audit-stream'), {
+        url: receiver.url,
+        authorization: 'Splunk tøken',
+      });
+      const again = bad.status === 303 ? await owner.client.get(bad.headers.location!) : bad;
+      expect(again.text).toContain('The Authorization value must be printable ASCII');
+      expect(again.text).toContain('id="authorization-error"');
+      expect(await endpoints().countBy({ teamId: ledger.id })).toBe(0);
+
+      const res = await owner.client.submit(list(ledger.id), streams('/audit-stream'), {
+        url: receiver.url,
+        authorization: 'Splunk 7c1e-hec-token',
+      });
+      expect(res.status).toBe(200);
+      const secret = secretIn(res.text);
+      expect(secret).toMatch(/^whsec_/);
+      expect(res.text).not.toContain('7c1e-hec-token');
+      const row = await endpoints().findOneByOrFail({ teamId: ledger.id });
+      expect(row).toMatchObject({ kind: 'audit_stream', events: '', url: receiver.url });
+      expect(row.authorizationHeader).not.toContain('7c1e-hec-token');
+      expect(row.secret).not.toContain(secret!.slice(6));
+
+      const page = await owner.client.get(`${list(ledger.id)}/${row.id}`);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('audit stream: every entry of the audit log');
+      expect(page.text).not.toContain('Send test event');
+      expect(page.text).not.toContain('7c1e-hec-token');
+      await t.app.get(AuditLog).flush();
+      const [created] = await t.dataSource
+        .getRepository(AuditEvent)
+        .findBy({ event: 'webhook.created', teamId: ledger.id });
+      expect(JSON.parse(created.detail!)).toEqual({
+        url: receiver.url,
+        kind: 'audit_stream',
+        authorization: 'set',
+        team: 'Ledger Ltd',
+      });
+      await expect(
+        t.app.get(WebhooksService).sendTest(operator, ledger.id, row.id),
+      ).rejects.toMatchObject({ code: 'validation_failed' });
+    });
+
+    it('should register an audit stream from the command line and print its secret last', async () => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = {
+        env: {
+          NODE_ENV: 'test',
+          LOG_LEVEL: 'warn',
+          DATABASE_URL: t.database.url,
+          SESSION_SECRET: t.config.web.sessionSecret,
+          WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+        },
+        out: (line: string) => out.push(line),
+        err: (line: string) => err.push(line),
+      };
+      const code = await runCli(
+        [
+          'audit-stream:create',
+          '--team',
+          ledger.slug,
+          '--url',
+          receiver.url,
+          '--authorization',
+          'Splunk 9a9a-cli-token',
+        ],
+        io,
+      );
+      expect({ code, err }).toEqual({ code: 0, err: [] });
+      expect(out[0]).toMatch(
+        /^Audit stream \d+ for ledger-ltd: .* \(with an Authorization header\)$/,
+      );
+      expect(out.at(-1)).toMatch(/^whsec_/);
+      expect(out.join('\n')).not.toContain('9a9a-cli-token');
+      const id = Number(/stream (\d+)/.exec(out[0])?.[1]);
+      expect(await endpoints().findOneByOrFail({ id })).toMatchObject({
+        teamId: ledger.id,
+        kind: 'audit_stream',
+      });
+      // The command line's own entry (the stream's creation) was queued for the stream by the
+      // command line's write to the log, for the server to send.
+      const [created] = await t.dataSource
+        .getRepository(AuditEvent)
+        .findBy({ event: 'webhook.created', targetId: id });
+      const queued = await t.dataSource
+        .getRepository(AuditStreamEntry)
+        .findBy({ endpointId: id, auditEventId: created.id });
+      const sent = await deliveries().findBy({ endpointId: id });
+      expect(queued.length + sent.length).toBe(1);
+      const operatorStream = await runCli(['audit-stream:create', '--url', receiver.url], io);
+      expect(operatorStream).toBe(0);
+      expect(out.at(-2)).toMatch(/for every team and account: /);
+      await t.app.get(Scheduler).drain();
+    });
   });
 });

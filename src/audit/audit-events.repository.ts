@@ -32,10 +32,15 @@ export class AuditEventsRepository {
     this.events = dataSource.getRepository(AuditEvent);
   }
 
-  async insert(manager: EntityManager, rows: Omit<AuditEvent, 'id'>[]): Promise<void> {
+  /** Appends the rows; returns their ids, in the order of the rows. */
+  async insert(manager: EntityManager, rows: Omit<AuditEvent, 'id'>[]): Promise<number[]> {
+    const ids: number[] = [];
     for (let i = 0; i < rows.length; i += CHUNK) {
-      await manager.getRepository(AuditEvent).insert(rows.slice(i, i + CHUNK));
+      const chunk = rows.slice(i, i + CHUNK);
+      const result = await manager.getRepository(AuditEvent).insert(chunk);
+      ids.push(...(await insertedIds(manager, result.raw, chunk.length)));
     }
+    return ids;
   }
 
   /**
@@ -160,4 +165,27 @@ export class AuditEventsRepository {
       .limit(query.limit)
       .getMany();
   }
+}
+
+/**
+ * The ids one multi-row INSERT gave its rows. SQLite numbers them one after the other up to the
+ * last; MariaDB returns them (TypeORM adds `RETURNING`); MySQL numbers them from the first by
+ * `auto_increment_increment` (more than 1 in a cluster), without gaps within one simple INSERT.
+ */
+async function insertedIds(manager: EntityManager, raw: unknown, count: number): Promise<number[]> {
+  if (manager.connection.options.type === 'better-sqlite3') {
+    const last = Number(raw);
+    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  }
+  // MariaDB answers TypeORM's `RETURNING id` with the rows themselves.
+  if (Array.isArray(raw)) return (raw as { id: number | string }[]).map((r) => Number(r.id));
+  const first = Number((raw as { insertId: number | string }).insertId);
+  let step = 1;
+  if (count > 1) {
+    const [row] = (await manager.query('SELECT @@auto_increment_increment AS step')) as {
+      step: number | string;
+    }[];
+    step = Number(row.step);
+  }
+  return Array.from({ length: count }, (_, i) => first + i * step);
 }

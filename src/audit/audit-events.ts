@@ -53,6 +53,7 @@ export const AUDIT_EVENTS = {
   'token.updated': 'Token edited',
   'token.regenerated': 'Token regenerated',
   'token.revoked': 'Token revoked',
+  'token.expiry_reminded': 'Token expiry reminder sent',
   'token.expired': 'Token expired',
   'token.new_ip': 'Token used from a new address',
   'token.refused': 'Token refused',
@@ -74,6 +75,7 @@ export const AUDIT_EVENTS = {
   'webhook.test_sent': 'Webhook test event sent',
   'webhook.replayed': 'Webhook delivery replayed',
   'webhook.disabled': 'Webhook endpoint disabled',
+  'webhook.secret_rotated': 'Webhook signing secret rotated',
 } as const;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -17,6 +17,11 @@ declare module '../events/events.js' {
      * (`recordAfterCommit`), before that commits; written to the log after the commit.
      */
     'audit.recording': { actor: Actor; entry: AuditEntry & { at: Date } };
+    /**
+     * Entries were written to the log, by id, in the transaction that writes them (the audit
+     * streams' outbox queues them there).
+     */
+    'audit.written': { ids: number[] };
   }
 }
 
@@ -128,12 +133,13 @@ export class AuditLog implements OnApplicationShutdown {
       this.lost = 0;
     }
     try {
-      await this.transactions.runStatement((m) =>
-        this.events.insert(
+      await this.transactions.run(async (m) => {
+        const ids = await this.events.insert(
           m,
           batch.map((b) => b.row),
-        ),
-      );
+        );
+        await this.domainEvents.publish(m, 'audit.written', { ids });
+      });
     } catch (error) {
       const again = batch.filter((b) => ++b.attempts < WRITE_ATTEMPTS);
       const given = batch.filter((b) => b.attempts >= WRITE_ATTEMPTS);

@@ -579,6 +579,72 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 
+  'audit-stream:create': {
+    usage: 'audit-stream:create [--team SLUG] --url URL [--authorization VALUE]',
+    description:
+      "Registers an audit stream: every entry of the team's audit log, or with no --team of the whole instance's, sent to URL in order, in signed batches of JSON lines (as audit:export writes them). VALUE, when given, is sent as the Authorization header (Splunk HEC: 'Splunk <token>'), kept encrypted and never shown again. Prints the stream, then its signing secret, alone on the last line, this once. The URL follows webhook:create's rules.",
+    options: ['team', 'url', 'authorization'],
+    required: ['url'],
+    async run(app, v, out) {
+      const operator = Actors.operator();
+      const team =
+        v.team === undefined ? null : await app.get(TeamsService).getBySlug(operator, v.team);
+      const created = await app.get(WebhooksService).createAuditStream(operator, team?.id ?? null, {
+        url: v.url!,
+        authorization: v.authorization ?? null,
+      });
+      out(
+        `Audit stream ${created.endpoint.id} for ${team ? team.slug : 'every team and account'}: ${created.endpoint.url}${created.endpoint.authorizationHeader ? ' (with an Authorization header)' : ''}`,
+      );
+      out(created.secret);
+    },
+  },
+
+  'webhook:list': {
+    usage: 'webhook:list [--team SLUG]',
+    description:
+      "Lists webhook endpoints, every team's or one team's, tab-separated: id, team (* for the operator's, which get every team's events), url, events, status, source (registered, or environment for those WEBHOOK_ENDPOINTS lists: read-only, changed there), created.",
+    options: ['team'],
+    required: [],
+    async run(app, v, out) {
+      const team =
+        v.team === undefined
+          ? undefined
+          : await app.get(TeamsService).getBySlug(Actors.operator(), v.team);
+      await printTable(
+        out,
+        ['id', 'team', 'url', 'events', 'status', 'source', 'created'],
+        (after) => app.get(WebhooksService).pageForOperator(after, LIST_PAGE, team?.id),
+        (e) => [
+          e.id,
+          e.team?.slug ?? '*',
+          e.url,
+          e.kind === 'audit_stream' ? '(audit stream)' : e.events,
+          e.status,
+          e.configKey ? 'environment' : 'registered',
+          e.createdAt.toISOString(),
+        ],
+      );
+    },
+  },
+
+  'webhook:rotate-secret': {
+    usage: 'webhook:rotate-secret --id ID',
+    description:
+      'Gives the endpoint a new signing secret and prints it, alone on the last line, this once. The previous secret keeps signing beside it for 24 hours.',
+    options: ['id'],
+    required: ['id'],
+    async run(app, v, out) {
+      const rotated = await app
+        .get(WebhooksService)
+        .rotateSecretForOperator(positiveInteger('id', v.id!));
+      out(
+        `Webhook endpoint ${rotated.endpoint.id}: ${rotated.endpoint.url}; the previous secret signs too until ${rotated.previousSignsUntil.toISOString()}`,
+      );
+      out(rotated.secret);
+    },
+  },
+
   'webhook:deliveries': {
     usage: 'webhook:deliveries --id ID',
     description:

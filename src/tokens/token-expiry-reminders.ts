@@ -85,7 +85,7 @@ export class TokenExpiryReminders {
                 ? token.lifetimeDays * DAY_MS
                 : token.expiresAt.getTime() - token.startedAt.getTime();
             if (step.mail && remindsOf(lifetime, step.lead)) {
-              const recipients = await this.recipientsOf(m, token.userId);
+              const { teamId, recipients } = await this.recipientsOf(m, token.userId);
               for (const recipient of recipients) {
                 await this.mailer.send(m, TOKEN_EXPIRY_MAIL, recipient.email, {
                   tokenId: token.id,
@@ -93,12 +93,26 @@ export class TokenExpiryReminders {
                   recipientId: recipient.id,
                 });
               }
-              if (recipients.length > 0) return true;
+              if (recipients.length > 0) {
+                // In this transaction: the webhook outbox writes `token.expiring` with it.
+                this.audit.recordAfterCommit(m, Actors.system, {
+                  event: 'token.expiry_reminded',
+                  userId: token.userId,
+                  teamId,
+                  tokenId: token.id,
+                  target: { type: 'token', id: token.id },
+                  detail: { name: token.name, expires_at: token.expiresAt.toISOString() },
+                });
+                return true;
+              }
             }
             if (!step.mail) {
+              // A service account's token is its team's: `token.revoked` goes to its webhooks.
+              const account = await this.tokens.findServiceAccountOwner(m, token.userId);
               this.audit.recordAfterCommit(m, Actors.system, {
                 event: 'token.expired',
                 userId: token.userId,
+                teamId: account?.teamId ?? null,
                 tokenId: token.id,
                 target: { type: 'token', id: token.id },
                 detail: { name: token.name },
@@ -118,13 +132,21 @@ export class TokenExpiryReminders {
 
   /**
    * Whom a token's reminders go to: its person, or for a service account's token, the owners
-   * and admins of its team (a service account reads no mail).
+   * and admins of its team (a service account reads no mail), and that team.
    */
-  private async recipientsOf(m: EntityManager, userId: number): Promise<TeamManager[]> {
+  private async recipientsOf(
+    m: EntityManager,
+    userId: number,
+  ): Promise<{ teamId: number | null; recipients: TeamManager[] }> {
     const account = await this.tokens.findServiceAccountOwner(m, userId);
-    if (account) return this.tokens.findTeamManagers(m, account.teamId);
+    if (account) {
+      return {
+        teamId: account.teamId,
+        recipients: await this.tokens.findTeamManagers(m, account.teamId),
+      };
+    }
     const user = await this.users.findById(userId, m);
-    return user ? [{ id: user.id, email: user.email }] : [];
+    return { teamId: null, recipients: user ? [{ id: user.id, email: user.email }] : [] };
   }
 
   /** Made when sent: nothing once the token is revoked, regenerated past the reminder or gone. */

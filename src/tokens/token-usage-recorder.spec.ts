@@ -30,7 +30,14 @@ describe('TokenUsageRecorder', () => {
     addPreviousValueUses: jest.fn<TokenUsageRepository['addPreviousValueUses']>(),
   };
   const findAddressKeys = jest.fn<TokenUsageRepository['findAddressKeys']>();
-  const audit = { record: jest.fn<AuditLog['record']>(), flush: jest.fn<AuditLog['flush']>() };
+  const findTokenFacts = jest.fn<TokenUsageRepository['findTokenFacts']>();
+  /** What the transaction under way will record once it commits (nothing if it throws). */
+  let afterCommit: (() => void)[] = [];
+  const audit = {
+    record: jest.fn<AuditLog['record']>(),
+    recordAfterCommit: jest.fn<AuditLog['recordAfterCommit']>(),
+    flush: jest.fn<AuditLog['flush']>(),
+  };
   const use = (overrides: Partial<TokenUse> = {}): TokenUse => ({
     tokenId: 1,
     userId: 7,
@@ -43,7 +50,11 @@ describe('TokenUsageRecorder', () => {
   beforeEach(async () => {
     for (const fn of Object.values(repo)) fn.mockReset().mockResolvedValue(undefined);
     findAddressKeys.mockReset().mockResolvedValue(new Set());
+    findTokenFacts.mockReset().mockResolvedValue(new Map([[1, { name: 'deploy', teamId: null }]]));
     audit.record.mockReset();
+    audit.recordAfterCommit
+      .mockReset()
+      .mockImplementation((_m, actor, entry) => afterCommit.push(() => audit.record(actor, entry)));
     audit.flush.mockReset().mockResolvedValue(undefined);
     clock = new ManualClock(NOON);
     scheduler = new Scheduler(clock);
@@ -51,12 +62,22 @@ describe('TokenUsageRecorder', () => {
       providers: [
         TokenUsageRecorder,
         { provide: Scheduler, useValue: scheduler },
-        { provide: TokenUsageRepository, useValue: { ...repo, findAddressKeys } },
+        {
+          provide: TokenUsageRepository,
+          useValue: { ...repo, findAddressKeys, findTokenFacts },
+        },
         { provide: AuditLog, useValue: audit },
         { provide: Clock, useValue: clock },
         {
           provide: Transactions,
-          useValue: { run: (work: (m: EntityManager) => Promise<unknown>) => work({} as never) },
+          useValue: {
+            run: async (work: (m: EntityManager) => Promise<unknown>) => {
+              afterCommit = [];
+              const result = await work({} as never);
+              for (const hook of afterCommit) hook();
+              return result;
+            },
+          },
         },
       ],
     }).compile();
@@ -193,8 +214,15 @@ describe('TokenUsageRecorder', () => {
         client: { ip: '198.51.100.4', userAgent: 'curl/8.5.0' },
       },
       // The first use from it, not the latest nor the flush's own time.
-      expect.objectContaining({ event: 'token.new_ip', at: new Date(NOON + 1) }),
+      expect.objectContaining({
+        event: 'token.new_ip',
+        at: new Date(NOON + 1),
+        teamId: null,
+        detail: { name: 'deploy', ip: '198.51.100.4' },
+      }),
     );
+    // In the transaction that writes the usage, for the webhook outbox to join.
+    expect(audit.recordAfterCommit).toHaveBeenCalledTimes(1);
   });
 
   it('should date a first use from an address by when it happened even when its first write failed', async () => {

@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { addressOf, AuditLog } from '../audit/audit-log.js';
 import { Transactions } from '../database/transactions.js';
 import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
@@ -230,9 +231,9 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
       })),
     );
     const oldestKept = utcDay(this.clock.nowMs() - (USAGE_DAYS_KEPT - 1) * DAY_MS);
-    let newAddresses: AddressUse[] = [];
     try {
       await this.transactions.run(async (m) => {
+        let newAddresses: AddressUse[] = [];
         await this.usage.addDailyRequests(m, days);
         if (addresses.length > 0) {
           const known = await this.usage.findAddressKeys(m, tokenIds);
@@ -241,6 +242,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
           await this.usage.trimAddresses(m, tokenIds, MAX_ADDRESSES_PER_TOKEN);
         }
         await this.usage.trimDays(m, tokenIds, oldestKept);
+        await this.recordNewAddresses(m, batch, newAddresses);
         for (const [tokenId, { previous }] of batch) {
           if (!previous) continue;
           const { validUntil, requests, lastAt } = previous;
@@ -255,18 +257,35 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     } catch (error) {
       this.logger.warn(`Could not write the usage of ${batch.size} tokens: ${String(error)}`);
       this.gatherAgain(batch);
-      return;
     }
-    // The first use from an address not among the token's recent ones, once the usage that
-    // shows it is written: dated when that use happened, not when it was written.
+  }
+
+  /**
+   * The first use from an address not among the token's recent ones, recorded once the usage
+   * that shows it is written (in its transaction, so the webhook outbox writes
+   * `token.used_from_new_address` with it), dated when that use happened.
+   */
+  private async recordNewAddresses(
+    m: EntityManager,
+    batch: Map<number, PendingUsage>,
+    newAddresses: AddressUse[],
+  ): Promise<void> {
+    if (newAddresses.length === 0) return;
+    const facts = await this.usage.findTokenFacts(m, [
+      ...new Set(newAddresses.map((a) => a.tokenId)),
+    ]);
     for (const a of newAddresses) {
       const { userId, addresses: seen } = batch.get(a.tokenId)!;
+      const token = facts.get(a.tokenId);
       const client = { ip: a.ip, userAgent: a.userAgent };
-      this.audit.record(
+      this.audit.recordAfterCommit(
+        m,
         { kind: 'token', userId, tokenId: a.tokenId, client },
         {
           event: 'token.new_ip',
+          teamId: token?.teamId ?? null,
           target: { type: 'token', id: a.tokenId },
+          detail: { name: token?.name ?? '', ip: a.ip },
           at: new Date(seen.get(a.ip)!.firstAt),
         },
       );

@@ -106,6 +106,33 @@ export class TokenUsageRepository {
     return keys;
   }
 
+  /**
+   * Each token's name and, for a service account's token, its team: what the event of a use
+   * from a new address says and whose endpoints hear it.
+   */
+  async findTokenFacts(
+    manager: EntityManager,
+    tokenIds: number[],
+  ): Promise<Map<number, { name: string; teamId: number | null }>> {
+    const facts = new Map<number, { name: string; teamId: number | null }>();
+    for (const ids of chunks(tokenIds)) {
+      const rows: { id: number | string; name: string; team_id: number | string | null }[] =
+        await manager.query(
+          `SELECT t.id, t.name, u.service_account_team_id AS team_id
+             FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
+            WHERE t.id IN (${marks(ids.length, '?')})`,
+          ids,
+        );
+      for (const r of rows) {
+        facts.set(Number(r.id), {
+          name: r.name,
+          teamId: r.team_id === null ? null : Number(r.team_id),
+        });
+      }
+    }
+    return facts;
+  }
+
   /** Keeps each token's `keep` most recently used addresses and deletes the others. */
   async trimAddresses(manager: EntityManager, tokenIds: number[], keep: number): Promise<void> {
     for (const ids of chunks(tokenIds)) {

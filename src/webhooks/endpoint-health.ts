@@ -29,17 +29,21 @@ export class EndpointHealth {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
+  /**
+   * Disables the endpoint when the failure calls for it; whether it is disabled now (by this
+   * failure, or by another instance's a moment before).
+   */
   async afterFailure(
     manager: EntityManager,
     endpoint: WebhookEndpoint,
     gone: boolean,
     now: Date,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const since = endpoint.failingSince ?? now;
     const tooLong = now.getTime() - since.getTime() >= DISABLE_AFTER_FAILING_MS;
-    if (!gone && !tooLong) return;
+    if (!gone && !tooLong) return false;
     const reason = gone ? 'the endpoint answered 410 Gone' : 'every delivery failed for 5 days';
-    if (!(await this.repository.disable(manager, endpoint.id, reason))) return;
+    if (!(await this.repository.disable(manager, endpoint.id, reason))) return true;
     await this.repository.buryPending(manager, endpoint.id, now);
     this.logger.warn(`Disabled webhook endpoint ${endpoint.id} (${endpoint.url}): ${reason}`);
     this.audit.recordAfterCommit(manager, Actors.system, {
@@ -49,7 +53,7 @@ export class EndpointHealth {
       target: { type: 'webhook', id: endpoint.id },
       detail: { url: endpoint.url, reason },
     });
-    if (endpoint.teamId === null) return;
+    if (endpoint.teamId === null) return true;
     for (const owner of await this.repository.ownersOf(manager, endpoint.teamId)) {
       await this.mailer.send(manager, DISABLED_MAIL, owner.email, {
         endpointId: endpoint.id,
@@ -58,6 +62,7 @@ export class EndpointHealth {
         reason,
       });
     }
+    return true;
   }
 
   @ComposesMail(DISABLED_MAIL)

@@ -12,6 +12,8 @@ import { User } from '../users/user.entity.js';
 
 export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+export const ENDPOINT_KINDS = ['events', 'audit_stream'] as const;
+export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 
 /**
  * Where a team's events (or, with no team, the instance's) are sent: an HTTPS URL, the events
@@ -20,6 +22,7 @@ export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
  */
 @Entity({ name: 'webhook_endpoints' })
 @Index('UQ_webhook_endpoints_uid', ['uid'], { unique: true })
+@Index('UQ_webhook_endpoints_config_key', ['configKey'], { unique: true })
 export class WebhookEndpoint {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;
@@ -37,9 +40,12 @@ export class WebhookEndpoint {
   @JoinColumn({ name: 'team_id', foreignKeyConstraintName: 'FK_webhook_endpoints_team' })
   team?: Relation<Team>;
 
-  /** `events`: the chosen events, one by one. */
-  @Column({ name: 'kind', type: 'varchar', length: 10, default: 'events' })
-  kind!: 'events';
+  /**
+   * `events`: the chosen events, one by one; `audit_stream`: every entry of the audit log, in
+   * order, in batches of JSON lines.
+   */
+  @Column({ name: 'kind', type: 'varchar', length: 16, default: 'events' })
+  kind!: EndpointKind;
 
   @Column({ name: 'url', type: 'varchar', length: 2048 })
   url!: string;
@@ -50,6 +56,13 @@ export class WebhookEndpoint {
 
   @Column({ name: 'secret', type: 'varchar', length: 200 })
   secret!: string;
+
+  /**
+   * An audit stream's Authorization header value for its collector (`Splunk <token>`, say),
+   * encrypted as the secret is; null: none.
+   */
+  @Column({ name: 'authorization_header', type: 'varchar', length: 1200, nullable: true })
+  authorizationHeader!: string | null;
 
   @Column({ name: 'previous_secret', type: 'varchar', length: 200, nullable: true })
   previousSecret!: string | null;
@@ -66,6 +79,13 @@ export class WebhookEndpoint {
   /** When its deliveries started failing without a success since; null while they succeed. */
   @Column({ name: 'failing_since', type: 'datetime', precision: 3, nullable: true })
   failingSince!: Date | null;
+
+  /**
+   * For the operator's endpoints listed in WEBHOOK_ENDPOINTS (read-only elsewhere): a digest of
+   * the URL that names them there. Null for those registered on the pages or the command line.
+   */
+  @Column({ name: 'config_key', type: 'varchar', length: 64, nullable: true })
+  configKey!: string | null;
 
   @Column({ name: 'created_by_id', type: 'integer', nullable: true })
   createdById!: number | null;

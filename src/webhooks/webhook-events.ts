@@ -60,6 +60,7 @@ const FROM_AUDIT: Partial<Record<AuditEntry['event'], (e: AuditEntry) => Webhook
   'token.regenerated': () => ['token.regenerated'],
   'token.revoked': (e) =>
     e.detail?.reason === 'leaked' ? ['token.leak_reported', 'token.revoked'] : ['token.revoked'],
+  'token.expiry_reminded': () => ['token.expiring'],
   'token.expired': () => ['token.revoked'],
   'token.new_ip': () => ['token.used_from_new_address'],
   'team.member_invited': () => ['member.invited'],

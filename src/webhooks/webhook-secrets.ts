@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { SecretCipher } from '../two-factor/secret-cipher.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
@@ -13,6 +14,21 @@ export class WebhookSecrets {
 
   seal(uid: string, secret: string): string {
     return this.cipher.encrypt(secret, contextOf(uid));
+  }
+
+  /** An audit stream's Authorization header value, bound to its endpoint as its secret is. */
+  sealAuthorization(uid: string, value: string): string {
+    return this.cipher.encrypt(value, authorizationContextOf(uid));
+  }
+
+  authorizationOf(endpoint: Pick<WebhookEndpoint, 'uid' | 'authorizationHeader'>): string | null {
+    if (!endpoint.authorizationHeader) return null;
+    return this.cipher.decrypt(endpoint.authorizationHeader, authorizationContextOf(endpoint.uid));
+  }
+
+  /** The endpoint's current secret (to compare with the one WEBHOOK_ENDPOINTS lists). */
+  currentOf(endpoint: Pick<WebhookEndpoint, 'uid' | 'secret'>): string {
+    return this.cipher.decrypt(endpoint.secret, contextOf(endpoint.uid));
   }
 
   /** The secrets that sign now: the current one, and the previous one until its time is up. */
@@ -32,4 +48,13 @@ export class WebhookSecrets {
   }
 }
 
+/**
+ * Which secret an endpoint has now, without saying anything of it: a digest of its sealed
+ * (random-nonce) value. A rotation form carries it, so that the same click rotates once.
+ */
+export function secretVersionOf(endpoint: Pick<WebhookEndpoint, 'secret'>): string {
+  return createHash('sha256').update(endpoint.secret).digest('base64url').slice(0, 16);
+}
+
 const contextOf = (uid: string): string => `webhook endpoint ${uid}`;
+const authorizationContextOf = (uid: string): string => `webhook endpoint ${uid} authorization`;

@@ -17,6 +17,7 @@ import { signedHeaders } from './webhook-signature.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { retryDelayMs } from './retry-schedule.js';
 import { EndpointHealth } from './endpoint-health.js';
+import { AuditStreamBatches } from './audit-stream-batches.js';
 
 const BATCH = 10;
 /** Longer than a send can take (WEBHOOK_TIMEOUT_MS is at most a minute). */
@@ -50,6 +51,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly http: WebhookHttp,
     private readonly secrets: WebhookSecrets,
     private readonly health: EndpointHealth,
+    private readonly streams: AuditStreamBatches,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
@@ -104,6 +106,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private async sendDue(signal: AbortSignal): Promise<number> {
     await this.pruneNowAndThen();
     while (!this.stopped && !signal.aborted) {
+      await this.streams.form();
       const now = this.clock.now();
       const batch = await this.transactions.run((m) =>
         this.repository.claimDue(m, {
@@ -160,14 +163,26 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const now = this.clock.now();
     const timestamp = Math.floor(now.getTime() / 1000);
-    const headers = signedHeaders(
-      this.secrets.signingSecrets(endpoint, now),
-      delivery.messageId,
-      timestamp,
-      delivery.payload,
-    );
+    const headers = {
+      ...signedHeaders(
+        this.secrets.signingSecrets(endpoint, now),
+        delivery.messageId,
+        timestamp,
+        delivery.payload,
+      ),
+      ...(endpoint.kind === 'audit_stream' ? this.streamHeaders(endpoint) : {}),
+    };
     const outcome = await this.http.post(endpoint.url, headers, delivery.payload);
     await this.record(delivery, endpoint, outcome);
+  }
+
+  /** An audit stream's body is JSON lines; its collector may want an Authorization header. */
+  private streamHeaders(endpoint: WebhookEndpoint): Record<string, string> {
+    const authorization = this.secrets.authorizationOf(endpoint);
+    return {
+      'content-type': 'application/x-ndjson',
+      ...(authorization === null ? {} : { authorization }),
+    };
   }
 
   private async record(
@@ -196,17 +211,22 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (outcome.refused) this.logger.warn(`Refused to send ${what}: ${outcome.error}`);
     const gone = outcome.status === 410;
-    const delay = gone ? null : retryDelayMs(delivery.attempts);
-    await this.transactions.run(async (m) => {
+    const retryIn = gone ? null : retryDelayMs(delivery.attempts);
+    const disabled = await this.transactions.run(async (m) => {
+      await this.repository.markFailing(m, endpoint.id, now);
+      // Disabled now (or by another instance): this delivery is dead-lettered with the rest.
+      const off = await this.health.afterFailure(m, endpoint, gone, now);
       await this.repository.settle(m, delivery, this.owner, {
         ...facts,
-        ...(delay === null
+        ...(off || retryIn === null
           ? { status: 'dead' as const }
-          : { nextAttemptAt: new Date(now.getTime() + delay) }),
+          : { nextAttemptAt: new Date(now.getTime() + retryIn) }),
       });
-      await this.repository.markFailing(m, endpoint.id, now);
-      await this.health.afterFailure(m, endpoint, gone, now);
+      return off;
     });
+    // The rest of this batch's deliveries to a disabled endpoint are dead-lettered, not sent.
+    if (disabled) endpoint.status = 'disabled';
+    const delay = disabled ? null : retryIn;
     if (delay === null) {
       this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);
     } else if (!outcome.refused) {

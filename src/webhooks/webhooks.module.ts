@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TeamsModule } from '../teams/teams.module.js';
 import { SecretCipher } from '../two-factor/secret-cipher.js';
 import { AddressPolicy, WebhookResolver } from './address-policy.js';
+import { AuditStreamOutbox } from './audit-stream-outbox.js';
 import { WebhookOutbox } from './webhook-outbox.js';
 import { WebhookSecrets } from './webhook-secrets.js';
 import { WebhooksRepository } from './webhooks.repository.js';
@@ -9,7 +10,8 @@ import { WebhooksService } from './webhooks.service.js';
 
 /**
  * Webhooks' domain, for the server and the command line alike: endpoints, and the outbox
- * written in the transaction of each team event (`audit.recording`). Sending is
+ * written in the transaction of each team event (`audit.recording`), and the audit streams'
+ * queue, written with each entry of the log (`audit.written`). Sending is
  * WebhookDeliveryModule's, in the server only.
  */
 @Module({
@@ -21,6 +23,7 @@ import { WebhooksService } from './webhooks.service.js';
     SecretCipher,
     WebhookSecrets,
     WebhookOutbox,
+    AuditStreamOutbox,
     WebhooksService,
   ],
   exports: [WebhooksService, WebhooksRepository, AddressPolicy, WebhookSecrets, WebhookResolver],

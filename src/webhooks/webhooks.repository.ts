@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, LessThan, type EntityManager } from 'typeorm';
+import { In, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
+import { AuditEvent } from '../audit/audit-event.entity.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
+import { AuditStreamEntry } from './audit-stream-entry.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
@@ -8,6 +11,9 @@ export type NewDelivery = Pick<
   WebhookDelivery,
   'endpointId' | 'messageId' | 'eventType' | 'payload' | 'nextAttemptAt' | 'createdAt'
 >;
+
+/** Log entries queued for audit streams per INSERT, within the databases' parameter limits. */
+const STREAM_QUEUE_CHUNK = 500;
 
 /** Endpoints, scoped by their team (null: the operator's), and their deliveries. */
 @Injectable()
@@ -17,16 +23,72 @@ export class WebhooksRepository {
     row: Pick<
       WebhookEndpoint,
       'uid' | 'teamId' | 'url' | 'events' | 'secret' | 'createdById' | 'createdAt'
-    >,
+    > &
+      Partial<Pick<WebhookEndpoint, 'kind' | 'authorizationHeader' | 'configKey'>>,
   ): Promise<WebhookEndpoint> {
     return manager.getRepository(WebhookEndpoint).save({
-      ...row,
       kind: 'events' as const,
+      authorizationHeader: null,
+      configKey: null,
+      ...row,
       status: 'active' as const,
       previousSecret: null,
       previousSecretUntil: null,
       disabledReason: null,
       failingSince: null,
+    });
+  }
+
+  /**
+   * Registers an endpoint of WEBHOOK_ENDPOINTS unless another instance just did (its
+   * config_key is taken): then null, and nothing of this transaction is undone.
+   */
+  async insertConfigured(
+    manager: EntityManager,
+    row: Pick<WebhookEndpoint, 'uid' | 'url' | 'events' | 'secret' | 'configKey' | 'createdAt'>,
+  ): Promise<WebhookEndpoint | null> {
+    try {
+      // A savepoint: a collision undoes this insert only.
+      return await manager.transaction((m) =>
+        this.insertEndpoint(m, { ...row, teamId: null, createdById: null }),
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      return null;
+    }
+  }
+
+  findByConfigKey(manager: EntityManager, configKey: string): Promise<WebhookEndpoint | null> {
+    return manager.getRepository(WebhookEndpoint).findOneBy({ configKey });
+  }
+
+  /** The endpoints WEBHOOK_ENDPOINTS registered, whatever it lists now. */
+  findConfigured(manager: EntityManager): Promise<WebhookEndpoint[]> {
+    return manager
+      .getRepository(WebhookEndpoint)
+      .find({ where: { configKey: Not(IsNull()) }, order: { id: 'ASC' } });
+  }
+
+  async updateEvents(manager: EntityManager, id: number, events: string): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id, events: Not(events) }, { events });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Every endpoint (of one team, or of none: the operator's), by id, a page after `afterId`. */
+  pageForOperator(
+    manager: EntityManager,
+    afterId: number,
+    limit: number,
+    teamId?: number | null,
+  ): Promise<WebhookEndpoint[]> {
+    const team = teamId === undefined ? {} : { teamId: teamId === null ? IsNull() : teamId };
+    return manager.getRepository(WebhookEndpoint).find({
+      where: { id: MoreThan(afterId), ...team },
+      relations: { team: true },
+      order: { id: 'ASC' },
+      take: limit,
     });
   }
 
@@ -62,6 +124,22 @@ export class WebhooksRepository {
             { status: 'active' as const, teamId },
           ];
     return manager.getRepository(WebhookEndpoint).find({ where, order: { id: 'ASC' } });
+  }
+
+  /**
+   * Gives the endpoint a new secret, keeping the one it replaces as the previous one, when its
+   * secret is still `current` (the sealed value read); false when another rotation came first.
+   */
+  async replaceSecret(
+    manager: EntityManager,
+    id: number,
+    current: string,
+    next: Pick<WebhookEndpoint, 'secret' | 'previousSecretUntil'>,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id, secret: current }, { ...next, previousSecret: current });
+    return (result.affected ?? 0) > 0;
   }
 
   async deleteInTeam(manager: EntityManager, teamId: number | null, id: number): Promise<boolean> {
@@ -143,12 +221,104 @@ export class WebhooksRepository {
     });
   }
 
-  /** Deletes deliveries made before `before` that are no longer pending (the 30-day log). */
+  /**
+   * Deletes deliveries made before `before` that are no longer pending (the 30-day log); an
+   * audit stream's dead delivery stays, since the stream waits for it to be replayed.
+   */
   async pruneFinished(manager: EntityManager, before: Date): Promise<number> {
     const result = await manager
       .getRepository(WebhookDelivery)
-      .delete({ status: In(['delivered', 'dead']), createdAt: LessThan(before) });
+      .createQueryBuilder()
+      .delete()
+      .where('created_at < :before', { before })
+      .andWhere(
+        "(status = 'delivered' OR (status = 'dead' AND endpoint_id NOT IN (SELECT id FROM webhook_endpoints WHERE kind = 'audit_stream')))",
+      )
+      .execute();
     return result.affected ?? 0;
+  }
+
+  /**
+   * Queues the log's entries `auditEventIds` for every active audit stream that gets them (the
+   * team's and the operator's): one INSERT, in the transaction that writes them to the log.
+   * Returns how many rows it queued.
+   */
+  async queueStreamEntries(manager: EntityManager, auditEventIds: number[]): Promise<number> {
+    let queued = 0;
+    for (let i = 0; i < auditEventIds.length; i += STREAM_QUEUE_CHUNK) {
+      const ids = auditEventIds.slice(i, i + STREAM_QUEUE_CHUNK);
+      const result = await manager.queryRunner!.query(
+        `INSERT INTO audit_stream_entries (endpoint_id, audit_event_id)
+         SELECT e.id, a.id FROM audit_events a
+         INNER JOIN webhook_endpoints e ON e.kind = 'audit_stream' AND e.status = 'active'
+           AND (e.team_id IS NULL OR e.team_id = a.team_id)
+         WHERE a.id IN (${ids.map(() => '?').join(', ')})
+         ORDER BY a.id, e.id`,
+        ids,
+        true,
+      );
+      queued += result.affected ?? 0;
+    }
+    return queued;
+  }
+
+  /** The active audit streams with entries waiting and no delivery pending or dead (stalled). */
+  async streamsReadyForBatch(manager: EntityManager): Promise<number[]> {
+    // From the streams' side, each looked up by index: a long queue behind a stalled stream is
+    // never scanned.
+    const rows: { id: number | string }[] = await manager
+      .getRepository(WebhookEndpoint)
+      .createQueryBuilder('e')
+      .select('e.id', 'id')
+      .where("e.kind = 'audit_stream' AND e.status = 'active'")
+      .andWhere('EXISTS (SELECT 1 FROM audit_stream_entries s WHERE s.endpoint_id = e.id)')
+      .andWhere(
+        "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status IN ('pending', 'dead'))",
+      )
+      .getRawMany();
+    return rows.map((r) => Number(r.id));
+  }
+
+  /**
+   * The stream's oldest waiting entries (at most `limit`), with the log's rows (undefined for an
+   * entry pruned from the log since), oldest first, while holding the endpoint: nothing when the
+   * stream is not active, or has a delivery pending or dead, so that each batch is made only
+   * after the one before it was delivered, and two instances do not make batches of the same
+   * entries. Run it in a transaction, with `dropStreamEntries` for those taken.
+   */
+  async waitingStreamEntries(
+    manager: EntityManager,
+    endpointId: number,
+    limit: number,
+  ): Promise<{ entryId: number; event: AuditEvent | undefined }[] | null> {
+    const query = manager
+      .getRepository(WebhookEndpoint)
+      .createQueryBuilder('e')
+      .where('e.id = :endpointId', { endpointId });
+    if (manager.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+    const endpoint = await query.getOne();
+    if (!endpoint || endpoint.kind !== 'audit_stream' || endpoint.status !== 'active') return null;
+    const open = await manager
+      .getRepository(WebhookDelivery)
+      .exists({ where: { endpointId, status: In(['pending', 'dead']) } });
+    if (open) return null;
+    const entries = await manager.getRepository(AuditStreamEntry).find({
+      where: { endpointId },
+      order: { id: 'ASC' },
+      take: limit,
+    });
+    if (entries.length === 0) return null;
+    const rows = await manager
+      .getRepository(AuditEvent)
+      .findBy({ id: In(entries.map((e) => e.auditEventId)) });
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    return entries.map((e) => ({ entryId: e.id, event: byId.get(Number(e.auditEventId)) }));
+  }
+
+  /** Takes entries out of their stream's queue (they are in a delivery now). */
+  async dropStreamEntries(manager: EntityManager, entryIds: number[]): Promise<void> {
+    if (entryIds.length > 0)
+      await manager.getRepository(AuditStreamEntry).delete({ id: In(entryIds) });
   }
 
   /** Notes whether the endpoint's deliveries are failing (since when) or succeed again. */
@@ -163,6 +333,17 @@ export class WebhooksRepository {
     const result = await manager
       .getRepository(WebhookEndpoint)
       .update({ id: endpointId, status: 'active' }, { status: 'disabled', disabledReason: reason });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Enables a disabled endpoint again, as new; false when it was not disabled. */
+  async enable(manager: EntityManager, endpointId: number): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpoint)
+      .update(
+        { id: endpointId, status: 'disabled' },
+        { status: 'active', disabledReason: null, failingSince: null },
+      );
     return (result.affected ?? 0) > 0;
   }
 

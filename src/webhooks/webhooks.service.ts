@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
-import type { Actor } from '../common/actor.js';
+import { Actors, type Actor } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
 import type { Team } from '../teams/team.entity.js';
@@ -10,17 +11,22 @@ import type { TeamRole } from '../teams/team-member.entity.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { AddressPolicy, RefusedAddressError } from './address-policy.js';
 import type { WebhookDelivery } from './webhook-delivery.entity.js';
-import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import type { EndpointKind, WebhookEndpoint } from './webhook-endpoint.entity.js';
 import {
   WEBHOOK_EVENT_TYPES,
   isWebhookEventType,
   type WebhookEventType,
 } from './webhook-events.js';
 import { WebhookOutbox } from './webhook-outbox.js';
-import { WebhookSecrets } from './webhook-secrets.js';
+import { WebhookSecrets, secretVersionOf } from './webhook-secrets.js';
 import { newSigningSecret } from './webhook-signature.js';
 import { WebhooksRepository } from './webhooks.repository.js';
-import { WebhookDeliveryNotFoundError, WebhookEndpointNotFoundError } from './webhooks.errors.js';
+import {
+  WebhookDeliveryNotFoundError,
+  WebhookEndpointNotFoundError,
+  WebhookSecretChangedError,
+  ConfiguredEndpointError,
+} from './webhooks.errors.js';
 import { Events } from '../events/events.js';
 
 /** How many deliveries an endpoint's page and `webhook:deliveries` show. */
@@ -29,6 +35,27 @@ export const DELIVERY_LOG_LENGTH = 50;
 export interface NewEndpointInput {
   url: string;
   events: string[];
+}
+
+export interface NewAuditStreamInput {
+  url: string;
+  /** The Authorization header's value its collector wants (`Splunk <token>`, say); optional. */
+  authorization?: string | null;
+}
+
+/** The longest Authorization header value an audit stream keeps. */
+export const AUTHORIZATION_MAX = 500;
+
+/** A header value: printable ASCII, no line break (nothing can be added to the request). */
+export function acceptableAuthorization(raw: string | null | undefined): string | null {
+  const value = raw?.trim() ?? '';
+  if (value === '') return null;
+  if (value.length > AUTHORIZATION_MAX || !/^[\x21-\x7e][\x20-\x7e]*$/.test(value)) {
+    throw new ValidationError({
+      authorization: `The Authorization value must be printable ASCII on one line, at most ${AUTHORIZATION_MAX} characters.`,
+    });
+  }
+  return value;
 }
 
 export interface CreatedEndpoint {
@@ -48,7 +75,20 @@ export interface EndpointDetails {
   role: TeamRole | null;
   endpoint: WebhookEndpoint;
   deliveries: WebhookDelivery[];
+  /** Until when the secret a rotation replaced still signs too; null when it no longer does. */
+  previousSignsUntil: Date | null;
 }
+
+export interface RotatedSecret {
+  endpoint: WebhookEndpoint;
+  /** The new signing secret, shown this once. */
+  secret: string;
+  /** Until when the replaced secret signs too. */
+  previousSignsUntil: Date;
+}
+
+/** How long the secret a rotation replaces keeps signing, beside the new one. */
+export const PREVIOUS_SECRET_SIGNS_MS = 24 * 3_600_000;
 
 /**
  * A team's webhook endpoints, for its owners and admins (and the operator's, for every team's
@@ -83,7 +123,7 @@ export class WebhooksService {
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
       const deliveries = await this.repository.deliveriesOf(m, endpoint.id, DELIVERY_LOG_LENGTH);
-      return { team, role, endpoint, deliveries };
+      return { team, role, endpoint, deliveries, previousSignsUntil: this.previousSigns(endpoint) };
     });
   }
 
@@ -100,16 +140,45 @@ export class WebhooksService {
     const { team } = await this.manageable(actor, teamId);
     const events = this.chosenEvents(input.events);
     const url = await this.acceptableUrl(input.url);
+    return this.register(actor, team, { kind: 'events', url, events: events.join(',') });
+  }
+
+  /**
+   * Registers an audit stream: every entry of the team's audit log (with no team, of the
+   * instance's) sent to the URL in order, in batches of JSON lines, signed as every delivery is,
+   * with `authorization` as the Authorization header when given (kept encrypted, never shown).
+   */
+  async createAuditStream(
+    actor: Actor,
+    teamId: number | null,
+    input: NewAuditStreamInput,
+  ): Promise<CreatedEndpoint> {
+    const { team } = await this.manageable(actor, teamId);
+    const url = await this.acceptableUrl(input.url);
+    const authorization = acceptableAuthorization(input.authorization);
+    return this.register(actor, team, { kind: 'audit_stream', url, events: '', authorization });
+  }
+
+  private async register(
+    actor: Actor,
+    team: Team | null,
+    what: { kind: EndpointKind; url: string; events: string; authorization?: string | null },
+  ): Promise<CreatedEndpoint> {
     const secret = newSigningSecret();
     const uid = randomBytes(12).toString('hex');
+    const { kind, url, events, authorization } = what;
     const endpoint = await this.transactions.run(async (m) => {
       if (team) await this.teams.certifyManager(m, actor, team.id);
       const inserted = await this.repository.insertEndpoint(m, {
         uid,
         teamId: team?.id ?? null,
+        kind,
         url,
-        events: events.join(','),
+        events,
         secret: this.secrets.seal(uid, secret),
+        authorizationHeader: authorization
+          ? this.secrets.sealAuthorization(uid, authorization)
+          : null,
         createdById: 'userId' in actor ? (actor.userId ?? null) : null,
         createdAt: this.clock.now(),
       });
@@ -117,7 +186,13 @@ export class WebhooksService {
         event: 'webhook.created',
         teamId: team?.id ?? null,
         target: { type: 'webhook', id: inserted.id },
-        detail: { url, events: events.join(' '), ...(team ? { team: team.name } : {}) },
+        detail: {
+          url,
+          ...(kind === 'events'
+            ? { events: events.split(',').join(' ') }
+            : { kind, authorization: authorization ? 'set' : 'none' }),
+          ...(team ? { team: team.name } : {}),
+        },
       });
       return inserted;
     });
@@ -129,6 +204,7 @@ export class WebhooksService {
     return this.transactions.run(async (m) => {
       if (team) await this.teams.certifyManager(m, actor, team.id);
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (endpoint?.configKey) throw new ConfiguredEndpointError('url');
       if (!endpoint || !(await this.repository.deleteInTeam(m, endpoint.teamId, endpoint.id))) {
         throw new WebhookEndpointNotFoundError();
       }
@@ -142,12 +218,79 @@ export class WebhooksService {
     });
   }
 
+  /**
+   * Gives the endpoint a new signing secret, returned this once; the one it replaces keeps
+   * signing beside it for PREVIOUS_SECRET_SIGNS_MS, so at most two secrets sign. `version`
+   * (secretVersionOf, what the page showed) makes a click rotate once: when the secret is no
+   * longer that one, or another rotation commits first, nothing changes and it says so.
+   */
+  async rotateSecret(
+    actor: Actor,
+    teamId: number | null,
+    endpointId: number,
+    version?: string,
+  ): Promise<RotatedSecret> {
+    const { team } = await this.manageable(actor, teamId);
+    return this.transactions.run(async (m) => {
+      if (team) await this.teams.certifyManager(m, actor, team.id);
+      const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
+      if (!endpoint) throw new WebhookEndpointNotFoundError();
+      return this.rotate(m, actor, endpoint, version);
+    });
+  }
+
+  /** Rotates any endpoint's secret by its id, for the operator (`webhook:rotate-secret`). */
+  async rotateSecretForOperator(endpointId: number): Promise<RotatedSecret> {
+    return this.transactions.run(async (m) => {
+      const endpoint = await this.repository.findById(m, endpointId);
+      if (!endpoint) throw new WebhookEndpointNotFoundError();
+      return this.rotate(m, Actors.operator(), endpoint);
+    });
+  }
+
+  private async rotate(
+    m: EntityManager,
+    actor: Actor,
+    endpoint: WebhookEndpoint,
+    version?: string,
+  ): Promise<RotatedSecret> {
+    if (endpoint.configKey) throw new ConfiguredEndpointError('secret');
+    if (version !== undefined && version !== secretVersionOf(endpoint)) {
+      throw new WebhookSecretChangedError();
+    }
+    const secret = newSigningSecret();
+    const previousSignsUntil = new Date(this.clock.nowMs() + PREVIOUS_SECRET_SIGNS_MS);
+    const sealed = this.secrets.seal(endpoint.uid, secret);
+    const next = { secret: sealed, previousSecretUntil: previousSignsUntil };
+    if (!(await this.repository.replaceSecret(m, endpoint.id, endpoint.secret, next))) {
+      throw new WebhookSecretChangedError();
+    }
+    this.audit.recordAfterCommit(m, actor, {
+      event: 'webhook.secret_rotated',
+      teamId: endpoint.teamId,
+      target: { type: 'webhook', id: endpoint.id },
+      detail: { url: endpoint.url, previous_signs_until: previousSignsUntil.toISOString() },
+    });
+    const rotated = { ...endpoint, ...next, previousSecret: endpoint.secret };
+    return { endpoint: rotated, secret, previousSignsUntil };
+  }
+
+  private previousSigns(endpoint: WebhookEndpoint): Date | null {
+    const until = endpoint.previousSecretUntil;
+    return endpoint.previousSecret && until && until > this.clock.now() ? until : null;
+  }
+
   /** Sends the endpoint a `webhook.test` event (whatever events it chose); returns its id. */
   async sendTest(actor: Actor, teamId: number | null, endpointId: number): Promise<string> {
     const { team } = await this.manageable(actor, teamId);
     return this.transactions.run(async (m) => {
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
+      if (endpoint.kind === 'audit_stream') {
+        throw new ValidationError({
+          delivery: 'An audit stream gets the audit log alone: it is sent no test event.',
+        });
+      }
       const messageId = (await this.outbox.enqueueFor(m, [endpoint], {
         type: 'webhook.test',
         at: this.clock.now(),
@@ -203,8 +346,23 @@ export class WebhooksService {
       const endpoint = await this.repository.findById(m, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
       const deliveries = await this.repository.deliveriesOf(m, endpoint.id, DELIVERY_LOG_LENGTH);
-      return { team: null, role: null, endpoint, deliveries };
+      return {
+        team: null,
+        role: null,
+        endpoint,
+        deliveries,
+        previousSignsUntil: this.previousSigns(endpoint),
+      };
     });
+  }
+
+  /** Every endpoint, or one team's (null: the operator's), a page after `afterId`. */
+  pageForOperator(
+    afterId: number,
+    limit: number,
+    teamId?: number | null,
+  ): Promise<WebhookEndpoint[]> {
+    return this.transactions.run((m) => this.repository.pageForOperator(m, afterId, limit, teamId));
   }
 
   private chosenEvents(events: string[]): WebhookEventType[] {

@@ -66,12 +66,14 @@ export async function createTestApp(
     REDIS_COMMAND_TIMEOUT_MS: '10000',
     ...env,
   });
-  let app: Awaited<ReturnType<typeof createApp>>;
+  let app: Awaited<ReturnType<typeof createApp>> | undefined;
   try {
     app = await createApp(config, { logDestination: logs, clock, modules });
     await app.listen(env.PORT ? config.app.port : 0, '127.0.0.1');
   } catch (error) {
-    // An app that could not start leaves nothing open behind it to keep Jest from exiting.
+    // An app that could not start leaves nothing open behind it to keep Jest from exiting:
+    // one that failed while starting (a check at bootstrap) has its database open already.
+    await app?.close().catch(() => undefined);
     if (!mail) await smtp.stop();
     if (!database) await db.drop();
     throw error;

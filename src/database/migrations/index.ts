@@ -18,6 +18,8 @@ import { ServiceAccounts1765584000000 } from './1765584000000-service-accounts.j
 import { UserDisabled1765587600000 } from './1765587600000-user-disabled.js';
 import { AuditEventsByTime1765591200000 } from './1765591200000-audit-events-by-time.js';
 import { Webhooks1765600000000 } from './1765600000000-webhooks.js';
+import { WebhookConfiguredEndpoints1765605000000 } from './1765605000000-webhook-configured-endpoints.js';
+import { AuditStreams1765608600000 } from './1765608600000-audit-streams.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -41,4 +43,6 @@ export const MIGRATIONS = [
   UserDisabled1765587600000,
   AuditEventsByTime1765591200000,
   Webhooks1765600000000,
+  WebhookConfiguredEndpoints1765605000000,
+  AuditStreams1765608600000,
 ];

@@ -8,7 +8,11 @@ import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
-import { CreateWebhookForm } from './webhooks.forms.js';
+import {
+  CreateAuditStreamForm,
+  CreateWebhookForm,
+  RotateWebhookSecretForm,
+} from './webhooks.forms.js';
 import { webhookListView, webhookPageView } from '../../webhooks/webhook.view.js';
 import { WebhooksService } from '../../webhooks/webhooks.service.js';
 
@@ -16,8 +20,8 @@ const LIST = '/teams/:id/webhooks';
 const PAGE = '/teams/:id/webhooks/:hookId';
 
 /**
- * A team's webhook endpoints, for its owners and admins: the list and adding one (its signing
- * secret shown once, in the answer), an endpoint's page with its delivery log, a test event,
+ * A team's webhook endpoints, for its owners and admins: the list and adding one, or an audit
+ * stream (its signing secret shown once, in the answer), an endpoint's page with its delivery log, a test event,
  * and deleting it. Changes ask for the password when it was not typed lately.
  */
 @Controller('teams')
@@ -46,6 +50,21 @@ export class WebhooksController {
     return webhookListView(await this.webhooks.list(actor, id), created);
   }
 
+  /** An audit stream: like an endpoint, its signing secret is shown in the answer, once. */
+  @Post(':id/webhooks/audit-stream')
+  @HttpCode(200)
+  @FormPage(LIST)
+  @RequireRecentPassword('Add the audit stream')
+  @Render('teams/webhooks/index')
+  async createAuditStream(
+    @CurrentActor() actor: Actor,
+    @IdParam() id: number,
+    @Form() form: CreateAuditStreamForm,
+  ): Promise<object> {
+    const created = await this.webhooks.createAuditStream(actor, id, form);
+    return webhookListView(await this.webhooks.list(actor, id), created);
+  }
+
   @Get(':id/webhooks/:hookId')
   @Render('teams/webhooks/show')
   async show(
@@ -54,6 +73,22 @@ export class WebhooksController {
     @IdParam('hookId') hookId: number,
   ): Promise<object> {
     return webhookPageView(await this.webhooks.get(actor, id, hookId));
+  }
+
+  /** The new secret is shown in the answer to this POST, once; the previous one signs a day more. */
+  @Post(':id/webhooks/:hookId/rotate-secret')
+  @HttpCode(200)
+  @FormPage(PAGE)
+  @RequireRecentPassword('Rotate the signing secret')
+  @Render('teams/webhooks/show')
+  async rotateSecret(
+    @CurrentActor() actor: Actor,
+    @IdParam() id: number,
+    @IdParam('hookId') hookId: number,
+    @Form() form: RotateWebhookSecretForm,
+  ): Promise<object> {
+    const rotated = await this.webhooks.rotateSecret(actor, id, hookId, form.version);
+    return webhookPageView(await this.webhooks.get(actor, id, hookId), rotated);
   }
 
   @Post(':id/webhooks/:hookId/test')

@@ -1,4 +1,4 @@
-import { ArrayNotEmpty, IsArray, IsString, Length } from 'class-validator';
+import { ArrayNotEmpty, IsArray, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Trim } from '../../common/validation/transforms.js';
 import { CheckboxList } from '../settings/api-tokens/tokens.forms.js';
 
@@ -14,4 +14,32 @@ export class CreateWebhookForm {
   @ArrayNotEmpty({ message: 'Choose at least one event.' })
   @IsArray({ message: 'Events must be a list.' })
   events: string[] = [];
+}
+
+/**
+ * A new audit stream: the collector's URL, and the Authorization header value it wants, if any
+ * (`Splunk <token>` for Splunk's HTTP Event Collector).
+ */
+export class CreateAuditStreamForm {
+  @Trim()
+  @Length(1, 2048, { message: 'Give the collector a URL of at most 2048 characters.' })
+  @IsString({ message: 'Give the collector a URL.' })
+  url!: string;
+
+  @Trim()
+  @IsOptional()
+  @Length(0, 500, { message: 'The Authorization value is at most 500 characters.' })
+  @IsString({ message: 'The Authorization value is text.' })
+  authorization?: string;
+}
+
+/** Rotating an endpoint's secret, from its page. */
+export class RotateWebhookSecretForm {
+  /**
+   * The secret the page showed (its version): only that one is replaced, so the same form sent
+   * twice rotates once. Without it, whatever secret the endpoint has is replaced.
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{16}$/, { message: 'Reload the page and try again.' })
+  version?: string;
 }

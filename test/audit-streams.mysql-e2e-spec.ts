@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { QueryRunner } from 'typeorm';
+import { AuditEventsRepository } from '../src/audit/audit-events.repository.js';
+import { AuditLog, toRow } from '../src/audit/audit-log.js';
+import { Actors } from '../src/common/actor.js';
+import { Clock } from '../src/clock/clock.js';
+import type { Team } from '../src/teams/team.entity.js';
+import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { WebhookSender } from '../src/webhooks/webhook-sender.js';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
+import { createTeam, createUser } from './factories/index.js';
+import { AuditStreamReceiver } from './support/audit-stream-receiver.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+import { waitFor } from './support/wait-for.js';
+
+const operator = Actors.operator();
+
+/**
+ * Two writes to the log that commit in the other order than their ids: the one with the lower
+ * id is held open by the test until the other's entry was sent. Its entry is not passed over:
+ * it was queued in its own transaction, and goes in the next batch. Runs only with
+ * TEST_DATABASE_URL (see jest.config.js): SQLite runs one write transaction at a time, so there
+ * a later id never commits first.
+ */
+describe('audit streams when transactions commit out of id order', () => {
+  let t: TestApp;
+  let receiver: AuditStreamReceiver;
+  let team: Team;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+      RATE_LIMIT_ENABLED: 'false',
+    });
+    receiver = await new AuditStreamReceiver().start();
+    const owner = await createUser(t.app, { name: 'Order Owner' });
+    team = await createTeam(t.app, owner, 'Ordered');
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.stop();
+  });
+
+  const entry = (name: string) =>
+    toRow(
+      operator,
+      { event: 'team.policy_changed', teamId: team.id, detail: { team: name } },
+      t.app.get(Clock).now(),
+    );
+  /** Each batch's entries: the policy changes by the name they carry, others by their event. */
+  const namesReceived = () =>
+    receiver.batches.map((b) =>
+      b.lines.map((l) =>
+        l.event === 'team.policy_changed' ? (l.detail as { team: string }).team : l.event,
+      ),
+    );
+
+  it('should send an entry whose transaction committed after a later one, in the batch after it', async () => {
+    await t.app.get(AuditLog).flush();
+    const created = await t.app
+      .get(WebhooksService)
+      .createAuditStream(operator, team.id, { url: receiver.url });
+    receiver.secrets.push(created.secret);
+    await waitFor(() => receiver.batches.length === 1);
+
+    // The earlier entry: written to the log, its transaction still open.
+    const runner: QueryRunner = t.dataSource.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      const [early] = await t.app
+        .get(AuditEventsRepository)
+        .insert(runner.manager, [entry('early')]);
+
+      // The later entry, written and committed meanwhile, is sent on its own.
+      t.app.get(AuditLog).record(operator, {
+        event: 'team.policy_changed',
+        teamId: team.id,
+        detail: { team: 'late' },
+      });
+      await t.app.get(AuditLog).flush();
+      await waitFor(() => receiver.batches.length === 2);
+
+      // Now the earlier one's transaction queues its entry, as the log's write does, and commits.
+      expect(await t.app.get(WebhooksRepository).queueStreamEntries(runner.manager, [early])).toBe(
+        1,
+      );
+      await runner.commitTransaction();
+      t.app.get(WebhookSender).wake();
+      await waitFor(() => receiver.batches.length === 3);
+      expect(namesReceived()).toEqual([['webhook.created'], ['late'], ['early']]);
+      const ids = receiver.lines.map((l) => Number(l.id));
+      expect(ids[2]).toBeLessThan(ids[1]);
+      const deliveries = await t.dataSource
+        .getRepository(WebhookDelivery)
+        .findBy({ endpointId: created.endpoint.id });
+      expect(deliveries.map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered']);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
+});
