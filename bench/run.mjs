@@ -7,6 +7,9 @@
 //   npm run bench -- --introspection
 //                                 Tessera alone: GET /api/v1/token and POST /api/v1/introspect
 //                                 (beside the profile), interleaved, 5 rounds unless --rounds
+//   npm run bench -- --events     a request that records a webhook event (a member's role
+//                                 changed), its team with 3 endpoints against none, interleaved,
+//                                 5 rounds unless --rounds (bench/lib/events.mjs)
 //   npm run bench -- --compare ../other-checkout
 //                                 also runs that checkout's build (npm run build there first) in
 //                                 the same interleaved rounds: before and after a change
@@ -30,11 +33,12 @@ import {
   tasksetWorks,
 } from './lib/proc.mjs';
 import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
+import { benchEvents } from './lib/events.mjs';
 import { CAUSAL_READS, probeCluster } from '../dist/src/database/cluster.js';
 import { dataSourceOptions } from '../dist/src/entities.js';
 import { loadConfig } from '../dist/src/config/config.js';
 import { authShare } from './lib/profile.mjs';
-import { renderReport } from './lib/report.mjs';
+import { renderEventsReport, renderReport } from './lib/report.mjs';
 import { usePages } from './lib/pages.mjs';
 import {
   PROBE_NODE_ARGS,
@@ -55,9 +59,10 @@ const { values: opts } = parseArgs({
     // The compared build has GET /api/v1/team/members too.
     'compare-members': { type: 'boolean', default: false },
     introspection: { type: 'boolean', default: false },
+    events: { type: 'boolean', default: false },
   },
 });
-const rounds = Number(opts.rounds ?? (opts.quick ? 1 : opts.introspection ? 5 : 3));
+const rounds = Number(opts.rounds ?? (opts.quick ? 1 : opts.introspection || opts.events ? 5 : 3));
 const seconds = Number(opts.seconds ?? (opts.quick ? 3 : 10));
 const connections = Number(opts.connections);
 const log = (line) => console.log(line);
@@ -110,6 +115,54 @@ function withoutAllocatorSetting(env) {
 
 const usePerf = perfWorks();
 
+function pinMariadb() {
+  if (!pin || opts.sqlite) return;
+  // Every MariaDB server: a cluster's nodes are several.
+  const pids = readdirSync('/proc').filter(
+    (p) => /^\d+$/.test(p) && readFileSync(`/proc/${p}/comm`, 'utf8').trim().startsWith('mariadbd'),
+  );
+  for (const pid of pids) undo.push(pinProcess(Number(pid), LOAD_CPU));
+  if (pids.length > 0) {
+    log(`MariaDB (pid ${pids.join(', ')}) pinned to CPU ${LOAD_CPU} for the session`);
+  }
+}
+
+function writeResults(data, report) {
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.json`), JSON.stringify(data, null, 2));
+  writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.md`), report);
+  log(`Written to bench/results/${stamp}.md`);
+}
+
+/** --events: the request that records a webhook event, with the team's endpoints and without. */
+async function events(useWrk) {
+  pinMariadb();
+  const { runs, delivery } = await benchEvents({
+    database,
+    rounds,
+    seconds,
+    connections,
+    useWrk,
+    serverCpu: SERVER_CPU,
+    loadCpu: LOAD_CPU,
+    port: 4100,
+    log,
+  });
+  const report = renderEventsReport({
+    runs,
+    delivery,
+    rounds,
+    seconds,
+    connections,
+    useWrk,
+    pinned: pin,
+    database: opts.sqlite ? 'SQLite' : 'MariaDB',
+  });
+  log(`\n${report}`);
+  writeResults({ runs, delivery }, report);
+}
+
 async function main() {
   const useWrk = await hasWrk();
   log(
@@ -125,6 +178,7 @@ async function main() {
       ? 'Counting instructions per request with perf stat'
       : 'Not counting instructions: perf stat cannot count here (npm run bench:instructions counts them with valgrind)',
   );
+  if (opts.events) return events(useWrk);
 
   const main = await database('main', 10_000, 100_000);
   // A cluster node: Tessera's connections wait for the cluster on each read (src/database/cluster.ts).
@@ -141,17 +195,7 @@ async function main() {
           large: await database('1m', 10_000, 1_000_000),
         };
 
-  if (pin && !opts.sqlite) {
-    // Every MariaDB server: a cluster's nodes are several.
-    const pids = readdirSync('/proc').filter(
-      (p) =>
-        /^\d+$/.test(p) && readFileSync(`/proc/${p}/comm`, 'utf8').trim().startsWith('mariadbd'),
-    );
-    for (const pid of pids) undo.push(pinProcess(Number(pid), LOAD_CPU));
-    if (pids.length > 0) {
-      log(`MariaDB (pid ${pids.join(', ')}) pinned to CPU ${LOAD_CPU} for the session`);
-    }
-  }
+  pinMariadb();
 
   let port = 4100;
   const tessera = TESSERA_SCRIPT;
@@ -428,14 +472,7 @@ async function main() {
         : 'MariaDB',
   });
   log(`\n${report}`);
-  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  writeFileSync(
-    join(ROOT, 'bench', 'results', `${stamp}.json`),
-    JSON.stringify({ runs, rss, heap, share }, null, 2),
-  );
-  writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.md`), report);
-  log(`Written to bench/results/${stamp}.md`);
+  writeResults({ runs, rss, heap, share }, report);
 }
 
 main()

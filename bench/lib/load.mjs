@@ -24,8 +24,26 @@ local i = math.random(#tokens)
 local close = os.getenv("BENCH_CLOSE") == "1"
 local path = os.getenv("BENCH_PATH")
 local caller = os.getenv("BENCH_CALLER")
+-- Role changes: "id role" lines, each member's current role; every request flips the next one's.
+local members = {}
+local m = 0
+local roles = os.getenv("BENCH_MEMBERS")
+if roles ~= nil and roles ~= "" then
+  for line in io.lines(roles) do
+    local id, role = line:match("(%d+) (%a+)")
+    members[#members + 1] = { id = id, role = role }
+  end
+end
 request = function()
   i = i % #tokens + 1
+  if #members > 0 then
+    m = m % #members + 1
+    local member = members[m]
+    member.role = member.role == "admin" and "member" or "admin"
+    local headers = { ["Authorization"] = "Bearer " .. tokens[i],
+                      ["Content-Type"] = "application/json" }
+    return wrk.format("PATCH", path .. "/" .. member.id, headers, '{"role":"' .. member.role .. '"}')
+  end
   if caller ~= nil and caller ~= "" then
     -- Introspection: the caller's token checks each token of the list.
     local headers = { ["Authorization"] = "Bearer " .. caller,
@@ -46,6 +64,9 @@ end`;
 /**
  * `introspect`: POST `token=<each of tokens>` as a form with the caller's token (RFC 7662
  * introspection), instead of a GET with each token.
+ * `members`: `[{ id, role }]`, the members' current roles: PATCH `<path>/<id>` with the other
+ * role, one member after the other, so that every request changes a role (and so records an
+ * event) as long as fewer requests are in flight than there are members.
  * @returns {Promise<{ requests: number, rps: number, p50Ms: number, p99Ms: number, errors: number, non2xx: number }>}
  */
 export async function load({
@@ -58,14 +79,18 @@ export async function load({
   close = false,
   path = '/api/v1/user/profile',
   introspect,
+  members,
 }) {
   if (close && !useWrk) throw new Error('a new connection per request needs wrk');
   if (useWrk) {
     const dir = tmpdir();
     const script = join(dir, 'tessera-bench.lua');
     const tokenFile = join(dir, 'tessera-bench-tokens.txt');
+    const memberFile = join(dir, 'tessera-bench-members.txt');
     writeFileSync(script, WRK_SCRIPT);
     writeFileSync(tokenFile, tokens.join('\n') + '\n');
+    if (members)
+      writeFileSync(memberFile, members.map((m) => `${m.id} ${m.role}`).join('\n') + '\n');
     const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, url];
     const command =
       cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(cpu), 'wrk', ...args]];
@@ -76,6 +101,7 @@ export async function load({
         BENCH_CLOSE: close ? '1' : '0',
         BENCH_PATH: path,
         BENCH_CALLER: introspect?.caller ?? '',
+        BENCH_MEMBERS: members ? memberFile : '',
       },
       maxBuffer: 1 << 24,
     });
@@ -90,27 +116,45 @@ export async function load({
     };
   }
   let i = 0;
+  const roles = members?.map((m) => ({ ...m }));
+  let next = 0;
   const result = await autocannon({
     url: `${url}${path}`,
     connections,
     duration: seconds,
     requests: [
       {
-        setupRequest: introspect
-          ? (req) => ({
-              ...req,
-              method: 'POST',
-              headers: {
-                ...req.headers,
-                authorization: `Bearer ${introspect.caller}`,
-                'content-type': 'application/x-www-form-urlencoded',
-              },
-              body: `token=${tokens[i++ % tokens.length]}`,
-            })
-          : (req) => ({
-              ...req,
-              headers: { ...req.headers, authorization: `Bearer ${tokens[i++ % tokens.length]}` },
-            }),
+        setupRequest: roles
+          ? (req) => {
+              const member = roles[next++ % roles.length];
+              member.role = member.role === 'admin' ? 'member' : 'admin';
+              return {
+                ...req,
+                method: 'PATCH',
+                path: `${path}/${member.id}`,
+                headers: {
+                  ...req.headers,
+                  authorization: `Bearer ${tokens[i++ % tokens.length]}`,
+                  'content-type': 'application/json',
+                },
+                body: JSON.stringify({ role: member.role }),
+              };
+            }
+          : introspect
+            ? (req) => ({
+                ...req,
+                method: 'POST',
+                headers: {
+                  ...req.headers,
+                  authorization: `Bearer ${introspect.caller}`,
+                  'content-type': 'application/x-www-form-urlencoded',
+                },
+                body: `token=${tokens[i++ % tokens.length]}`,
+              })
+            : (req) => ({
+                ...req,
+                headers: { ...req.headers, authorization: `Bearer ${tokens[i++ % tokens.length]}` },
+              }),
       },
     ],
   });

@@ -207,3 +207,94 @@ export function renderReport({
   lines.push(...checks);
   return lines.join('\n') + '\n';
 }
+
+/**
+ * `--events`: the request with the team's webhook endpoints against the same request without,
+ * medians over the rounds and the ratios within each round.
+ */
+export function renderEventsReport({
+  runs,
+  delivery,
+  rounds,
+  seconds,
+  connections,
+  useWrk,
+  pinned,
+  database,
+}) {
+  const lines = [];
+  lines.push(
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; database: ${database}`,
+  );
+  lines.push(
+    `Load: ${useWrk ? 'wrk' : 'autocannon'}, ${connections} connections, ${seconds} s a run, ${rounds} interleaved round(s), medians shown; ${pinned ? 'servers pinned to CPU 0, load generator, receiver and database to CPU 1' : 'not pinned'}`,
+  );
+  lines.push('');
+  lines.push(
+    '| Server | req/s | p50 ms | p99 ms | Longest loop delay ms | Node CPU µs/req, under load | Node CPU µs/req, with the delivery | Events/request | Outbox rows/request | Delivered while the load ran | Outboxes empty after s |',
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const server of ['none', 'hooks']) {
+    const rs = runs
+      .filter((r) => r.server === server)
+      .map((r) => ({
+        ...r,
+        eventsPerRequest: r.events / Math.max(1, r.requests),
+        rowsPerRequest: r.deliveries / Math.max(1, r.requests),
+        underLoadPercent: (100 * r.deliveredUnderLoad) / Math.max(1, r.deliveries),
+        settleSeconds: r.settleMs / 1000,
+      }));
+    if (rs.length === 0) continue;
+    const m = (key) => median(rs.map((r) => r[key]));
+    const cells = [
+      rs[0].name,
+      fixed(m('rps')),
+      fixed(m('p50Ms'), 1),
+      fixed(m('p99Ms'), 1),
+      fixed(m('loopMaxMs'), 1),
+      fixed(m('cpuUsPerRequest')),
+      fixed(m('cpuUsWithDelivery')),
+      fixed(m('eventsPerRequest'), 2),
+      fixed(m('rowsPerRequest'), 2),
+      server === 'hooks' ? `${fixed(m('underLoadPercent'))} %` : '–',
+      fixed(m('settleSeconds'), 1),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  lines.push('');
+  lines.push(
+    '| Round | req/s without | req/s with | × req/s | × p99 | × CPU under load | × CPU with the delivery |',
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|');
+  const ratios = [];
+  for (let round = 1; round <= rounds; round++) {
+    const without = runs.find((r) => r.server === 'none' && r.round === round);
+    const withHooks = runs.find((r) => r.server === 'hooks' && r.round === round);
+    if (!without || !withHooks) continue;
+    const ratio = {
+      rps: withHooks.rps / without.rps,
+      p99: withHooks.p99Ms / without.p99Ms,
+      cpu: withHooks.cpuUsPerRequest / without.cpuUsPerRequest,
+      cpuAll: withHooks.cpuUsWithDelivery / without.cpuUsWithDelivery,
+    };
+    ratios.push(ratio);
+    lines.push(
+      `| ${round} | ${fixed(without.rps)} | ${fixed(withHooks.rps)} | ${fixed(ratio.rps, 2)} | ${fixed(ratio.p99, 2)} | ${fixed(ratio.cpu, 2)} | ${fixed(ratio.cpuAll, 2)} |`,
+    );
+  }
+  if (ratios.length > 0) {
+    const m = (key) => {
+      const xs = ratios.map((r) => r[key]);
+      return `${fixed(median(xs), 2)} (${fixed(Math.min(...xs), 2)}–${fixed(Math.max(...xs), 2)})`;
+    };
+    lines.push(`| Median (range) | | | ${m('rps')} | ${m('p99')} | ${m('cpu')} | ${m('cpuAll')} |`);
+  }
+  lines.push('');
+  const d = delivery;
+  const once = d.received === d.rows && d.unique === d.rows && d.delivered === d.rows;
+  const byPath = Object.entries(d.byPath).map(([path, n]) => `${path}: ${n}`);
+  lines.push(
+    `Deliveries (warm-up included): ${d.events} events × ${d.endpoints} endpoints = ${d.rows} outbox rows, ${d.delivered} delivered, ${d.dead} dead; the receiver got ${d.received} requests, ${d.unique} distinct (endpoint, webhook-id) pairs (${byPath.join(', ')}): ${once ? 'every event delivered to every endpoint, once' : 'NOT every event delivered once'}.`,
+  );
+  return lines.join('\n') + '\n';
+}

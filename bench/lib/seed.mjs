@@ -13,6 +13,7 @@ const BATCH = 5000;
 export const TEAM_SIZE = 200;
 const ABILITIES = 'user:read,team:read,members:read';
 const INTROSPECTOR_ABILITIES = 'team:read,tokens:introspect';
+const WRITER_ABILITIES = 'team:read,members:read,members:write';
 
 /** Creates the database afresh on the server of `url` (mysql:// or mariadb://). */
 export async function recreateMysqlDatabase(url) {
@@ -30,9 +31,10 @@ export async function recreateMysqlDatabase(url) {
 }
 
 /**
- * @returns {{ valid: string[], members: string[], revoked: string, invalid: string, introspector: string }}
+ * @returns {{ valid: string[], members: string[], revoked: string, invalid: string, introspector: string, writer: string, teamId: number }}
  *   plaintexts to load with (`members`: tokens of the team's members; `introspector`: the
- *   team's owner's token that may introspect them)
+ *   team's owner's token that may introspect them; `writer`: the owner's token that may change
+ *   the members' roles) and the team's id
  */
 export async function seed(url, { users, tokens, known = 1000, log = () => {} }) {
   const dataSource = await dataSourceFor(loadConfig({ DATABASE_URL: url }).database).initialize();
@@ -88,12 +90,15 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
   const revoked = generateToken();
   // A token of the team's owner that checks the members' tokens (POST /api/v1/introspect).
   const introspector = generateToken();
+  // A token of the team's owner that changes the members' roles (PATCH /api/v1/team/members/:id).
+  const writer = generateToken();
   const now = new Date().toISOString().replace('T', ' ').slice(0, 19);
   const all = [
     [1, 'revoked', revoked.hash, revoked.lastFour, ABILITIES, now],
     [1, 'introspector', introspector.hash, introspector.lastFour, INTROSPECTOR_ABILITIES, null],
+    [1, 'writer', writer.hash, writer.lastFour, WRITER_ABILITIES, null],
   ];
-  for (let i = 0; i < tokens - 2; i++) {
+  for (let i = 0; i < tokens - 3; i++) {
     const userId = (i % users) + 1;
     let hash;
     let lastFour;
@@ -130,5 +135,7 @@ export async function seed(url, { users, tokens, known = 1000, log = () => {} })
     revoked: revoked.plaintext,
     invalid,
     introspector: introspector.plaintext,
+    writer: writer.plaintext,
+    teamId: big,
   };
 }
