@@ -15,7 +15,7 @@ import { compressResponses } from './http/compression.js';
 import { API_SECURITY_HEADERS, securityHeaders } from './http/security-headers.js';
 import { Assets } from './web/assets.js';
 import { PageErrors } from './web/page-errors.js';
-import { jsonPathsOf, PageRequests } from './web/page-requests.js';
+import { jsonPathsOf, PageMethods } from './web/page-requests.js';
 import { VIEW_HELPERS } from './web/view-helpers.js';
 import { apiErrorAnswers } from './api/v1/api-errors.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
@@ -49,7 +49,7 @@ export function configureApp(app: INestApplication): INestApplication {
 
   const assets = app.get(Assets);
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
-  for (const path of docs ? API_DOCS_PATHS : []) app.get(PageRequests).allow(path, ['GET']);
+  for (const path of docs ? API_DOCS_PATHS : []) app.get(PageMethods).allow(path, ['GET']);
   configureViews(express, assets, app.get(Clock));
   // Pages, their assets and the API's description are compressed; the API's answers are not
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).

@@ -51,6 +51,40 @@ export function pageAssets(): Assets {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
+ * Which methods are answered at each path, for the pages' method check and, after every route,
+ * for any request no route took (405 with `Allow`, or 404). One for the app: the paths served
+ * outside the routes (the assets, the API's description) are added to it.
+ */
+@Injectable()
+export class PageMethods {
+  private readonly allowed: AllowedMethods;
+  readonly refuse: RequestHandler;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    adapterHost: HttpAdapterHost,
+    modules: ModulesContainer,
+    assets: Assets,
+  ) {
+    const adapter = adapterHost.httpAdapter;
+    if (!(adapter instanceof ExpressHttpAdapter)) {
+      throw new Error('The pages need the app created with new ExpressHttpAdapter()');
+    }
+    this.allowed = new AllowedMethods(adapter.getInstance(), formPagesOf(modules));
+    for (const url of assets.urls()) this.allowed.add(url, ['GET']);
+    const isJsonPath = jsonPathsOf(config);
+    this.refuse = refuseUnansweredMethods(this.allowed, (path) => !isJsonPath(path));
+    // After every route: a method nothing takes at a served path is answered 405 with `Allow`.
+    adapter.useForUnrouted(this.refuse);
+  }
+
+  /** A path served outside the routes (the API's description) and the methods it answers. */
+  allow(path: string, methods: string[]): void {
+    this.allowed.add(path, methods);
+  }
+}
+
+/**
  * What every page request goes through before its route, registered by `WebModule` for every
  * path: compression, the assets, the method check, the body parsers, then the session and CSRF
  * (`WebSession`) and who is signed in (`PageContext`). One Express layer whose steps run one
@@ -60,35 +94,22 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 @Injectable()
 export class PageRequests implements NestMiddleware {
   private readonly isJsonPath: (path: string) => boolean;
-  private readonly allowed: AllowedMethods;
-  private readonly refuseMethod: RequestHandler;
   private readonly steps: RequestHandler[];
 
   constructor(
     @Inject(CONFIG) config: Config,
-    adapterHost: HttpAdapterHost,
-    modules: ModulesContainer,
+    methods: PageMethods,
     assets: Assets,
     session: WebSession,
     context: PageContext,
   ) {
     this.isJsonPath = jsonPathsOf(config);
-    const adapter = adapterHost.httpAdapter;
-    if (!(adapter instanceof ExpressHttpAdapter)) {
-      throw new Error('The pages need the app created with new ExpressHttpAdapter()');
-    }
-    this.allowed = new AllowedMethods(adapter.getInstance(), formPagesOf(modules));
-    for (const url of assets.urls()) this.allowed.add(url, ['GET']);
-    this.refuseMethod = refuseUnansweredMethods(this.allowed, (path) => !this.isJsonPath(path));
-    // After every route: a method nothing takes at a served path is answered 405 with `Allow`.
-    adapter.useForUnrouted(this.refuseMethod);
     this.steps = [
       compressResponses(),
       assets.handler(),
       // Before the body parsers and CSRF: a form sent to a path that takes no such method is
       // answered 405 (or 404), not refused as a forgery of a form that does not exist.
-      (req, res, next) =>
-        SAFE_METHODS.has(req.method) ? next() : this.refuseMethod(req, res, next),
+      (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : methods.refuse(req, res, next)),
       urlencoded({ extended: true, limit: '100kb' }),
       json({ limit: '100kb' }),
       // Then who is signed in, with their teams for the header: a refused form's error page has
@@ -98,11 +119,6 @@ export class PageRequests implements NestMiddleware {
           context.use(req, res, (error?: unknown) => next(refusal ?? error)),
         ),
     ];
-  }
-
-  /** A path served outside the routes (the API's description) and the methods it answers. */
-  allow(path: string, methods: string[]): void {
-    this.allowed.add(path, methods);
   }
 
   use(req: Request, res: Response, next: NextFunction): void {

@@ -21,7 +21,7 @@ import { DashboardController } from './dashboard/dashboard.controller.js';
 import { InvitationsController } from './invitations/invitations.controller.js';
 import { Assets } from './assets.js';
 import { PageContext } from './page-context.js';
-import { pageAssets, PageRequests } from './page-requests.js';
+import { pageAssets, PageMethods, PageRequests } from './page-requests.js';
 import { SessionLifecycle } from './session/session-lifecycle.js';
 import { TypeormSessionStore, WebSession } from './session/web-session.js';
 import { TwoFactorSignIn } from './sign-in/two-factor-sign-in.js';
@@ -108,9 +108,9 @@ import { WebhooksController } from './teams/webhooks.controller.js';
     SessionLifecycle,
     TwoFactorSignIn,
     { provide: Assets, useFactory: pageAssets },
-    PageRequests,
+    PageMethods,
   ],
-  exports: [WebSession, PageContext, Assets, PageRequests],
+  exports: [WebSession, PageContext, Assets, PageMethods],
 })
 export class WebModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
