@@ -6,6 +6,7 @@ import { Actors } from '../src/common/actor.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import type { Team } from '../src/teams/team.entity.js';
 import type { User } from '../src/users/user.entity.js';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
@@ -155,5 +156,41 @@ describe('webhooks: disabling a failing endpoint and pruning the delivery log', 
       message: () => `deliveries left at ${clock.now().toISOString()}`,
     });
     expect((await deliveries().find()).map((d) => d.id)).toEqual([latest!.id]);
+  });
+
+  it('should count the days of failing anew from a replay, so one failure after a long stall does not disable', async () => {
+    const stalled = await t.app
+      .get(WebhooksService)
+      .create(operator, team.id, { url: `${failing.url}/stalled`, events: ['member.joined'] });
+    failing.secrets.push(stalled.secret);
+    const first = await tested(stalled.endpoint);
+    expect(first).toMatchObject({ status: 'pending', responseCode: 500 });
+    // Every retry fails, until the delivery is dead-lettered (about 41 hours on).
+    for (let attempts = 1; attempts < MAX_ATTEMPTS; attempts++) {
+      clock.advance(RETRY_DELAYS_MS[attempts - 1]);
+      await waitFor(
+        async () => {
+          const row = await deliveries().findOneByOrFail({ id: first!.id });
+          return row.attempts > attempts && row.claimedBy === null && row;
+        },
+        { message: () => `no attempt ${attempts + 1} at ${clock.now().toISOString()}` },
+      );
+    }
+    expect(await deliveries().findOneByOrFail({ id: first!.id })).toMatchObject({
+      status: 'dead',
+    });
+    expect((await endpointRow(stalled.endpoint.id)).status).toBe('active');
+
+    // Days later, nothing sent meanwhile, someone replays it, and it fails once more.
+    clock.advance(5 * DAY_MS);
+    await t.app.get(WebhooksService).replay(operator, team.id, stalled.endpoint.id, first!.id);
+    const replayedAt = clock.nowMs();
+    await waitFor(async () => {
+      const row = await deliveries().findOneByOrFail({ id: first!.id });
+      return row.attempts === 1 && row.claimedBy === null && row;
+    });
+    const endpoint = await endpointRow(stalled.endpoint.id);
+    expect(endpoint.status).toBe('active');
+    expect(endpoint.failingSince?.getTime()).toBe(replayedAt);
   });
 });

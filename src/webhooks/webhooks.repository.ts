@@ -399,6 +399,10 @@ export class WebhooksRepository {
         { id: deliveryId, endpointId, status: 'dead' },
         { status: 'pending', attempts: 0, nextAttemptAt: now, claimedUntil: null, claimedBy: null },
       );
-    return (result.affected ?? 0) > 0;
+    if ((result.affected ?? 0) === 0) return false;
+    // Tried again on purpose: its days of failing count from its next failure (a stream stalled
+    // on the dead batch sent nothing meanwhile, and must not be disabled by one more failure).
+    await manager.getRepository(WebhookEndpoint).update({ id: endpointId }, { failingSince: null });
+    return true;
   }
 }
