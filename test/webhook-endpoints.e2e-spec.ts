@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { AuditLog } from '../src/audit/audit-log.js';
 import { runCli } from '../src/cli/run-cli.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { Actors } from '../src/common/actor.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import type { Team } from '../src/teams/team.entity.js';
@@ -13,6 +14,7 @@ import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { createTeam } from './factories/index.js';
 import { LogCapture } from './support/log-capture.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase } from './support/test-database.js';
 import { waitFor } from './support/wait-for.js';
@@ -351,6 +353,8 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       const again = bad.status === 303 ? await owner.client.get(bad.headers.location!) : bad;
       expect(again.text).toContain('The Authorization value must be printable ASCII');
       expect(again.text).toContain('id="authorization-error"');
+      // Not shown back, nor kept in the session for the form shown again.
+      expect(again.text).not.toContain('Splunk t');
       expect(await endpoints().countBy({ teamId: ledger.id })).toBe(0);
 
       const res = await owner.client.submit(list(ledger.id), streams('/audit-stream'), {
@@ -438,5 +442,52 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       expect(out.at(-2)).toMatch(/for every team and account: /);
       await t.app.get(Scheduler).drain();
     });
+  });
+});
+
+describe('webhooks: an audit stream added when the password is to be confirmed', () => {
+  const clock = new ManualClock();
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+  let owner: SignedInPerson;
+  let team: Team;
+
+  beforeAll(async () => {
+    t = await createTestApp(
+      { WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32', RATE_LIMIT_ENABLED: 'false' },
+      { clock },
+    );
+    receiver = await new WebhookReceiver().start();
+    owner = await signedInPerson(t, { name: 'Owner' });
+    team = await createTeam(t.app, owner.user, 'Collectors Co');
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.stop();
+  });
+
+  it('should keep neither the Authorization value nor the form for after the password, and take the form again then', async () => {
+    const streams = () => t.dataSource.getRepository(WebhookEndpoint).countBy({ teamId: team.id });
+    forgetPasswordConfirmation(clock);
+    const form = { url: receiver.url, authorization: 'Splunk 5ec2e7-hec-token' };
+    const asked = await owner.client.submit(list(team.id), `${list(team.id)}/audit-stream`, form);
+    expect(asked.status).toBe(303);
+    expect(asked.headers.location).toBe(
+      `/confirm-password?return_to=${encodeURIComponent(list(team.id))}`,
+    );
+    const sessions: { data: string }[] = await t.dataSource.query('SELECT data FROM sessions');
+    expect(sessions.map((s) => s.data).join('\n')).not.toContain('5ec2e7');
+
+    const confirmed = await owner.client.submit(asked.headers.location!, '/confirm-password', {
+      password: owner.password,
+      return_to: list(team.id),
+    });
+    expect([confirmed.status, confirmed.headers.location]).toEqual([303, list(team.id)]);
+    expect(await streams()).toBe(0);
+
+    const sent = await owner.client.submit(list(team.id), `${list(team.id)}/audit-stream`, form);
+    expect(sent.status).toBe(200);
+    expect(sent.text).not.toContain('5ec2e7');
+    expect(await streams()).toBe(1);
   });
 });

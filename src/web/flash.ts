@@ -5,8 +5,11 @@ export { flash, type Flash } from '../auth/page-session.js';
 /** Whatever holds a flash: the page's session. */
 type FlashHolder = { flash?: Flash };
 
-/** Passwords, CSRF tokens and sign-in codes (`code`, `recovery_code`): never sent back. */
-const NEVER_KEPT = /password|_csrf|code/i;
+/**
+ * Passwords, CSRF tokens, sign-in codes (`code`, `recovery_code`) and an audit stream's
+ * Authorization value: never sent back.
+ */
+const NEVER_KEPT = /password|_csrf|code|authorization/i;
 
 /** Reads the flash and clears it, so it shows once. */
 export function takeFlash(session: FlashHolder | undefined): Flash {

@@ -32,6 +32,12 @@ export interface SudoOptions {
    * then add another or turn the second factor off without the password.
    */
   passwordOnly?: boolean;
+  /**
+   * Fields whose values are secrets (an audit stream's Authorization value): a submission that
+   * carries one is not kept for after the password, which would put the secret in the session;
+   * the person confirms, comes back to the form's page and sends it again.
+   */
+  secretFields?: readonly string[];
 }
 
 /** Where to confirm the password (`with=password`: a passkey will not do) and come back to `returnTo`. */
@@ -143,6 +149,10 @@ function requireRecent(
     delete pageSession(req).pendingAction;
     throw new PasswordConfirmationRequiredError(req.originalUrl, options);
   }
+  if (carriesSecret(req.body, options.secretFields)) {
+    delete pageSession(req).pendingAction;
+    throw new PasswordConfirmationRequiredError(page, options);
+  }
   pageSession(req).pendingAction = {
     path: req.originalUrl,
     page,
@@ -152,6 +162,11 @@ function requireRecent(
     ...(options.passwordOnly ? { passwordOnly: true } : {}),
   };
   throw new PasswordConfirmationRequiredError(page, options);
+}
+
+function carriesSecret(body: unknown, fields: readonly string[] = []): boolean {
+  const values = (body ?? {}) as Record<string, unknown>;
+  return fields.some((field) => typeof values[field] === 'string' && values[field] !== '');
 }
 
 /**

@@ -54,7 +54,7 @@ export class WebhooksController {
   @Post(':id/webhooks/audit-stream')
   @HttpCode(200)
   @FormPage(LIST)
-  @RequireRecentPassword('Add the audit stream')
+  @RequireRecentPassword('Add the audit stream', { secretFields: ['authorization'] })
   @Render('teams/webhooks/index')
   async createAuditStream(
     @CurrentActor() actor: Actor,
