@@ -12,6 +12,9 @@ import { Transactions } from '../src/database/transactions.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { OutboxSender } from '../src/mail/outbox-sender.js';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 
 /** Two instances on one MySQL/MariaDB database (runs with TEST_DATABASE_URL). */
 describe('two instances', () => {
@@ -129,5 +132,32 @@ describe('two instances', () => {
     b.app.get(OutboxSender).wake();
     await sleep(500);
     expect(reminders().sort()).toEqual([...emails].sort());
+  });
+
+  it("should log a token's first use from an address once when both instances write it at the same moment", async () => {
+    const owner = await createUser(a.app, { name: 'Busy Owner', email: uniqueEmail('busy') });
+    const tokens = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => createToken(a.app, owner, { name: `ci ${i}` })),
+    );
+    // Each token used on both instances from the same address, which neither has recorded.
+    for (const { plaintext } of tokens) {
+      for (const app of [a, b]) {
+        const res = await request(app.server)
+          .get('/api/v1/user/profile')
+          .set('Authorization', `Bearer ${plaintext}`);
+        expect(res.status).toBe(200);
+      }
+    }
+    await Promise.all([
+      a.app.get(TokenUsageRecorder).flush(),
+      b.app.get(TokenUsageRecorder).flush(),
+    ]);
+    await a.app.get(AuditLog).flush();
+    await b.app.get(AuditLog).flush();
+    const logged = await a.dataSource.getRepository(AuditEvent).findBy({ event: 'token.new_ip' });
+    const ours = logged.filter((e) => tokens.some((t) => t.token.id === e.tokenId));
+    expect(ours.map((e) => e.tokenId).sort((x, y) => x! - y!)).toEqual(
+      tokens.map((t) => t.token.id).sort((x, y) => x - y),
+    );
   });
 });

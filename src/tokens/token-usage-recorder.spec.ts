@@ -30,6 +30,7 @@ describe('TokenUsageRecorder', () => {
     addPreviousValueUses: jest.fn<TokenUsageRepository['addPreviousValueUses']>(),
   };
   const findAddressKeys = jest.fn<TokenUsageRepository['findAddressKeys']>();
+  const addAddressIfNew = jest.fn<TokenUsageRepository['addAddressIfNew']>();
   const findTokenFacts = jest.fn<TokenUsageRepository['findTokenFacts']>();
   /** What the transaction under way will record once it commits (nothing if it throws). */
   let afterCommit: (() => void)[] = [];
@@ -50,6 +51,7 @@ describe('TokenUsageRecorder', () => {
   beforeEach(async () => {
     for (const fn of Object.values(repo)) fn.mockReset().mockResolvedValue(undefined);
     findAddressKeys.mockReset().mockResolvedValue(new Set());
+    addAddressIfNew.mockReset().mockResolvedValue(true);
     findTokenFacts.mockReset().mockResolvedValue(new Map([[1, { name: 'deploy', teamId: null }]]));
     audit.record.mockReset();
     audit.recordAfterCommit
@@ -64,7 +66,7 @@ describe('TokenUsageRecorder', () => {
         { provide: Scheduler, useValue: scheduler },
         {
           provide: TokenUsageRepository,
-          useValue: { ...repo, findAddressKeys, findTokenFacts },
+          useValue: { ...repo, findAddressKeys, addAddressIfNew, findTokenFacts },
         },
         { provide: AuditLog, useValue: audit },
         { provide: Clock, useValue: clock },
@@ -223,6 +225,15 @@ describe('TokenUsageRecorder', () => {
     );
     // In the transaction that writes the usage, for the webhook outbox to join.
     expect(audit.recordAfterCommit).toHaveBeenCalledTimes(1);
+  });
+
+  it('should leave a new address to the flush that added it, when another instance added it first', async () => {
+    addAddressIfNew.mockResolvedValue(false);
+    recorder.record(use({ ip: '198.51.100.4', at: NOON + 1 }));
+    await recorder.flush();
+    expect(addAddressIfNew).toHaveBeenCalledTimes(1);
+    expect(repo.saveAddresses).toHaveBeenCalledTimes(1);
+    expect(audit.recordAfterCommit).not.toHaveBeenCalled();
   });
 
   it('should date a first use from an address by when it happened even when its first write failed', async () => {

@@ -237,7 +237,10 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
         await this.usage.addDailyRequests(m, days);
         if (addresses.length > 0) {
           const known = await this.usage.findAddressKeys(m, tokenIds);
-          newAddresses = addresses.filter((a) => !known.has(`${a.tokenId} ${a.ip}`));
+          // What looks new is added alone first: only the flush that adds it reports it.
+          for (const a of addresses.filter((a) => !known.has(`${a.tokenId} ${a.ip}`))) {
+            if (await this.usage.addAddressIfNew(m, a)) newAddresses.push(a);
+          }
           await this.usage.saveAddresses(m, addresses);
           await this.usage.trimAddresses(m, tokenIds, MAX_ADDRESSES_PER_TOKEN);
         }

@@ -92,6 +92,25 @@ export class TokenUsageRepository {
     }
   }
 
+  /**
+   * Records the address for the token unless it is recorded already: true when this call added
+   * it. Two flushes at once (two instances) both reading it as new agree here: the second waits
+   * on the first's row and adds nothing.
+   */
+  async addAddressIfNew(manager: EntityManager, row: AddressUse): Promise<boolean> {
+    const insert = this.sqlite
+      ? `INSERT INTO personal_access_token_addresses (token_id, ip, last_used_at, user_agent)
+         VALUES (?, ?, ?, ?) ON CONFLICT (token_id, ip) DO NOTHING`
+      : `INSERT IGNORE INTO personal_access_token_addresses (token_id, ip, last_used_at, user_agent)
+         VALUES (?, ?, ?, ?)`;
+    const result = await manager.queryRunner!.query(
+      insert,
+      [row.tokenId, row.ip, this.time(row.lastUsedAt), row.userAgent],
+      true,
+    );
+    return (result.affected ?? 0) > 0;
+  }
+
   /** The tokens' recorded addresses, as `"<token id> <ip>"`. */
   async findAddressKeys(manager: EntityManager, tokenIds: number[]): Promise<Set<string>> {
     const keys = new Set<string>();
