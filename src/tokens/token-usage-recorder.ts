@@ -233,7 +233,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     const oldestKept = utcDay(this.clock.nowMs() - (USAGE_DAYS_KEPT - 1) * DAY_MS);
     try {
       await this.transactions.run(async (m) => {
-        let newAddresses: AddressUse[] = [];
+        const newAddresses: AddressUse[] = [];
         await this.usage.addDailyRequests(m, days);
         if (addresses.length > 0) {
           const known = await this.usage.findAddressKeys(m, tokenIds);
