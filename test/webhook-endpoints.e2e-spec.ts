@@ -59,6 +59,23 @@ describe('webhook endpoints: pages, command line and address safety', () => {
   });
 
   const endpoints = () => t.dataSource.getRepository(WebhookEndpoint);
+  /** The command line on the app's database, what it prints kept. */
+  const cliIo = () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = {
+      env: {
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: t.database.url,
+        SESSION_SECRET: t.config.web.sessionSecret,
+        WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+      },
+      out: (line: string) => out.push(line),
+      err: (line: string) => err.push(line),
+    };
+    return { io, out, err };
+  };
   const deliveries = () => t.dataSource.getRepository(WebhookDelivery);
   const auditOf = async (event: string) => {
     await t.app.get(AuditLog).flush();
@@ -278,19 +295,7 @@ describe('webhook endpoints: pages, command line and address safety', () => {
   });
 
   it('should register an endpoint from the command line and print its secret last, then list its deliveries', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = {
-      env: {
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'warn',
-        DATABASE_URL: t.database.url,
-        SESSION_SECRET: t.config.web.sessionSecret,
-        WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
-      },
-      out: (line: string) => out.push(line),
-      err: (line: string) => err.push(line),
-    };
+    const { io, out, err } = cliIo();
     const code = await runCli(
       [
         'webhook:create',
@@ -391,19 +396,7 @@ describe('webhook endpoints: pages, command line and address safety', () => {
     });
 
     it('should register an audit stream from the command line and print its secret last', async () => {
-      const out: string[] = [];
-      const err: string[] = [];
-      const io = {
-        env: {
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'warn',
-          DATABASE_URL: t.database.url,
-          SESSION_SECRET: t.config.web.sessionSecret,
-          WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
-        },
-        out: (line: string) => out.push(line),
-        err: (line: string) => err.push(line),
-      };
+      const { io, out, err } = cliIo();
       const code = await runCli(
         [
           'audit-stream:create',
