@@ -8,6 +8,7 @@ import type { Team } from '../src/teams/team.entity.js';
 import type { User } from '../src/users/user.entity.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { addMember, createTeam, createUser, uniqueEmail } from './factories/index.js';
@@ -168,6 +169,9 @@ describe('webhooks: disabling a failing endpoint and pruning the delivery log', 
     // Every retry fails, until the delivery is dead-lettered (about 41 hours on).
     for (let attempts = 1; attempts < MAX_ATTEMPTS; attempts++) {
       clock.advance(RETRY_DELAYS_MS[attempts - 1]);
+      // A round after the move: the one that recorded the last attempt may have set its timer
+      // by the clock as it was, or by the clock as moved (then a moment on, which never comes).
+      t.app.get(WebhookSender).wake();
       await waitFor(
         async () => {
           const row = await deliveries().findOneByOrFail({ id: first!.id });
