@@ -91,10 +91,15 @@ describe('audit streams when transactions commit out of id order', () => {
       expect(namesReceived()).toEqual([['webhook.created'], ['late'], ['early']]);
       const ids = receiver.lines.map((l) => Number(l.id));
       expect(ids[2]).toBeLessThan(ids[1]);
-      const deliveries = await t.dataSource
-        .getRepository(WebhookDelivery)
-        .findBy({ endpointId: created.endpoint.id });
-      expect(deliveries.map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered']);
+      // Recorded once the receiver's answer is in, a moment after the receiver has the batch.
+      const statuses = async () =>
+        (
+          await t.dataSource
+            .getRepository(WebhookDelivery)
+            .findBy({ endpointId: created.endpoint.id })
+        ).map((d) => d.status);
+      await waitFor(async () => (await statuses()).every((s) => s === 'delivered'));
+      expect(await statuses()).toEqual(['delivered', 'delivered', 'delivered']);
     } finally {
       if (runner.isTransactionActive) await runner.rollbackTransaction();
       await runner.release();
