@@ -8,14 +8,6 @@ export interface MailMessage {
   html: string;
 }
 
-/** What a feature asks to be sent: made into a message by the composer of its `kind`. */
-export interface MailRequest {
-  kind: string;
-  to: string;
-  /** Ids and such for the composer; never a secret, since it is stored until sent. */
-  params?: Record<string, string | number>;
-}
-
 /**
  * Makes the message of one kind when it is about to be sent, in a transaction of its own (a
  * composer may issue the token its link carries), or returns null when there is nothing to
