@@ -19,7 +19,7 @@ const LAYERS = [
   ],
   // What every feature builds on: accounts, one-time links, the security log's writer, notices.
   ['users', 'one-time-links', 'audit', 'security-notices'],
-  // Who is there: sessions, CSRF, the guard, sudo mode, the actor.
+  // Who is there: passwords, the sessions' rows, the decisions of access.
   ['auth'],
   // The features.
   ['teams', 'tokens', 'email-verification', 'two-factor', 'passkeys'],
@@ -35,8 +35,9 @@ const LAYERS = [
     'team-tokens',
     'webhooks',
   ],
-  // The HTTP server the page and API doors stand on: Express's adapter, the exception filter,
-  // the JSON answer, the security headers, compression.
+  // The HTTP server the page and API doors stand on: Express's adapter, who acts in a request and
+  // the routes' guards, the request log, the exception filter, the JSON answer, the security
+  // headers, compression.
   ['http'],
   // The doors, above them all: the pages, the API, the command line; and upkeep.
   ['api', 'web', 'health', 'maintenance', 'cli'],
@@ -48,21 +49,4 @@ const LAYERS = [
  */
 const DOORS = ['web', 'api', 'cli', 'http'];
 
-/**
- * Files below the doors that still import Express (its Request and Response, the session): what
- * the session holds and who acts (auth/), the request log, the per-route limit's guard and the
- * secret scanners' report route. No file
- * may join the list; a file leaves it when it moves to a door or takes what it needs as
- * arguments.
- */
-const STILL_ON_EXPRESS = [
-  'src/auth/access.ts',
-  'src/auth/access.spec.ts',
-  'src/auth/page-session.ts',
-  'src/logging/request-log.ts',
-  'src/rate-limit/route-limit.guard.ts',
-  'src/token-reports/signed-report.decorator.ts',
-  'src/token-reports/token-reports.module.ts',
-];
-
-module.exports = { LAYERS, DOORS, STILL_ON_EXPRESS };
+module.exports = { LAYERS, DOORS };

@@ -8,11 +8,12 @@ import type { Clock } from './clock/clock.js';
 import type { Config } from './config/config.js';
 import { CoreModule } from './core.module.js';
 import { HealthModule } from './health/health.module.js';
+import { HttpModule } from './http/http.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MailDeliveryModule } from './mail/mail-delivery.module.js';
 import { MaintenanceModule } from './maintenance/maintenance.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
-import { TokenReportsModule } from './token-reports/token-reports.module.js';
+import { TokenReportsApiModule } from './api/token-reports/token-reports-api.module.js';
 import { WebModule } from './web/web.module.js';
 
 export interface AppOptions {
@@ -38,12 +39,13 @@ export class AppModule {
         LoggingModule.forRoot(config, options.logDestination),
         // First, so Express tries the API's routes before every page's (routes are matched in
         // the order modules register them, one path test each).
+        HttpModule,
         ApiV1Module,
         CoreModule.forRoot(config, options.clock),
         WebModule,
         AccountModule,
         InvitationsModule,
-        TokenReportsModule.forRoot(config),
+        TokenReportsApiModule.forRoot(config),
         HealthModule,
         MetricsModule.forRoot(config),
         MailDeliveryModule,

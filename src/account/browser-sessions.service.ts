@@ -5,7 +5,7 @@ import { SessionsRepository } from '../auth/sessions.repository.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import { NotFoundError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
-import { sessionHandle } from '../auth/access.js';
+import { sessionHandle } from '../auth/session-digests.js';
 import { PasskeysService } from '../passkeys/passkeys.service.js';
 import { toSessionView, type SessionView } from './session.view.js';
 import { Clock } from '../clock/clock.js';

@@ -2,7 +2,7 @@ import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
 import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { AuthService } from '../auth/auth.service.js';
-import { credentialStamp } from '../auth/page-session.js';
+import { credentialStamp } from '../auth/session-digests.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import { Transactions } from '../database/transactions.js';

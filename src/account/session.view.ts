@@ -1,6 +1,6 @@
 import { UAParser } from 'ua-parser-js';
 import type { Session } from '../auth/session.entity.js';
-import { sessionHandle } from '../auth/access.js';
+import { sessionHandle } from '../auth/session-digests.js';
 
 /** A signed-in session as its list shows it: never its id, which would sign anyone in. */
 export interface SessionView {

@@ -10,7 +10,8 @@ import type { Clock } from '../clock/clock.js';
 import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { ConflictError, DomainError, ValidationError } from '../common/errors/domain.error.js';
 import type { DomainErrorCode } from '../common/errors/error-codes.js';
-import { loggablePath } from '../logging/request-log.js';
+import { isApiPath } from './json-paths.js';
+import { loggablePath } from '../logging/access-log.js';
 import { failure } from '../common/http/envelope.js';
 import { writeJson } from './json-answer.js';
 import { CODE_BY_STATUS } from './error-status.js';
@@ -186,13 +187,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
 /** On a failure of ours (5xx), the request id that names its log lines, for the person to quote. */
 export function supportId(error: ResolvedError, request: Request): string | undefined {
   return error.status >= 500 && request.id ? String(request.id) : undefined;
-}
-
-/** Under /api in any case: routing is case-sensitive, but /API/… still gets the API's answers. */
-export const API_PATH = /^\/api(\/|$)/i;
-
-export function isApiPath(path: string): boolean {
-  return API_PATH.test(path);
 }
 
 /** csrf-sync's error, as thrown or as the HttpException Nest wraps middleware errors in. */

@@ -3,7 +3,7 @@ import { Logger, type PinoLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger as PinoRoot } from 'pino';
 import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
-import { AccessLog } from './request-log.js';
+import { AccessLog } from './access-log.js';
 import { ACCESS_LOGGER, createAccessLogger, createRootLogger, ROOT_LOGGER } from './root-logger.js';
 
 export { ACCESS_LOGGER, ROOT_LOGGER } from './root-logger.js';

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { Transactions, type RetriedWork } from '../database/transactions.js';
-import { routeOf, type ResponseWatcher } from '../logging/request-log.js';
+import type { ResponseWatcher } from '../logging/access-log.js';
 
 /** mysql2's pool keeps its connections in queues with a length; fields of its own, read defensively. */
 interface MysqlPoolState {
@@ -150,11 +150,10 @@ export class Metrics {
   }
 
   /** Every request, from its first middleware to the close of its response (observeRequests). */
-  readonly watch: ResponseWatcher = (req, res, durationMs) => {
-    const route = routeOf(req) ?? '(unmatched)';
+  readonly watch: ResponseWatcher = (line) => {
     this.duration.observe(
-      { method: req.method, route, status: String(res.statusCode) },
-      durationMs / 1000,
+      { method: line.method, route: line.route ?? '(unmatched)', status: String(line.status) },
+      line.durationMs / 1000,
     );
   };
 }

@@ -32,7 +32,7 @@ export const LIMIT_KINDS = {
   'email-change': { pool: 'traffic', whenUncounted: 'refuse' },
   /** Reset links, registration notices and address-change links mailed to one address. */
   'account-mail': { pool: 'traffic', whenUncounted: 'refuse' },
-  /** The routes' own limits (route-limit.guard.ts). */
+  /** The routes' own limits (http/route-limit.guard.ts). */
   register: { pool: 'traffic', whenUncounted: 'refuse' },
   'forgot-password': { pool: 'traffic', whenUncounted: 'refuse' },
   'verify-email-resend': { pool: 'traffic', whenUncounted: 'refuse' },

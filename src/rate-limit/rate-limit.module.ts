@@ -14,7 +14,6 @@ import {
 import { AddressLimiter } from './address-limiter.js';
 import { MemoryRateLimitStorage, RateLimitStorage } from './rate-limit.storage.js';
 import { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
-import { RouteLimitGuard } from './route-limit.guard.js';
 import { SignInLimiter } from './sign-in-limiter.js';
 
 /** Every limit has its series in the metrics from the start, so a rate() alert works at once. */
@@ -52,10 +51,9 @@ function countUncountedHits(metrics: Metrics): UncountedHits {
       },
     },
     SignInLimiter,
-    RouteLimitGuard,
     AddressLimiter,
     AccountLimiter,
   ],
-  exports: [SignInLimiter, RouteLimitGuard, AddressLimiter, AccountLimiter, RateLimitStorage],
+  exports: [SignInLimiter, AddressLimiter, AccountLimiter, RateLimitStorage],
 })
 export class RateLimitModule {}

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { bearerRefusal } from '../auth/access.js';
+import { bearerRefusal } from '../auth/bearer-refusal.js';
 import { Clock } from '../clock/clock.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { AbilityCatalog } from '../config/abilities.config.js';

@@ -1,6 +1,6 @@
-import type { Flash } from '../auth/page-session.js';
+import type { Flash } from './session/page-session.js';
 
-export { flash, type Flash } from '../auth/page-session.js';
+export { flash, type Flash } from './session/page-session.js';
 
 /** Whatever holds a flash: the page's session. */
 type FlashHolder = { flash?: Flash };

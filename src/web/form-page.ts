@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
-import { setFormOrigin } from '../common/http/request-state.js';
+import { setFormOrigin } from '../http/request-state.js';
 import { getMetadataStorage } from 'class-validator';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';

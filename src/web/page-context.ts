@@ -1,4 +1,5 @@
-import { pageSession, credentialStamp, noteActivity } from '../auth/page-session.js';
+import { credentialStamp } from '../auth/session-digests.js';
+import { pageSession, noteActivity } from './session/page-session.js';
 import {
   createParamDecorator,
   Inject,
@@ -8,7 +9,7 @@ import {
 } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { signedInActor } from '../auth/access.js';
+import { signedInActor } from '../http/access.js';
 import type { PersonSnapshot } from '../common/actor.js';
 import { KEPT_SIGNED_IN_MS } from './session/kept-signed-in.js';
 import { isReturnPage } from './return-to.js';

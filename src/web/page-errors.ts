@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { pageSession } from '../auth/page-session.js';
+import { pageSession } from './session/page-session.js';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import type { DomainError } from '../common/errors/domain.error.js';
@@ -12,7 +12,7 @@ import {
   type PageErrorAnswers,
   type ResolvedError,
 } from '../http/all-exceptions.filter.js';
-import { formOriginOf } from '../common/http/request-state.js';
+import { formOriginOf } from '../http/request-state.js';
 import { saveSessionIfChanged } from './session/web-session.js';
 import { flash, keptInput } from './flash.js';
 import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';

@@ -9,7 +9,6 @@ import {
   type Response,
 } from 'express';
 import { join } from 'node:path';
-import { API_PATH } from '../http/all-exceptions.filter.js';
 import { compressResponses } from '../http/compression.js';
 import {
   AllowedMethods,
@@ -19,7 +18,8 @@ import {
 import { PROJECT_ROOT } from '../common/paths.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { isTokenReportsPath, reportsTaken } from '../token-reports/token-reports.module.js';
+import { API_PATH, isTokenReportsPath } from '../http/json-paths.js';
+import { reportsTaken } from '../token-reports/token-reports.module.js';
 import { Assets } from './assets.js';
 import { formPagesOf } from './form-page.js';
 import { PageContext } from './page-context.js';

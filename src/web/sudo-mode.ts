@@ -1,4 +1,4 @@
-import { pageSession, type PageSession, type PendingAction } from '../auth/page-session.js';
+import { pageSession, type PageSession, type PendingAction } from './session/page-session.js';
 import {
   applyDecorators,
   Injectable,
@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { formOriginOf } from '../common/http/request-state.js';
+import { formOriginOf } from '../http/request-state.js';
 import type { Observable } from 'rxjs';
 import { DomainError } from '../common/errors/domain.error.js';
 import { keptInput } from './flash.js';

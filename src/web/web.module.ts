@@ -24,6 +24,7 @@ import { PageContext } from './page-context.js';
 import { pageAssets, PageMethods, PageRequests } from './page-requests.js';
 import { SessionLifecycle } from './session/session-lifecycle.js';
 import { TypeormSessionStore, WebSession } from './session/web-session.js';
+import { TwoFactorSetups } from './settings/two-factor/setup-session.js';
 import { TwoFactorSignIn } from './sign-in/two-factor-sign-in.js';
 import { SudoMode } from './sudo-mode.js';
 import { PasswordResetController } from './password-reset/password-reset.controller.js';
@@ -107,6 +108,7 @@ import { WebhooksController } from './teams/webhooks.controller.js';
     SudoMode,
     SessionLifecycle,
     TwoFactorSignIn,
+    TwoFactorSetups,
     { provide: Assets, useFactory: pageAssets },
     PageMethods,
   ],

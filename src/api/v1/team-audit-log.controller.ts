@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Clock } from '../../clock/clock.js';
 import { AuditService } from '../../audit/audit.service.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import { page, type PageEnvelope } from '../../common/http/envelope.js';
 import type { TeamSummary } from '../../teams/team.view.js';

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Clock } from '../../clock/clock.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { success, type PageEnvelope, type SuccessEnvelope } from '../../common/http/envelope.js';

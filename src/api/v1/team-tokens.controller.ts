@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Clock } from '../../clock/clock.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import type { PageEnvelope } from '../../common/http/envelope.js';
 import { TeamTokensService } from '../../team-tokens/team-tokens.service.js';

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Clock } from '../../clock/clock.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import { success, type PageEnvelope, type SuccessEnvelope } from '../../common/http/envelope.js';
 import { TeamsService } from '../../teams/teams.service.js';

@@ -1,14 +1,14 @@
-import { pageSession } from '../../auth/page-session.js';
+import { pageSession } from '../session/page-session.js';
 import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req } from '@nestjs/common';
 import { accountOf } from '../../common/actor.js';
 import { Clock } from '../../clock/clock.js';
 import { PasskeyCredentialForm } from '../settings/passkeys/passkeys.forms.js';
 import { answeringSessionOf, passkeySessionOf } from '../session/passkey-session.js';
 import { PasskeysService } from '../../passkeys/passkeys.service.js';
-import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.guard.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Actor } from '../../common/actor.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Request } from 'express';
 import { AuthService } from '../../auth/auth.service.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
@@ -16,7 +16,7 @@ import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
 import { isReturnPage } from '../return-to.js';
 import { ConfirmPasswordForm } from '../settings/account.forms.js';
-import type { PendingAction } from '../../auth/page-session.js';
+import type { PendingAction } from '../session/page-session.js';
 import { SudoMode } from '../sudo-mode.js';
 
 const CONTINUE_PAGE = '/confirm-password/continue';

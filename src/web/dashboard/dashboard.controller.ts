@@ -1,5 +1,5 @@
 import { Controller, Get, Redirect, Render, Req } from '@nestjs/common';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import type { Request } from 'express';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';

@@ -1,10 +1,10 @@
 import { FormPage } from '../form-page.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import { signedInUserOf } from '../page-context.js';
 import type { Actor } from '../../common/actor.js';
 import type { Request } from 'express';
-import type { PageSession } from '../../auth/page-session.js';
+import type { PageSession } from '../session/page-session.js';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { flash } from '../flash.js';

@@ -1,14 +1,14 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Actor } from '../../common/actor.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Request } from 'express';
-import { pageSession, type PageSession } from '../../auth/page-session.js';
+import { pageSession, type PageSession } from '../session/page-session.js';
 import { SessionLifecycle } from '../session/session-lifecycle.js';
 import { Public } from '../../common/auth-policy.decorator.js';
 import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
-import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.guard.js';
 import { ForgotPasswordForm, ResetPasswordForm } from './password-reset.forms.js';
 import {
   PasswordResetService,

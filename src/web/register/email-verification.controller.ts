@@ -1,13 +1,13 @@
 import { Controller, Get, Param, Post, Redirect, Render, Req, Session } from '@nestjs/common';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import { signedInUserOf } from '../page-context.js';
 import type { Actor } from '../../common/actor.js';
 import type { Request } from 'express';
-import type { PageSession } from '../../auth/page-session.js';
+import type { PageSession } from '../session/page-session.js';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { flash } from '../flash.js';
 import { isReturnPage, signInPageFor } from '../return-to.js';
-import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.guard.js';
 import { EmailVerificationService } from '../../email-verification/email-verification.service.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import { ResendForm } from './email-verification.forms.js';

@@ -1,6 +1,6 @@
-import { pageSession } from '../../auth/page-session.js';
+import { pageSession } from './page-session.js';
 import type { Request } from 'express';
-import { sessionHandle } from '../../auth/access.js';
+import { sessionHandle } from '../../auth/session-digests.js';
 
 /**
  * The session a passkey challenge is bound to, by its handle (a digest of its id). A visitor's

@@ -1,4 +1,5 @@
-import { pageSession, credentialStamp, noteActivity } from '../../auth/page-session.js';
+import { credentialStamp } from '../../auth/session-digests.js';
+import { pageSession, noteActivity } from './page-session.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
@@ -7,7 +8,7 @@ import { InvalidCredentialsError } from '../../auth/auth.errors.js';
 import { AuditLog } from '../../audit/audit-log.js';
 import { DASHBOARD_PAGE, isReturnPage } from '../return-to.js';
 import { AccountDisabledError } from '../../auth/auth.errors.js';
-import { actorOf, signedInActor } from '../../auth/access.js';
+import { actorOf, signedInActor } from '../../http/access.js';
 import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { KEPT_SIGNED_IN_MS } from './kept-signed-in.js';
 import { SessionsRepository } from '../../auth/sessions.repository.js';

@@ -12,11 +12,7 @@ import { Transactions } from '../../database/transactions.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import { CrossSiteRequestError } from '../../auth/auth.errors.js';
 import { fetchSiteOf } from './request-site.js';
-import {
-  pageSession,
-  type PageSessionData,
-  SESSION_ACTIVITY_EVERY_MS,
-} from '../../auth/page-session.js';
+import { pageSession, type PageSessionData, SESSION_ACTIVITY_EVERY_MS } from './page-session.js';
 import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { SessionsRepository } from '../../auth/sessions.repository.js';
 

@@ -1,14 +1,14 @@
-import { pageSession } from '../../auth/page-session.js';
+import { pageSession } from '../session/page-session.js';
 import { Controller, Get, HttpCode, Post, Query, Redirect, Render, Req, Res } from '@nestjs/common';
 import { PasskeyCredentialForm } from '../settings/passkeys/passkeys.forms.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Actor } from '../../common/actor.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../form-page.js';
 import { flash } from '../flash.js';
 import { isReturnPage } from '../return-to.js';
-import { RouteLimit } from '../../rate-limit/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.guard.js';
 import { AuthService } from '../../auth/auth.service.js';
 import { GuestOnly, Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { EmailVerificationService } from '../../email-verification/email-verification.service.js';

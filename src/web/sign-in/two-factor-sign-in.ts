@@ -1,11 +1,7 @@
-import {
-  flash,
-  pageSession,
-  type PageSessionData,
-  credentialStamp,
-} from '../../auth/page-session.js';
+import { credentialStamp } from '../../auth/session-digests.js';
+import { flash, pageSession, type PageSessionData } from '../session/page-session.js';
 import { Actors, asPerson } from '../../common/actor.js';
-import { actorOf } from '../../auth/access.js';
+import { actorOf } from '../../http/access.js';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DomainError, ValidationError } from '../../common/errors/domain.error.js';

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Post, Render } from '@nestjs/common';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';

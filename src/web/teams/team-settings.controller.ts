@@ -1,8 +1,8 @@
 import { Controller, Post, Redirect, Session } from '@nestjs/common';
 import { Form } from '../../common/validation/form.decorator.js';
-import { CurrentActor } from '../../auth/access.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
-import type { PageSession } from '../../auth/page-session.js';
+import type { PageSession } from '../session/page-session.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { flash } from '../flash.js';

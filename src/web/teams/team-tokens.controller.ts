@@ -1,6 +1,6 @@
 import { Controller, Get, Post, Redirect, Render, Session } from '@nestjs/common';
-import type { PageSession } from '../../auth/page-session.js';
-import { CurrentActor } from '../../auth/access.js';
+import type { PageSession } from '../session/page-session.js';
+import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';

@@ -9,7 +9,7 @@ import type { Request } from 'express';
 import { tap, type Observable } from 'rxjs';
 import { AuditLog } from '../../../audit/audit-log.js';
 import type { AuditEventName } from '../../../audit/audit-events.js';
-import { actorOf } from '../../../auth/access.js';
+import { actorOf } from '../../../http/access.js';
 
 export const API_AUDIT_EVENT = 'tessera:api-audit-event';
 

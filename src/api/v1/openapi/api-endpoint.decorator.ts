@@ -19,7 +19,7 @@ import {
   type HeadersObject,
 } from '@nestjs/swagger';
 import { BearerAuth } from '../../../common/auth-policy.decorator.js';
-import { REQUEST_ID_HEADER, WELL_FORMED_REQUEST_ID } from '../../../logging/request-log.js';
+import { REQUEST_ID_HEADER, WELL_FORMED_REQUEST_ID } from '../../../http/request-log.js';
 import { GENERIC_MESSAGES } from '../../../http/all-exceptions.filter.js';
 import { API_VERSION } from '../../../common/http/envelope.js';
 import { RateLimitedError } from '../../../rate-limit/rate-limit.errors.js';

@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post, Redirect, Req, Session } from '@nestjs/common';
 import type { Request } from 'express';
-import { pageSession, type PageSession } from '../../../auth/page-session.js';
-import { CurrentActor } from '../../../auth/access.js';
+import { pageSession, type PageSession } from '../../session/page-session.js';
+import { CurrentActor } from '../../../http/access.js';
 import { confirmationPage, RequireRecentPassword, SudoMode } from '../../sudo-mode.js';
 import { Clock } from '../../../clock/clock.js';
 import type { Actor } from '../../../common/actor.js';
@@ -10,7 +10,7 @@ import { IdParam } from '../../../common/decorators/id-param.decorator.js';
 import { Form } from '../../../common/validation/form.decorator.js';
 import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
-import { RouteLimit } from '../../../rate-limit/route-limit.guard.js';
+import { RouteLimit } from '../../../http/route-limit.guard.js';
 import { AddPasskeyForm, PasskeyNameForm } from './passkeys.forms.js';
 import { answeringSessionOf, passkeySessionOf } from '../../session/passkey-session.js';
 import { PasskeysService } from '../../../passkeys/passkeys.service.js';

@@ -1,8 +1,8 @@
-import { pageSession } from '../../../auth/page-session.js';
+import { pageSession } from '../../session/page-session.js';
 import { Controller, Get, Post, Redirect, Render, Req } from '@nestjs/common';
 import { Form } from '../../../common/validation/form.decorator.js';
 import type { Actor } from '../../../common/actor.js';
-import { CurrentActor } from '../../../auth/access.js';
+import { CurrentActor } from '../../../http/access.js';
 import type { Request } from 'express';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { flash } from '../../flash.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Render, StreamableFile } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import { QueryForm } from '../../../common/validation/form.decorator.js';
-import { CurrentActor } from '../../../auth/access.js';
+import { CurrentActor } from '../../../http/access.js';
 import type { Actor } from '../../../common/actor.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { IdParam } from '../../../common/decorators/id-param.decorator.js';

@@ -1,9 +1,9 @@
 import { Controller, Get, Render, Session } from '@nestjs/common';
-import { CurrentActor } from '../../../auth/access.js';
+import { CurrentActor } from '../../../http/access.js';
 import type { Actor } from '../../../common/actor.js';
-import type { PageSession } from '../../../auth/page-session.js';
+import type { PageSession } from '../../session/page-session.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
-import { TwoFactorSetups } from '../../../two-factor/setup-session.js';
+import { TwoFactorSetups } from '../two-factor/setup-session.js';
 import { TwoFactorService } from '../../../two-factor/two-factor.service.js';
 import { PasskeysService } from '../../../passkeys/passkeys.service.js';
 

@@ -1,7 +1,7 @@
-import { pageSession } from '../../../auth/page-session.js';
+import { pageSession } from '../../session/page-session.js';
 import { Controller, Get, Param, Post, Redirect, Render, Req } from '@nestjs/common';
 import { Form } from '../../../common/validation/form.decorator.js';
-import { CurrentActor } from '../../../auth/access.js';
+import { CurrentActor } from '../../../http/access.js';
 import type { Actor } from '../../../common/actor.js';
 import type { Request } from 'express';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';

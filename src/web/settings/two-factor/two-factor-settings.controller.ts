@@ -1,8 +1,8 @@
 import { Controller, Get, HttpCode, Post, Redirect, Render, Session } from '@nestjs/common';
 import { Form } from '../../../common/validation/form.decorator.js';
-import { CurrentActor } from '../../../auth/access.js';
+import { CurrentActor } from '../../../http/access.js';
 import type { Actor } from '../../../common/actor.js';
-import type { PageSession } from '../../../auth/page-session.js';
+import type { PageSession } from '../../session/page-session.js';
 import { SignedIn } from '../../../common/auth-policy.decorator.js';
 import { SignedInUser } from '../../page-context.js';
 import { flash } from '../../flash.js';
@@ -10,7 +10,7 @@ import { FormPage } from '../../form-page.js';
 import { RequireRecentPassword } from '../../sudo-mode.js';
 import type { User } from '../../../users/user.entity.js';
 import { ConfirmTwoFactorForm } from './two-factor.forms.js';
-import { TwoFactorSetups } from '../../../two-factor/setup-session.js';
+import { TwoFactorSetups } from './setup-session.js';
 import { TwoFactorService } from '../../../two-factor/two-factor.service.js';
 import { toSetupView } from './two-factor.view.js';
 

@@ -9,14 +9,14 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { actingUserOf } from '../common/http/request-state.js';
+import { actingUserOf } from './request-state.js';
 import type { Config } from '../config/config.js';
 import type { RateLimitConfig } from '../config/security.config.js';
 import { CONFIG } from '../config/config.module.js';
-import { clientKeyOf } from './client-address.js';
-import { RateLimitedError } from './rate-limit.errors.js';
-import type { LimitKind } from './limit-kinds.js';
-import { RateLimitStorage } from './rate-limit.storage.js';
+import { clientKeyOf } from '../rate-limit/client-address.js';
+import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
+import type { LimitKind } from '../rate-limit/limit-kinds.js';
+import { RateLimitStorage } from '../rate-limit/rate-limit.storage.js';
 
 const HOUR_MS = 3_600_000;
 

@@ -4,17 +4,12 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { BearerAuth, Public, SignedIn } from '../common/auth-policy.decorator.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { InsufficientScopeError, SignInRequiredError } from './auth.errors.js';
+import { InsufficientScopeError, SignInRequiredError } from '../auth/auth.errors.js';
 import type { User } from '../users/user.entity.js';
-import {
-  AccessGuard,
-  bearerRefusal,
-  actorOf,
-  MissingAuthPolicyError,
-  sessionHandle,
-  signedInActor,
-} from './access.js';
-import { setActor } from '../common/http/request-state.js';
+import { AccessGuard, actorOf, MissingAuthPolicyError, signedInActor } from './access.js';
+import { bearerRefusal } from '../auth/bearer-refusal.js';
+import { sessionHandle } from '../auth/session-digests.js';
+import { setActor } from './request-state.js';
 
 class Routes {
   @Public() open(): void {}

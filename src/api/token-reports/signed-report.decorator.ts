@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import type { SignedReport } from './report-verifier.js';
+import type { SignedReport } from '../../token-reports/report-verifier.js';
 
 /**
  * The report as it was sent: the body's bytes (kept raw by the module's parser) and the

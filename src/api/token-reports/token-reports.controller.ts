@@ -1,11 +1,14 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
-import { CurrentActor } from '../auth/access.js';
-import type { Actor } from '../common/actor.js';
-import { Public } from '../common/auth-policy.decorator.js';
-import { RouteLimit } from '../rate-limit/route-limit.guard.js';
-import type { SignedReport } from './report-verifier.js';
+import { CurrentActor } from '../../http/access.js';
+import type { Actor } from '../../common/actor.js';
+import { Public } from '../../common/auth-policy.decorator.js';
+import { RouteLimit } from '../../http/route-limit.guard.js';
+import type { SignedReport } from '../../token-reports/report-verifier.js';
 import { ReportAsSent } from './signed-report.decorator.js';
-import { TokenReportsService, type TokenReportLabel } from './token-reports.service.js';
+import {
+  TokenReportsService,
+  type TokenReportLabel,
+} from '../../token-reports/token-reports.service.js';
 
 /**
  * Where a secret scanner (GitHub's partner program) reports tokens it found in public. Public

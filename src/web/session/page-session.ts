@@ -1,6 +1,5 @@
 import type { Request } from 'express';
 import type { Session } from 'express-session';
-import { createHash } from 'node:crypto';
 
 /** What one page hands to the next across a redirect. */
 export interface Flash {
@@ -94,18 +93,6 @@ export type PageSession = Session & PageSessionData;
 /** The request's session, as the pages use it (present on page requests only). */
 export function pageSession(req: Request): PageSession {
   return req.session as PageSession;
-}
-
-/**
- * A short digest of the account's password hash, kept in the session at sign-in: when the
- * password changes, every session signed in under the old one no longer matches and ends, on
- * every instance, even one that a request in flight wrote back after the reset deleted it.
- */
-export function credentialStamp(passwordHash: string | null): string {
-  return createHash('sha256')
-    .update(`tessera-session:${passwordHash ?? ''}`)
-    .digest('base64url')
-    .slice(0, 22);
 }
 
 /**

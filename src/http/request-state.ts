@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import type { Actor } from '../actor.js';
+import type { Actor } from '../common/actor.js';
 
 /**
  * What a request learns on its way in and its later steps read: who acts (built once, see
- * `actorOf` in auth/access.ts) and, for a form, the page it came from. Kept beside the request,
+ * `actorOf` in http/access.ts) and, for a form, the page it came from. Kept beside the request,
  * typed here, instead of declared onto Express's Request for every module to read unseen.
  */
 interface RequestState {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { flash, type PageSessionData } from '../auth/page-session.js';
-import { Clock } from '../clock/clock.js';
-import { TwoFactorSetupExpiredError } from './two-factor.errors.js';
+import { flash, type PageSessionData } from '../../session/page-session.js';
+import { Clock } from '../../../clock/clock.js';
+import { TwoFactorSetupExpiredError } from '../../../two-factor/two-factor.errors.js';
 
 /** How long a started setup waits for its confirming code. */
 export const SETUP_MS = 15 * 60_000;

@@ -7,28 +7,18 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { createHash } from 'node:crypto';
+import { AlreadySignedInError, SignInRequiredError } from '../auth/auth.errors.js';
+import { bearerRefusal, type BearerPrincipal } from '../auth/bearer-refusal.js';
+import { sessionHandle } from '../auth/session-digests.js';
 import type { Actor, Client, PersonActor } from '../common/actor.js';
 import { AUTH_POLICY, type AuthPolicy } from '../common/auth-policy.decorator.js';
-import type { DomainError } from '../common/errors/domain.error.js';
-import { actorOn, setActor } from '../common/http/request-state.js';
 import { Metrics } from '../metrics/metrics.js';
-import {
-  AbilityNotAllowedByTeamError,
-  AlreadySignedInError,
-  InsufficientScopeError,
-  SignInRequiredError,
-} from './auth.errors.js';
+import { actorOn, setActor } from './request-state.js';
 
 /**
  * Who acts in a request (`@CurrentActor()`, built once from what the pages' session or the API's
  * middleware found), and whether the route lets them (`AccessGuard`, global).
  */
-
-/** The name a session goes by in the sessions page, its forms and the security log. */
-export function sessionHandle(sessionId: string): string {
-  return createHash('sha256').update(`tessera-session-handle:${sessionId}`).digest('base64url');
-}
 
 /** What a token's authentication leaves on the request (`req.user`), as far as acting goes. */
 interface TokenCredential {
@@ -80,33 +70,6 @@ export const CurrentActor = createParamDecorator((_: unknown, ctx: ExecutionCont
 );
 
 export class MissingAuthPolicyError extends Error {}
-
-/** What deciding a token's access needs of it: its abilities, its team's refusal and policy. */
-export interface BearerPrincipal {
-  abilities: readonly string[];
-  teamRefusal?: DomainError | null;
-  team?: { policy: { allowedAbilities: readonly string[] | null } } | null;
-}
-
-/**
- * Why the token may not do what needs `ability` (none: anything a valid token may), or null
- * when it may: for what acts in its team, that team's refusal of it (its policy, a pinned team
- * left); then an ability it lacks (`insufficient_scope`); then, acting in its team, an ability
- * the team's policy does not allow. The one decision the API's guard and introspection share.
- */
-export function bearerRefusal(
-  principal: BearerPrincipal,
-  ability: string | undefined,
-  actsInTeam = true,
-): DomainError | null {
-  if (actsInTeam && principal.teamRefusal) return principal.teamRefusal;
-  if (ability && !principal.abilities.includes(ability)) return new InsufficientScopeError(ability);
-  const allowed = actsInTeam ? principal.team?.policy.allowedAbilities : null;
-  if (ability && allowed && !allowed.includes(ability)) {
-    return new AbilityNotAllowedByTeamError(ability);
-  }
-  return null;
-}
 
 /**
  * The global guard: each route declares its policy, and a route that declares none is refused
