@@ -19,8 +19,7 @@ import { jsonPathsOf, PageMethods } from './web/page-requests.js';
 import { VIEW_HELPERS } from './web/view-helpers.js';
 import { apiErrorAnswers } from './api/v1/api-errors.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
-import { observeRequests } from './http/request-log.js';
-import { AccessLog, type ResponseWatcher } from './logging/access-log.js';
+import { AccessLog, observeRequests, type ResponseWatcher } from './http/request-log.js';
 import { Metrics } from './metrics/metrics.js';
 import { SchemaBehindError, SchemaState } from './database/schema-state.js';
 

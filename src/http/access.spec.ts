@@ -7,9 +7,9 @@ import type { Metrics } from '../metrics/metrics.js';
 import { InsufficientScopeError, SignInRequiredError } from '../auth/auth.errors.js';
 import type { User } from '../users/user.entity.js';
 import { AccessGuard, actorOf, MissingAuthPolicyError, signedInActor } from './access.js';
-import { bearerRefusal } from '../auth/bearer-refusal.js';
 import { sessionHandle } from '../auth/session-digests.js';
-import { setActor } from './request-state.js';
+import type { TokenPrincipal } from '../tokens/token-authenticator.js';
+import { setActor, setToken } from './request-state.js';
 
 class Routes {
   @Public() open(): void {}
@@ -32,7 +32,9 @@ function contextFor(
   handler: keyof Routes,
   { currentUser, ...request }: { currentUser?: object; user?: object } = {},
 ): ExecutionContext {
-  const req = signedIn(request as Request, currentUser);
+  const { user, ...rest } = request;
+  const req = signedIn(rest as Request, currentUser);
+  if (user) setToken(req, user as TokenPrincipal);
   return {
     getHandler: () => Routes.prototype[handler],
     getClass: () => Routes,
@@ -85,16 +87,18 @@ describe('AccessGuard', () => {
   });
 });
 
-const request = ({ currentUser, ...fields }: { currentUser?: object; user?: object } = {}) =>
-  signedIn(
+function request({ currentUser, user }: { currentUser?: object; user?: object } = {}): Request {
+  const req = signedIn(
     {
       ip: '203.0.113.9',
       headers: { 'user-agent': 'curl/8.5.0' },
       sessionID: 'the-session-id',
-      ...fields,
     } as unknown as Request,
     currentUser,
   );
+  if (user) setToken(req, user as TokenPrincipal);
+  return req;
+}
 const client = { ip: '203.0.113.9', userAgent: 'curl/8.5.0' };
 
 describe('actorOf', () => {
@@ -135,28 +139,5 @@ describe('actorOf', () => {
     const person = signedInActor(req, 7);
     expect(person).toMatchObject({ kind: 'person', userId: 7 });
     expect(actorOf(req)).toBe(person);
-  });
-});
-
-describe('bearerRefusal', () => {
-  const teamRefusal = { code: 'two_factor_required' } as never;
-  const token = (overrides: object = {}) => ({
-    abilities: ['team:read'],
-    teamRefusal: null,
-    team: { policy: { allowedAbilities: ['user:read'] } },
-    ...overrides,
-  });
-
-  it("should refuse in the API's order: the team's refusal, a missing ability, one the team does not allow", () => {
-    expect(bearerRefusal(token({ teamRefusal }), 'user:read')).toBe(teamRefusal);
-    expect(bearerRefusal(token(), 'user:read')?.code).toBe('insufficient_scope');
-    expect(bearerRefusal(token(), 'team:read')?.code).toBe('ability_not_allowed_by_team');
-    expect(bearerRefusal(token({ team: null }), 'team:read')).toBeNull();
-    expect(bearerRefusal(token({ teamRefusal }), undefined)).toBe(teamRefusal);
-  });
-
-  it('should leave the team out of what does not act in it (GET /api/v1/token)', () => {
-    expect(bearerRefusal(token({ teamRefusal }), 'team:read', false)).toBeNull();
-    expect(bearerRefusal(token(), 'user:read', false)?.code).toBe('insufficient_scope');
   });
 });

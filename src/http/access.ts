@@ -8,24 +8,17 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AlreadySignedInError, SignInRequiredError } from '../auth/auth.errors.js';
-import { bearerRefusal, type BearerPrincipal } from '../auth/bearer-refusal.js';
+import { bearerRefusal } from '../auth/bearer-refusal.js';
 import { sessionHandle } from '../auth/session-digests.js';
 import type { Actor, Client, PersonActor } from '../common/actor.js';
 import { AUTH_POLICY, type AuthPolicy } from '../common/auth-policy.decorator.js';
 import { Metrics } from '../metrics/metrics.js';
-import { actorOn, setActor } from './request-state.js';
+import { actorOn, setActor, tokenOn } from './request-state.js';
 
 /**
  * Who acts in a request (`@CurrentActor()`, built once from what the pages' session or the API's
  * middleware found), and whether the route lets them (`AccessGuard`, global).
  */
-
-/** What a token's authentication leaves on the request (`req.user`), as far as acting goes. */
-interface TokenCredential {
-  tokenId: number;
-  abilities: readonly string[];
-  user: { id: number };
-}
 
 function clientOf(req: Request): Client {
   return { ip: req.ip ?? null, userAgent: req.headers['user-agent'] ?? null };
@@ -38,7 +31,7 @@ function clientOf(req: Request): Client {
 export function actorOf(req: Request): Actor {
   const known = actorOn(req);
   if (known) return known;
-  const token = req.user as TokenCredential | undefined;
+  const token = tokenOn(req);
   if (token) {
     return setActor(req, {
       kind: 'token',
@@ -129,7 +122,7 @@ export class AccessGuard implements CanActivate {
    * middleware in the same query; each outcome counted.
    */
   private checkBearer(request: Request, ability: string | undefined, actsInTeam: boolean): true {
-    const principal = request.user as BearerPrincipal | undefined;
+    const principal = tokenOn(request);
     if (!principal) throw new Error('A bearer route outside the API: nothing read its token');
     const refusal = bearerRefusal(principal, ability, actsInTeam);
     this.metrics?.authentication(refusal ? refusal.code : 'success');

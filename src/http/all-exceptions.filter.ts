@@ -11,7 +11,8 @@ import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { ConflictError, DomainError, ValidationError } from '../common/errors/domain.error.js';
 import type { DomainErrorCode } from '../common/errors/error-codes.js';
 import { isApiPath } from './json-paths.js';
-import { loggablePath } from '../logging/access-log.js';
+import { requestIdOf } from './request-state.js';
+import { loggablePath } from './request-log.js';
 import { failure } from '../common/http/envelope.js';
 import { writeJson } from './json-answer.js';
 import { CODE_BY_STATUS } from './error-status.js';
@@ -166,7 +167,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       this.logger.error({
         msg: `Database unavailable during ${request.method} ${loggablePath(request.path)}: ${String(exception)}`,
-        reqId: request.id,
+        reqId: requestIdOf(request),
       });
       return {
         status: 503,
@@ -177,7 +178,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     this.logger.error({
       msg: `Unhandled error during ${request.method} ${loggablePath(request.path)}`,
-      reqId: request.id,
+      reqId: requestIdOf(request),
       err: exception instanceof Error ? exception : new Error(String(exception)),
     });
     return { status: 500, code: 'internal_error', message: GENERIC_MESSAGES[500] };
@@ -186,7 +187,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 /** On a failure of ours (5xx), the request id that names its log lines, for the person to quote. */
 export function supportId(error: ResolvedError, request: Request): string | undefined {
-  return error.status >= 500 && request.id ? String(request.id) : undefined;
+  return error.status >= 500 ? requestIdOf(request) : undefined;
 }
 
 /** csrf-sync's error, as thrown or as the HttpException Nest wraps middleware errors in. */

@@ -1,12 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import type { Actor } from '../common/actor.js';
+import type { TokenPrincipal } from '../tokens/token-authenticator.js';
 
 /**
- * What a request learns on its way in and its later steps read: who acts (built once, see
- * `actorOf` in http/access.ts) and, for a form, the page it came from. Kept beside the request,
- * typed here, instead of declared onto Express's Request for every module to read unseen.
+ * What a request learns on its way in and its later steps read: its id, the token the API's
+ * authentication accepted, who acts (built once, see `actorOf` in http/access.ts) and, for a
+ * form, the page it came from. Kept beside the request, typed here, instead of on fields that
+ * Express's Request is declared to have for every module to read unseen (`req.user`, `req.id`).
  */
 interface RequestState {
+  id?: string;
+  token?: TokenPrincipal;
   actor?: Actor;
   form?: FormOrigin;
 }
@@ -23,6 +27,24 @@ function stateOf(req: IncomingMessage): RequestState {
   let state = states.get(req);
   if (!state) states.set(req, (state = {}));
   return state;
+}
+
+/** The id on the request's response and log lines (given by the first middleware). */
+export function requestIdOf(req: IncomingMessage): string | undefined {
+  return states.get(req)?.id;
+}
+
+export function setRequestId(req: IncomingMessage, id: string): void {
+  stateOf(req).id = id;
+}
+
+/** The token the API's authentication accepted for this request, within its budget. */
+export function tokenOn(req: IncomingMessage): TokenPrincipal | undefined {
+  return states.get(req)?.token;
+}
+
+export function setToken(req: IncomingMessage, principal: TokenPrincipal): void {
+  stateOf(req).token = principal;
 }
 
 /** Who acts in the request, once it is known. */
@@ -46,6 +68,8 @@ export function setFormOrigin(req: IncomingMessage, form: FormOrigin): void {
 
 /** The user id of the person or token acting in the request, for its log line and limits. */
 export function actingUserOf(req: IncomingMessage): number | undefined {
+  const token = tokenOn(req);
+  if (token) return token.user.id;
   const actor = actorOn(req);
   return actor && (actor.kind === 'person' || actor.kind === 'token') ? actor.userId : undefined;
 }

@@ -3,7 +3,6 @@ import { Logger, type PinoLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger as PinoRoot } from 'pino';
 import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
-import { AccessLog } from './access-log.js';
 import { ACCESS_LOGGER, createAccessLogger, createRootLogger, ROOT_LOGGER } from './root-logger.js';
 
 export { ACCESS_LOGGER, ROOT_LOGGER } from './root-logger.js';
@@ -11,7 +10,7 @@ export { ACCESS_LOGGER, ROOT_LOGGER } from './root-logger.js';
 /**
  * Logging through nestjs-pino's `Logger`: Nest's own messages and every `new Logger(context)`
  * become JSON lines of one pino logger (`app.useLogger(app.get(Logger))` in configureApp). The
- * request line is written by `requestLogger`, mounted first in configureApp so that requests
+ * request line is written by `AccessLog` (http/request-log.ts), told by the first layer of configureApp so that requests
  * answered before routing are logged too.
  *
  * The `Logger` writes straight to this app's root logger. nestjs-pino's `LoggerModule` is not
@@ -39,7 +38,6 @@ export class LoggingModule {
             createAccessLogger(config, clock, root, destination),
           inject: [Clock, ROOT_LOGGER],
         },
-        AccessLog,
         // The Logger only calls its logger's level methods, which pino's own logger has.
         {
           provide: Logger,
@@ -47,7 +45,7 @@ export class LoggingModule {
           inject: [ROOT_LOGGER],
         },
       ],
-      exports: [ROOT_LOGGER, Logger, AccessLog],
+      exports: [ROOT_LOGGER, ACCESS_LOGGER, Logger],
     };
   }
 }

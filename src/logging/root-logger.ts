@@ -110,7 +110,7 @@ export function createRootLogger(
 /**
  * The access log's logger: the same lines, buffered. In production JSON they gather in pino's
  * asynchronous destination and leave in writes of whole lines, 12 to 16 KiB each (one write for
- * about 40 requests); `AccessLog` flushes it every second and at shutdown, and pino at exit. A hard crash (a kill,
+ * about 40 requests); `AccessLog` (http/request-log.ts) flushes it every second and at shutdown, and pino at exit. A hard crash (a kill,
  * the machine) loses at most what was buffered: the access lines of the last second.
  * In development and under test it is the root logger itself.
  */

@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { Transactions, type RetriedWork } from '../database/transactions.js';
-import type { ResponseWatcher } from '../logging/access-log.js';
 
 /** mysql2's pool keeps its connections in queues with a length; fields of its own, read defensively. */
 interface MysqlPoolState {
@@ -150,7 +149,12 @@ export class Metrics {
   }
 
   /** Every request, from its first middleware to the close of its response (observeRequests). */
-  readonly watch: ResponseWatcher = (line) => {
+  readonly watch = (line: {
+    method: string;
+    route: string | null;
+    status: number;
+    durationMs: number;
+  }): void => {
     this.duration.observe(
       { method: line.method, route: line.route ?? '(unmatched)', status: String(line.status) },
       line.durationMs / 1000,

@@ -12,7 +12,7 @@ import {
   type PageErrorAnswers,
   type ResolvedError,
 } from '../http/all-exceptions.filter.js';
-import { formOriginOf } from '../http/request-state.js';
+import { formOriginOf, requestIdOf } from '../http/request-state.js';
 import { saveSessionIfChanged } from './session/web-session.js';
 import { flash, keptInput } from './flash.js';
 import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';
@@ -215,7 +215,7 @@ export class PageErrors implements PageErrorAnswers {
       (error: unknown) => {
         this.logger.error({
           msg: `Could not store the session: ${String(error)}`,
-          reqId: request.id,
+          reqId: requestIdOf(request),
         });
         response.status(500).send(GENERIC_MESSAGES[500]);
       },

@@ -4,6 +4,7 @@ import { SystemClock } from '../../clock/clock.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { AuthenticationError } from '../../tokens/tokens.errors.js';
 import type { TokenAuthenticator, TokenPrincipal } from '../../tokens/token-authenticator.js';
+import { tokenOn } from '../../http/request-state.js';
 import {
   ApiAuthentication,
   type ApiRateLimiter,
@@ -46,7 +47,7 @@ describe('ApiAuthentication', () => {
     const principal = { tokenId: 4 } as TokenPrincipal;
     const { api, tokens, limiter, req, res, attempt } = build(principal);
     await expect(api.authenticate(req, res)).resolves.toBe(principal);
-    expect(req.user).toBe(principal);
+    expect(tokenOn(req)).toBe(principal);
     expect(tokens.recordUse).toHaveBeenCalledWith(principal, {
       ip: '203.0.113.9',
       userAgent: 'curl/8.5.0',
@@ -61,7 +62,7 @@ describe('ApiAuthentication', () => {
     const refused = new AuthenticationError('token_revoked', undefined, { tokenId: 9, userId: 2 });
     const { api, tokens, limiter, req, res, attempt } = build(refused);
     await expect(api.authenticate(req, res)).rejects.toBe(refused);
-    expect(req.user).toBeUndefined();
+    expect(tokenOn(req)).toBeUndefined();
     expect(tokens.recordRefusal).toHaveBeenCalledWith(refused, {
       ip: '203.0.113.9',
       userAgent: 'curl/8.5.0',
@@ -137,6 +138,6 @@ describe('ApiAuthentication', () => {
     expect(headers.get('WWW-Authenticate')).toMatch(/^Bearer realm="tessera"/);
     expect(metrics.authentication).toHaveBeenCalledWith('token_revoked');
     expect(next).not.toHaveBeenCalled();
-    expect(req.user).toBeUndefined();
+    expect(tokenOn(req)).toBeUndefined();
   });
 });

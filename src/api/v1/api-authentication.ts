@@ -12,6 +12,7 @@ import { Strategy } from 'passport-http-bearer';
 import { Clock } from '../../clock/clock.js';
 import { DomainError } from '../../common/errors/domain.error.js';
 import { AllExceptionsFilter } from '../../http/all-exceptions.filter.js';
+import { setToken, tokenOn } from '../../http/request-state.js';
 import { apiErrorAnswers, BEARER_REALM } from './api-errors.js';
 import { Metrics } from '../../metrics/metrics.js';
 import type { Config } from '../../config/config.js';
@@ -204,7 +205,7 @@ interface Attempt {
  * is looked up and, once the token proves good, on the token instead, while a failure counts
  * against the address (the rate limits: ApiRateLimiter); a success
  * is counted in the token's usage (in memory, written later), a refusal of a known token kept for
- * the security log. The principal goes on `req.user` for the route's guard, which checks the
+ * the security log. The principal is kept in the request's state for the route's guard, which checks the
  * route's ability. A refusal is answered right here, in the envelope the exception filter gives
  * every error, without Nest's route execution: Express has matched the route to run this
  * middleware, so the log and the metrics still name it. A path or method no route takes is
@@ -276,7 +277,7 @@ export class ApiAuthentication implements NestMiddleware {
       if (counting) await counting;
     }
     // Only a request within its token's budget carries it on.
-    request.user = principal;
+    setToken(request, principal);
     return principal;
   }
 
@@ -304,8 +305,9 @@ export class ApiAuthentication implements NestMiddleware {
   }
 }
 
-function principalOf(ctx: ExecutionContext): TokenPrincipal {
-  const principal = ctx.switchToHttp().getRequest<Request>().user as TokenPrincipal | undefined;
+/** The token this request was authenticated with (a route behind `@BearerAuth()`). */
+export function principalOf(req: Request): TokenPrincipal {
+  const principal = tokenOn(req);
   if (!principal)
     throw new Error('No principal on the request: is the route behind @BearerAuth()?');
   return principal;
@@ -313,17 +315,17 @@ function principalOf(ctx: ExecutionContext): TokenPrincipal {
 
 /** The user the presented token acts for. */
 export const CurrentUser = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext) => principalOf(ctx).user,
+  (_: unknown, ctx: ExecutionContext) => principalOf(ctx.switchToHttp().getRequest<Request>()).user,
 );
 
 /** The current team of the token's user, as it was when this request was authenticated. */
 export const CurrentTeam = createParamDecorator((_: unknown, ctx: ExecutionContext) => {
-  const team = principalOf(ctx).team;
+  const team = principalOf(ctx.switchToHttp().getRequest<Request>()).team;
   if (!team) throw new TeamNotFoundError();
   return team;
 });
 
 /** The presented token itself, as it was when this request was authenticated. */
 export const CurrentToken = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
-  principalOf(ctx),
+  principalOf(ctx.switchToHttp().getRequest<Request>()),
 );

@@ -10,6 +10,7 @@ import { tap, type Observable } from 'rxjs';
 import { AuditLog } from '../../../audit/audit-log.js';
 import type { AuditEventName } from '../../../audit/audit-events.js';
 import { actorOf } from '../../../http/access.js';
+import { principalOf } from '../api-authentication.js';
 
 export const API_AUDIT_EVENT = 'tessera:api-audit-event';
 
@@ -31,7 +32,7 @@ export class ApiAuditTrail implements NestInterceptor {
     return next.handle().pipe(
       tap((answer: unknown) => {
         if (!event) return;
-        const team = (req.user as { team: { id: number; name: string } | null }).team;
+        const team = principalOf(req).team;
         const id = (answer as { data?: { id?: unknown } } | undefined)?.data?.id;
         const endpoint = `${req.method} ${(req.route as { path?: string } | undefined)?.path ?? req.path}`;
         this.audit.record(actorOf(req), {

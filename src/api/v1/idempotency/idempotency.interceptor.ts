@@ -20,6 +20,7 @@ import { apiErrorAnswers } from '../api-errors.js';
 import { failure } from '../../../common/http/envelope.js';
 import { JsonAnswer } from '../../../http/json-answer.js';
 import { IdempotencyStore } from './idempotency.store.js';
+import { principalOf } from '../api-authentication.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** Printable ASCII, 1 to 255 characters: a UUID fits, and so does any client's own scheme. */
@@ -84,7 +85,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         [IDEMPOTENCY_HEADER]: 'Idempotency-Key must be 1 to 255 printable ASCII characters.',
       });
     }
-    const userId = (req.user as { user: { id: number } }).user.id;
+    const userId = principalOf(req).user.id;
     const requestHash = createHash('sha256')
       .update(`${req.method} ${req.path}\n${JSON.stringify(canonical(req.body ?? {}))}`)
       .digest('hex');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { loggablePath } from './access-log.js';
+import { loggablePath } from './request-log.js';
 
 describe('loggablePath', () => {
   it('should hide the token of a mailed link when the path carries one', () => {
