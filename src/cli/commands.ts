@@ -13,7 +13,7 @@ import { TeamsService } from '../teams/teams.service.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
-import { DEFAULT_DAYS, defaultLifetimeDays } from '../tokens/token-expiry.js';
+import { DEFAULT_DAYS, defaultLifetimeDays } from '../tokens/token-lifetimes.js';
 import { CreateServiceAccountForm } from '../service-accounts/dto/service-accounts.forms.js';
 import { ServiceAccountsService } from '../service-accounts/service-accounts.service.js';
 import { TokenLifetimes } from '../tokens/token-lifetimes.js';

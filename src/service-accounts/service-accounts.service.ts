@@ -12,7 +12,7 @@ import type { TeamRole } from '../teams/team-member.entity.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
 import type { AbilityDefinition } from '../config/abilities.config.js';
-import type { ExpiryOptions } from '../tokens/token-expiry.js';
+import type { ExpiryOptions } from '../tokens/token-lifetimes.js';
 import { TokenLifetimes } from '../tokens/token-lifetimes.js';
 import { governing } from '../tokens/tokens.repository.js';
 import { TokensService, type CreatedToken, type TeamTokenView } from '../tokens/tokens.service.js';

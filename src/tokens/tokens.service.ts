@@ -9,7 +9,7 @@ import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import type { EntityManager } from 'typeorm';
 import { SecurityNotices } from '../security-notices/security-notices.js';
-import { chooseAbilities, type Ability } from './abilities.js';
+import type { Ability } from './abilities.js';
 import { AbilityCatalog, type AbilityDefinition } from '../config/abilities.config.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
 import type { KeysetPage } from '../common/keyset-page.js';
@@ -19,9 +19,9 @@ import {
   keptLifetimeDays,
   lifetimeRefusal,
   resolveExpiry,
+  TokenLifetimes,
   type LifetimeLimit,
-} from './token-expiry.js';
-import { TokenLifetimes } from './token-lifetimes.js';
+} from './token-lifetimes.js';
 import { TokenNotices } from './token-notices.js';
 import {
   impactInWords,
@@ -102,6 +102,21 @@ export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
   refusal: string | null;
   /** Every reason the team refuses it, in words (the first is `refusal`). */
   refusals: string[];
+}
+
+/**
+ * The abilities a new or edited token gets: those asked for, in the catalog's order, or the
+ * catalog's defaults when none are named. A name the catalog does not offer is refused.
+ */
+export function chooseAbilities(catalog: AbilityCatalog, asked: readonly string[] | undefined) {
+  if (asked === undefined) return catalog.defaults();
+  const unknown = catalog.retired(asked);
+  if (unknown.length > 0) {
+    throw new ValidationError({
+      abilities: `This deployment offers no ability ${unknown.map((a) => `"${a}"`).join(', ')}; it offers ${catalog.names().join(', ')}.`,
+    });
+  }
+  return catalog.offered(asked);
 }
 
 /** One of the person's tokens, with what decides the team it acts in. */

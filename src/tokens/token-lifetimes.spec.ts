@@ -6,7 +6,7 @@ import {
   keptLifetimeDays,
   lifetimeRefusal,
   resolveExpiry,
-} from './token-expiry.js';
+} from './token-lifetimes.js';
 
 const NOW = Date.parse('2026-11-23T15:30:00Z');
 const DAY_MS = 86_400_000;
