@@ -37,9 +37,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         LoggingModule.forRoot(config, options.logDestination),
+        HttpModule,
         // First, so Express tries the API's routes before every page's (routes are matched in
         // the order modules register them, one path test each).
-        HttpModule,
         ApiV1Module,
         CoreModule.forRoot(config, options.clock),
         WebModule,

@@ -21,7 +21,7 @@ export interface GovernedToken {
 /**
  * Whether a lifetime of `days` whole days (null: it never expires) is longer than a maximum of
  * `maxDays`. What the person chose is compared, never two stored times: a token made for exactly
- * the maximum is within it. The API's refusal and the forms' (token-expiry.ts) both ask this.
+ * the maximum is within it. The API's refusal and the forms' (token-lifetimes.ts) both ask this.
  */
 export function exceedsMaxLifetime(days: number | null, maxDays: number | null): boolean {
   return maxDays !== null && (days === null || days > maxDays);
