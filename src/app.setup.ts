@@ -19,7 +19,7 @@ import { jsonPathsOf, PageMethods } from './web/page-requests.js';
 import { VIEW_HELPERS } from './web/view-helpers.js';
 import { apiErrorAnswers } from './api/v1/api-errors.js';
 import { API_DOCS_PATHS, apiDocs, isApiDocsPath } from './api/v1/openapi/api-docs.js';
-import { AccessLog, observeRequests, type ResponseWatcher } from './http/request-log.js';
+import { AccessLog, observeRequests, type RequestWatchers } from './http/request-log.js';
 import { Metrics } from './metrics/metrics.js';
 import { SchemaBehindError, SchemaState } from './database/schema-state.js';
 
@@ -38,9 +38,10 @@ export function configureApp(app: INestApplication): INestApplication {
   // The API, and the route a secret scanner posts its reports to: JSON, no session, no CSRF.
   const jsonPath = jsonPathsOf(config);
 
-  const watchers: ResponseWatcher[] = [];
-  if (config.observability.logRequests) watchers.push(app.get(AccessLog).watcher());
-  if (config.observability.metrics.enabled) watchers.push(app.get(Metrics).watch);
+  const watchers: RequestWatchers = {
+    log: config.observability.logRequests ? app.get(AccessLog) : undefined,
+    metrics: config.observability.metrics.enabled ? app.get(Metrics).watch : undefined,
+  };
   app.useLogger(app.get(Logger));
 
   // The API's JSON gets its own, stricter list; pages (and the API's description) helmet's.

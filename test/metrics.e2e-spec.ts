@@ -112,7 +112,7 @@ describe('metrics on the main port, behind their own bearer secret', () => {
   });
 });
 
-describe('metrics on a port of their own', () => {
+describe('metrics on a port of their own, with the request log off', () => {
   let t: TestApp;
   let metricsUrl: string;
   beforeAll(async () => {
@@ -120,6 +120,8 @@ describe('metrics on a port of their own', () => {
       METRICS_ENABLED: 'true',
       METRICS_PORT: '0',
       METRICS_HOST: '127.0.0.1',
+      // The metrics are told of every response whether or not its line is logged.
+      LOG_REQUESTS: 'false',
     });
     metricsUrl = `http://127.0.0.1:${t.app.get(MetricsServer).address()!.port}`;
   });

@@ -12,8 +12,8 @@ import { actingUserOf, requestIdOf, setRequestId, tokenOn } from './request-stat
 export { REQUEST_ID_HEADER };
 
 /**
- * Every request from its first step to its log line: its id, its timer, the line that the
- * access log and the metrics are told of when the response closes, and the access log.
+ * Every request from its first step to its log line: its id, its timer, and what the access
+ * log (its line) and the metrics (its outcome) are told when the response closes.
  */
 
 /** What a client or a proxy may pass on: a UUID, a ULID, a trace id; nothing that could forge a log line. */
@@ -32,19 +32,37 @@ function assignRequestId(req: Request, res: Response, next: NextFunction): void 
   next();
 }
 
+/** What the metrics are told of every response. */
+export interface RequestOutcome {
+  method: string;
+  route: string | null;
+  status: number;
+  durationMs: number;
+}
+
+/**
+ * Who is told of every response when it closes: the access log, its whole line; the metrics,
+ * its outcome alone (a line is made only when the log is kept).
+ */
+export interface RequestWatchers {
+  log?: AccessLog;
+  metrics?: (outcome: RequestOutcome) => void;
+}
+
 /**
  * The first middleware of every request: gives it its id and, when anyone watches, times it and
- * tells each watcher once the response has closed. One layer and one listener however many
+ * tells the watchers once the response has closed. One layer and one listener however many
  * watchers there are: each layer and listener is paid on every request.
  */
-export function observeRequests(watchers: ResponseWatcher[]): RequestHandler {
-  if (watchers.length === 0) return assignRequestId;
+export function observeRequests({ log, metrics }: RequestWatchers): RequestHandler {
+  if (!log && !metrics) return assignRequestId;
   return (req: Request, res: Response, next: NextFunction): void => {
     const start = performance.now();
     res.on('close', () => {
-      const line = requestLine(req, res, performance.now() - start);
-      const aborted = !res.writableFinished;
-      for (const watch of watchers) watch(line, aborted);
+      const durationMs = performance.now() - start;
+      const route = routeOf(req);
+      log?.write(requestLine(req, res, durationMs, route), !res.writableFinished);
+      metrics?.({ method: req.method, route, status: res.statusCode, durationMs });
     });
     assignRequestId(req, res, next);
   };
@@ -67,12 +85,17 @@ function pathOf(url: string): string {
   return loggablePath(q === -1 ? url : url.slice(0, q));
 }
 
-export function requestLine(req: Request, res: Response, durationMs: number): RequestLine {
+export function requestLine(
+  req: Request,
+  res: Response,
+  durationMs: number,
+  route = routeOf(req),
+): RequestLine {
   const line: RequestLine = {
     reqId: requestIdOf(req) ?? '',
     method: req.method,
     path: pathOf(req.originalUrl ?? req.url),
-    route: routeOf(req),
+    route,
     status: res.statusCode,
     durationMs: Math.round(durationMs * 100) / 100,
   };
@@ -96,12 +119,6 @@ export interface RequestLine {
   userId?: number;
   tokenId?: number;
 }
-
-/**
- * Told about every response when it closes, with its line: the access log and the metrics.
- * `aborted`: the response was not sent to its end.
- */
-export type ResponseWatcher = (line: RequestLine, aborted: boolean) => void;
 
 /** How often buffered access lines are written when traffic is too light to fill the buffer. */
 export const ACCESS_LOG_FLUSH_MS = 1_000;
@@ -129,13 +146,11 @@ export class AccessLog implements OnApplicationShutdown {
   }
 
   /** The watcher `observeRequests` tells of every response. */
-  watcher(): ResponseWatcher {
-    const { access, root } = this;
-    return (line, aborted) => {
-      if (aborted) root.warn(line, 'request aborted');
-      else if (line.status >= 500) root.error(line, 'request failed');
-      else access.info(line, 'request completed');
-    };
+  /** A closed response's line; `aborted`: the response was not sent to its end. */
+  write(line: RequestLine, aborted: boolean): void {
+    if (aborted) this.root.warn(line, 'request aborted');
+    else if (line.status >= 500) this.root.error(line, 'request failed');
+    else this.access.info(line, 'request completed');
   }
 
   flush(): Promise<void> {

@@ -149,15 +149,16 @@ export class Metrics {
   }
 
   /** Every request, from its first middleware to the close of its response (observeRequests). */
-  readonly watch = (line: {
+  readonly watch = (outcome: {
     method: string;
     route: string | null;
     status: number;
     durationMs: number;
   }): void => {
+    const { method, route, status, durationMs } = outcome;
     this.duration.observe(
-      { method: line.method, route: line.route ?? '(unmatched)', status: String(line.status) },
-      line.durationMs / 1000,
+      { method, route: route ?? '(unmatched)', status: String(status) },
+      durationMs / 1000,
     );
   };
 }
