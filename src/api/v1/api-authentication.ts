@@ -313,19 +313,22 @@ export function principalOf(req: Request): TokenPrincipal {
   return principal;
 }
 
+const principalIn = (ctx: ExecutionContext): TokenPrincipal =>
+  principalOf(ctx.switchToHttp().getRequest<Request>());
+
 /** The user the presented token acts for. */
 export const CurrentUser = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext) => principalOf(ctx.switchToHttp().getRequest<Request>()).user,
+  (_: unknown, ctx: ExecutionContext) => principalIn(ctx).user,
 );
 
 /** The current team of the token's user, as it was when this request was authenticated. */
 export const CurrentTeam = createParamDecorator((_: unknown, ctx: ExecutionContext) => {
-  const team = principalOf(ctx.switchToHttp().getRequest<Request>()).team;
+  const team = principalIn(ctx).team;
   if (!team) throw new TeamNotFoundError();
   return team;
 });
 
 /** The presented token itself, as it was when this request was authenticated. */
 export const CurrentToken = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
-  principalOf(ctx.switchToHttp().getRequest<Request>()),
+  principalIn(ctx),
 );
