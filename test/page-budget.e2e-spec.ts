@@ -31,14 +31,17 @@ describe('page budget', () => {
     await t.close();
   });
 
-  /** The pages, each with the most statements a view of it may send. */
+  /**
+   * The pages, each with the most statements a view of it may send: what it sends today, the
+   * first being the session read with its person, all within the five a page may cost.
+   */
   const PAGES: [string, () => string, number][] = [
-    ['the dashboard', () => '/dashboard', 5],
-    ['the API tokens', () => '/settings/api-tokens', 5],
-    ["a token's page", () => `/settings/api-tokens/${tokenId}`, 5],
-    ['the team page', () => `/teams/${teamId}`, 5],
-    ['the security log', () => '/settings/security-log', 5],
-    ['the sessions', () => '/settings/sessions', 5],
+    ['the dashboard', () => '/dashboard', 2],
+    ['the API tokens', () => '/settings/api-tokens', 3],
+    ["a token's page", () => `/settings/api-tokens/${tokenId}`, 4],
+    ['the team page', () => `/teams/${teamId}`, 4],
+    ['the security log', () => '/settings/security-log', 4],
+    ['the sessions', () => '/settings/sessions', 3],
   ];
 
   /**
@@ -63,7 +66,7 @@ describe('page budget', () => {
     },
   );
 
-  it('should create a token on its page in at most 10 statements', async () => {
+  it('should create a token on its page in at most 9 statements', async () => {
     const _csrf = await person.client.csrfFrom('/settings/api-tokens');
     const statements = await statementsOf(
       () =>
@@ -74,7 +77,7 @@ describe('page budget', () => {
         }),
       200,
     );
-    expect(statements.length).toBeLessThanOrEqual(10);
+    expect(statements.length).toBeLessThanOrEqual(9);
   });
 
   it('should store a session a redirect changed once, before the redirect leaves', async () => {

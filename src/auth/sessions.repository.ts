@@ -7,10 +7,6 @@ import { Session } from './session.entity.js';
 export class SessionsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  findLive(id: string, now: Date): Promise<Session | null> {
-    return this.dataSource.getRepository(Session).findOneBy({ id, expiresAt: MoreThan(now) });
-  }
-
   /** A new session's row, stored by the request that made it. */
   async insert(manager: EntityManager, row: Omit<Session, 'createdAt' | 'user'>): Promise<void> {
     await manager.getRepository(Session).insert(row);

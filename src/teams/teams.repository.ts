@@ -7,9 +7,16 @@ import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
 import { User } from '../users/user.entity.js';
 import { Team } from './team.entity.js';
+import { Session } from '../auth/session.entity.js';
 import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
 
 const SLUG_ATTEMPTS = 5;
+
+/** The person a page's session is signed in to, as read with the session. */
+export interface SignedInPerson {
+  user: User;
+  known: PersonSnapshot;
+}
 
 /** A member as a page of the team's members lists them. */
 export interface MemberRow {
@@ -206,31 +213,46 @@ export class TeamsRepository {
    * A signed-in person as a page needs them, in one query: their row, their teams with their
    * role in each (by name), and whether they have two-factor sign-in on.
    */
-  async findSignedIn(userId: number): Promise<{ user: User; known: PersonSnapshot } | null> {
+  /**
+   * A live session's stored data with the person signed in to it: their row, their teams with
+   * their role in each (by name) and their two-factor state, in one query, the one every page
+   * request reads on arrival. `person` is null for a session nobody is signed in to, or whose
+   * account is gone.
+   */
+  async findLiveSession(
+    sessionId: string,
+    now: Date,
+  ): Promise<{ data: string; person: SignedInPerson | null } | null> {
     const { entities, raw } = await this.manager
-      .getRepository(User)
-      .createQueryBuilder('u')
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .leftJoinAndMapOne('s.user', User, 'u', 'u.id = s.user_id')
       .leftJoinAndMapMany('u.memberships', TeamMember, 'm', 'm.user_id = u.id')
       .leftJoinAndMapOne('m.team', Team, 't', 't.id = m.team_id')
       .addSelect(
         `CASE WHEN EXISTS (SELECT 1 FROM two_factor_credentials c WHERE c.user_id = u.id) THEN 1 ELSE 0 END`,
         'two_factor',
       )
-      .where('u.id = :userId', { userId })
+      .where('s.id = :sessionId AND s.expires_at > :now', { sessionId, now })
       .orderBy('t.name', 'ASC')
       .addOrderBy('t.id', 'ASC')
       .getRawAndEntities<{ two_factor: number | string }>();
-    const found = entities[0] as (User & { memberships?: TeamMember[] }) | undefined;
-    if (!found) return null;
+    const session = entities[0];
+    if (!session) return null;
+    const found = session.user as (User & { memberships?: TeamMember[] }) | null | undefined;
+    if (!found) return { data: session.data, person: null };
     const { memberships = [], ...user } = found;
     return {
-      user: Object.assign(new User(), user),
-      known: {
-        email: user.email,
-        emailVerifiedAt: user.emailVerifiedAt,
-        currentTeamId: user.currentTeamId,
-        memberships: memberships.map((m) => ({ team: m.team!, role: m.role })),
-        twoFactor: Number(raw[0]?.two_factor) === 1,
+      data: session.data,
+      person: {
+        user: Object.assign(new User(), user),
+        known: {
+          email: user.email,
+          emailVerifiedAt: user.emailVerifiedAt,
+          currentTeamId: user.currentTeamId,
+          memberships: memberships.map((m) => ({ team: m.team!, role: m.role })),
+          twoFactor: Number(raw[0]?.two_factor) === 1,
+        },
       },
     };
   }

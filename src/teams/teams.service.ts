@@ -33,7 +33,12 @@ import {
   TeamNotFoundError,
 } from './teams.errors.js';
 import { TeamNotices } from './team-notices.js';
-import { TeamsRepository, type MemberRow, type TeamListing } from './teams.repository.js';
+import {
+  TeamsRepository,
+  type MemberRow,
+  type SignedInPerson,
+  type TeamListing,
+} from './teams.repository.js';
 import type { KeysetPage } from '../common/keyset-page.js';
 
 /** A team's policy, as the owner sets it (see TeamsService.setPolicy). */
@@ -197,11 +202,15 @@ export class TeamsService {
   }
 
   /**
-   * A signed-in person for a page: their row, and their teams and two-factor state, which the
-   * page's services then take from the actor (`PersonActor.known`), in one query.
+   * A live session's stored data with the person signed in to it (their row, teams and
+   * two-factor state, which the page's services then take from the actor, `PersonActor.known`),
+   * in one query.
    */
-  findSignedIn(userId: number): Promise<{ user: User; known: PersonSnapshot } | null> {
-    return this.teams.findSignedIn(userId);
+  findLiveSession(
+    sessionId: string,
+    now: Date,
+  ): Promise<{ data: string; person: SignedInPerson | null } | null> {
+    return this.teams.findLiveSession(sessionId, now);
   }
 
   async getCurrentTeam(actor: Actor): Promise<Team | null> {

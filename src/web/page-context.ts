@@ -1,5 +1,6 @@
 import { credentialStamp } from '../auth/session-digests.js';
 import { pageSession, noteActivity } from './session/page-session.js';
+import { signedInPersonOf } from './session/web-session.js';
 import {
   createParamDecorator,
   Inject,
@@ -16,12 +17,12 @@ import { isReturnPage } from './return-to.js';
 import { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
-import { TeamsService } from '../teams/teams.service.js';
 import { isServiceAccount, type User } from '../users/user.entity.js';
 
 /**
  * Who a page request acts for, built once on arrival after the session and CSRF: the signed-in
- * person's row, their teams, current team and two-factor state, read in one query, kept on the
+ * person's row, their teams, current team and two-factor state, read with the session in one
+ * query (the session store's `get`), kept on the
  * actor (`PersonActor.known`) that controllers hand to services, and the header's team menu
  * drawn from the same. A session older than the absolute timeout however active it has been, or
  * signed in under a password changed since, or of an account disabled since, is ended.
@@ -32,7 +33,6 @@ export class PageContext implements NestMiddleware {
 
   constructor(
     @Inject(CONFIG) config: Config,
-    private readonly teams: TeamsService,
     private readonly clock: Clock,
   ) {
     this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
@@ -47,8 +47,8 @@ export class PageContext implements NestMiddleware {
     if (userId === undefined) return;
     const now = this.clock.nowMs();
     const absoluteMs = pageSession(req).keptSignedIn ? KEPT_SIGNED_IN_MS : this.absoluteMs;
-    const found = now - signedInAt <= absoluteMs ? await this.teams.findSignedIn(userId) : null;
-    const user = found?.user;
+    const found = now - signedInAt <= absoluteMs ? signedInPersonOf(req) : null;
+    const user = found?.user.id === userId ? found.user : undefined;
     // A disabled account's session, and any found for a service account (which never holds
     // one), is ended like a stale one.
     if (

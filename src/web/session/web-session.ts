@@ -15,6 +15,8 @@ import { fetchSiteOf } from './request-site.js';
 import { pageSession, type PageSessionData, SESSION_ACTIVITY_EVERY_MS } from './page-session.js';
 import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { SessionsRepository } from '../../auth/sessions.repository.js';
+import { TeamsService } from '../../teams/teams.service.js';
+import type { SignedInPerson } from '../../teams/teams.repository.js';
 
 /**
  * The pages' session, in one place: the session (express-session over the store below) and
@@ -44,9 +46,12 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   private readonly created = new WeakMap<Request, string>();
   /** Sessions written during their request: nothing more to do for them when it ends. */
   private readonly written = new WeakSet<object>();
+  /** The person each session was read with, from `get` until express-session makes it the request's. */
+  private readonly people = new WeakMap<object, SignedInPerson | null>();
 
   constructor(
     private readonly sessions: SessionsRepository,
+    private readonly teams: TeamsService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
@@ -54,13 +59,26 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     super();
   }
 
+  /**
+   * The session, read with the person signed in to it in one query: the page context takes the
+   * person from here (`signedInPersonOf`) instead of reading them again.
+   */
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
-    this.sessions
-      .findLive(sid, this.clock.now())
-      .then(
-        (row) => callback(undefined, row ? (JSON.parse(row.data) as session.SessionData) : null),
-        callback,
-      );
+    this.teams.findLiveSession(sid, this.clock.now()).then((found) => {
+      if (!found) return callback(undefined, null);
+      const data = JSON.parse(found.data) as session.SessionData;
+      this.people.set(data, found.person);
+      callback(undefined, data);
+    }, callback);
+  }
+
+  /** express-session makes what `get` read the request's session here. */
+  override createSession(
+    req: Request,
+    data: session.SessionData,
+  ): session.Session & session.SessionData {
+    readWith.set(req, this.people.get(data) ?? null);
+    return super.createSession(req, data);
   }
 
   /**
@@ -302,6 +320,17 @@ export class WebSession implements NestMiddleware {
     // A redirect's messages are shown by the page it lands on.
     if (req.method === 'GET') res.locals.flash = takeFlash(pageSession(req));
   }
+}
+
+/** The person each request's session was read with (null: nobody, or an account gone). */
+const readWith = new WeakMap<Request, SignedInPerson | null>();
+
+/**
+ * The person signed in to the request's session, as read with it on arrival; null when nobody
+ * is, or their account is gone.
+ */
+export function signedInPersonOf(req: Request): SignedInPerson | null {
+  return readWith.get(req) ?? null;
 }
 
 /**
