@@ -10,6 +10,10 @@
 //   npm run bench -- --events     a request that records a webhook event (a member's role
 //                                 changed), its team with 3 endpoints against none, interleaved,
 //                                 5 rounds unless --rounds (bench/lib/events.mjs)
+//   npm run bench -- --pages      signed-in page views (GET /settings/api-tokens and /dashboard,
+//                                 20 people's sessions in turn), Tessera alone or against
+//                                 --compare, interleaved, 5 rounds unless --rounds
+//                                 (bench/lib/page-views.mjs)
 //   npm run bench -- --compare ../other-checkout
 //                                 also runs that checkout's build (npm run build there first) in
 //                                 the same interleaved rounds: before and after a change
@@ -34,6 +38,7 @@ import {
 } from './lib/proc.mjs';
 import { recreateMysqlDatabase, seed } from './lib/seed.mjs';
 import { benchEvents } from './lib/events.mjs';
+import { benchPageViews, renderPageViewsReport } from './lib/page-views.mjs';
 import { CAUSAL_READS, probeCluster } from '../dist/src/database/cluster.js';
 import { dataSourceOptions } from '../dist/src/entities.js';
 import { loadConfig } from '../dist/src/config/config.js';
@@ -60,9 +65,12 @@ const { values: opts } = parseArgs({
     'compare-members': { type: 'boolean', default: false },
     introspection: { type: 'boolean', default: false },
     events: { type: 'boolean', default: false },
+    pages: { type: 'boolean', default: false },
   },
 });
-const rounds = Number(opts.rounds ?? (opts.quick ? 1 : opts.introspection || opts.events ? 5 : 3));
+const rounds = Number(
+  opts.rounds ?? (opts.quick ? 1 : opts.introspection || opts.events || opts.pages ? 5 : 3),
+);
 const seconds = Number(opts.seconds ?? (opts.quick ? 3 : 10));
 const connections = Number(opts.connections);
 const log = (line) => console.log(line);
@@ -163,6 +171,32 @@ async function events(useWrk) {
   writeResults({ runs, delivery }, report);
 }
 
+/** --pages: signed-in page views, against the compared build when there is one. */
+async function pageViews() {
+  pinMariadb();
+  const runs = await benchPageViews({
+    database,
+    compare: opts.compare,
+    rounds,
+    seconds,
+    connections,
+    serverCpu: SERVER_CPU,
+    loadCpu: LOAD_CPU,
+    port: 4100,
+    log,
+  });
+  const report = renderPageViewsReport({
+    runs,
+    rounds,
+    seconds,
+    connections,
+    pinned: pin,
+    database: opts.sqlite ? 'SQLite' : 'MariaDB',
+  });
+  log(`\n${report}`);
+  writeResults({ runs }, report);
+}
+
 async function main() {
   const useWrk = await hasWrk();
   log(
@@ -179,6 +213,7 @@ async function main() {
       : 'Not counting instructions: perf stat cannot count here (npm run bench:instructions counts them with valgrind)',
   );
   if (opts.events) return events(useWrk);
+  if (opts.pages) return pageViews();
 
   const main = await database('main', 10_000, 100_000);
   // A cluster node: Tessera's connections wait for the cluster on each read (src/database/cluster.ts).

@@ -67,6 +67,8 @@ end`;
  * `members`: `[{ id, role }]`, the members' current roles: PATCH `<path>/<id>` with the other
  * role, one member after the other, so that every request changes a role (and so records an
  * event) as long as fewer requests are in flight than there are members.
+ * `cookies`: signed-in browsers' Cookie headers, one after the other, instead of tokens (a page
+ * view; autocannon only).
  * @returns {Promise<{ requests: number, rps: number, p50Ms: number, p99Ms: number, errors: number, non2xx: number }>}
  */
 export async function load({
@@ -80,8 +82,10 @@ export async function load({
   path = '/api/v1/user/profile',
   introspect,
   members,
+  cookies,
 }) {
   if (close && !useWrk) throw new Error('a new connection per request needs wrk');
+  if (cookies && useWrk) throw new Error('page views with cookies need autocannon');
   if (useWrk) {
     const dir = tmpdir();
     const script = join(dir, 'tessera-bench.lua');
@@ -140,21 +144,29 @@ export async function load({
                 body: JSON.stringify({ role: member.role }),
               };
             }
-          : introspect
+          : cookies
             ? (req) => ({
                 ...req,
-                method: 'POST',
-                headers: {
-                  ...req.headers,
-                  authorization: `Bearer ${introspect.caller}`,
-                  'content-type': 'application/x-www-form-urlencoded',
-                },
-                body: `token=${tokens[i++ % tokens.length]}`,
+                headers: { ...req.headers, cookie: cookies[i++ % cookies.length] },
               })
-            : (req) => ({
-                ...req,
-                headers: { ...req.headers, authorization: `Bearer ${tokens[i++ % tokens.length]}` },
-              }),
+            : introspect
+              ? (req) => ({
+                  ...req,
+                  method: 'POST',
+                  headers: {
+                    ...req.headers,
+                    authorization: `Bearer ${introspect.caller}`,
+                    'content-type': 'application/x-www-form-urlencoded',
+                  },
+                  body: `token=${tokens[i++ % tokens.length]}`,
+                })
+              : (req) => ({
+                  ...req,
+                  headers: {
+                    ...req.headers,
+                    authorization: `Bearer ${tokens[i++ % tokens.length]}`,
+                  },
+                }),
       },
     ],
   });

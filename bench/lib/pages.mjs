@@ -12,8 +12,13 @@ class Browser {
     this.base = base;
   }
 
+  /** The Cookie header this browser sends. */
+  get cookie() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
   async request(path, init = {}) {
-    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const cookie = this.cookie;
     const res = await fetch(this.base + path, {
       ...init,
       redirect: 'manual',
@@ -61,7 +66,8 @@ function tokenForm(page, k) {
 
 /**
  * `people` sign up and sign in (`parallel` at a time) and create `tokens` tokens between them, each through
- * the pages, each person's in turn and the people side by side.
+ * the pages, each person's in turn and the people side by side. Returns each person's Cookie
+ * header, signed in.
  */
 export async function usePages(base, { people = 20, tokens = 1000, parallel = 4 } = {}) {
   const run = `${process.pid}-${Date.now()}`;
@@ -102,4 +108,5 @@ export async function usePages(base, { people = 20, tokens = 1000, parallel = 4 
       }
     }),
   );
+  return browsers.map((browser) => browser.cookie);
 }
