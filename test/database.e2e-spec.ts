@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import { ReferenceNotFoundError } from '../src/common/errors/domain.error.js';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityTarget, type ObjectLiteral } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { dataSourceFor } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
@@ -14,6 +14,10 @@ import { revertLastMigration, runMigrations } from '../src/database/migrator.js'
 import { apiErrorAnswers } from '../src/api/v1/api-errors.js';
 import { Transactions } from '../src/database/transactions.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
+import { Team } from '../src/teams/team.entity.js';
+import { User } from '../src/users/user.entity.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { entityOf, selectColumns } from '../src/database/plain-rows.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import request from 'supertest';
@@ -564,6 +568,45 @@ describe('stored times', () => {
       ]) {
         expect(written).toContain(column);
       }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('plain statements', () => {
+  it("should make the same entities of a plain statement's rows as TypeORM's own reads", async () => {
+    const t = await createTestApp();
+    try {
+      // Times (set and unset), a boolean set, a list, a list left unset, numbers.
+      const person = await createUser(t.app, { name: 'Plain', email: 'plain@example.com' });
+      const team = await createTeam(t.app, person, 'Plainly');
+      await t.dataSource.getRepository(Team).update(team.id, {
+        requireTwoFactor: true,
+        tokenMaxLifetimeDays: 30,
+        allowedAbilities: ['user:read', 'team:read'],
+      });
+      const { token } = await createToken(t.app, person, { expiresInDays: 7 });
+      await t.app.get(TokensService).revoke(Actors.person(person.id), token.id);
+
+      const cases: [EntityTarget<ObjectLiteral>, string, number][] = [
+        [User, 'users', person.id],
+        [Team, 'teams', team.id],
+        [PersonalAccessToken, 'personal_access_tokens', token.id],
+      ];
+      for (const [entity, table, id] of cases) {
+        const [row] = await t.dataSource.query(
+          `SELECT ${selectColumns(t.dataSource, entity, 'x')} FROM ${table} x WHERE x.id = ?`,
+          [id],
+        );
+        const made = entityOf(t.dataSource, entity, row, 'x');
+        const read = await t.dataSource.getRepository(entity).findOneByOrFail({ id });
+        expect(made).toBeInstanceOf(entity as new () => unknown);
+        expect(made).toEqual(read);
+      }
+      expect(
+        entityOf(t.dataSource, User, { x_id: null, x_name: null, x_email: null }, 'x'),
+      ).toBeNull();
     } finally {
       await t.close();
     }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import { toDate } from '../common/errors/database-errors.js';
+import { toDate } from '../database/plain-rows.js';
 import { Team } from '../teams/team.entity.js';
 import { slugify } from '../teams/slug.js';
 import { PersonalAccessToken } from '../tokens/personal-access-token.entity.js';

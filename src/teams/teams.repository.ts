@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, Like } from 'typeorm';
 import type { PersonSnapshot } from '../common/actor.js';
-import { isUniqueViolation, toDate } from '../common/errors/database-errors.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { entityOf, selectColumns, toDate, toStoredTime } from '../database/plain-rows.js';
 import { nextFreeSlug, randomSlug, slugify } from './slug.js';
 import { TeamMember, type TeamRole } from './team-member.entity.js';
 import { User } from '../users/user.entity.js';
 import { Team } from './team.entity.js';
-import { Session } from '../auth/session.entity.js';
 import { TwoFactorCredential } from '../two-factor/two-factor-credential.entity.js';
 
 const SLUG_ATTEMPTS = 5;
@@ -64,6 +64,8 @@ export interface TeamListing {
 
 @Injectable()
 export class TeamsRepository {
+  private liveSession?: string;
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   private get manager(): EntityManager {
@@ -223,38 +225,50 @@ export class TeamsRepository {
     sessionId: string,
     now: Date,
   ): Promise<{ data: string; person: SignedInPerson | null } | null> {
-    const { entities, raw } = await this.manager
-      .getRepository(Session)
-      .createQueryBuilder('s')
-      .leftJoinAndMapOne('s.user', User, 'u', 'u.id = s.user_id')
-      .leftJoinAndMapMany('u.memberships', TeamMember, 'm', 'm.user_id = u.id')
-      .leftJoinAndMapOne('m.team', Team, 't', 't.id = m.team_id')
-      .addSelect(
-        `CASE WHEN EXISTS (SELECT 1 FROM two_factor_credentials c WHERE c.user_id = u.id) THEN 1 ELSE 0 END`,
-        'two_factor',
-      )
-      .where('s.id = :sessionId AND s.expires_at > :now', { sessionId, now })
-      .orderBy('t.name', 'ASC')
-      .addOrderBy('t.id', 'ASC')
-      .getRawAndEntities<{ two_factor: number | string }>();
-    const session = entities[0];
-    if (!session) return null;
-    const found = session.user as (User & { memberships?: TeamMember[] }) | null | undefined;
-    if (!found) return { data: session.data, person: null };
-    const { memberships = [], ...user } = found;
+    const sqlite = this.dataSource.options.type === 'better-sqlite3';
+    const rows: Record<string, unknown>[] = await this.manager.query(this.liveSessionSql(), [
+      sessionId,
+      toStoredTime(now, sqlite),
+    ]);
+    if (rows.length === 0) return null;
+    const data = String(rows[0].s_data);
+    const user = entityOf(this.dataSource, User, rows[0], 'u');
+    if (!user) return { data, person: null };
+    const memberships = rows.flatMap((row) => {
+      const team = entityOf(this.dataSource, Team, row, 't');
+      return team ? [{ team, role: row.m_role as TeamRole }] : [];
+    });
     return {
-      data: session.data,
+      data,
       person: {
-        user: Object.assign(new User(), user),
+        user,
         known: {
           email: user.email,
           emailVerifiedAt: user.emailVerifiedAt,
           currentTeamId: user.currentTeamId,
-          memberships: memberships.map((m) => ({ team: m.team!, role: m.role })),
-          twoFactor: Number(raw[0]?.two_factor) === 1,
+          memberships,
+          twoFactor: Number(rows[0].two_factor) === 1,
         },
       },
     };
+  }
+
+  /**
+   * `findLiveSession`'s statement, made once: a plain statement, since building it with the
+   * query builder on every page cost more than running it.
+   */
+  private liveSessionSql(): string {
+    return (this.liveSession ??= `
+      SELECT s.data AS s_data, ${selectColumns(this.dataSource, User, 'u')},
+             m.role AS m_role, ${selectColumns(this.dataSource, Team, 't')},
+             CASE WHEN EXISTS (SELECT 1 FROM two_factor_credentials c WHERE c.user_id = u.id)
+                  THEN 1 ELSE 0 END AS two_factor
+        FROM sessions s
+        LEFT JOIN users u ON u.id = s.user_id
+        LEFT JOIN team_members m ON m.user_id = u.id
+        LEFT JOIN teams t ON t.id = m.team_id
+       WHERE s.id = ? AND s.expires_at > ?
+       ORDER BY t.name, t.id`);
   }
 
   /** The user's teams with their role in each, by name. */

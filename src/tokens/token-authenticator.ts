@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../clock/clock.js';
-import { toDate } from '../common/errors/database-errors.js';
+import { toDate } from '../database/plain-rows.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Ability } from './abilities.js';

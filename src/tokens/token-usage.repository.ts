@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, type Repository } from 'typeorm';
-import { toStoredTime } from '../common/errors/database-errors.js';
+import { toStoredTime } from '../database/plain-rows.js';
 import { TokenAddress } from './token-address.entity.js';
 import { TokenDailyUsage } from './token-daily-usage.entity.js';
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, type Repository } from 'typeorm';
 import { User } from '../users/user.entity.js';
 import type { PersonSnapshot, TeamRecord } from '../common/actor.js';
-import { toDate, toStoredTime } from '../common/errors/database-errors.js';
+import { entityOf, selectColumns, toDate, toStoredTime } from '../database/plain-rows.js';
 import type { Ability } from './abilities.js';
 import type { KeysetPage } from '../common/keyset-page.js';
 import { PersonalAccessToken } from './personal-access-token.entity.js';
@@ -68,6 +68,12 @@ export interface GoverningTeam {
   id: number;
   name: string;
   policy: TeamPolicy;
+}
+
+/** A token's pin: the team it acts in whatever the person's current team (null: none now). */
+export interface TokenPinRow {
+  tokenId: number | string;
+  teamId: number | string | null;
 }
 
 /** What decides which team each of a person's tokens acts in, and whether it refuses them. */
@@ -164,6 +170,7 @@ export const governing = (team: TeamRecord): GoverningTeam => ({
 @Injectable()
 export class TokensRepository {
   private readonly tokens: Repository<PersonalAccessToken>;
+  private ownedSql?: string;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.tokens = dataSource.getRepository(PersonalAccessToken);
@@ -221,22 +228,30 @@ export class TokensRepository {
     return { team: pin.teamId === null ? null : await this.findTeamOfMember(userId, pin.teamId) };
   }
 
-  /** Which team each of the person's tokens acts in and what that team requires. */
-  async findGovernance(userId: number, known?: PersonSnapshot): Promise<Governance> {
+  /**
+   * Which team each of the person's tokens acts in and what that team requires. `pinned`: the
+   * tokens' pins when the caller read them already (`findAllForOwnerWithPins`).
+   */
+  async findGovernance(
+    userId: number,
+    known?: PersonSnapshot,
+    pinned?: readonly TokenPinRow[],
+  ): Promise<Governance> {
     const m = this.dataSource.manager;
     const [user, pins, memberships, twoFactor] = await Promise.all([
       known ??
         m
           .getRepository(User)
           .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } }),
-      m
-        .getRepository(TokenPin)
-        .createQueryBuilder('p')
-        .innerJoin(PersonalAccessToken, 't', 't.id = p.token_id')
-        .select('p.token_id', 'tokenId')
-        .addSelect('p.team_id', 'teamId')
-        .where('t.user_id = :userId', { userId })
-        .getRawMany<{ tokenId: number | string; teamId: number | string | null }>(),
+      pinned ??
+        m
+          .getRepository(TokenPin)
+          .createQueryBuilder('p')
+          .innerJoin(PersonalAccessToken, 't', 't.id = p.token_id')
+          .select('p.token_id', 'tokenId')
+          .addSelect('p.team_id', 'teamId')
+          .where('t.user_id = :userId', { userId })
+          .getRawMany<TokenPinRow>(),
       this.findTeamsOfMember(userId, known),
       known?.twoFactor ?? m.getRepository(TwoFactorCredential).exists({ where: { userId } }),
     ]);
@@ -491,8 +506,32 @@ export class TokensRepository {
   }
 
   /** Every token the user has (revoked and expired ones until pruned), newest first. */
-  findAllForOwner(userId: number): Promise<PersonalAccessToken[]> {
-    return this.tokens.find({ where: { userId }, order: { createdAt: 'DESC', id: 'DESC' } });
+  /**
+   * The person's tokens, newest first, with their pins, in one plain statement: the token page
+   * reads it on every view.
+   */
+  async findAllForOwnerWithPins(
+    userId: number,
+  ): Promise<{ tokens: PersonalAccessToken[]; pins: TokenPinRow[] }> {
+    const rows: Record<string, unknown>[] = await this.dataSource.manager.query(
+      (this.ownedSql ??= `
+        SELECT ${selectColumns(this.dataSource, PersonalAccessToken, 't')},
+               p.token_id AS pinned, p.team_id AS pinned_team_id
+          FROM personal_access_tokens t
+          LEFT JOIN personal_access_token_pins p ON p.token_id = t.id
+         WHERE t.user_id = ?
+         ORDER BY t.created_at DESC, t.id DESC`),
+      [userId],
+    );
+    return {
+      tokens: rows.map((row) => entityOf(this.dataSource, PersonalAccessToken, row, 't')!),
+      pins: rows
+        .filter((row) => row.pinned != null)
+        .map((row) => ({
+          tokenId: Number(row.pinned),
+          teamId: row.pinned_team_id as number | null,
+        })),
+    };
   }
 
   findUnrevokedForOwnerByName(userId: number, name: string): Promise<PersonalAccessToken[]> {

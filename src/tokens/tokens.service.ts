@@ -301,10 +301,8 @@ export class TokensService {
   async list(actor: Actor): Promise<TokenLists> {
     const now = this.clock.now();
     const userId = accountOf(actor);
-    const [tokens, governance] = await Promise.all([
-      this.tokens.findAllForOwner(userId),
-      this.tokens.findGovernance(userId, knownOf(actor)),
-    ]);
+    const { tokens, pins } = await this.tokens.findAllForOwnerWithPins(userId);
+    const governance = await this.tokens.findGovernance(userId, knownOf(actor), pins);
     const all = tokens.map((t) => withTeam(toTokenView(t, now), t, governance));
     const history = all.filter((t) => t.status !== 'active');
     history.sort((a, b) => b.endedAt!.getTime() - a.endedAt!.getTime() || b.id - a.id);

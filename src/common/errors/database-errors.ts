@@ -89,21 +89,6 @@ export function foreignKeyViolation(error: unknown): 'missing' | 'referenced' | 
   return STILL_REFERENCED_CODES.has(code) ? 'referenced' : undefined;
 }
 
-/** Dates come back from raw queries as Date objects (mysql2) or UTC text (SQLite). */
-export function toDate(value: Date | string | null | undefined): Date | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return value;
-  return new Date(value.includes('T') ? value : `${value.replace(' ', 'T')}Z`);
-}
-
-/**
- * A time as a raw query's parameter: mysql2 writes Dates in UTC; on SQLite TypeORM keeps UTC
- * text with milliseconds, which compares as time does.
- */
-export function toStoredTime(value: Date, sqlite: boolean): Date | string {
-  return sqlite ? value.toISOString().replace('T', ' ').slice(0, 23) : value;
-}
-
 /**
  * InnoDB chose this transaction as a deadlock's victim and rolled it back, or a cluster refused
  * it at commit because another node's conflicting write was certified first: running it again
