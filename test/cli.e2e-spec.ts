@@ -8,6 +8,7 @@ import { dataSourceFor } from '../src/entities.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { runCli } from '../src/cli/run-cli.js';
+import { PasswordHasher } from '../src/auth/password-hasher.js';
 import { runBuilt, type RunResult } from './support/run-built.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
@@ -82,6 +83,70 @@ describe('operator command line', () => {
     expect(members).toEqual([{ role: 'owner' }]);
   });
 
+  it('should read the password from standard input when given as -, in process and built', async () => {
+    const withInput = async (input: string, ...args: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(args, {
+        env: env(),
+        out: (line) => out.push(line),
+        err: (line) => err.push(line),
+        stdin: async () => input,
+      });
+      return { code, out, err };
+    };
+    const hasher = new PasswordHasher();
+    const passwordOf = async (email: string) =>
+      (await dataSource.query('SELECT password_hash FROM users WHERE email = ?', [email]))[0]
+        ?.password_hash as string | null | undefined;
+
+    const piped = await withInput(
+      'a piped passphrase\nsecond line\n',
+      'user:create',
+      '--name',
+      'Piped',
+      '--email',
+      'piped@example.com',
+      '--password',
+      '-',
+    );
+    expect(piped).toMatchObject({ code: 0, err: [] });
+    expect(piped.out.join('\n')).not.toContain('reset-password');
+    expect(
+      await hasher.verify((await passwordOf('piped@example.com'))!, 'a piped passphrase'),
+    ).toBe(true);
+
+    // Nothing on standard input: refused, and no account made.
+    const empty = await withInput(
+      '',
+      'user:create',
+      '--name',
+      'E',
+      '--email',
+      'empty@example.com',
+      '--password',
+      '-',
+    );
+    expect(empty).toMatchObject({
+      code: 1,
+      err: ['error: --password - reads its value from standard input, which gave none'],
+    });
+    expect(await passwordOf('empty@example.com')).toBeUndefined();
+
+    // The built command line reads its own standard input.
+    const built = await runBuilt(
+      'cli.js',
+      ['user:create', '--name', 'Built', '--email', 'built@example.com', '--password', '-'],
+      env(),
+      [],
+      'a built passphrase\n',
+    );
+    expect(built).toMatchObject({ code: 0, stderr: '' });
+    expect(
+      await hasher.verify((await passwordOf('built@example.com'))!, 'a built passphrase'),
+    ).toBe(true);
+  });
+
   it('should make accounts whose address counts as confirmed, and print a link to set a missing password', async () => {
     const r = await cli(
       'user:create',
@@ -131,7 +196,7 @@ describe('operator command line', () => {
       const r = await cli('user:create', flag);
       expect(r).toMatchObject({ code: 0, stderr: '' });
       expect(r.stdout).toMatch(
-        /^Usage: npm run cli -- user:create --name NAME --email EMAIL \[--password PASSWORD\]\n\nCreates an account/,
+        /^Usage: npm run cli -- user:create --name NAME --email EMAIL \[--password PASSWORD\|-\]\n\nCreates an account/,
       );
       expect(r.stdout).toContain('Without --password');
     }

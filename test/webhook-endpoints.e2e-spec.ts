@@ -10,6 +10,7 @@ import { WebhookResolver } from '../src/webhooks/address-policy.js';
 import { AuditStreamEntry } from '../src/webhooks/audit-stream-entry.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
+import { WebhookSecrets } from '../src/webhooks/webhook-secrets.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { createTeam } from './factories/index.js';
 import { LogCapture } from './support/log-capture.js';
@@ -433,6 +434,50 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       const operatorStream = await runCli(['audit-stream:create', '--url', receiver.url], io);
       expect(operatorStream).toBe(0);
       expect(out.at(-2)).toMatch(/for every team and account: /);
+      await t.app.get(Scheduler).drain();
+    });
+
+    it('should read the Authorization value from standard input when given as -', async () => {
+      const { io, out, err } = cliIo();
+      const code = await runCli(
+        [
+          'audit-stream:create',
+          '--team',
+          ledger.slug,
+          '--url',
+          receiver.url,
+          '--authorization',
+          '-',
+        ],
+        { ...io, stdin: async () => 'Splunk 7b7b-stdin-token\nignored\n' },
+      );
+      expect({ code, err }).toEqual({ code: 0, err: [] });
+      const id = Number(/stream (\d+)/.exec(out[0])?.[1]);
+      const stored = await endpoints().findOneByOrFail({ id });
+      expect(stored.authorizationHeader).not.toContain('7b7b');
+      expect(t.app.get(WebhookSecrets).authorizationOf(stored)).toBe('Splunk 7b7b-stdin-token');
+
+      // Standard input that gives nothing registers nothing.
+      const before = await endpoints().count();
+      const none = cliIo();
+      expect(
+        await runCli(
+          [
+            'audit-stream:create',
+            '--team',
+            ledger.slug,
+            '--url',
+            receiver.url,
+            '--authorization',
+            '-',
+          ],
+          { ...none.io, stdin: async () => '' },
+        ),
+      ).toBe(1);
+      expect(none.err).toEqual([
+        'error: --authorization - reads its value from standard input, which gave none',
+      ]);
+      expect(await endpoints().count()).toBe(before);
       await t.app.get(Scheduler).drain();
     });
   });

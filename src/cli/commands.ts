@@ -35,6 +35,11 @@ export interface Command {
   /** Option names, each taking a value; those in `required` must be given. */
   options: string[];
   required: string[];
+  /**
+   * Options whose value is a secret: given as `-`, it is read from standard input instead, so
+   * that it shows in neither the process list nor the shell's history.
+   */
+  secrets?: string[];
   run(app: INestApplicationContext, values: Values, out: (line: string) => void): Promise<void>;
   /** Changes the schema itself: its context starts without migrating (DB_MIGRATE is ignored). */
   managesSchema?: true;
@@ -174,10 +179,11 @@ export const COMMANDS: Record<string, Command> = {
   },
 
   'user:create': {
-    usage: 'user:create --name NAME --email EMAIL [--password PASSWORD]',
+    usage: 'user:create --name NAME --email EMAIL [--password PASSWORD|-]',
     description:
-      'Creates an account with its personal team and prints its id, address and team, each on a labelled line. The address counts as confirmed. Without --password, also prints a one-time link (valid 60 minutes) where the person sets one, alone on the last line.',
+      "Creates an account with its personal team and prints its id, address and team, each on a labelled line. The address counts as confirmed. Without --password, also prints a one-time link (valid 60 minutes) where the person sets one, alone on the last line. '--password -' reads the password from standard input (its first line), out of the process list.",
     options: ['name', 'email', 'password'],
+    secrets: ['password'],
     required: ['name', 'email'],
     printsLinks: (v) => v.password === undefined,
     async run(app, v, out) {
@@ -580,10 +586,11 @@ export const COMMANDS: Record<string, Command> = {
   },
 
   'audit-stream:create': {
-    usage: 'audit-stream:create [--team SLUG] --url URL [--authorization VALUE]',
+    usage: 'audit-stream:create [--team SLUG] --url URL [--authorization VALUE|-]',
     description:
-      "Registers an audit stream: every entry of the team's audit log, or with no --team of the whole instance's, sent to URL in order, in signed batches of JSON lines (as audit:export writes them). VALUE, when given, is sent as the Authorization header (Splunk HEC: 'Splunk <token>'), kept encrypted and never shown again. Prints the stream, then its signing secret, alone on the last line, this once. The URL follows webhook:create's rules.",
+      "Registers an audit stream: every entry of the team's audit log, or with no --team of the whole instance's, sent to URL in order, in signed batches of JSON lines (as audit:export writes them). VALUE, when given, is sent as the Authorization header (Splunk HEC: 'Splunk <token>'), kept encrypted and never shown again; '--authorization -' reads it from standard input (its first line), out of the process list. Prints the stream, then its signing secret, alone on the last line, this once. The URL follows webhook:create's rules.",
     options: ['team', 'url', 'authorization'],
+    secrets: ['authorization'],
     required: ['url'],
     async run(app, v, out) {
       const operator = Actors.operator();

@@ -58,6 +58,29 @@ function parse(command: Command, args: string[]): Record<string, string | undefi
   return values as Record<string, string | undefined>;
 }
 
+/**
+ * Each secret option given as `-`, read from the first line of standard input (only one may
+ * be: there is one input).
+ */
+async function readSecrets(
+  command: Command,
+  values: Record<string, string | undefined>,
+  io: CliIo,
+): Promise<Record<string, string | undefined>> {
+  const fromInput = (command.secrets ?? []).filter((name) => values[name] === '-');
+  if (fromInput.length === 0) return values;
+  if (fromInput.length > 1) {
+    throw new UsageError(
+      `Only one option can be read from standard input (usage: ${command.usage})`,
+    );
+  }
+  const [name] = fromInput;
+  const line = (await io.stdin?.())?.split(/\r?\n/, 1)[0];
+  if (!line)
+    throw new UsageError(`--${name} - reads its value from standard input, which gave none`);
+  return { ...values, [name]: line };
+}
+
 /** One line for stderr, whatever failed. */
 function describe(error: unknown): string {
   let text: string;
@@ -77,6 +100,8 @@ function describe(error: unknown): string {
 export interface CliIo {
   /** The settings, as the environment gives them (`.env` included by default). */
   env?: Record<string, string | undefined>;
+  /** Standard input, whole: read only for a secret given as `-`. */
+  stdin?: () => Promise<string>;
   out(line: string): void;
   err(line: string): void;
 }
@@ -124,7 +149,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.out(commandHelp(command, io.env));
     return 0;
   }
-  const values = parse(command, args);
+  const values = await readSecrets(command, parse(command, args), io);
 
   const config = loadConfig(io.env);
   const warning = command.printsLinks?.(values) ? appUrlWarning(config.app) : undefined;

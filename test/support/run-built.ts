@@ -12,14 +12,15 @@ export interface RunResult {
 }
 
 /**
- * Runs a script of the built app (`npm test` builds first) with the given environment, and node's
- * own options before the script when given.
+ * Runs a script of the built app (`npm test` builds first) with the given environment, node's
+ * own options before the script when given, and `input` on its standard input (else nothing).
  */
 export function runBuilt(
   script: string,
   args: string[],
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  input?: string,
 ): Promise<RunResult> {
   const path = join(ROOT, 'dist', 'src', script);
   if (!existsSync(path)) throw new Error(`${path} is missing: run "npm run build" first`);
@@ -27,9 +28,10 @@ export function runBuilt(
     const child = spawn(process.execPath, [...nodeArgs, path, ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       timeout: 60_000,
     });
+    child.stdin.end(input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
