@@ -15,6 +15,11 @@ import { apiErrorAnswers } from '../src/api/v1/api-errors.js';
 import { Transactions } from '../src/database/transactions.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
+import { TeamsRepository } from '../src/teams/teams.repository.js';
+import { Session } from '../src/auth/session.entity.js';
+import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
+import { TokenPin } from '../src/tokens/token-pin.entity.js';
+import { TokensRepository } from '../src/tokens/tokens.repository.js';
 import { User } from '../src/users/user.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { entityOf, selectColumns } from '../src/database/plain-rows.js';
@@ -24,7 +29,7 @@ import request from 'supertest';
 import { AuditLog } from '../src/audit/audit-log.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
-import { createTeam, createToken, createUser } from './factories/index.js';
+import { addMember, createTeam, createToken, createUser } from './factories/index.js';
 import { signedInPerson } from './support/people.js';
 import { runBuilt, startBuiltServer } from './support/run-built.js';
 import { createTestApp } from './support/test-app.js';
@@ -602,11 +607,113 @@ describe('plain statements', () => {
         const made = entityOf(t.dataSource, entity, row, 'x');
         const read = await t.dataSource.getRepository(entity).findOneByOrFail({ id });
         expect(made).toBeInstanceOf(entity as new () => unknown);
-        expect(made).toEqual(read);
+        expect(made).toStrictEqual(read);
       }
       expect(
         entityOf(t.dataSource, User, { x_id: null, x_name: null, x_email: null }, 'x'),
       ).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('the reads every page makes', () => {
+  it("should read a session's person, and a person's tokens with their pins, as TypeORM's own reads do", async () => {
+    const t = await createTestApp();
+    try {
+      const ds = t.dataSource;
+      const person = await createUser(t.app, { name: 'Read', email: 'read@example.com' });
+      const other = await createUser(t.app, { name: 'Other', email: 'other-read@example.com' });
+      // Names that sort differently by case and collation, and two alike (then by id).
+      const teams = [];
+      for (const name of ['zeta', 'Alpha', 'alpha', 'Alpha']) {
+        const team = await createTeam(t.app, other, name);
+        await addMember(t.app, team.id, person, 'admin');
+        teams.push(team);
+      }
+      await ds.getRepository(Team).update(teams[1].id, {
+        requireTwoFactor: true,
+        allowedAbilities: ['user:read'],
+      });
+      await ds
+        .getRepository(User)
+        .update(person.id, { disabledAt: new Date(), currentTeamId: teams[2].id });
+      await ds.getRepository(TwoFactorCredential).insert({ userId: person.id, secret: 'sealed' });
+      const now = new Date();
+      const later = new Date(now.getTime() + 3_600_000);
+      await ds.getRepository(Session).insert([
+        { id: 's-person', userId: person.id, data: '{"userId":1}', expiresAt: later },
+        { id: 's-other', userId: other.id, data: '{}', expiresAt: later },
+        { id: 's-visitor', userId: null, data: '{"x":1}', expiresAt: later },
+        { id: 's-ended', userId: person.id, data: '{}', expiresAt: now },
+      ]);
+
+      /** The person as the query builder read them before the read was a plain statement. */
+      const built = async (userId: number) => {
+        const { entities, raw } = await ds
+          .getRepository(User)
+          .createQueryBuilder('u')
+          .leftJoinAndMapMany('u.memberships', TeamMember, 'm', 'm.user_id = u.id')
+          .leftJoinAndMapOne('m.team', Team, 't', 't.id = m.team_id')
+          .addSelect(
+            'CASE WHEN EXISTS (SELECT 1 FROM two_factor_credentials c WHERE c.user_id = u.id) THEN 1 ELSE 0 END',
+            'two_factor',
+          )
+          .where('u.id = :userId', { userId })
+          .orderBy('t.name', 'ASC')
+          .addOrderBy('t.id', 'ASC')
+          .getRawAndEntities<{ two_factor: number | string }>();
+        const { memberships = [], ...user } = entities[0] as User & { memberships?: TeamMember[] };
+        return {
+          user: Object.assign(new User(), user),
+          known: {
+            email: user.email,
+            emailVerifiedAt: user.emailVerifiedAt,
+            currentTeamId: user.currentTeamId,
+            memberships: memberships.map((m) => ({ team: m.team!, role: m.role })),
+            twoFactor: Number(raw[0].two_factor) === 1,
+          },
+        };
+      };
+      const sessions = t.app.get(TeamsRepository);
+      const read = await sessions.findLiveSession('s-person', now);
+      expect(read).toStrictEqual({ data: '{"userId":1}', person: await built(person.id) });
+      expect(read!.person!.known.memberships.map((m) => m.team.id)).toHaveLength(5);
+      expect(read!.person!.known.twoFactor).toBe(true);
+      expect((await sessions.findLiveSession('s-other', now))!.person).toStrictEqual(
+        await built(other.id),
+      );
+      expect(await sessions.findLiveSession('s-visitor', now)).toStrictEqual({
+        data: '{"x":1}',
+        person: null,
+      });
+      expect(await sessions.findLiveSession('s-ended', now)).toBeNull();
+      expect(await sessions.findLiveSession('s-unknown', now)).toBeNull();
+
+      // Tokens: one pinned to a team, one pinned to a team since deleted, one following.
+      const pinned = (await createToken(t.app, person)).token;
+      const orphaned = (await createToken(t.app, person)).token;
+      await createToken(t.app, person);
+      await ds.getRepository(TokenPin).insert([
+        { tokenId: pinned.id, teamId: teams[3].id },
+        { tokenId: orphaned.id, teamId: null },
+      ]);
+      const owned = await t.app.get(TokensRepository).findAllForOwnerWithPins(person.id);
+      expect(owned.tokens).toStrictEqual(
+        await ds
+          .getRepository(PersonalAccessToken)
+          .find({ where: { userId: person.id }, order: { createdAt: 'DESC', id: 'DESC' } }),
+      );
+      expect(
+        owned.pins.map((p) => [Number(p.tokenId), p.teamId === null ? null : Number(p.teamId)]),
+      ).toEqual(
+        expect.arrayContaining([
+          [pinned.id, teams[3].id],
+          [orphaned.id, null],
+        ]),
+      );
+      expect(owned.pins).toHaveLength(2);
     } finally {
       await t.close();
     }

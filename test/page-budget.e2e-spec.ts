@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManualClock } from '../src/clock/clock.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
-import { createTeam, createToken } from './factories/index.js';
+import { addMember, createTeam, createToken, createUser } from './factories/index.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -78,6 +78,24 @@ describe('page budget', () => {
       200,
     );
     expect(statements.length).toBeLessThanOrEqual(8);
+  });
+
+  it("should show the person as the session's one read finds them, a team joined since included", async () => {
+    const owner = await createUser(t.app, {
+      name: 'Other Owner',
+      email: 'other-owner@example.com',
+    });
+    const joined = await createTeam(t.app, owner, 'Joined Since');
+    await addMember(t.app, joined.id, person.user, 'member');
+    await t.app.get(Scheduler).drain();
+    t.queries.clear();
+    const page = await person.client.textOf('/dashboard');
+    await t.app.get(Scheduler).drain();
+    // In the header's team menu, from the same read as the session, at no cost of its own.
+    expect(page).toContain('Joined Since');
+    const statements = t.queries.requestQueries();
+    expect(statements).toHaveLength(2);
+    expect(statements[0]).toMatch(/FROM sessions s\s+LEFT JOIN users u/);
   });
 
   it('should store a session a redirect changed once, before the redirect leaves', async () => {

@@ -14,7 +14,8 @@ export class SessionsRepository {
 
   /**
    * Writes a session back, only if its row still exists: a session deleted meanwhile (signed
-   * out, revoked from the Sessions page, ended by a password change) is not brought back.
+   * out, revoked from the Sessions page, ended by a password change) is not brought back. Its
+   * `userId` is always the data's: a page's session is read with the person that column names.
    */
   async update(manager: EntityManager, row: Omit<Session, 'createdAt' | 'user'>): Promise<void> {
     const { id, ...fields } = row;

@@ -212,10 +212,6 @@ export class TeamsRepository {
   }
 
   /**
-   * A signed-in person as a page needs them, in one query: their row, their teams with their
-   * role in each (by name), and whether they have two-factor sign-in on.
-   */
-  /**
    * A live session's stored data with the person signed in to it: their row, their teams with
    * their role in each (by name) and their two-factor state, in one query, the one every page
    * request reads on arrival. `person` is null for a session nobody is signed in to, or whose

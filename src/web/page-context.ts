@@ -48,7 +48,9 @@ export class PageContext implements NestMiddleware {
     const now = this.clock.nowMs();
     const absoluteMs = pageSession(req).keptSignedIn ? KEPT_SIGNED_IN_MS : this.absoluteMs;
     const found = now - signedInAt <= absoluteMs ? signedInPersonOf(req) : null;
-    const user = found?.user.id === userId ? found.user : undefined;
+    // The person of the session's row (its `user_id`), which every write keeps equal to the
+    // data's `userId`; were they ever to differ, the session ends.
+    const user = found && Number(found.user.id) === userId ? found.user : undefined;
     // A disabled account's session, and any found for a service account (which never holds
     // one), is ended like a stale one.
     if (

@@ -66,19 +66,28 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
     this.teams.findLiveSession(sid, this.clock.now()).then((found) => {
       if (!found) return callback(undefined, null);
-      const data = JSON.parse(found.data) as session.SessionData;
+      let data: session.SessionData;
+      try {
+        data = JSON.parse(found.data) as session.SessionData;
+      } catch (error) {
+        return callback(error);
+      }
       this.people.set(data, found.person);
       callback(undefined, data);
     }, callback);
   }
 
-  /** express-session makes what `get` read the request's session here. */
+  /**
+   * express-session makes what `get` read the request's session here; the person is kept for
+   * that session, so a session regenerated since (signed in, signed out) has none.
+   */
   override createSession(
     req: Request,
     data: session.SessionData,
   ): session.Session & session.SessionData {
-    readWith.set(req, this.people.get(data) ?? null);
-    return super.createSession(req, data);
+    const made = super.createSession(req, data);
+    readWith.set(made, this.people.get(data) ?? null);
+    return made;
   }
 
   /**
@@ -322,15 +331,15 @@ export class WebSession implements NestMiddleware {
   }
 }
 
-/** The person each request's session was read with (null: nobody, or an account gone). */
-const readWith = new WeakMap<Request, SignedInPerson | null>();
+/** The person each loaded session was read with (null: nobody, or an account gone). */
+const readWith = new WeakMap<object, SignedInPerson | null>();
 
 /**
- * The person signed in to the request's session, as read with it on arrival; null when nobody
- * is, or their account is gone.
+ * The person signed in to the request's session, as read with it; null when nobody is, their
+ * account is gone, or the session is not the one the request loaded (regenerated since).
  */
 export function signedInPersonOf(req: Request): SignedInPerson | null {
-  return readWith.get(req) ?? null;
+  return (req.session && readWith.get(req.session)) ?? null;
 }
 
 /**
