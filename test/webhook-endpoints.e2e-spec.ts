@@ -396,20 +396,19 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       ).rejects.toMatchObject({ code: 'validation_failed' });
     });
 
+    /** `audit-stream:create` for Ledger's log, with this Authorization value and standard input. */
+    const createStream = async (authorization: string, stdin = '') => {
+      const cli = cliIo();
+      const args = ['--team', ledger.slug, '--url', receiver.url, '--authorization', authorization];
+      const code = await runCli(['audit-stream:create', ...args], {
+        ...cli.io,
+        stdin: async () => stdin,
+      });
+      return { code, ...cli };
+    };
+
     it('should register an audit stream from the command line and print its secret last', async () => {
-      const { io, out, err } = cliIo();
-      const code = await runCli(
-        [
-          'audit-stream:create',
-          '--team',
-          ledger.slug,
-          '--url',
-          receiver.url,
-          '--authorization',
-          'Splunk 9a9a-cli-token',
-        ],
-        io,
-      );
+      const { code, io, out, err } = await createStream('Splunk 9a9a-cli-token');
       expect({ code, err }).toEqual({ code: 0, err: [] });
       expect(out[0]).toMatch(
         /^Audit stream \d+ for ledger-ltd: .* \(with an Authorization header\)$/,
@@ -438,19 +437,7 @@ describe('webhook endpoints: pages, command line and address safety', () => {
     });
 
     it('should read the Authorization value from standard input when given as -', async () => {
-      const { io, out, err } = cliIo();
-      const code = await runCli(
-        [
-          'audit-stream:create',
-          '--team',
-          ledger.slug,
-          '--url',
-          receiver.url,
-          '--authorization',
-          '-',
-        ],
-        { ...io, stdin: async () => 'Splunk 7b7b-stdin-token\nignored\n' },
-      );
+      const { code, out, err } = await createStream('-', 'Splunk 7b7b-stdin-token\nignored\n');
       expect({ code, err }).toEqual({ code: 0, err: [] });
       const id = Number(/stream (\d+)/.exec(out[0])?.[1]);
       const stored = await endpoints().findOneByOrFail({ id });
@@ -459,21 +446,8 @@ describe('webhook endpoints: pages, command line and address safety', () => {
 
       // Standard input that gives nothing registers nothing.
       const before = await endpoints().count();
-      const none = cliIo();
-      expect(
-        await runCli(
-          [
-            'audit-stream:create',
-            '--team',
-            ledger.slug,
-            '--url',
-            receiver.url,
-            '--authorization',
-            '-',
-          ],
-          { ...none.io, stdin: async () => '' },
-        ),
-      ).toBe(1);
+      const none = await createStream('-', '');
+      expect(none.code).toBe(1);
       expect(none.err).toEqual([
         'error: --authorization - reads its value from standard input, which gave none',
       ]);
