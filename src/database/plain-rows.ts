@@ -1,4 +1,4 @@
-import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { DataSource, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 
 /**
  * Plain statements: what TypeORM's query builder would do for them, done once.
@@ -15,11 +15,8 @@ export function selectColumns(
   alias: string,
 ): string {
   const escape = (name: string) => dataSource.driver.escape(name);
-  return storedColumns(dataSource, entity)
-    .map(
-      (c) =>
-        `${escape(alias)}.${escape(c.databaseName)} AS ${escape(`${alias}_${c.databaseName}`)}`,
-    )
+  return layoutOf(dataSource.getMetadata(entity), alias)
+    .columns.map(([c, key]) => `${escape(alias)}.${escape(c.databaseName)} AS ${escape(key)}`)
     .join(', ');
 }
 
@@ -31,18 +28,44 @@ export function entityOf<T extends ObjectLiteral>(
   alias: string,
 ): T | null {
   const metadata = dataSource.getMetadata(entity);
-  if (metadata.primaryColumns.every((c) => row[`${alias}_${c.databaseName}`] == null)) return null;
+  const { keys, columns } = layoutOf(metadata, alias);
+  if (keys.every((key) => row[key] == null)) return null;
   const made = metadata.create() as T;
-  for (const column of storedColumns(dataSource, entity)) {
-    const value = row[`${alias}_${column.databaseName}`];
-    column.setEntityValue(made, dataSource.driver.prepareHydratedValue(value, column));
+  for (const [column, key] of columns) {
+    column.setEntityValue(made, dataSource.driver.prepareHydratedValue(row[key], column));
   }
   return made;
 }
 
-/** The columns an entity stores (not a relation's key that no property declares). */
-function storedColumns(dataSource: DataSource, entity: EntityTarget<ObjectLiteral>) {
-  return dataSource.getMetadata(entity).columns.filter((c) => !c.isVirtual);
+type ColumnMetadata = EntityMetadata['columns'][number];
+
+interface Layout {
+  /** The primary key's columns as a row names them. */
+  keys: string[];
+  /** The columns the entity stores (not a relation's key no property declares), with their names. */
+  columns: [ColumnMetadata, string][];
+}
+
+/**
+ * Each entity's columns and their names in a row under an alias, worked out once: a few
+ * entities, each under the aliases the statements use.
+ */
+const layouts = new WeakMap<EntityMetadata, Map<string, Layout>>();
+
+function layoutOf(metadata: EntityMetadata, alias: string): Layout {
+  let byAlias = layouts.get(metadata);
+  if (!byAlias) layouts.set(metadata, (byAlias = new Map()));
+  let layout = byAlias.get(alias);
+  if (!layout) {
+    layout = {
+      keys: metadata.primaryColumns.map((c) => `${alias}_${c.databaseName}`),
+      columns: metadata.columns
+        .filter((c) => !c.isVirtual)
+        .map((c) => [c, `${alias}_${c.databaseName}`]),
+    };
+    byAlias.set(alias, layout);
+  }
+  return layout;
 }
 
 /** Dates come back from raw queries as Date objects (mysql2) or UTC text (SQLite). */
