@@ -197,4 +197,65 @@ describe('webhooks: disabling a failing endpoint and pruning the delivery log', 
     expect(endpoint.status).toBe('active');
     expect(endpoint.failingSince?.getTime()).toBe(replayedAt);
   });
+  it('should clear the failing mark when a retry succeeds, so the five days start over', async () => {
+    const recovering = await new WebhookReceiver(clock).start();
+    try {
+      recovering.answer = { status: 503 };
+      const created = await t.app
+        .get(WebhooksService)
+        .create(operator, team.id, { url: recovering.url, events: ['member.joined'] });
+      recovering.secrets.push(created.secret);
+      const failedAt = clock.nowMs();
+      const first = await tested(created.endpoint);
+      expect(first).toMatchObject({ status: 'pending', responseCode: 503 });
+      expect((await endpointRow(created.endpoint.id)).failingSince?.getTime()).toBe(failedAt);
+
+      recovering.answer = { status: 200 };
+      clock.advance(RETRY_DELAYS_MS[0]);
+      t.app.get(WebhookSender).wake();
+      await waitFor(
+        async () => (await deliveries().findOneByOrFail({ id: first!.id })).status === 'delivered',
+        { message: () => `no retry at ${clock.now().toISOString()}` },
+      );
+      expect(await endpointRow(created.endpoint.id)).toMatchObject({
+        status: 'active',
+        failingSince: null,
+      });
+
+      // A failure and a success in one round of the sender: the success clears the mark too.
+      let release = (): void => undefined;
+      recovering.holding = new Promise<void>((resolve) => (release = resolve));
+      const held = tested(created.endpoint);
+      await waitFor(() => recovering.hosts.length === 3, { message: () => 'nothing held' });
+      recovering.nextAnswers.push({ status: 503 }, { status: 200 });
+      // Both wait for the sender's round under way, so the next round takes them together.
+      const sent = [];
+      for (let i = 0; i < 2; i++)
+        sent.push(
+          await t.app.get(WebhooksService).sendTest(operator, team.id, created.endpoint.id),
+        );
+      release();
+      const [failed, succeeded] = await Promise.all(
+        sent.map((messageId) =>
+          waitFor(async () => {
+            const row = await deliveries().findOneBy({ messageId });
+            return row && row.attempts >= 1 && row.claimedBy === null && row;
+          }),
+        ),
+      );
+      expect(await held).toMatchObject({ status: 'delivered' });
+      expect([failed.responseCode, succeeded.responseCode]).toEqual([503, 200]);
+      expect((await endpointRow(created.endpoint.id)).failingSince).toBeNull();
+
+      // Failing again five days after the first failure is a new first failure, not the fifth day.
+      recovering.answer = { status: 503 };
+      clock.set(failedAt + 5 * DAY_MS + HOUR_MS);
+      const again = await tested(created.endpoint);
+      expect(again).toMatchObject({ status: 'pending', responseCode: 503 });
+      expect(await endpointRow(created.endpoint.id)).toMatchObject({ status: 'active' });
+      expect((await endpointRow(created.endpoint.id)).failingSince?.getTime()).toBe(clock.nowMs());
+    } finally {
+      await recovering.stop();
+    }
+  });
 });

@@ -26,6 +26,11 @@ export interface WebhooksConfig {
   allowedRanges: AddressRange[];
   /** How long one delivery may take, connecting and answering (WEBHOOK_TIMEOUT_MS). */
   timeoutMs: number;
+  /**
+   * How long a connection to an endpoint is kept idle for its next delivery
+   * (WEBHOOK_KEEP_ALIVE_MS); 0: a new connection for every delivery.
+   */
+  keepAliveMs: number;
   /** Whether plain HTTP is accepted for any address (NODE_ENV=development only). */
   plainHttpAnywhere: boolean;
   /**
@@ -125,6 +130,8 @@ export function readWebhooksConfig(r: EnvReader, nodeEnv: string): WebhooksConfi
   return {
     allowedRanges: r.read('WEBHOOK_ALLOWED_RANGES', '', parseRanges),
     timeoutMs: r.read('WEBHOOK_TIMEOUT_MS', '10000', integer(100, 60_000)),
+    // Below the 5 s of Node's and most servers' keep-alive, so the receiver seldom closes first.
+    keepAliveMs: r.read('WEBHOOK_KEEP_ALIVE_MS', '4000', integer(0, 60_000)),
     plainHttpAnywhere: nodeEnv === 'development',
     // The value holds secrets: a problem names the endpoint, never the value.
     endpoints: r.read('WEBHOOK_ENDPOINTS', '', parseConfiguredEndpoints, () => '(not shown)'),

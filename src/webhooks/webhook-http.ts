@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { AddressPolicy, RefusedAddressError, type ResolvedAddress } from './address-policy.js';
@@ -23,15 +23,34 @@ export interface HttpOutcome {
 /**
  * POSTs a webhook with Node's own http/https: to the address the policy accepted (the socket
  * connects to that address, whatever the name resolves to by then), with no redirect followed,
- * a timeout on the whole exchange, no connection reuse, and at most EXCERPT_CHARS of the answer
- * read.
+ * a timeout on the whole exchange, and at most EXCERPT_CHARS of the answer read.
+ *
+ * A connection is kept for the next delivery to the same endpoint: at most one idle connection
+ * per origin and accepted address, closed after WEBHOOK_KEEP_ALIVE_MS (none kept at 0). The pool is keyed by the
+ * address, so a name that resolves elsewhere gets a new connection to an address checked anew;
+ * an answer longer than the excerpt closes its connection instead of being read to its end.
  */
 @Injectable()
-export class WebhookHttp {
+export class WebhookHttp implements OnModuleDestroy {
+  private readonly agents: { 'http:': HttpAgent; 'https:': HttpsAgent };
+
   constructor(
     private readonly policy: AddressPolicy,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    const keptMs = config.webhooks.keepAliveMs;
+    const pool = {
+      keepAlive: keptMs > 0,
+      maxFreeSockets: 1,
+      timeout: keptMs,
+      scheduling: 'lifo',
+    } as const;
+    this.agents = { 'http:': new HttpAgent(pool), 'https:': new HttpsAgent(pool) };
+  }
+
+  onModuleDestroy(): void {
+    for (const agent of Object.values(this.agents)) agent.destroy();
+  }
 
   async post(rawUrl: string, headers: Record<string, string>, body: string): Promise<HttpOutcome> {
     const started = performance.now();
@@ -74,50 +93,89 @@ export class WebhookHttp {
     }
   }
 
-  private send(
+  /**
+   * Sends once; again on a new connection when a kept one turns out to have been closed by the
+   * receiver meanwhile (Node's documented way: `reusedSocket` and ECONNRESET).
+   */
+  private async send(
     url: URL,
     target: ResolvedAddress,
     headers: Record<string, string>,
     body: string,
   ): Promise<IncomingMessage> {
-    // The name is kept for the Host header and TLS (SNI, the certificate's check); the socket
-    // connects to the accepted address alone.
-    const lookup: LookupFunction = (_host, options, callback) => {
-      if (options.all) callback(null, [target]);
-      else callback(null, target.address, target.family);
-    };
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const signal = AbortSignal.timeout(this.config.webhooks.timeoutMs);
+    try {
+      return await this.sendOnce(url, target, headers, body, signal);
+    } catch (error) {
+      if (!(error instanceof StaleConnectionError)) throw error;
+      return this.sendOnce(url, target, headers, body, signal);
+    }
+  }
+
+  private sendOnce(
+    url: URL,
+    target: ResolvedAddress,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+  ): Promise<IncomingMessage> {
+    const secure = url.protocol === 'https:';
+    const name = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    // The socket connects to the accepted address (the pool's key); the name goes in the Host
+    // header and the TLS handshake (SNI and the certificate's check).
     return new Promise((resolve, reject) => {
-      const req = send(url, {
+      const req = (secure ? httpsRequest : httpRequest)({
+        protocol: url.protocol,
+        host: target.address,
+        family: target.family,
+        port: url.port || (secure ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        ...(secure && !isIP(name) ? { servername: name } : {}),
         method: 'POST',
-        agent: false,
-        lookup,
+        agent: this.agents[secure ? 'https:' : 'http:'],
         headers: {
+          host: url.host,
           'content-type': 'application/json',
           'content-length': String(Buffer.byteLength(body)),
           'user-agent': 'Tessera-Webhooks/1',
           ...headers,
         },
-        signal: AbortSignal.timeout(this.config.webhooks.timeoutMs),
+        signal,
       });
       req.on('response', resolve);
-      req.on('error', reject);
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        reject(
+          req.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted
+            ? new StaleConnectionError()
+            : error,
+        ),
+      );
       req.end(body);
     });
   }
 }
 
+/**
+ * A kept connection the receiver had closed, as it may once idle: the request almost surely went
+ * nowhere, and a receiver that did get it tells the second by its `webhook-id`.
+ */
+class StaleConnectionError extends Error {}
+
+/**
+ * The answer's first EXCERPT_CHARS characters. An answer that ends within them leaves its
+ * connection to the pool; a longer one is cut off, its connection closed.
+ */
 function readExcerpt(res: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
-    const done = (): void => {
-      res.destroy();
-      resolve(text.slice(0, EXCERPT_CHARS));
-    };
+    const done = (): void => resolve(text.slice(0, EXCERPT_CHARS));
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
       text += chunk;
-      if (text.length >= EXCERPT_CHARS) done();
+      if (text.length > EXCERPT_CHARS) {
+        res.destroy();
+        done();
+      }
     });
     res.on('end', done);
     res.on('error', done);

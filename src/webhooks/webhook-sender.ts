@@ -199,14 +199,18 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     };
     const what = `${delivery.eventType} ${delivery.messageId} to endpoint ${endpoint.id}`;
     if (outcome.error === null) {
-      await this.transactions.run(async (m) => {
-        await this.repository.settle(m, delivery, this.owner, {
+      // One statement in the common case: the endpoint row is written only when it was failing.
+      await this.transactions.runStatement((m) =>
+        this.repository.settle(m, delivery, this.owner, {
           ...facts,
           status: 'delivered',
           deliveredAt: now,
-        });
-        await this.repository.markFailing(m, endpoint.id, null);
-      });
+        }),
+      );
+      if (endpoint.failingSince !== null) {
+        await this.transactions.runStatement((m) => this.repository.markRecovered(m, endpoint.id));
+        endpoint.failingSince = null;
+      }
       return;
     }
     if (outcome.refused) this.logger.warn(`Refused to send ${what}: ${outcome.error}`);
@@ -224,8 +228,10 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       });
       return off;
     });
-    // The rest of this batch's deliveries to a disabled endpoint are dead-lettered, not sent.
+    // The rest of this batch's deliveries to a disabled endpoint are dead-lettered, not sent;
+    // a success among them clears the failing mark.
     if (disabled) endpoint.status = 'disabled';
+    endpoint.failingSince ??= now;
     const delay = disabled ? null : retryIn;
     if (delay === null) {
       this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);

@@ -334,11 +334,18 @@ export class WebhooksRepository {
       await manager.getRepository(AuditStreamEntry).delete({ id: In(entryIds) });
   }
 
-  /** Notes whether the endpoint's deliveries are failing (since when) or succeed again. */
-  async markFailing(manager: EntityManager, endpointId: number, since: Date | null): Promise<void> {
-    const repo = manager.getRepository(WebhookEndpoint);
-    if (since === null) await repo.update({ id: endpointId }, { failingSince: null });
-    else await repo.update({ id: endpointId, failingSince: IsNull() }, { failingSince: since });
+  /** Notes that the endpoint's deliveries fail, since `since` unless they already did. */
+  async markFailing(manager: EntityManager, endpointId: number, since: Date): Promise<void> {
+    await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id: endpointId, failingSince: IsNull() }, { failingSince: since });
+  }
+
+  /** Notes that the endpoint's deliveries succeed again. */
+  async markRecovered(manager: EntityManager, endpointId: number): Promise<void> {
+    await manager
+      .getRepository(WebhookEndpoint)
+      .update({ id: endpointId, failingSince: Not(IsNull()) }, { failingSince: null });
   }
 
   /** Disables an active endpoint; false when it was not active (another instance did it). */

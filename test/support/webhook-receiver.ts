@@ -1,7 +1,16 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../../src/clock/clock.js';
+import type { TlsCertificate } from './tls-certificate.js';
+
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
 
 export interface Received {
   id: string;
@@ -22,21 +31,51 @@ export class WebhookReceiver {
   /** Why the library refused each secret it was given, for a failing spec's message. */
   readonly errors: string[] = [];
   secrets: string[] = [];
-  answer: { status: number; headers?: Record<string, string>; body?: string } = { status: 200 };
+  answer: Answer = { status: 200 };
+  /** Answers given before `answer`, one a request, in the order requests arrive. */
+  readonly nextAnswers: Answer[] = [];
+  /** While set, every answer waits for it. */
+  holding: Promise<void> | null = null;
+  /** Connections accepted, and the Host header of each request. */
+  connections = 0;
+  readonly hosts: string[] = [];
+  /** Over TLS: the name each request's client asked for (SNI). */
+  readonly serverNames: (string | false | null)[] = [];
+  /** Resets the next request that comes on a connection used before, as a server that closed it idle. */
+  resetNextReused = false;
   port = 0;
+  private host = '127.0.0.1';
+  private tls?: TlsCertificate;
 
   /** `clock`: the deployment's, whose times the signatures carry (a spec's ManualClock). */
   constructor(private readonly clock?: Clock) {}
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}/hook`;
+    return `${this.tls ? 'https' : 'http'}://${this.host}:${this.port}/hook`;
   }
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
+  /**
+   * Listens on `host` (127.0.0.1 unless told), on `port` (any free one unless told), over TLS
+   * with `tls`'s key and certificate when given.
+   */
+  async start(host = '127.0.0.1', port = 0, tls?: TlsCertificate): Promise<this> {
+    this.host = host;
+    this.tls = tls;
+    const served = new WeakSet<object>();
+    this.server = (tls ? createTlsServer.bind(null, tls) : createServer)((req, res) => {
+      this.hosts.push(String(req.headers.host));
+      if (tls) this.serverNames.push((req.socket as TLSSocket).servername);
+      if (served.has(req.socket) && this.resetNextReused) {
+        this.resetNextReused = false;
+        req.socket.resetAndDestroy();
+        return;
+      }
+      served.add(req.socket);
+      const answer = this.nextAnswers.shift() ?? this.answer;
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
+      req.on('end', async () => {
+        await this.holding;
         const body = Buffer.concat(chunks).toString('utf8');
         const payload = this.verify(body, req.headers);
         if (payload) {
@@ -47,11 +86,14 @@ export class WebhookReceiver {
             headers: req.headers,
           });
         }
-        res.writeHead(payload ? this.answer.status : 400, this.answer.headers ?? {});
-        res.end(payload ? (this.answer.body ?? 'ok') : 'bad signature');
+        res.writeHead(payload ? answer.status : 400, answer.headers ?? {});
+        res.end(payload ? (answer.body ?? 'ok') : 'bad signature');
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    // Idle connections are kept for as long as any spec takes between two deliveries.
+    this.server.keepAliveTimeout = 120_000;
+    this.server.on('connection', () => this.connections++);
+    await new Promise<void>((resolve) => this.server!.listen(port, host, resolve));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }
