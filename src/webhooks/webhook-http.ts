@@ -26,9 +26,10 @@ export interface HttpOutcome {
  * a timeout on the whole exchange, and at most EXCERPT_CHARS of the answer read.
  *
  * A connection is kept for the next delivery to the same endpoint: at most one idle connection
- * per origin and accepted address, closed after WEBHOOK_KEEP_ALIVE_MS (none kept at 0). The pool is keyed by the
- * address, so a name that resolves elsewhere gets a new connection to an address checked anew;
- * an answer longer than the excerpt closes its connection instead of being read to its end.
+ * per origin and accepted address, closed after WEBHOOK_KEEP_ALIVE_MS (none kept at 0). The pool
+ * is keyed by the address, so a name that resolves elsewhere gets a new connection to an address
+ * checked anew; an answer longer than the excerpt closes its connection instead of being read to
+ * its end.
  */
 @Injectable()
 export class WebhookHttp implements OnModuleDestroy {
