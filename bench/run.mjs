@@ -9,7 +9,8 @@
 //                                 (beside the profile), interleaved, 5 rounds unless --rounds
 //   npm run bench -- --events     a request that records a webhook event (a member's role
 //                                 changed), its team with 3 endpoints against none, interleaved,
-//                                 5 rounds unless --rounds (bench/lib/events.mjs)
+//                                 5 rounds unless --rounds (bench/lib/events.mjs); with
+//                                 --compare, that build's team with 3 endpoints as well
 //   npm run bench -- --pages      signed-in page views (GET /settings/api-tokens and /dashboard,
 //                                 20 people's sessions in turn), Tessera alone or against
 //                                 --compare, interleaved, 5 rounds unless --rounds
@@ -148,6 +149,7 @@ async function events(useWrk) {
   pinMariadb();
   const { runs, delivery } = await benchEvents({
     database,
+    compare: opts.compare,
     rounds,
     seconds,
     connections,

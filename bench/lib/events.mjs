@@ -7,10 +7,12 @@
 // the next member the other role (member.role_changed). Two Tessera servers of the same build,
 // each on its own database: the team of one has no endpoint, the team of the other has
 // ENDPOINTS, registered with the command line and pointing at a receiver on 127.0.0.1
-// (bench/servers/webhook-receiver.mjs) that answers 200 at once and counts what it got.
+// (bench/servers/webhook-receiver.mjs) that answers 200 at once and counts what it got. With
+// `--compare DIR`, that checkout's build runs as a third server, with ENDPOINTS of its own on
+// its own database, in the same interleaved rounds: the cost of delivering, before and after.
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../dist/src/config/config.js';
 import { dataSourceFor } from '../../dist/src/entities.js';
@@ -84,7 +86,7 @@ async function inspector(url, teamId) {
   };
 }
 
-async function registerEndpoints(url, receiverUrl) {
+async function registerEndpoints(url, receiverUrl, prefix) {
   for (let n = 1; n <= ENDPOINTS; n++) {
     await run(
       process.execPath,
@@ -94,7 +96,7 @@ async function registerEndpoints(url, receiverUrl) {
         '--team',
         'bench-team',
         '--url',
-        `${receiverUrl}/hooks/${n}`,
+        `${receiverUrl}/hooks/${prefix}${n}`,
         '--events',
         EVENT,
       ],
@@ -111,6 +113,7 @@ async function registerEndpoints(url, receiverUrl) {
  */
 export async function benchEvents({
   database,
+  compare,
   rounds,
   seconds,
   connections,
@@ -122,6 +125,7 @@ export async function benchEvents({
 }) {
   const none = await database('events-none', 1_000, 1_000);
   const hooks = await database('events-hooks', 1_000, 1_000);
+  const compared = compare && (await database('events-compared', 1_000, 1_000));
   const receiver = await startServer({
     name: 'Webhook receiver',
     script: join(ROOT, 'bench/servers/webhook-receiver.mjs'),
@@ -130,11 +134,30 @@ export async function benchEvents({
     cpu: loadCpu,
   });
   log(`Registering ${ENDPOINTS} endpoints for ${EVENT} at ${receiver.url}/hooks/1…`);
-  await registerEndpoints(hooks.url, receiver.url);
+  await registerEndpoints(hooks.url, receiver.url, '');
+  // The compared build's endpoints are registered by this build's command line: same table.
+  if (compared) await registerEndpoints(compared.url, receiver.url, 'c');
 
   const specs = [
-    { key: 'none', name: 'Tessera, no webhook endpoint', db: none },
-    { key: 'hooks', name: `Tessera, ${ENDPOINTS} webhook endpoints`, db: hooks },
+    { key: 'none', name: 'Tessera, no webhook endpoint', db: none, script: TESSERA_SCRIPT },
+    {
+      key: 'hooks',
+      name: `Tessera, ${ENDPOINTS} webhook endpoints`,
+      db: hooks,
+      script: TESSERA_SCRIPT,
+      paths: (path) => /^\/hooks\/\d+$/.test(path),
+    },
+    ...(compared
+      ? [
+          {
+            key: 'compared',
+            name: `The compared build, ${ENDPOINTS} webhook endpoints`,
+            db: compared,
+            script: join(resolve(compare), 'dist', 'src', 'main.js'),
+            paths: (path) => /^\/hooks\/c\d+$/.test(path),
+          },
+        ]
+      : []),
   ];
   const servers = [];
   for (const spec of specs) {
@@ -143,7 +166,7 @@ export async function benchEvents({
       inspect: await inspector(spec.db.url, spec.db.teamId),
       ...(await startServer({
         name: spec.name,
-        script: TESSERA_SCRIPT,
+        script: spec.script,
         env: eventsEnv(spec.db.url),
         nodeArgs: [...PRODUCTION_NODE_ARGS, ...PROBE_NODE_ARGS],
         port: port++,
@@ -203,24 +226,23 @@ export async function benchEvents({
     }
   }
 
-  const outbox = await servers[1].inspect.counts();
   const received = await receiver.probe('counts');
-  for (const s of servers) {
-    await s.stop();
-    await s.inspect.close();
-  }
-  await receiver.stop();
-  return {
-    runs,
-    delivery: {
+  const delivery = {};
+  for (const s of servers.filter((server) => server.paths)) {
+    const outbox = await s.inspect.counts();
+    const paths = Object.keys(received?.byPath ?? {}).filter(s.paths);
+    const sum = (counts) => paths.reduce((n, path) => n + (counts?.[path] ?? 0), 0);
+    delivery[s.key] = {
+      name: s.name,
       endpoints: ENDPOINTS,
       rows: outbox.deliveries,
       delivered: outbox.delivered,
       dead: outbox.dead,
       events: outbox.events,
-      received: received?.received ?? NaN,
-      unique: received?.unique ?? NaN,
-      byPath: received?.byPath ?? {},
-    },
-  };
+      received: sum(received?.byPath),
+      unique: sum(received?.uniqueByPath),
+      byPath: Object.fromEntries(paths.map((path) => [path, received.byPath[path]])),
+    };
+  }
+  return { runs, delivery };
 }

@@ -234,7 +234,7 @@ export function renderEventsReport({
     '| Server | req/s | p50 ms | p99 ms | Longest loop delay ms | Node CPU µs/req, under load | Node CPU µs/req, with the delivery | Events/request | Outbox rows/request | Delivered while the load ran | Outboxes empty after s |',
   );
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const server of ['none', 'hooks']) {
+  for (const server of ['none', 'hooks', 'compared']) {
     const rs = runs
       .filter((r) => r.server === server)
       .map((r) => ({
@@ -256,7 +256,7 @@ export function renderEventsReport({
       fixed(m('cpuUsWithDelivery')),
       fixed(m('eventsPerRequest'), 2),
       fixed(m('rowsPerRequest'), 2),
-      server === 'hooks' ? `${fixed(m('underLoadPercent'))} %` : '–',
+      server === 'none' ? '–' : `${fixed(m('underLoadPercent'))} %`,
       fixed(m('settleSeconds'), 1),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
@@ -289,12 +289,55 @@ export function renderEventsReport({
     };
     lines.push(`| Median (range) | | | ${m('rps')} | ${m('p99')} | ${m('cpu')} | ${m('cpuAll')} |`);
   }
+  if (runs.some((r) => r.server === 'compared')) lines.push('', ...comparedLines(runs, rounds));
   lines.push('');
-  const d = delivery;
-  const once = d.received === d.rows && d.unique === d.rows && d.delivered === d.rows;
-  const byPath = Object.entries(d.byPath).map(([path, n]) => `${path}: ${n}`);
-  lines.push(
-    `Deliveries (warm-up included): ${d.events} events × ${d.endpoints} endpoints = ${d.rows} outbox rows, ${d.delivered} delivered, ${d.dead} dead; the receiver got ${d.received} requests, ${d.unique} distinct (endpoint, webhook-id) pairs (${byPath.join(', ')}): ${once ? 'every event delivered to every endpoint, once' : 'NOT every event delivered once'}.`,
-  );
+  for (const d of Object.values(delivery)) {
+    const once = d.received === d.rows && d.unique === d.rows && d.delivered === d.rows;
+    const byPath = Object.entries(d.byPath).map(([path, n]) => `${path}: ${n}`);
+    lines.push(
+      `${d.name}, deliveries (warm-up included): ${d.events} events × ${d.endpoints} endpoints = ${d.rows} outbox rows, ${d.delivered} delivered, ${d.dead} dead; the receiver got ${d.received} requests, ${d.unique} distinct (endpoint, webhook-id) pairs (${byPath.join(', ')}): ${once ? 'every event delivered to every endpoint, once' : 'NOT every event delivered once'}.`,
+    );
+  }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * This build's team with endpoints against the compared build's, round by round: the CPU the
+ * delivery takes beyond the request is the with-delivery figure less the under-load one.
+ */
+function comparedLines(runs, rounds) {
+  const lines = [
+    'This build against the compared one, both with endpoints (× < 1: less of it in this build):',
+    '',
+    '| Round | × req/s | × CPU under load | × CPU with the delivery | × CPU of the delivery alone | Delivered while the load ran: this, compared | Outboxes empty after s: this, compared |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  const ratios = [];
+  for (let round = 1; round <= rounds; round++) {
+    const now = runs.find((r) => r.server === 'hooks' && r.round === round);
+    const then = runs.find((r) => r.server === 'compared' && r.round === round);
+    if (!now || !then) continue;
+    const delivering = (r) => r.cpuUsWithDelivery - r.cpuUsPerRequest;
+    const ratio = {
+      rps: now.rps / then.rps,
+      cpu: now.cpuUsPerRequest / then.cpuUsPerRequest,
+      cpuAll: now.cpuUsWithDelivery / then.cpuUsWithDelivery,
+      delivery: delivering(now) / delivering(then),
+    };
+    ratios.push(ratio);
+    const share = (r) => `${fixed((100 * r.deliveredUnderLoad) / Math.max(1, r.deliveries))} %`;
+    lines.push(
+      `| ${round} | ${fixed(ratio.rps, 2)} | ${fixed(ratio.cpu, 2)} | ${fixed(ratio.cpuAll, 2)} | ${fixed(ratio.delivery, 2)} | ${share(now)}, ${share(then)} | ${fixed(now.settleMs / 1000, 1)}, ${fixed(then.settleMs / 1000, 1)} |`,
+    );
+  }
+  if (ratios.length > 0) {
+    const m = (key) => {
+      const xs = ratios.map((r) => r[key]);
+      return `${fixed(median(xs), 2)} (${fixed(Math.min(...xs), 2)}–${fixed(Math.max(...xs), 2)})`;
+    };
+    lines.push(
+      `| Median (range) | ${m('rps')} | ${m('cpu')} | ${m('cpuAll')} | ${m('delivery')} | | |`,
+    );
+  }
+  return lines;
 }
