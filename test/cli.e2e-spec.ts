@@ -21,17 +21,19 @@ describe('operator command line', () => {
     DATABASE_URL: db.url,
     APP_URL: 'http://localhost:3000',
   });
-  /** The command run in this process, as `npm run cli` runs it. */
-  const cli = async (...args: string[]): Promise<RunResult> => {
+  /** The command run in this process, as `npm run cli` runs it, with `stdin` as its input. */
+  const cliWithInput = async (stdin: string, ...args: string[]): Promise<RunResult> => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runCli(args, {
       env: env(),
+      stdin: async () => stdin,
       out: (line) => out.push(`${line}\n`),
       err: (line) => err.push(`${line}\n`),
     });
     return { code, stdout: out.join(''), stderr: err.join('') };
   };
+  const cli = (...args: string[]): Promise<RunResult> => cliWithInput('', ...args);
   /** The built command line in a process of its own. */
   const cliProcess = (...args: string[]): Promise<RunResult> => runBuilt('cli.js', args, env());
   const lastLine = (r: RunResult) => r.stdout.trimEnd().split('\n').at(-1)!;
@@ -66,7 +68,12 @@ describe('operator command line', () => {
       '--password',
       'correct horse',
     );
-    expect(r).toMatchObject({ code: 0, stderr: '' });
+    // Taken, with a warning that names the option, never its value.
+    expect(r).toMatchObject({
+      code: 0,
+      stderr:
+        "warning: --password given on the command line shows in the process list and the shell's history; give --password - and its value on standard input instead.\n",
+    });
     const id = Number(/^user id: (\d+)$/m.exec(r.stdout)![1]);
     expect(r.stdout).toBe(`user id: ${id}\nemail: grace@example.com\npersonal team: graces-team\n`);
     const [user] = await dataSource.query('SELECT * FROM users WHERE id = ?', [id]);
@@ -463,8 +470,9 @@ describe('operator command line', () => {
     ],
     [
       'a short password',
-      ['user:create', '--name', 'X', '--email', 'x2@example.com', '--password', 'short'],
+      ['user:create', '--name', 'X', '--email', 'x2@example.com', '--password', '-'],
       /Password must be/,
+      'short\n',
     ],
     [
       'an unknown ability',
@@ -524,11 +532,11 @@ describe('operator command line', () => {
     ],
   ])(
     'should refuse %s with one line on stderr and change nothing',
-    async (_case, args, message) => {
+    async (_case, args, message, input = '') => {
       const before = await Promise.all(
         ['users', 'teams', 'team_members', 'personal_access_tokens'].map(count),
       );
-      const r = await cli(...args);
+      const r = await cliWithInput(input, ...args);
       expect(r.code).not.toBe(0);
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(message);
@@ -821,17 +829,10 @@ describe('operator command line', () => {
     // Commands that print no link say nothing of it.
     expect((await cli('team:list')).stderr).toBe('');
     const withPassword = await runCli(
-      [
-        'user:create',
-        '--name',
-        'No Link',
-        '--email',
-        'nolink@example.com',
-        '--password',
-        'correct horse',
-      ],
+      ['user:create', '--name', 'No Link', '--email', 'nolink@example.com', '--password', '-'],
       {
         env: { ...env(), APP_URL: undefined },
+        stdin: async () => 'correct horse',
         out: () => {},
         err: (line) => warned.err.push(line),
       },

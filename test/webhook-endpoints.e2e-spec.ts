@@ -409,7 +409,12 @@ describe('webhook endpoints: pages, command line and address safety', () => {
 
     it('should register an audit stream from the command line and print its secret last', async () => {
       const { code, io, out, err } = await createStream('Splunk 9a9a-cli-token');
-      expect({ code, err }).toEqual({ code: 0, err: [] });
+      expect({ code, err }).toEqual({
+        code: 0,
+        err: [
+          "warning: --authorization given on the command line shows in the process list and the shell's history; give --authorization - and its value on standard input instead.",
+        ],
+      });
       expect(out[0]).toMatch(
         /^Audit stream \d+ for ledger-ltd: .* \(with an Authorization header\)$/,
       );

@@ -60,13 +60,20 @@ function parse(command: Command, args: string[]): Record<string, string | undefi
 
 /**
  * Each secret option given as `-`, read from the first line of standard input (only one may
- * be: there is one input).
+ * be: there is one input). A secret given on the command line itself still works, with a
+ * warning.
  */
 async function readSecrets(
   command: Command,
   values: Record<string, string | undefined>,
   io: CliIo,
 ): Promise<Record<string, string | undefined>> {
+  for (const name of command.secrets ?? []) {
+    if (values[name] === undefined || values[name] === '-') continue;
+    io.err(
+      `warning: --${name} given on the command line shows in the process list and the shell's history; give --${name} - and its value on standard input instead.`,
+    );
+  }
   const fromInput = (command.secrets ?? []).filter((name) => values[name] === '-');
   if (fromInput.length === 0) return values;
   if (fromInput.length > 1) {
