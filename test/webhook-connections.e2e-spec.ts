@@ -11,7 +11,7 @@ import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { createTeam, createUser } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { selfSignedCertificate } from './support/tls-certificate.js';
-import { waitFor } from './support/wait-for.js';
+import { attempted } from './support/webhook-deliveries.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 const operator = Actors.operator();
@@ -72,10 +72,7 @@ describe('webhooks: the connections deliveries are sent on', () => {
   /** A test event, once its attempt has been made and let go. */
   const tested = async (): Promise<WebhookDelivery> => {
     const messageId = await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id);
-    return waitFor(async () => {
-      const row = await t.dataSource.getRepository(WebhookDelivery).findOneBy({ messageId });
-      return row && row.attempts >= 1 && row.claimedBy === null && row;
-    });
+    return attempted(t.dataSource, messageId);
   };
 
   it("should send an endpoint's deliveries over one kept connection, naming the endpoint's host", async () => {
@@ -151,10 +148,7 @@ describe('webhooks: the connections deliveries are sent on', () => {
         const messageId = await t.app
           .get(WebhooksService)
           .sendTest(operator, team.id, created.endpoint.id);
-        const delivery = await waitFor(async () => {
-          const row = await t.dataSource.getRepository(WebhookDelivery).findOneBy({ messageId });
-          return row && row.attempts >= 1 && row.claimedBy === null && row;
-        });
+        const delivery = await attempted(t.dataSource, messageId);
         await t.app.get(WebhooksService).delete(operator, team.id, created.endpoint.id);
         return { delivery, receiver };
       } finally {
@@ -195,10 +189,7 @@ describe('webhooks: with WEBHOOK_KEEP_ALIVE_MS=0', () => {
       receiver.secrets.push(secret);
       for (let i = 0; i < 2; i++) {
         const messageId = await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id);
-        await waitFor(async () => {
-          const row = await t.dataSource.getRepository(WebhookDelivery).findOneBy({ messageId });
-          return row?.status === 'delivered';
-        });
+        expect(await attempted(t.dataSource, messageId)).toMatchObject({ status: 'delivered' });
       }
       expect(receiver.received).toHaveLength(2);
       expect(receiver.connections).toBe(2);

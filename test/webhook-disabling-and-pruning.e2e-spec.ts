@@ -14,6 +14,7 @@ import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { addMember, createTeam, createUser, uniqueEmail } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
+import { attempted } from './support/webhook-deliveries.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 const operator = Actors.operator();
@@ -73,13 +74,7 @@ describe('webhooks: disabling a failing endpoint and pruning the delivery log', 
       .sendTest(operator, team.id, endpoint.id)
       .catch(() => null);
     if (messageId === null) return null;
-    return waitFor(
-      async () => {
-        const row = await deliveries().findOneBy({ messageId });
-        return row && row.attempts >= 1 && row.claimedBy === null && row;
-      },
-      { message: () => `no attempt of ${messageId} at ${clock.now().toISOString()}` },
-    );
+    return attempted(t.dataSource, messageId, () => clock.now().toISOString());
   };
 
   it("should disable an endpoint whose deliveries all failed for 5 days, once, and mail the team's owners", async () => {
@@ -236,12 +231,7 @@ describe('webhooks: disabling a failing endpoint and pruning the delivery log', 
         );
       release();
       const [failed, succeeded] = await Promise.all(
-        sent.map((messageId) =>
-          waitFor(async () => {
-            const row = await deliveries().findOneBy({ messageId });
-            return row && row.attempts >= 1 && row.claimedBy === null && row;
-          }),
-        ),
+        sent.map((messageId) => attempted(t.dataSource, messageId)),
       );
       expect(await held).toMatchObject({ status: 'delivered' });
       expect([failed.responseCode, succeeded.responseCode]).toEqual([503, 200]);
