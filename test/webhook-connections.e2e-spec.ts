@@ -7,10 +7,14 @@ import { WebhookResolver } from '../src/webhooks/address-policy.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import type { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { EXCERPT_CHARS } from '../src/webhooks/webhook-http.js';
+import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js';
+import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { createTeam, createUser } from './factories/index.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { selfSignedCertificate } from './support/tls-certificate.js';
+import { waitFor } from './support/wait-for.js';
 import { attempted } from './support/webhook-deliveries.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -38,6 +42,9 @@ describe('webhooks: the connections deliveries are sent on', () => {
       {
         WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32,127.0.0.2/32',
         WEBHOOK_KEEP_ALIVE_MS: '60000',
+        // A black-holed connection is given up on in seconds (machine time), long enough that
+        // the receivers' answers are never late on a busy machine.
+        WEBHOOK_TIMEOUT_MS: '3000',
         RATE_LIMIT_ENABLED: 'false',
       },
       { clock },
@@ -125,6 +132,55 @@ describe('webhooks: the connections deliveries are sent on', () => {
     first.answer = { status: 200 };
     expect(await tested()).toMatchObject({ status: 'delivered' });
     expect(first.connections).toBe(connections + 1);
+  });
+
+  it('should give up on a kept connection that went silent or was reset, and deliver each event once on a new one', async () => {
+    const proxy = await new TcpProxy('127.0.0.1', first.port).start();
+    const { endpoint: proxied, secret } = await t.app
+      .get(WebhooksService)
+      .create(operator, team.id, {
+        url: `http://127.0.0.1:${proxy.port}/hook`,
+        events: ['member.joined'],
+      });
+    first.secrets.push(secret);
+    const send = async () =>
+      attempted(
+        t.dataSource,
+        await t.app.get(WebhooksService).sendTest(operator, team.id, proxied.id),
+      );
+    /** The delivery's retry, once it is due and the sender has looked. */
+    const retried = async (id: number) => {
+      clock.advance(RETRY_DELAYS_MS[0]);
+      t.app.get(WebhookSender).wake();
+      return waitFor(async () => {
+        const row = await t.dataSource.getRepository(WebhookDelivery).findOneByOrFail({ id });
+        return row.attempts === 2 && row.claimedBy === null && row;
+      });
+    };
+    try {
+      expect(await send()).toMatchObject({ status: 'delivered' });
+
+      // The kept connection forwards nothing any more: the attempt times out.
+      proxy.fail('black-hole');
+      const silent = await send();
+      expect(silent).toMatchObject({ status: 'pending', lastError: 'no answer in time' });
+      proxy.heal();
+      expect(await retried(silent.id)).toMatchObject({ status: 'delivered' });
+
+      // The kept connection is reset, and so is every new one while the fault lasts.
+      proxy.fail('reset');
+      const reset = await send();
+      expect(reset).toMatchObject({ status: 'pending', responseCode: null });
+      expect(reset.lastError).toMatch(/ECONNRESET/);
+      proxy.heal();
+      expect(await retried(reset.id)).toMatchObject({ status: 'delivered' });
+
+      const counts = first.countsById();
+      expect([silent.messageId, reset.messageId].map((id) => counts.get(id))).toEqual([1, 1]);
+    } finally {
+      await t.app.get(WebhooksService).delete(operator, team.id, proxied.id);
+      await proxy.stop();
+    }
   });
 
   describe('over TLS', () => {
