@@ -470,6 +470,11 @@ describe('operator command line', () => {
     ],
     [
       'a short password',
+      ['user:create', '--name', 'X', '--email', 'x2@example.com', '--password', 'short'],
+      /Password must be/,
+    ],
+    [
+      'a short password read from standard input',
       ['user:create', '--name', 'X', '--email', 'x2@example.com', '--password', '-'],
       /Password must be/,
       'short\n',

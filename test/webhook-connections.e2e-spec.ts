@@ -20,6 +20,7 @@ import { WebhookReceiver } from './support/webhook-receiver.js';
 
 const operator = Actors.operator();
 const NAME = 'hooks.example.test';
+const OTHER = 'other.example.test';
 
 /**
  * An endpoint's deliveries share a kept connection, and the address rules hold as they do for
@@ -52,7 +53,7 @@ describe('webhooks: the connections deliveries are sent on', () => {
     jest
       .spyOn(t.app.get(WebhookResolver), 'resolve')
       .mockImplementation(async (host) =>
-        host === NAME ? [{ address: resolvesTo, family: 4 }] : [],
+        host === NAME || host === OTHER ? [{ address: resolvesTo, family: 4 }] : [],
       );
     // One port on two addresses: the name may resolve to either.
     first = await new WebhookReceiver(clock).start('127.0.0.1');
@@ -88,6 +89,34 @@ describe('webhooks: the connections deliveries are sent on', () => {
     expect(first.connections - before).toBe(1);
     expect(first.received).toHaveLength(3);
     expect(new Set(first.hosts)).toEqual(new Set([`${NAME}:${first.port}`]));
+  });
+
+  it('should keep the connections of two names on one address apart', async () => {
+    const receiver = await new WebhookReceiver(clock).start();
+    const ids: number[] = [];
+    try {
+      for (const host of [NAME, OTHER]) {
+        const { endpoint: created, secret } = await t.app
+          .get(WebhooksService)
+          .create(operator, team.id, {
+            url: `http://${host}:${receiver.port}/hook`,
+            events: ['member.joined'],
+          });
+        receiver.secrets.push(secret);
+        ids.push(created.id);
+      }
+      for (const id of [...ids, ...ids]) {
+        const messageId = await t.app.get(WebhooksService).sendTest(operator, team.id, id);
+        expect(await attempted(t.dataSource, messageId)).toMatchObject({ status: 'delivered' });
+      }
+      expect(receiver.hosts).toEqual(
+        [NAME, OTHER, NAME, OTHER].map((host) => `${host}:${receiver.port}`),
+      );
+      expect(receiver.connections).toBe(2);
+    } finally {
+      for (const id of ids) await t.app.get(WebhooksService).delete(operator, team.id, id);
+      await receiver.stop();
+    }
   });
 
   it('should connect anew when the name resolves elsewhere, and send nothing once it resolves to a refused address', async () => {
@@ -186,18 +215,21 @@ describe('webhooks: the connections deliveries are sent on', () => {
   describe('over TLS', () => {
     const trusted = getCACertificates('default');
     const forName = selfSignedCertificate(NAME);
-    const forOther = selfSignedCertificate('other.example.test');
-    // Both certificates are trusted by this process, as a public authority's would be: what is
+    const forOther = selfSignedCertificate(OTHER);
+    const forAddress = selfSignedCertificate('127.0.0.1');
+    // The certificates are trusted by this process, as a public authority's would be: what is
     // checked is the name.
-    beforeAll(() => setDefaultCACertificates([...trusted, forName.cert, forOther.cert]));
+    beforeAll(() =>
+      setDefaultCACertificates([...trusted, forName.cert, forOther.cert, forAddress.cert]),
+    );
     afterAll(() => setDefaultCACertificates(trusted));
 
-    /** An endpoint at https://NAME on a receiver with `certificate`, and its test event's delivery. */
-    const over = async (certificate: typeof forName) => {
+    /** An endpoint at https://`host` on a receiver with `certificate`, and its test event's delivery. */
+    const over = async (certificate: typeof forName, host = NAME) => {
       const receiver = await new WebhookReceiver(clock).start('127.0.0.1', 0, certificate);
       try {
         const created = await t.app.get(WebhooksService).create(operator, team.id, {
-          url: `https://${NAME}:${receiver.port}/hook`,
+          url: `https://${host}:${receiver.port}/hook`,
           events: ['member.joined'],
         });
         receiver.secrets.push(created.secret);
@@ -225,6 +257,15 @@ describe('webhooks: the connections deliveries are sent on', () => {
       expect(delivery).toMatchObject({ status: 'pending', responseCode: null });
       expect(delivery.lastError).toMatch(/ERR_TLS_CERT_ALTNAME_INVALID/);
       expect(receiver.received).toHaveLength(0);
+    });
+
+    it("should check an address URL's certificate against that address, and ask for no name", async () => {
+      const { delivery, receiver } = await over(forAddress, '127.0.0.1');
+      expect(delivery).toMatchObject({ status: 'delivered', responseCode: 200 });
+      expect(receiver.serverNames).toEqual([false]);
+      const named = await over(forName, '127.0.0.1');
+      expect(named.delivery.lastError).toMatch(/ERR_TLS_CERT_ALTNAME_INVALID/);
+      expect(named.receiver.received).toHaveLength(0);
     });
   });
 });

@@ -59,21 +59,30 @@ function parse(command: Command, args: string[]): Record<string, string | undefi
 }
 
 /**
+ * A warning for each secret given on the command line itself (it still works): printed once the
+ * command has run, so that a refusal stays one line.
+ */
+function secretsInArguments(
+  command: Command,
+  values: Record<string, string | undefined>,
+): string[] {
+  return (command.secrets ?? [])
+    .filter((name) => values[name] !== undefined && values[name] !== '-')
+    .map(
+      (name) =>
+        `warning: --${name} given on the command line shows in the process list and the shell's history; give --${name} - and its value on standard input instead.`,
+    );
+}
+
+/**
  * Each secret option given as `-`, read from the first line of standard input (only one may
- * be: there is one input). A secret given on the command line itself still works, with a
- * warning.
+ * be: there is one input).
  */
 async function readSecrets(
   command: Command,
   values: Record<string, string | undefined>,
   io: CliIo,
 ): Promise<Record<string, string | undefined>> {
-  for (const name of command.secrets ?? []) {
-    if (values[name] === undefined || values[name] === '-') continue;
-    io.err(
-      `warning: --${name} given on the command line shows in the process list and the shell's history; give --${name} - and its value on standard input instead.`,
-    );
-  }
   const fromInput = (command.secrets ?? []).filter((name) => values[name] === '-');
   if (fromInput.length === 0) return values;
   if (fromInput.length > 1) {
@@ -156,7 +165,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.out(commandHelp(command, io.env));
     return 0;
   }
-  const values = await readSecrets(command, parse(command, args), io);
+  const given = parse(command, args);
+  const values = await readSecrets(command, given, io);
 
   const config = loadConfig(io.env);
   const warning = command.printsLinks?.(values) ? appUrlWarning(config.app) : undefined;
@@ -171,5 +181,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   } finally {
     await app.close();
   }
+  for (const line of secretsInArguments(command, given)) io.err(line);
   return 0;
 }

@@ -100,7 +100,9 @@ export class Transactions {
    * (BEGIN, the statement, COMMIT); on SQLite it is queued like every other write. A statement
    * rolled back by a conflict runs again, as a transaction does: `statement` must be that one
    * statement and nothing outside the database (a conditional update stays a no-op the second
-   * time when the first try's change had been made by someone else).
+   * time when the first try's change had been made by someone else), or several such statements
+   * that need not commit together (then each is atomic alone, and SQLite runs them in one
+   * transaction).
    */
   runStatement<T>(statement: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (this.serial) return this.run(statement);

@@ -1,6 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequestArgs,
+  type IncomingMessage,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { isIP } from 'node:net';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -26,14 +31,14 @@ export interface HttpOutcome {
  * a timeout on the whole exchange, and at most EXCERPT_CHARS of the answer read.
  *
  * A connection is kept for the next delivery to the same endpoint: at most one idle connection
- * per origin and accepted address, closed after WEBHOOK_KEEP_ALIVE_MS (none kept at 0). The pool
- * is keyed by the address, so a name that resolves elsewhere gets a new connection to an address
- * checked anew; an answer longer than the excerpt closes its connection instead of being read to
- * its end.
+ * per accepted address and URL host (name and port), closed after WEBHOOK_KEEP_ALIVE_MS (none
+ * kept at 0). A name that resolves elsewhere gets a new connection to an address checked anew,
+ * and two names on one address never share one; an answer longer than the excerpt closes its
+ * connection instead of being read to its end.
  */
 @Injectable()
 export class WebhookHttp implements OnModuleDestroy {
-  private readonly agents: { 'http:': HttpAgent; 'https:': HttpsAgent };
+  private readonly agents: { 'http:': EndpointHttpAgent; 'https:': EndpointHttpsAgent };
 
   constructor(
     private readonly policy: AddressPolicy,
@@ -46,7 +51,7 @@ export class WebhookHttp implements OnModuleDestroy {
       timeout: keptMs,
       scheduling: 'lifo',
     } as const;
-    this.agents = { 'http:': new HttpAgent(pool), 'https:': new HttpsAgent(pool) };
+    this.agents = { 'http:': new EndpointHttpAgent(pool), 'https:': new EndpointHttpsAgent(pool) };
   }
 
   onModuleDestroy(): void {
@@ -95,8 +100,8 @@ export class WebhookHttp implements OnModuleDestroy {
   }
 
   /**
-   * Sends once; again on a new connection when a kept one turns out to have been closed by the
-   * receiver meanwhile (Node's documented way: `reusedSocket` and ECONNRESET).
+   * Sends once; again, on a connection of its own, when a kept one turns out to have been closed
+   * by the receiver meanwhile (Node's documented way: `reusedSocket` and ECONNRESET).
    */
   private async send(
     url: URL,
@@ -106,10 +111,10 @@ export class WebhookHttp implements OnModuleDestroy {
   ): Promise<IncomingMessage> {
     const signal = AbortSignal.timeout(this.config.webhooks.timeoutMs);
     try {
-      return await this.sendOnce(url, target, headers, body, signal);
+      return await this.sendOnce(url, target, headers, body, signal, true);
     } catch (error) {
       if (!(error instanceof StaleConnectionError)) throw error;
-      return this.sendOnce(url, target, headers, body, signal);
+      return this.sendOnce(url, target, headers, body, signal, false);
     }
   }
 
@@ -119,30 +124,33 @@ export class WebhookHttp implements OnModuleDestroy {
     headers: Record<string, string>,
     body: string,
     signal: AbortSignal,
+    pooled: boolean,
   ): Promise<IncomingMessage> {
     const secure = url.protocol === 'https:';
     const name = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    // The socket connects to the accepted address (the pool's key); the name goes in the Host
-    // header and the TLS handshake (SNI and the certificate's check).
+    // The socket connects to the accepted address; the name goes in the Host header and the TLS
+    // handshake (SNI and the certificate's check).
+    const options: RequestOptions & PoolName = {
+      protocol: url.protocol,
+      host: target.address,
+      family: target.family,
+      port: url.port || (secure ? 443 : 80),
+      path: `${url.pathname}${url.search}`,
+      ...(secure && !isIP(name) ? { servername: name } : {}),
+      method: 'POST',
+      agent: pooled ? this.agents[secure ? 'https:' : 'http:'] : false,
+      endpointHost: url.host,
+      headers: {
+        host: url.host,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'Tessera-Webhooks/1',
+        ...headers,
+      },
+      signal,
+    };
     return new Promise((resolve, reject) => {
-      const req = (secure ? httpsRequest : httpRequest)({
-        protocol: url.protocol,
-        host: target.address,
-        family: target.family,
-        port: url.port || (secure ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        ...(secure && !isIP(name) ? { servername: name } : {}),
-        method: 'POST',
-        agent: this.agents[secure ? 'https:' : 'http:'],
-        headers: {
-          host: url.host,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'user-agent': 'Tessera-Webhooks/1',
-          ...headers,
-        },
-        signal,
-      });
+      const req = (secure ? httpsRequest : httpRequest)(options);
       req.on('response', resolve);
       req.on('error', (error: NodeJS.ErrnoException) =>
         reject(
@@ -160,7 +168,33 @@ export class WebhookHttp implements OnModuleDestroy {
  * A kept connection the receiver had closed, as it may once idle: the request almost surely went
  * nowhere, and a receiver that did get it tells the second by its `webhook-id`.
  */
-class StaleConnectionError extends Error {}
+class StaleConnectionError extends Error {
+  readonly code = 'ECONNRESET';
+  constructor() {
+    super('the kept connection was closed by the receiver');
+  }
+}
+
+/** The URL's host (name and port), which Node's pool leaves out of a connection's name. */
+interface PoolName {
+  endpointHost?: string;
+}
+
+/**
+ * Node names a pooled connection by address and port (and, over TLS, the server name): the
+ * endpoint's host is added, so that two names on one address keep apart.
+ */
+class EndpointHttpAgent extends HttpAgent {
+  override getName(options?: ClientRequestArgs & PoolName): string {
+    return `${super.getName(options)}|${options?.endpointHost ?? ''}`;
+  }
+}
+
+class EndpointHttpsAgent extends HttpsAgent {
+  override getName(options?: RequestOptions & PoolName): string {
+    return `${super.getName(options)}|${options?.endpointHost ?? ''}`;
+  }
+}
 
 /**
  * The answer's first EXCERPT_CHARS characters. An answer that ends within them leaves its

@@ -199,25 +199,29 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     };
     const what = `${delivery.eventType} ${delivery.messageId} to endpoint ${endpoint.id}`;
     if (outcome.error === null) {
-      // One statement in the common case: the endpoint row is written only when it was failing.
+      // Two conditional updates, side by side in autocommit (each a no-op when run again): the
+      // delivery's outcome, and the endpoint's failing mark cleared, which writes only when it
+      // was set, here or by another instance.
       await this.transactions.runStatement((m) =>
-        this.repository.settle(m, delivery, this.owner, {
-          ...facts,
-          status: 'delivered',
-          deliveredAt: now,
-        }),
+        Promise.all([
+          this.repository.settle(m, delivery, this.owner, {
+            ...facts,
+            status: 'delivered',
+            deliveredAt: now,
+          }),
+          this.repository.markRecovered(m, endpoint.id),
+        ]),
       );
-      if (endpoint.failingSince !== null) {
-        await this.transactions.runStatement((m) => this.repository.markRecovered(m, endpoint.id));
-        endpoint.failingSince = null;
-      }
+      endpoint.failingSince = null;
       return;
     }
     if (outcome.refused) this.logger.warn(`Refused to send ${what}: ${outcome.error}`);
     const gone = outcome.status === 410;
     const retryIn = gone ? null : retryDelayMs(delivery.attempts);
     const disabled = await this.transactions.run(async (m) => {
-      await this.repository.markFailing(m, endpoint.id, now);
+      // Failing since this failure, or since when the row says (a success of another instance
+      // may have cleared it since this batch read the endpoint): the days are counted from there.
+      endpoint.failingSince = await this.repository.markFailing(m, endpoint.id, now);
       // Disabled now (or by another instance): this delivery is dead-lettered with the rest.
       const off = await this.health.afterFailure(m, endpoint, gone, now);
       await this.repository.settle(m, delivery, this.owner, {
@@ -228,10 +232,8 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       });
       return off;
     });
-    // The rest of this batch's deliveries to a disabled endpoint are dead-lettered, not sent;
-    // a success among them clears the failing mark.
+    // The rest of this batch's deliveries to a disabled endpoint are dead-lettered, not sent.
     if (disabled) endpoint.status = 'disabled';
-    endpoint.failingSince ??= now;
     const delay = disabled ? null : retryIn;
     if (delay === null) {
       this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);

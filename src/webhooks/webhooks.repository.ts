@@ -334,11 +334,18 @@ export class WebhooksRepository {
       await manager.getRepository(AuditStreamEntry).delete({ id: In(entryIds) });
   }
 
-  /** Notes that the endpoint's deliveries fail, since `since` unless they already did. */
-  async markFailing(manager: EntityManager, endpointId: number, since: Date): Promise<void> {
-    await manager
-      .getRepository(WebhookEndpoint)
-      .update({ id: endpointId, failingSince: IsNull() }, { failingSince: since });
+  /**
+   * Notes that the endpoint's deliveries fail, since `since` unless they already did; since when
+   * they fail, as the row says once noted.
+   */
+  async markFailing(manager: EntityManager, endpointId: number, since: Date): Promise<Date> {
+    const repo = manager.getRepository(WebhookEndpoint);
+    await repo.update({ id: endpointId, failingSince: IsNull() }, { failingSince: since });
+    const row = await repo.findOne({
+      where: { id: endpointId },
+      select: { id: true, failingSince: true },
+    });
+    return row?.failingSince ?? since;
   }
 
   /** Notes that the endpoint's deliveries succeed again. */

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { isIP } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,10 @@ export interface TlsCertificate {
   cert: string;
 }
 
-/** A self-signed certificate for `name`, made with the system's openssl, valid for a day. */
+/**
+ * A self-signed certificate for `name` (a host name, or an IP address), made with the system's
+ * openssl, valid for a day.
+ */
 export function selfSignedCertificate(name: string): TlsCertificate {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-tls-'));
   try {
@@ -28,7 +32,7 @@ export function selfSignedCertificate(name: string): TlsCertificate {
         '-subj',
         `/CN=${name}`,
         '-addext',
-        `subjectAltName=DNS:${name}`,
+        `subjectAltName=${isIP(name) ? 'IP' : 'DNS'}:${name}`,
         '-keyout',
         key,
         '-out',
