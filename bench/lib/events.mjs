@@ -244,5 +244,10 @@ export async function benchEvents({
       byPath: Object.fromEntries(paths.map((path) => [path, received.byPath[path]])),
     };
   }
+  for (const s of servers) {
+    await s.stop();
+    await s.inspect.close();
+  }
+  await receiver.stop();
   return { runs, delivery };
 }

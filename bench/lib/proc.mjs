@@ -50,6 +50,11 @@ export async function startServer({ name, script, args = [], env, port, cpu, nod
   });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
+  let stopping = false;
+  // A server that dies during a run says why, rather than leaving the bench to fail reading it.
+  child.once('exit', (code, signal) => {
+    if (!stopping) console.error(`${name} exited (${signal ?? code}) during the run:\n${stderr}`);
+  });
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
@@ -80,6 +85,7 @@ export async function startServer({ name, script, args = [], env, port, cpu, nod
       }),
     stop: () =>
       new Promise((resolve) => {
+        stopping = true;
         if (child.exitCode !== null) return resolve(child.exitCode);
         child.once('exit', resolve);
         child.kill('SIGTERM');
