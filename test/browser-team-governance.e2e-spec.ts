@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { Actors } from '../src/common/actor.js';
+import { TeamPoliciesService } from '../src/teams/team-policies.service.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { launchBrowser, openPage, pageProblems, screenshotDir } from './support/browser.js';
@@ -45,7 +46,7 @@ describe("a team's owner governs its tokens in a real browser", () => {
     const person = await createUser(t.app, { name: 'Cal Capped', email, password: PASSWORD });
     const open = await createTeam(t.app, person, 'Open Sea');
     const capped = await createTeam(t.app, person, 'Short Pier');
-    await t.app.get(TeamsService).setPolicy(Actors.person(person.id), capped.id, {
+    await t.app.get(TeamPoliciesService).setPolicy(Actors.person(person.id), capped.id, {
       requireTwoFactor: false,
       tokenMaxLifetimeDays: 30,
     });

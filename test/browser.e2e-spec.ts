@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/clock/clock.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
-import { TeamsService } from '../src/teams/teams.service.js';
+import { TeamPoliciesService } from '../src/teams/team-policies.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
@@ -694,7 +694,7 @@ describe('in a real browser', () => {
     const revoked = await createToken(t.app, user, { name: 'Retired laptop' });
     await t.app.get(TokensService).revoke(Actors.operator(user.id), revoked.token.id);
     // Its refusals fill the tokens' "Acts in" and the team's inventory.
-    await t.app.get(TeamsService).setPolicy(Actors.operator(user.id), team.id, {
+    await t.app.get(TeamPoliciesService).setPolicy(Actors.operator(user.id), team.id, {
       requireTwoFactor: false,
       tokenMaxLifetimeDays: 30,
     });

@@ -10,6 +10,7 @@ import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { Actors } from '../src/common/actor.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
+import { TeamMembersService } from '../src/teams/team-members.service.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { Team } from '../src/teams/team.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
@@ -172,7 +173,7 @@ describe('token introspection', () => {
     // Its person removed from Acme, a token that followed them there acts elsewhere.
     const following = await createToken(t.app, member, { name: 'following' });
     expect((await check(a, caller, { token: following.plaintext })).body.active).toBe(true);
-    await t.app.get(TeamsService).removeMember(Actors.person(owner.id), team.id, member.id);
+    await t.app.get(TeamMembersService).removeMember(Actors.person(owner.id), team.id, member.id);
     expect((await check(a, caller, { token: following.plaintext })).body).toEqual({
       active: false,
     });

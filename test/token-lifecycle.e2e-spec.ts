@@ -10,6 +10,7 @@ import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { Actors } from '../src/common/actor.js';
 import { Team } from '../src/teams/team.entity.js';
+import { TeamMembersService } from '../src/teams/team-members.service.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { createExpiredToken, createTeam, createToken, createUser } from './factories/index.js';
 import {
@@ -401,7 +402,7 @@ describe('token lifecycle: regenerate, edit, history, usage', () => {
       const owner = await signedInPerson(t);
       const member = await signedInPerson(t);
       const team = await createTeam(t.app, owner.user, 'Refusing Co');
-      await t.app.get(TeamsService).addMember(Actors.operator(), team.id, {
+      await t.app.get(TeamMembersService).addMember(Actors.operator(), team.id, {
         email: member.email,
         role: 'member',
       });

@@ -9,6 +9,7 @@ import { RegistrationService } from '../sign-in/registration.service.js';
 import { AddMemberDto } from '../teams/dto/add-member.dto.js';
 import { CreateTeamDto } from '../teams/dto/create-team.dto.js';
 import { NotTeamMemberError } from '../teams/teams.errors.js';
+import { TeamMembersService } from '../teams/team-members.service.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import { CreateTokenDto } from '../tokens/dto/create-token.dto.js';
@@ -489,9 +490,8 @@ export const COMMANDS: Record<string, Command> = {
     required: ['team', 'email'],
     async run(app, v, out) {
       const input = validateInput(AddMemberDto, { email: v.email, role: v.role ?? 'member' });
-      const teams = app.get(TeamsService);
-      const team = await teams.getBySlug(Actors.operator(), v.team!);
-      const user = await teams.addMember(Actors.operator(), team.id, input);
+      const team = await app.get(TeamsService).getBySlug(Actors.operator(), v.team!);
+      const user = await app.get(TeamMembersService).addMember(Actors.operator(), team.id, input);
       out(`Added ${user.email} to ${team.slug} as ${input.role}`);
     },
   },

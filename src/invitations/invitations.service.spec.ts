@@ -16,6 +16,7 @@ import {
   NotTeamManagerError,
   PersonalTeamError,
 } from '../teams/teams.errors.js';
+import { TeamMembersService } from '../teams/team-members.service.js';
 import { TeamsService } from '../teams/teams.service.js';
 import type { User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -204,7 +205,7 @@ describe('InvitationsService', () => {
   };
   const getManageableTeam = jest.fn<TeamsService['getManageableTeam']>();
   const isMember = jest.fn<TeamsService['isMember']>();
-  const join = jest.fn<TeamsService['join']>();
+  const join = jest.fn<TeamMembersService['join']>();
   const certifyRole = jest.fn<TeamsService['certifyRole']>();
   const send = jest.fn<Mailer['send']>();
   const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
@@ -230,7 +231,8 @@ describe('InvitationsService', () => {
       providers: [
         InvitationsService,
         { provide: getDataSourceToken(), useValue: { manager: store.manager } },
-        { provide: TeamsService, useValue: { getManageableTeam, isMember, join, certifyRole } },
+        { provide: TeamsService, useValue: { getManageableTeam, isMember, certifyRole } },
+        { provide: TeamMembersService, useValue: { join } },
         {
           provide: UsersRepository,
           useValue: {

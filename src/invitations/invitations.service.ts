@@ -14,6 +14,7 @@ import { ComposesMail, Mailer } from '../mail/mailer.js';
 import type { AssignableRole } from '../teams/dto/add-member.dto.js';
 import { Team } from '../teams/team.entity.js';
 import { AlreadyMemberError, PersonalTeamError } from '../teams/teams.errors.js';
+import { TeamMembersService } from '../teams/team-members.service.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { isServiceAccount, type User } from '../users/user.entity.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -60,6 +61,7 @@ export class InvitationsService {
     private readonly audit: AuditLog,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly teams: TeamsService,
+    private readonly members: TeamMembersService,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
     private readonly mailer: Mailer,
@@ -245,7 +247,7 @@ export class InvitationsService {
       }
       const accepted = await this.markAccepted(m, invitation);
       if (accepted !== true) return accepted;
-      await this.teams.join(m, actor, invitation.teamId, invitation.role);
+      await this.members.join(m, actor, invitation.teamId, invitation.role);
       return this.teamOf(m, invitation);
     });
     if (typeof outcome === 'string') throw new InvitationLinkError(outcome);
@@ -279,7 +281,7 @@ export class InvitationsService {
       if (!user || invitation.email !== user.email || !isOpen(invitation, this.clock.now()))
         continue;
       if ((await this.markAccepted(manager, invitation)) !== true) continue;
-      await this.teams.join(manager, actor, invitation.teamId, invitation.role);
+      await this.members.join(manager, actor, invitation.teamId, invitation.role);
       joined.push((await this.teamOf(manager, invitation)).name);
     }
   }

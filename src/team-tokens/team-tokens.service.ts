@@ -4,7 +4,9 @@ import type { KeysetPage } from '../common/keyset-page.js';
 import { MemberNotFoundError, NotTeamManagerError, OwnerOnlyError } from '../teams/teams.errors.js';
 import type { Team } from '../teams/team.entity.js';
 import type { TeamRole } from '../teams/team-member.entity.js';
-import { managedRoles, mayManage, TeamsService, type PolicyInput } from '../teams/teams.service.js';
+import { TeamPoliciesService, type PolicyInput } from '../teams/team-policies.service.js';
+import { managedRoles, mayManage } from '../teams/team-roles.js';
+import { TeamsService } from '../teams/teams.service.js';
 import { governing } from '../tokens/tokens.repository.js';
 import { TokenNotFoundError } from '../tokens/tokens.errors.js';
 import { TokensService, type TeamTokenView } from '../tokens/tokens.service.js';
@@ -30,6 +32,7 @@ export interface TeamInventory {
 export class TeamTokensService {
   constructor(
     private readonly teams: TeamsService,
+    private readonly policies: TeamPoliciesService,
     private readonly tokens: TokensService,
   ) {}
 
@@ -49,7 +52,7 @@ export class TeamTokensService {
    * tokens acting in the team now: those it refuses or takes abilities from, their people.
    */
   async policyPreview(actor: Actor, teamId: number, input: PolicyInput) {
-    const { team, policy } = await this.teams.proposePolicy(actor, teamId, input);
+    const { team, policy } = await this.policies.proposePolicy(actor, teamId, input);
     const impact = await this.tokens.policyImpactIn(governing(team), policy);
     return { team, policy, impact };
   }

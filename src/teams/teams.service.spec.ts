@@ -24,6 +24,8 @@ import {
   TeamNotFoundError,
 } from './teams.errors.js';
 import { TeamsRepository } from './teams.repository.js';
+import { TeamMembersService } from './team-members.service.js';
+import { TeamPoliciesService } from './team-policies.service.js';
 import { TeamsService } from './teams.service.js';
 
 /** Apollo (team 100): Olivia owns it, Adam and Ada are admins, Mel and Max members. */
@@ -202,8 +204,10 @@ function fakeUsersRepository(store: Store) {
   };
 }
 
-describe('TeamsService', () => {
+describe('TeamsService, TeamMembersService and TeamPoliciesService', () => {
   let service: TeamsService;
+  let members: TeamMembersService;
+  let policies: TeamPoliciesService;
   let store: Store;
   let teams: ReturnType<typeof fakeTeamsRepository>;
   let users: ReturnType<typeof fakeUsersRepository>;
@@ -248,6 +252,8 @@ describe('TeamsService', () => {
     const moduleRef = await Test.createTestingModule({
       providers: [
         TeamsService,
+        TeamMembersService,
+        TeamPoliciesService,
         { provide: AbilityCatalog, useValue: new AbilityCatalog(BUILT_IN_ABILITIES) },
         { provide: TeamsRepository, useValue: teams },
         { provide: UsersRepository, useValue: users },
@@ -258,6 +264,8 @@ describe('TeamsService', () => {
       ],
     }).compile();
     service = moduleRef.get(TeamsService);
+    members = moduleRef.get(TeamMembersService);
+    policies = moduleRef.get(TeamPoliciesService);
   });
 
   it('should make the creator the owner of a new team, switch them to it and log it as theirs', async () => {
@@ -352,7 +360,7 @@ describe('TeamsService', () => {
 
   it('should let an admin make a member an admin, tell the member, and log the previous role', async () => {
     const actor = Actors.person(ADAM);
-    const member = await service.changeRole(actor, APOLLO, MEL, 'admin');
+    const member = await members.changeRole(actor, APOLLO, MEL, 'admin');
     expect(member.id).toBe(MEL);
     expect(roleIn(APOLLO, MEL)).toBe('admin');
     expect(send).toHaveBeenCalledWith(
@@ -379,13 +387,13 @@ describe('TeamsService', () => {
   });
 
   it("should refuse an admin's change to another admin's role or their own, and a member's to anyone's", async () => {
-    await expect(service.changeRole(Actors.person(ADAM), APOLLO, ADA, 'member')).rejects.toThrow(
+    await expect(members.changeRole(Actors.person(ADAM), APOLLO, ADA, 'member')).rejects.toThrow(
       OwnerOnlyError,
     );
-    await expect(service.changeRole(Actors.person(ADAM), APOLLO, ADAM, 'member')).rejects.toThrow(
+    await expect(members.changeRole(Actors.person(ADAM), APOLLO, ADAM, 'member')).rejects.toThrow(
       OwnerOnlyError,
     );
-    await expect(service.changeRole(Actors.person(MEL), APOLLO, MAX, 'admin')).rejects.toThrow(
+    await expect(members.changeRole(Actors.person(MEL), APOLLO, MAX, 'admin')).rejects.toThrow(
       NotTeamManagerError,
     );
     expect(roleIn(APOLLO, ADA)).toBe('admin');
@@ -395,33 +403,33 @@ describe('TeamsService', () => {
   });
 
   it("should let only the owner change an admin's role, and no one change the owner's", async () => {
-    await service.changeRole(Actors.person(OLIVIA), APOLLO, ADA, 'member');
+    await members.changeRole(Actors.person(OLIVIA), APOLLO, ADA, 'member');
     expect(roleIn(APOLLO, ADA)).toBe('member');
     recordAfterCommit.mockReset();
     send.mockReset();
     teams.setRole.mockClear();
     teams.certifyRole.mockClear();
     await expect(
-      service.changeRole(Actors.person(OLIVIA), APOLLO, OLIVIA, 'admin'),
+      members.changeRole(Actors.person(OLIVIA), APOLLO, OLIVIA, 'admin'),
     ).rejects.toBeInstanceOf(OwnerRoleError);
     await expect(
-      service.changeRole(Actors.person(ADAM), APOLLO, OLIVIA, 'member'),
+      members.changeRole(Actors.person(ADAM), APOLLO, OLIVIA, 'member'),
     ).rejects.toBeInstanceOf(OwnerRoleError);
     await expect(
-      service.changeRole(Actors.person(OLIVIA), APOLLO, STRANGER, 'admin'),
+      members.changeRole(Actors.person(OLIVIA), APOLLO, STRANGER, 'admin'),
     ).rejects.toBeInstanceOf(MemberNotFoundError);
     expect(roleIn(APOLLO, OLIVIA)).toBe('owner');
     expectNothingWritten();
   });
 
   it("should write the acting member's row in the transaction that changes another's role or removes them", async () => {
-    await service.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin');
+    await members.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin');
     expect(teams.certifyRole.mock.calls).toEqual([[manager, APOLLO, ADAM]]);
-    await service.removeMember(Actors.person(OLIVIA), APOLLO, MAX);
+    await members.removeMember(Actors.person(OLIVIA), APOLLO, MAX);
     expect(teams.certifyRole.mock.calls.at(-1)).toEqual([manager, APOLLO, OLIVIA]);
     // Leaving decides nothing on anyone's role.
     teams.certifyRole.mockClear();
-    await service.leave(Actors.person(ADA), APOLLO);
+    await members.leave(Actors.person(ADA), APOLLO);
     expect(teams.certifyRole).not.toHaveBeenCalled();
     expect([roleIn(APOLLO, MEL), roleIn(APOLLO, MAX), roleIn(APOLLO, ADA)]).toEqual([
       'admin',
@@ -437,10 +445,10 @@ describe('TeamsService', () => {
   ) {
     teams.lockRoles.mockImplementationOnce(locked);
     await expect(
-      service.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin'),
+      members.changeRole(Actors.person(ADAM), APOLLO, MEL, 'admin'),
     ).rejects.toBeInstanceOf(error);
     teams.lockRoles.mockImplementationOnce(locked);
-    await expect(service.removeMember(Actors.person(ADAM), APOLLO, MEL)).rejects.toBeInstanceOf(
+    await expect(members.removeMember(Actors.person(ADAM), APOLLO, MEL)).rejects.toBeInstanceOf(
       error,
     );
   }
@@ -463,9 +471,9 @@ describe('TeamsService', () => {
     await expectAdamsChangesRefused(async () => new Map<number, TeamRole>(), TeamNotFoundError);
     for (const change of [
       () => service.deleteTeam(Actors.person(OLIVIA), APOLLO),
-      () => service.transfer(Actors.person(OLIVIA), APOLLO, ADAM),
+      () => members.transfer(Actors.person(OLIVIA), APOLLO, ADAM),
       () =>
-        service.setPolicy(Actors.person(OLIVIA), APOLLO, {
+        policies.setPolicy(Actors.person(OLIVIA), APOLLO, {
           requireTwoFactor: false,
           tokenMaxLifetimeDays: 30,
         }),
@@ -479,7 +487,7 @@ describe('TeamsService', () => {
   it("should publish the owner's change of the policy, with the policy before it, in the transaction that saves it, and nothing when nothing changed", async () => {
     const actor = Actors.person(OLIVIA);
     const input = { requireTwoFactor: false, tokenMaxLifetimeDays: 30 };
-    await service.setPolicy(actor, APOLLO, input);
+    await policies.setPolicy(actor, APOLLO, input);
     expect(publish).toHaveBeenCalledWith(manager, 'team.policy_changed', {
       actor,
       team: { id: APOLLO, name: 'Apollo' },
@@ -487,14 +495,14 @@ describe('TeamsService', () => {
       policy: { requireTwoFactor: false, tokenMaxLifetimeDays: 30, allowedAbilities: null },
     });
     publish.mockClear();
-    await service.setPolicy(actor, APOLLO, input);
+    await policies.setPolicy(actor, APOLLO, input);
     expect(publish).not.toHaveBeenCalled();
     // Shown before it is saved: checked as saving checks it, nothing written.
-    await expect(service.proposePolicy(Actors.person(ADAM), APOLLO, input)).rejects.toThrow(
+    await expect(policies.proposePolicy(Actors.person(ADAM), APOLLO, input)).rejects.toThrow(
       OwnerOnlyError,
     );
     await expect(
-      service.proposePolicy(actor, APOLLO, { ...input, tokenMaxLifetimeDays: 7 }),
+      policies.proposePolicy(actor, APOLLO, { ...input, tokenMaxLifetimeDays: 7 }),
     ).resolves.toMatchObject({ policy: { tokenMaxLifetimeDays: 7 } });
     // The two saves wrote; the proposals did not.
     expect(teams.setPolicy).toHaveBeenCalledTimes(2);
@@ -502,7 +510,7 @@ describe('TeamsService', () => {
 
   it('should let the owner remove an admin: gone from the team, back in their personal team, told and logged', async () => {
     const actor = Actors.person(OLIVIA);
-    await service.removeMember(actor, APOLLO, ADAM);
+    await members.removeMember(actor, APOLLO, ADAM);
     expect(roleIn(APOLLO, ADAM)).toBeUndefined();
     expect(currentTeamOf(ADAM)).toBe(personalOf(ADAM));
     expect(send).toHaveBeenCalledWith(
@@ -524,10 +532,10 @@ describe('TeamsService', () => {
   });
 
   it('should refuse an admin removing another admin and a member removing anyone, writing nothing', async () => {
-    await expect(service.removeMember(Actors.person(ADAM), APOLLO, ADA)).rejects.toThrow(
+    await expect(members.removeMember(Actors.person(ADAM), APOLLO, ADA)).rejects.toThrow(
       OwnerOnlyError,
     );
-    await expect(service.removeMember(Actors.person(MEL), APOLLO, MAX)).rejects.toThrow(
+    await expect(members.removeMember(Actors.person(MEL), APOLLO, MAX)).rejects.toThrow(
       NotTeamManagerError,
     );
     expect(roleIn(APOLLO, ADA)).toBe('admin');
@@ -538,7 +546,7 @@ describe('TeamsService', () => {
 
   it('should refuse to remove the owner, whoever asks, the operator included', async () => {
     for (const actor of [Actors.person(ADAM), Actors.operator()]) {
-      await expect(service.removeMember(actor, APOLLO, OLIVIA)).rejects.toBeInstanceOf(
+      await expect(members.removeMember(actor, APOLLO, OLIVIA)).rejects.toBeInstanceOf(
         OwnerCannotLeaveError,
       );
     }
@@ -548,7 +556,7 @@ describe('TeamsService', () => {
 
   it('should let a member leave, back to their personal team, logged as leaving and with no removal mail', async () => {
     const actor = Actors.person(MEL);
-    await service.leave(actor, APOLLO);
+    await members.leave(actor, APOLLO);
     expect(roleIn(APOLLO, MEL)).toBeUndefined();
     expect(currentTeamOf(MEL)).toBe(personalOf(MEL));
     expect(send).not.toHaveBeenCalled();
@@ -557,14 +565,14 @@ describe('TeamsService', () => {
   });
 
   it('should refuse the owner leaving their team and anyone leaving a personal team', async () => {
-    await expect(service.leave(Actors.person(OLIVIA), APOLLO)).rejects.toBeInstanceOf(
+    await expect(members.leave(Actors.person(OLIVIA), APOLLO)).rejects.toBeInstanceOf(
       OwnerCannotLeaveError,
     );
-    await expect(service.leave(Actors.person(MEL), personalOf(MEL))).rejects.toBeInstanceOf(
+    await expect(members.leave(Actors.person(MEL), personalOf(MEL))).rejects.toBeInstanceOf(
       PersonalTeamError,
     );
     await expect(
-      service.removeMember(Actors.operator(), personalOf(MEL), MEL),
+      members.removeMember(Actors.operator(), personalOf(MEL), MEL),
     ).rejects.toBeInstanceOf(PersonalTeamError);
     expect(roleIn(APOLLO, OLIVIA)).toBe('owner');
     expect(roleIn(personalOf(MEL), MEL)).toBe('owner');
@@ -573,7 +581,7 @@ describe('TeamsService', () => {
 
   it('should hand the team to another member on transfer, keeping the old owner as an admin', async () => {
     const actor = Actors.person(OLIVIA);
-    const newOwner = await service.transfer(actor, APOLLO, MEL);
+    const newOwner = await members.transfer(actor, APOLLO, MEL);
     expect(newOwner.id).toBe(MEL);
     expect(store.teams.get(APOLLO)!.ownerId).toBe(MEL);
     expect(roleIn(APOLLO, MEL)).toBe('owner');
@@ -596,13 +604,13 @@ describe('TeamsService', () => {
   });
 
   it('should refuse a transfer by an admin, of a personal team, or to the owner themselves, writing nothing', async () => {
-    await expect(service.transfer(Actors.person(ADAM), APOLLO, ADAM)).rejects.toBeInstanceOf(
+    await expect(members.transfer(Actors.person(ADAM), APOLLO, ADAM)).rejects.toBeInstanceOf(
       OwnerOnlyError,
     );
     await expect(
-      service.transfer(Actors.person(MEL), personalOf(MEL), OLIVIA),
+      members.transfer(Actors.person(MEL), personalOf(MEL), OLIVIA),
     ).rejects.toBeInstanceOf(PersonalTeamError);
-    await expect(service.transfer(Actors.person(OLIVIA), APOLLO, OLIVIA)).rejects.toBeInstanceOf(
+    await expect(members.transfer(Actors.person(OLIVIA), APOLLO, OLIVIA)).rejects.toBeInstanceOf(
       MemberNotFoundError,
     );
     expect(store.teams.get(APOLLO)!.ownerId).toBe(OLIVIA);
@@ -610,7 +618,7 @@ describe('TeamsService', () => {
   });
 
   it('should fail a transfer to someone outside the team (or to no one at all) on the locked membership, before the team names them its owner', async () => {
-    await expect(service.transfer(Actors.person(OLIVIA), APOLLO, STRANGER)).rejects.toBeInstanceOf(
+    await expect(members.transfer(Actors.person(OLIVIA), APOLLO, STRANGER)).rejects.toBeInstanceOf(
       MemberNotFoundError,
     );
     // Checked under lock inside the unit of work, before the owner's foreign key sees the id.
@@ -660,7 +668,7 @@ describe('TeamsService', () => {
 
   it('should let the operator add an account by its address, and say when it is unknown or in the team already', async () => {
     const actor = Actors.operator();
-    const added = await service.addMember(actor, APOLLO, {
+    const added = await members.addMember(actor, APOLLO, {
       email: 'sam@example.com',
       role: 'admin',
     });
@@ -679,21 +687,21 @@ describe('TeamsService', () => {
       expect.objectContaining({ event: 'team.member_joined', userId: STRANGER, teamId: APOLLO }),
     );
     await expect(
-      service.addMember(actor, APOLLO, { email: 'mel@example.com', role: 'admin' }),
+      members.addMember(actor, APOLLO, { email: 'mel@example.com', role: 'admin' }),
     ).rejects.toBeInstanceOf(AlreadyMemberError);
     expect(roleIn(APOLLO, MEL)).toBe('member');
     await expect(
-      service.addMember(actor, APOLLO, { email: 'nobody@example.com', role: 'member' }),
+      members.addMember(actor, APOLLO, { email: 'nobody@example.com', role: 'member' }),
     ).rejects.toBeInstanceOf(ValidationError);
     await expect(
-      service.addMember(actor, personalOf(MEL), { email: 'sam@example.com', role: 'member' }),
+      members.addMember(actor, personalOf(MEL), { email: 'sam@example.com', role: 'member' }),
     ).rejects.toBeInstanceOf(PersonalTeamError);
     expect(roleIn(personalOf(MEL), STRANGER)).toBeUndefined();
   });
 
   it('should add someone joining by invitation with the role offered, but keep the role of someone already in', async () => {
     const joiner = Actors.person(STRANGER);
-    await service.join(manager, joiner, APOLLO, 'member');
+    await members.join(manager, joiner, APOLLO, 'member');
     expect(roleIn(APOLLO, STRANGER)).toBe('member');
     expect(currentTeamOf(STRANGER)).toBe(APOLLO);
     expect(recordAfterCommit).toHaveBeenCalledWith(
@@ -707,7 +715,7 @@ describe('TeamsService', () => {
 
     recordAfterCommit.mockReset();
     store.users.get(ADAM)!.currentTeamId = personalOf(ADAM);
-    await service.join(manager, Actors.person(ADAM), APOLLO, 'member');
+    await members.join(manager, Actors.person(ADAM), APOLLO, 'member');
     expect(roleIn(APOLLO, ADAM)).toBe('admin');
     expect(currentTeamOf(ADAM)).toBe(APOLLO);
     expect(recordAfterCommit).not.toHaveBeenCalled();

@@ -8,7 +8,7 @@ import { CONFIG } from '../config/config.module.js';
 import { OnEvent } from '../events/events.js';
 import type { MailMessage } from '../mail/mail-message.js';
 import { ComposesMail, Mailer } from '../mail/mailer.js';
-import type { TeamPolicyValues } from '../teams/teams.service.js';
+import type { TeamPolicyValues } from '../teams/team-policies.service.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { impactInWords, policyImpact, type ImpactInWords } from './policy-impact.js';
 import { TokensRepository, type TeamManager } from './tokens.repository.js';

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Clock, ManualClock } from '../../src/clock/clock.js';
 import { RegistrationService } from '../../src/sign-in/registration.service.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { TeamMembersService } from '../../src/teams/team-members.service.js';
 import { TeamsService } from '../../src/teams/teams.service.js';
 import type { Team } from '../../src/teams/team.entity.js';
 import type { CreateTokenDto } from '../../src/tokens/dto/create-token.dto.js';
@@ -94,5 +95,7 @@ export async function addMember(
   user: Pick<User, 'email'>,
   role: 'member' | 'admin' = 'member',
 ): Promise<void> {
-  await app.get(TeamsService).addMember(Actors.operator(), teamId, { email: user.email, role });
+  await app
+    .get(TeamMembersService)
+    .addMember(Actors.operator(), teamId, { email: user.email, role });
 }

@@ -6,6 +6,7 @@ import type { Actor } from '../../common/actor.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { success, type PageEnvelope, type SuccessEnvelope } from '../../common/http/envelope.js';
 import type { TeamSummary } from '../../teams/team.view.js';
+import { TeamMembersService } from '../../teams/team-members.service.js';
 import { TeamsService } from '../../teams/teams.service.js';
 import { toUserProfile, type UserProfile } from '../../users/user.view.js';
 import { CurrentTeam } from './api-authentication.js';
@@ -23,6 +24,7 @@ import { toMember } from './team-api.views.js';
 export class TeamMembersController {
   constructor(
     private readonly teams: TeamsService,
+    private readonly members: TeamMembersService,
     private readonly clock: Clock,
   ) {}
 
@@ -66,7 +68,7 @@ export class TeamMembersController {
   ): Promise<SuccessEnvelope<UserProfile>> {
     return success(
       this.clock,
-      toUserProfile(await this.teams.changeRole(actor, team.id, id, body.role)),
+      toUserProfile(await this.members.changeRole(actor, team.id, id, body.role)),
     );
   }
 
@@ -85,6 +87,6 @@ export class TeamMembersController {
     @CurrentTeam() team: TeamSummary,
     @IdParam() id: number,
   ): Promise<void> {
-    await this.teams.removeMember(actor, team.id, id);
+    await this.members.removeMember(actor, team.id, id);
   }
 }

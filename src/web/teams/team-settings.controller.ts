@@ -10,6 +10,8 @@ import { FormPage } from '../form-page.js';
 import { RequireRecentPassword } from '../sudo-mode.js';
 import { CreateTeamDto } from '../../teams/dto/create-team.dto.js';
 import { ChangeRoleForm, policyInputOf, TeamPolicyForm, TransferTeamForm } from './teams.forms.js';
+import { TeamMembersService } from '../../teams/team-members.service.js';
+import { TeamPoliciesService } from '../../teams/team-policies.service.js';
 import { TeamsService } from '../../teams/teams.service.js';
 
 /**
@@ -19,7 +21,11 @@ import { TeamsService } from '../../teams/teams.service.js';
 @Controller('teams')
 @SignedIn()
 export class TeamSettingsController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly members: TeamMembersService,
+    private readonly policies: TeamPoliciesService,
+  ) {}
 
   @Post(':id')
   @FormPage('/teams/:id')
@@ -45,7 +51,7 @@ export class TeamSettingsController {
     @Form() form: ChangeRoleForm,
     @Session() session: PageSession,
   ): Promise<{ url: string }> {
-    const member = await this.teams.changeRole(actor, id, userId, form.role);
+    const member = await this.members.changeRole(actor, id, userId, form.role);
     flash(session, {
       notice: `${member.name} is now ${form.role === 'admin' ? 'an admin' : 'a member'}.`,
     });
@@ -62,7 +68,7 @@ export class TeamSettingsController {
     @Form() form: TransferTeamForm,
     @Session() session: PageSession,
   ): Promise<{ url: string }> {
-    const owner = await this.teams.transfer(actor, id, form.user_id);
+    const owner = await this.members.transfer(actor, id, form.user_id);
     flash(session, { notice: `${owner.name} now owns the team; you are an admin.` });
     return { url: `/teams/${id}` };
   }
@@ -78,7 +84,7 @@ export class TeamSettingsController {
     @Form() form: TeamPolicyForm,
     @Session() session: PageSession,
   ): Promise<{ url: string }> {
-    const team = await this.teams.setPolicy(actor, id, policyInputOf(form));
+    const team = await this.policies.setPolicy(actor, id, policyInputOf(form));
     flash(session, {
       notice: `The policy of ${team.name} was saved. It applies to the next API request of every token acting in the team.`,
     });
@@ -93,7 +99,7 @@ export class TeamSettingsController {
     @IdParam() id: number,
     @Session() session: PageSession,
   ): Promise<void> {
-    await this.teams.leave(actor, id);
+    await this.members.leave(actor, id);
     flash(session, { notice: 'You left the team.' });
   }
 

@@ -12,13 +12,17 @@ import { isReturnPage } from '../return-to.js';
 import type { User } from '../../users/user.entity.js';
 import { CreateTeamDto } from '../../teams/dto/create-team.dto.js';
 import { SwitchTeamForm } from './teams.forms.js';
+import { TeamMembersService } from '../../teams/team-members.service.js';
 import { TeamsService } from '../../teams/teams.service.js';
 
 /** The teams a person belongs to, and each team's members. */
 @Controller('teams')
 @SignedIn()
 export class TeamsController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly members: TeamMembersService,
+  ) {}
 
   @Get()
   @Render('teams/index')
@@ -64,7 +68,7 @@ export class TeamsController {
     @IdParam('userId') userId: number,
     @Session() session: PageSession,
   ): Promise<{ url: string }> {
-    await this.teams.removeMember(actor, id, userId);
+    await this.members.removeMember(actor, id, userId);
     const left = userId === user.id;
     flash(session, { notice: left ? 'You left the team.' : 'The member was removed.' });
     return { url: left ? '/teams' : `/teams/${id}` };

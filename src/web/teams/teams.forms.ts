@@ -13,7 +13,7 @@ import { ABILITY_NAME } from '../../config/abilities.config.js';
 import { Transform } from 'class-transformer';
 import { ToInteger } from '../../common/validation/transforms.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from '../../teams/dto/add-member.dto.js';
-import type { PolicyInput } from '../../teams/teams.service.js';
+import type { PolicyInput } from '../../teams/team-policies.service.js';
 
 export class ChangeRoleForm {
   @IsIn(ASSIGNABLE_ROLES, { message: `Role must be one of ${ASSIGNABLE_ROLES.join(', ')}.` })
