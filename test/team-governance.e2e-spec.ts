@@ -9,7 +9,7 @@ import { TeamsService } from '../src/teams/teams.service.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TokenPin } from '../src/tokens/token-pin.entity.js';
 import { TokenNotFoundError } from '../src/tokens/tokens.errors.js';
-import { TokensService } from '../src/tokens/tokens.service.js';
+import { TokensInTeamService } from '../src/tokens/tokens-in-team.service.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
@@ -536,7 +536,7 @@ describe('teams govern the tokens that act in them', () => {
       const { owner, admin, member, team } = await acme('Stale Co');
       await switchTo(member, team.id);
       const following = await createToken(t.app, member.user, { name: 'stale following' });
-      const tokens = t.app.get(TokensService);
+      const tokens = t.app.get(TokensInTeamService);
       const governing = {
         id: team.id,
         name: team.name,

@@ -10,6 +10,7 @@ import { Events } from '../events/events.js';
 import type { Team } from '../teams/team.entity.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { TokenLifetimes } from '../tokens/token-lifetimes.js';
+import { TokensInTeamService } from '../tokens/tokens-in-team.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { User } from '../users/user.entity.js';
 import { ServiceAccountsRepository } from './service-accounts.repository.js';
@@ -57,6 +58,7 @@ describe('ServiceAccountsService', () => {
         ServiceAccountsService,
         { provide: TeamsService, useValue: teams },
         { provide: TokensService, useValue: { createForServiceAccount } },
+        { provide: TokensInTeamService, useValue: {} },
         { provide: TokenLifetimes, useValue: {} },
         { provide: ServiceAccountsRepository, useValue: accounts },
         { provide: Transactions, useValue: { run } },

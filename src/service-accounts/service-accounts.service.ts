@@ -15,7 +15,8 @@ import type { AbilityDefinition } from '../config/abilities.config.js';
 import type { ExpiryOptions } from '../tokens/token-lifetimes.js';
 import { TokenLifetimes } from '../tokens/token-lifetimes.js';
 import { governing } from '../tokens/tokens.repository.js';
-import { TokensService, type CreatedToken, type TeamTokenView } from '../tokens/tokens.service.js';
+import { TokensInTeamService, type TeamTokenView } from '../tokens/tokens-in-team.service.js';
+import { TokensService, type CreatedToken } from '../tokens/tokens.service.js';
 import type { User } from '../users/user.entity.js';
 import type { CreateServiceAccountForm } from './dto/service-accounts.forms.js';
 import type { ServiceAccountEvent } from './service-account.events.js';
@@ -58,6 +59,7 @@ export class ServiceAccountsService {
   constructor(
     private readonly teams: TeamsService,
     private readonly tokens: TokensService,
+    private readonly inTeam: TokensInTeamService,
     private readonly lifetimes: TokenLifetimes,
     private readonly accounts: ServiceAccountsRepository,
     private readonly transactions: Transactions,
@@ -92,9 +94,9 @@ export class ServiceAccountsService {
     const account = await this.accounts.findInTeam(team.id, accountId);
     if (!account) throw new ServiceAccountNotFoundError();
     const governed = governing(team);
-    const tokens = await this.tokens.listOfAccountIn(governed, account.id);
+    const tokens = await this.inTeam.listOfAccountIn(governed, account.id);
     const tokenForm = {
-      abilities: this.tokens.abilitiesAllowedIn(governed),
+      abilities: this.inTeam.abilitiesAllowedIn(governed),
       expiry: this.lifetimes.optionsIn(governed),
     };
     return { team, role, account, tokens, tokenForm };

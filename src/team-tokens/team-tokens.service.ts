@@ -9,7 +9,7 @@ import { managedRoles, mayManage } from '../teams/team-roles.js';
 import { TeamsService } from '../teams/teams.service.js';
 import { governing } from '../tokens/tokens.repository.js';
 import { TokenNotFoundError } from '../tokens/tokens.errors.js';
-import { TokensService, type TeamTokenView } from '../tokens/tokens.service.js';
+import { TokensInTeamService, type TeamTokenView } from '../tokens/tokens-in-team.service.js';
 
 /** A token of the inventory, with whether the viewer may revoke it. */
 export interface InventoryToken extends TeamTokenView {
@@ -33,7 +33,7 @@ export class TeamTokensService {
   constructor(
     private readonly teams: TeamsService,
     private readonly policies: TeamPoliciesService,
-    private readonly tokens: TokensService,
+    private readonly tokens: TokensInTeamService,
   ) {}
 
   /** The inventory, or a page of it by token id (one beyond it) when `page` says which. */

@@ -13,6 +13,7 @@ import { TokenLifetimes } from './token-lifetimes.js';
 import { TokenNotices } from './token-notices.js';
 import { TokenIntrospection } from './token-introspection.js';
 import { TokenPolicyNotices } from './token-policy-notices.js';
+import { TokensInTeamService } from './tokens-in-team.service.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -21,6 +22,7 @@ import { TokensService } from './tokens.service.js';
     TokensRepository,
     TokenUsageRepository,
     TokensService,
+    TokensInTeamService,
     TokenLifetimes,
     TokenAuthenticator,
     TokenDetailsService,
@@ -35,6 +37,7 @@ import { TokensService } from './tokens.service.js';
   exports: [
     TokenDetailsService,
     TokensService,
+    TokensInTeamService,
     TokenLifetimes,
     TokenAuthenticator,
     TokenExpiryReminders,

@@ -4,7 +4,6 @@ import { Test } from '@nestjs/testing';
 import { Clock, ManualClock } from '../clock/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { SecurityNotices } from '../security-notices/security-notices.js';
 import { TokenNotices } from './token-notices.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { CONFIG } from '../config/config.module.js';
@@ -108,7 +107,6 @@ describe('TokensService token lifecycle', () => {
         { provide: EmailVerificationService, useValue: { assertConfirmed } },
         { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: 90 } } },
         { provide: TokenNotices, useValue: { send: notify } },
-        { provide: SecurityNotices, useValue: { send: jest.fn() } },
         { provide: AuditLog, useValue: { recordAfterCommit, record: jest.fn() } },
         { provide: Clock, useValue: clock },
         { provide: AbilityCatalog, useValue: new AbilityCatalog(BUILT_IN_ABILITIES) },

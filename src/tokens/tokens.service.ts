@@ -1,18 +1,17 @@
-import { accountOf, knownOf, type Actor } from '../common/actor.js';
-
-/** The account an actor acts on, when it acts on one (not the operator at large). */
-const accountOrNull = (actor: Actor): number | null =>
-  actor.kind === 'person' || actor.kind === 'token' ? actor.userId : null;
-import { AuditLog } from '../audit/audit-log.js';
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.js';
+import { Clock } from '../clock/clock.js';
+import { accountOf, knownOf, type Actor } from '../common/actor.js';
+import { ValidationError } from '../common/errors/domain.error.js';
+import { AbilityCatalog, type AbilityDefinition } from '../config/abilities.config.js';
 import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
-import type { EntityManager } from 'typeorm';
-import { SecurityNotices } from '../security-notices/security-notices.js';
 import type { Ability } from './abilities.js';
-import { AbilityCatalog, type AbilityDefinition } from '../config/abilities.config.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
-import type { KeysetPage } from '../common/keyset-page.js';
+import type { PersonalAccessToken } from './personal-access-token.entity.js';
+import { describeRefusal, exceedsMaxLifetime, teamRefusalOf } from './team-policy.js';
+import { generateToken } from './token-format.js';
 import {
   EXPIRY_DAY_CHOICES,
   expiryAfter,
@@ -23,21 +22,6 @@ import {
   type LifetimeLimit,
 } from './token-lifetimes.js';
 import { TokenNotices } from './token-notices.js';
-import {
-  impactInWords,
-  policyImpact,
-  type ImpactInWords,
-  type PolicyImpact,
-} from './policy-impact.js';
-import { generateToken, TOKEN_PREFIX } from './token-format.js';
-import {
-  describeRefusal,
-  exceedsMaxLifetime,
-  teamRefusalOf,
-  teamRefusalsOf,
-  type TeamRefusalCode,
-} from './team-policy.js';
-import { ValidationError } from '../common/errors/domain.error.js';
 import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
 import {
   AmbiguousTokenNameError,
@@ -45,16 +29,11 @@ import {
   TokenNotFoundError,
   TokenRevokedError,
 } from './tokens.errors.js';
-import {
-  TokensRepository,
-  type Governance,
-  type GoverningTeam,
-  type TeamPolicy,
-  type TeamRevoker,
-  type TeamToken,
-} from './tokens.repository.js';
-import type { PersonalAccessToken } from './personal-access-token.entity.js';
-import { Clock } from '../clock/clock.js';
+import { TokensRepository, type Governance, type GoverningTeam } from './tokens.repository.js';
+
+/** The account an actor acts on, when it acts on one (not the operator at large). */
+const accountOrNull = (actor: Actor): number | null =>
+  actor.kind === 'person' || actor.kind === 'token' ? actor.userId : null;
 
 const MINUTE_MS = 60_000;
 
@@ -92,16 +71,6 @@ export interface LifetimeChoices extends Pick<OwnTokenView, 'binding' | 'teamNam
   defaultChoice: string;
   /** The team whose maximum limits the choices, if one does. */
   limitedBy: string | null;
-}
-
-/** A token in a team's inventory: never its value or hash. */
-export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
-  hint: string;
-  /** Why the team refuses it (the API's 403 code), and in words; null when it does not. */
-  refusalCode: TeamRefusalCode | null;
-  refusal: string | null;
-  /** Every reason the team refuses it, in words (the first is `refusal`). */
-  refusals: string[];
 }
 
 /**
@@ -150,24 +119,6 @@ function withTeam(
   };
 }
 
-function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
-  const { lastFour, ...rest } = row;
-  const codes = teamRefusalsOf({
-    binding: row.pinned ? 'pinned' : 'current',
-    lifetimeDays: row.lifetimeDays,
-    team,
-    user: { twoFactor: row.person.twoFactor, serviceAccount: row.person.serviceAccount },
-  });
-  const refusals = codes.map((code) => describeRefusal(code, team, 'team'));
-  return {
-    ...rest,
-    hint: `${TOKEN_PREFIX}…${lastFour}`,
-    refusalCode: codes[0] ?? null,
-    refusal: refusals[0] ?? null,
-    refusals,
-  };
-}
-
 const PRUNE_BATCH = 1000;
 
 @Injectable()
@@ -178,7 +129,6 @@ export class TokensService {
     private readonly transactions: Transactions,
     private readonly verification: EmailVerificationService,
     private readonly notices: TokenNotices,
-    private readonly securityNotices: SecurityNotices,
     private readonly clock: Clock,
     private readonly lifetimes: TokenLifetimes,
     private readonly catalog: AbilityCatalog,
@@ -325,12 +275,6 @@ export class TokensService {
     };
   }
 
-  /** The abilities of the catalog a token acting in `team` may use (all, without a limit). */
-  abilitiesAllowedIn(team: GoverningTeam): AbilityDefinition[] {
-    const allowed = team.policy.allowedAbilities;
-    return this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name));
-  }
-
   /**
    * The lifetimes regenerating the token may give it: the one it has (counted again from now),
    * or a number of days, or none; only those the team it acts in and the deployment allow.
@@ -383,79 +327,6 @@ export class TokensService {
       defaultChoice: choices[0]?.value === 'same' ? 'same' : (choices.at(-1)?.value ?? 'same'),
       limitedBy: team?.policy.tokenMaxLifetimeDays != null ? team.name : null,
     };
-  }
-
-  /**
-   * The active tokens that can act in the team (its inventory), with its refusal of each; a
-   * page of them by id (one beyond it) when `page` says which.
-   */
-  async listActingIn(team: GoverningTeam, page?: KeysetPage): Promise<TeamTokenView[]> {
-    const rows = await this.tokens.findActingIn(team.id, this.clock.now(), { page });
-    return rows.map((row) => toTeamTokenView(row, team));
-  }
-
-  /** The active tokens of one account (a service account of the team) that act in the team. */
-  async listOfAccountIn(team: GoverningTeam, ownerId: number): Promise<TeamTokenView[]> {
-    const rows = await this.tokens.findActingIn(team.id, this.clock.now(), { ownerId });
-    return rows.map((row) => toTeamTokenView(row, team));
-  }
-
-  /**
-   * What `proposed` would do to the tokens acting in `team` now: those it would refuse, or take
-   * abilities from, each in words (the team page shows it before the change is saved).
-   */
-  async policyImpactIn(
-    team: GoverningTeam,
-    proposed: TeamPolicy,
-  ): Promise<PolicyImpact & { words: ImpactInWords[] }> {
-    const rows = await this.tokens.findActingIn(team.id, this.clock.now());
-    const impact = policyImpact(team, proposed, rows, this.catalog);
-    return { ...impact, words: impact.tokens.map((t) => impactInWords(t, team.name, proposed)) };
-  }
-
-  /** One token of the team's inventory; any other id is "not found". */
-  async getActingIn(team: GoverningTeam, tokenId: number): Promise<TeamTokenView> {
-    const [row] = await this.tokens.findActingIn(team.id, this.clock.now(), { tokenId });
-    if (!row) throw new TokenNotFoundError();
-    return toTeamTokenView(row, team);
-  }
-
-  /**
-   * Revokes a token of the team's inventory (as `getActingIn` read it), for one of its owners or
-   * admins with the role they had when they read it. The revocation decides in its one write
-   * whether the token still acts in the team and may still be revoked by them: a token that
-   * stopped acting here, whose person's role changed, or that another revocation got first, is
-   * "not found" and stays untouched. Its person is mailed; the event is in their security log
-   * and the team's audit log.
-   */
-  async revokeInTeam(
-    actor: Actor,
-    team: GoverningTeam,
-    row: TeamTokenView,
-    standing: Omit<TeamRevoker, 'userId'>,
-  ): Promise<TeamTokenView> {
-    const at = this.clock.now();
-    const revoker = { ...standing, userId: accountOf(actor) };
-    await this.transactions.run(async (m) => {
-      if (!(await this.tokens.revokeActingIn(m, team.id, row.id, revoker, at))) {
-        throw new TokenNotFoundError();
-      }
-      // A service account reads no mail; its team's owners and admins revoked it themselves.
-      if (!row.person.serviceAccount) {
-        await this.securityNotices.send(m, row.person.id, 'token-revoked-by-team', {
-          detail: `"${row.name}" (${team.name})`,
-        });
-      }
-      this.audit.recordAfterCommit(m, actor, {
-        event: 'token.revoked',
-        userId: row.person.id,
-        teamId: team.id,
-        tokenId: row.id,
-        target: { type: 'token', id: row.id },
-        detail: { name: row.name, by_team: team.name },
-      });
-    });
-    return row;
   }
 
   /** One of the user's tokens; another user's token id is "not found". */

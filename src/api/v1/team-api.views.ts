@@ -3,7 +3,7 @@ import type { TeamInvitation } from '../../invitations/team-invitation.entity.js
 import type { TeamRole } from '../../teams/team-member.entity.js';
 import type { Team } from '../../teams/team.entity.js';
 import type { MemberRow } from '../../teams/teams.repository.js';
-import type { TeamTokenView } from '../../tokens/tokens.service.js';
+import type { TeamTokenView } from '../../tokens/tokens-in-team.service.js';
 
 /**
  * What the team API answers, field by field (snake_case, as every answer of the API): each
