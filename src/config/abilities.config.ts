@@ -94,6 +94,11 @@ export class AbilityCatalog {
     return this.entries.filter((entry) => held.includes(entry.name)).map((entry) => entry.name);
   }
 
+  /** The catalog's entries a team's policy allows tokens (all of them when it sets no limit). */
+  allowedBy(allowed: readonly string[] | null): AbilityDefinition[] {
+    return this.entries.filter((entry) => !allowed || allowed.includes(entry.name));
+  }
+
   /** The names among `held` that the catalog no longer offers. */
   retired(held: readonly string[]): string[] {
     return held.filter((name) => !this.byName.has(name));

@@ -26,7 +26,8 @@ export interface TeamInventory {
  * A team's token inventory (teams decides who may see it, tokens what acts in the team): owners
  * and admins see every active token that acts in it now, its service accounts' included. The
  * owner revokes any of them; an admin, their own, the members' (as an admin manages members,
- * not other admins) and the service accounts'.
+ * not other admins) and the service accounts'. What acts in the team is `TokensInTeamService`'s
+ * (`tokens/`); this service decides who may see and revoke it.
  */
 @Injectable()
 export class TeamTokensService {

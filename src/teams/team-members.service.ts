@@ -27,8 +27,9 @@ import { TeamsService } from './teams.service.js';
 
 /**
  * Who is in a team, and with which role: adding and removing members, leaving, joining by
- * invitation, changing a role, handing the team to another owner. Each change is decided on the
- * roles read with their rows locked, mails the person it concerns and is in the security log.
+ * invitation, changing a role, handing the team to another owner. Removals, role changes and
+ * transfers are decided on the roles read with their rows locked; every change is in the team's
+ * audit log.
  */
 @Injectable()
 export class TeamMembersService {
@@ -75,7 +76,7 @@ export class TeamMembersService {
     const own = actor.kind === 'operator' ? undefined : accountOf(actor);
     const leaving = own === userId;
     const team = leaving
-      ? (await this.access.membershipOf(userId, teamId)).team
+      ? (await this.access.requireMembership(userId, teamId)).team
       : await this.access.getManageableTeam(actor, teamId);
     if (team.personal) throw new PersonalTeamError();
     if (team.ownerId === userId) throw new OwnerCannotLeaveError();
@@ -149,7 +150,7 @@ export class TeamMembersService {
   /** The owner hands the team to another member, who becomes owner; the old owner, an admin. */
   async transfer(actor: Actor, teamId: number, newOwnerId: number): Promise<User> {
     const ownerId = accountOf(actor);
-    const { team, role } = await this.access.membershipOf(ownerId, teamId);
+    const { team, role } = await this.access.requireMembership(ownerId, teamId);
     if (role !== 'owner') throw new OwnerOnlyError('transfer the team');
     if (team.personal) throw new PersonalTeamError('A personal team cannot be transferred.');
     if (newOwnerId === ownerId) throw new MemberNotFoundError();

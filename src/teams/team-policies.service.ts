@@ -72,7 +72,7 @@ export class TeamPoliciesService {
     const ownerId = accountOf(actor);
     const allowed =
       input.allowedAbilities === undefined ? undefined : this.allowedOf(input.allowedAbilities);
-    const { team, role } = await this.access.membershipOf(ownerId, teamId);
+    const { team, role } = await this.access.requireMembership(ownerId, teamId);
     if (role !== 'owner') throw new OwnerOnlyError("change the team's policy");
     if (input.requireTwoFactor && !(await this.teams.hasTwoFactor(ownerId))) {
       throw new ValidationError({

@@ -88,7 +88,7 @@ export class TeamsService {
   async getBySlug(actor: Actor, slug: string): Promise<Team> {
     const team = await this.teams.findBySlug(slug);
     if (!team) throw new TeamNotFoundError();
-    if (actor.kind !== 'operator') await this.membershipOf(accountOf(actor), team.id);
+    if (actor.kind !== 'operator') await this.requireMembership(accountOf(actor), team.id);
     return team;
   }
 
@@ -202,7 +202,7 @@ export class TeamsService {
   /** A team with its members, for its members only: to anyone else it does not exist. */
   async getForMember(actor: Actor, teamId: number): Promise<TeamDetails> {
     const userId = accountOf(actor);
-    const { team, role } = await this.membershipOf(userId, teamId, knownOf(actor));
+    const { team, role } = await this.requireMembership(userId, teamId, knownOf(actor));
     const members = (await this.teams.findMembers(team.id)).map((m) => ({
       user: toUserProfile(m.user!),
       role: m.role,
@@ -235,7 +235,7 @@ export class TeamsService {
    * admins); a member is refused (403), anyone else finds no team (404).
    */
   async getForManager(actor: Actor, teamId: number): Promise<{ team: Team; role: TeamRole }> {
-    const membership = await this.membershipOf(accountOf(actor), teamId);
+    const membership = await this.requireMembership(accountOf(actor), teamId);
     if (membership.role === 'member') throw new NotTeamManagerError();
     return membership;
   }
@@ -246,7 +246,7 @@ export class TeamsService {
    */
   async deleteTeam(actor: Actor, teamId: number): Promise<Team> {
     const ownerId = accountOf(actor);
-    const { team, role } = await this.membershipOf(ownerId, teamId);
+    const { team, role } = await this.requireMembership(ownerId, teamId);
     if (role !== 'owner') throw new OwnerOnlyError('delete the team');
     if (team.personal) throw new PersonalTeamError('A personal team cannot be deleted.');
     await this.transactions.run(async (m) => {
@@ -265,8 +265,11 @@ export class TeamsService {
     return team;
   }
 
-  /** The team and the person's role in it; anyone else finds no team (404). */
-  async membershipOf(
+  /**
+   * The team and the person's role in it; anyone else finds no team (404). With `known` (the
+   * signed-in person's snapshot), read from it instead of the database.
+   */
+  async requireMembership(
     userId: number,
     teamId: number,
     known?: PersonSnapshot,
@@ -315,7 +318,7 @@ export class TeamsService {
       if (!team) throw new TeamNotFoundError();
       return team;
     }
-    const { team, role } = await this.membershipOf(accountOf(actor), teamId);
+    const { team, role } = await this.requireMembership(accountOf(actor), teamId);
     if (role === 'member') throw new NotTeamManagerError();
     return team;
   }

@@ -54,7 +54,8 @@ function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
 /**
  * Tokens as a team sees them: those that act in it now (its inventory, its service accounts'),
  * what a proposed policy would do to them, and a revocation by its owners and admins. Never a
- * token's value or hash.
+ * token's value or hash. Who may see and revoke them is decided above, by `TeamTokensService`
+ * (`team-tokens/`), which combines this with the team's roles.
  */
 @Injectable()
 export class TokensInTeamService {
@@ -69,8 +70,7 @@ export class TokensInTeamService {
 
   /** The abilities of the catalog a token acting in `team` may use (all, without a limit). */
   abilitiesAllowedIn(team: GoverningTeam): AbilityDefinition[] {
-    const allowed = team.policy.allowedAbilities;
-    return this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name));
+    return this.catalog.allowedBy(team.policy.allowedAbilities);
   }
 
   /**
@@ -82,7 +82,7 @@ export class TokensInTeamService {
     return rows.map((row) => toTeamTokenView(row, team));
   }
 
-  /** The active tokens of one account (a service account of the team) that act in the team. */
+  /** The active tokens of one account (a member, or a service account of the team) acting in it. */
   async listOfAccountIn(team: GoverningTeam, ownerId: number): Promise<TeamTokenView[]> {
     const rows = await this.tokens.findActingIn(team.id, this.clock.now(), { ownerId });
     return rows.map((row) => toTeamTokenView(row, team));

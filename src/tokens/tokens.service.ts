@@ -270,7 +270,7 @@ export class TokensService {
     const currentTeam = await this.tokens.findCurrentTeamOf(accountOf(actor), knownOf(actor));
     const allowed = currentTeam?.policy.allowedAbilities ?? null;
     return {
-      abilities: this.catalog.entries.filter((a) => !allowed || allowed.includes(a.name)),
+      abilities: this.catalog.allowedBy(allowed),
       limitedBy: allowed ? currentTeam!.name : null,
     };
   }
