@@ -94,6 +94,18 @@ describe('Redis settings', () => {
   });
 });
 
+describe('webhook delivery settings', () => {
+  it('should keep a connection to an endpoint idle for WEBHOOK_KEEP_ALIVE_MS, 4000 ms unless set, 0 for none, refusing anything but 0 to 60000 at boot', () => {
+    expect(loadConfig({}).webhooks.keepAliveMs).toBe(4000);
+    expect(loadConfig({ WEBHOOK_KEEP_ALIVE_MS: '0' }).webhooks.keepAliveMs).toBe(0);
+    for (const bad of ['-1', '60001', '4s']) {
+      expect(() => loadConfig({ WEBHOOK_KEEP_ALIVE_MS: bad })).toThrow(
+        `WEBHOOK_KEEP_ALIVE_MS=${JSON.stringify(bad)}: must be a whole number from 0 to 60000`,
+      );
+    }
+  });
+});
+
 describe('observability settings', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
     try {
