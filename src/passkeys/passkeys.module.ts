@@ -4,6 +4,7 @@ import { EmailVerificationModule } from '../email-verification/email-verificatio
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { SecurityNoticesModule } from '../security-notices/security-notices.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { PasskeyAuthenticationService } from './passkey-authentication.service.js';
 import { PasskeyChallenges } from './passkey-challenges.js';
 import { PasskeysRepository } from './passkeys.repository.js';
 import { PasskeysService } from './passkeys.service.js';
@@ -17,7 +18,7 @@ import { PasskeysService } from './passkeys.service.js';
     SecurityNoticesModule,
     RateLimitModule,
   ],
-  providers: [PasskeysRepository, PasskeyChallenges, PasskeysService],
-  exports: [PasskeysService],
+  providers: [PasskeysRepository, PasskeyChallenges, PasskeysService, PasskeyAuthenticationService],
+  exports: [PasskeysService, PasskeyAuthenticationService],
 })
 export class PasskeysModule {}

@@ -4,7 +4,7 @@ import { accountOf } from '../../common/actor.js';
 import { Clock } from '../../clock/clock.js';
 import { PasskeyCredentialForm } from '../settings/passkeys/passkeys.forms.js';
 import { answeringSessionOf, passkeySessionOf } from '../session/passkey-session.js';
-import { PasskeysService } from '../../passkeys/passkeys.service.js';
+import { PasskeyAuthenticationService } from '../../passkeys/passkey-authentication.service.js';
 import { RouteLimit } from '../../http/route-limit.guard.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Actor } from '../../common/actor.js';
@@ -32,7 +32,7 @@ export class ConfirmPasswordController {
   constructor(
     private readonly auth: AuthService,
     private readonly sudo: SudoMode,
-    private readonly passkeys: PasskeysService,
+    private readonly passkeys: PasskeyAuthenticationService,
     private readonly clock: Clock,
   ) {}
 

@@ -12,7 +12,7 @@ import { PasskeyRefusedError } from '../../passkeys/passkeys.errors.js';
 import { UsersRepository } from '../../users/users.repository.js';
 import { SessionLifecycle } from '../session/session-lifecycle.js';
 import { Clock } from '../../clock/clock.js';
-import { PasskeysService } from '../../passkeys/passkeys.service.js';
+import { PasskeyAuthenticationService } from '../../passkeys/passkey-authentication.service.js';
 import { answeringSessionOf, passkeySessionOf } from '../session/passkey-session.js';
 
 export const CHALLENGE_PAGE = '/two-factor-challenge';
@@ -43,7 +43,7 @@ export class TwoFactorSignIn {
     private readonly users: UsersRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
-    private readonly passkeys: PasskeysService,
+    private readonly passkeys: PasskeyAuthenticationService,
   ) {}
 
   /** After the right password: signed in, or on to the challenge. Returns where to go next. */

@@ -1,6 +1,6 @@
 import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { Trim, VisibleText } from '../../../common/validation/transforms.js';
-import { MAX_CREDENTIAL_LENGTH } from '../../../passkeys/passkeys.service.js';
+import { MAX_CREDENTIAL_LENGTH } from '../../../passkeys/passkey-credentials.js';
 
 export const PASSKEY_NAME_MAX = 100;
 
