@@ -4,12 +4,13 @@ import { EmailVerificationModule } from '../email-verification/email-verificatio
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { InvitationResponsesService } from './invitation-responses.service.js';
 import { InvitationsService } from './invitations.service.js';
 
 /** Invitations to teams: sending them, and their addressees' answers. */
 @Module({
   imports: [AuthModule, EmailVerificationModule, TeamsModule, UsersModule, RateLimitModule],
-  providers: [InvitationsService],
-  exports: [InvitationsService],
+  providers: [InvitationsService, InvitationResponsesService],
+  exports: [InvitationsService, InvitationResponsesService],
 })
 export class InvitationsModule {}

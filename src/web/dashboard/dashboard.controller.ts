@@ -4,7 +4,7 @@ import type { Actor } from '../../common/actor.js';
 import type { Request } from 'express';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { SignedInUser, signedInUserOf } from '../page-context.js';
-import { InvitationsService } from '../../invitations/invitations.service.js';
+import { InvitationResponsesService } from '../../invitations/invitation-responses.service.js';
 import { TeamsService } from '../../teams/teams.service.js';
 import type { User } from '../../users/user.entity.js';
 import { apiExamples } from './api-examples.js';
@@ -14,7 +14,7 @@ import { apiExamples } from './api-examples.js';
 export class DashboardController {
   constructor(
     private readonly teams: TeamsService,
-    private readonly invitations: InvitationsService,
+    private readonly invitations: InvitationResponsesService,
   ) {}
 
   /** The signed-in go to their dashboard, everyone else to the sign-in page. */

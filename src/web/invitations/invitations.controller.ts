@@ -8,12 +8,12 @@ import type { PageSession } from '../session/page-session.js';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { flash } from '../flash.js';
-import { InvitationsService } from '../../invitations/invitations.service.js';
+import { InvitationResponsesService } from '../../invitations/invitation-responses.service.js';
 
 /** An invitation's link, and its addressee's answer (from the link or the dashboard). */
 @Controller('invitations')
 export class InvitationsController {
-  constructor(private readonly invitations: InvitationsService) {}
+  constructor(private readonly invitations: InvitationResponsesService) {}
 
   @Get(':token')
   @Public()
