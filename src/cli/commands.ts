@@ -24,6 +24,7 @@ import { toExportLine } from '../security-log/audit.view.js';
 import { CreateUserDto } from '../users/dto/create-user.dto.js';
 import { UsersService } from '../users/users.service.js';
 import type { Config } from '../config/config.js';
+import { WebhookSecretRotationService } from '../webhooks/webhook-secret-rotation.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-events.js';
 
@@ -643,7 +644,7 @@ export const COMMANDS: Record<string, Command> = {
     required: ['id'],
     async run(app, v, out) {
       const rotated = await app
-        .get(WebhooksService)
+        .get(WebhookSecretRotationService)
         .rotateSecretForOperator(positiveInteger('id', v.id!));
       out(
         `Webhook endpoint ${rotated.endpoint.id}: ${rotated.endpoint.url}; the previous secret signs too until ${rotated.previousSignsUntil.toISOString()}`,

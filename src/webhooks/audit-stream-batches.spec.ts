@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { AuditEvent } from '../audit/audit-event.entity.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { nextBatch, streamBody } from './audit-stream-batches.js';
-import { AUTHORIZATION_MAX, acceptableAuthorization } from './webhooks.service.js';
+import { AUTHORIZATION_MAX, acceptableAuthorization } from './audit-stream-authorization.js';
 
 const entry = (id: number, over: Partial<AuditEvent> = {}): AuditEvent => ({
   id,

@@ -16,7 +16,7 @@ import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WEBHOOK_EVENT_TYPES, isWebhookEventType } from './webhook-events.js';
 import { WebhookSecrets } from './webhook-secrets.js';
 import { WebhooksRepository } from './webhooks.repository.js';
-import { PREVIOUS_SECRET_SIGNS_MS } from './webhooks.service.js';
+import { PREVIOUS_SECRET_SIGNS_MS } from './webhook-secret-rotation.service.js';
 
 /** What a start changed of the endpoints WEBHOOK_ENDPOINTS lists. */
 export interface Synchronised {

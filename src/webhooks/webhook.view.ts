@@ -2,12 +2,8 @@ import type { WebhookDelivery } from './webhook-delivery.entity.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WEBHOOK_EVENTS, WEBHOOK_EVENT_TYPES } from './webhook-events.js';
 import { secretVersionOf } from './webhook-secrets.js';
-import type {
-  CreatedEndpoint,
-  EndpointDetails,
-  EndpointList,
-  RotatedSecret,
-} from './webhooks.service.js';
+import type { RotatedSecret } from './webhook-secret-rotation.service.js';
+import type { CreatedEndpoint, EndpointDetails, EndpointList } from './webhooks.service.js';
 
 /** What a page shows of an endpoint: never its secret. */
 function endpointView(e: WebhookEndpoint) {

@@ -6,6 +6,7 @@ import { AuditStreamOutbox } from './audit-stream-outbox.js';
 import { WebhookOutbox } from './webhook-outbox.js';
 import { WebhookSecrets } from './webhook-secrets.js';
 import { WebhooksRepository } from './webhooks.repository.js';
+import { WebhookSecretRotationService } from './webhook-secret-rotation.service.js';
 import { WebhooksService } from './webhooks.service.js';
 
 /**
@@ -25,7 +26,15 @@ import { WebhooksService } from './webhooks.service.js';
     WebhookOutbox,
     AuditStreamOutbox,
     WebhooksService,
+    WebhookSecretRotationService,
   ],
-  exports: [WebhooksService, WebhooksRepository, AddressPolicy, WebhookSecrets, WebhookResolver],
+  exports: [
+    WebhooksService,
+    WebhookSecretRotationService,
+    WebhooksRepository,
+    AddressPolicy,
+    WebhookSecrets,
+    WebhookResolver,
+  ],
 })
 export class WebhooksModule {}

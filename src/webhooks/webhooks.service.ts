@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
-import { Actors, type Actor } from '../common/actor.js';
+import type { Actor } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
 import type { Team } from '../teams/team.entity.js';
@@ -18,15 +17,16 @@ import {
   type WebhookEventType,
 } from './webhook-events.js';
 import { WebhookOutbox } from './webhook-outbox.js';
-import { WebhookSecrets, secretVersionOf } from './webhook-secrets.js';
+import { WebhookSecrets } from './webhook-secrets.js';
 import { newSigningSecret } from './webhook-signature.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import {
   WebhookDeliveryNotFoundError,
   WebhookEndpointNotFoundError,
-  WebhookSecretChangedError,
   ConfiguredEndpointError,
 } from './webhooks.errors.js';
+import { acceptableAuthorization } from './audit-stream-authorization.js';
+import { manageableBy } from './webhook-access.js';
 import { Events } from '../events/events.js';
 
 /** How many deliveries an endpoint's page and `webhook:deliveries` show. */
@@ -41,21 +41,6 @@ export interface NewAuditStreamInput {
   url: string;
   /** The Authorization header's value its collector wants (`Splunk <token>`, say); optional. */
   authorization?: string | null;
-}
-
-/** The longest Authorization header value an audit stream keeps. */
-export const AUTHORIZATION_MAX = 500;
-
-/** A header value: printable ASCII, no line break (nothing can be added to the request). */
-export function acceptableAuthorization(raw: string | null | undefined): string | null {
-  const value = raw?.trim() ?? '';
-  if (value === '') return null;
-  if (value.length > AUTHORIZATION_MAX || !/^[\x21-\x7e][\x20-\x7e]*$/.test(value)) {
-    throw new ValidationError({
-      authorization: `The Authorization value must be printable ASCII on one line, at most ${AUTHORIZATION_MAX} characters.`,
-    });
-  }
-  return value;
 }
 
 export interface CreatedEndpoint {
@@ -79,21 +64,11 @@ export interface EndpointDetails {
   previousSignsUntil: Date | null;
 }
 
-export interface RotatedSecret {
-  endpoint: WebhookEndpoint;
-  /** The new signing secret, shown this once. */
-  secret: string;
-  /** Until when the replaced secret signs too. */
-  previousSignsUntil: Date;
-}
-
-/** How long the secret a rotation replaces keeps signing, beside the new one. */
-export const PREVIOUS_SECRET_SIGNS_MS = 24 * 3_600_000;
-
 /**
  * A team's webhook endpoints, for its owners and admins (and the operator's, for every team's
  * events, with no team): registering one (its secret shown once), its delivery log, a test
- * event, deleting it. Every change is in the team's audit log.
+ * event, a replay, deleting it. Every change is in the team's audit log. Replacing an
+ * endpoint's secret is WebhookSecretRotationService's.
  */
 @Injectable()
 export class WebhooksService {
@@ -110,7 +85,7 @@ export class WebhooksService {
   ) {}
 
   async list(actor: Actor, teamId: number | null): Promise<EndpointList> {
-    const { team, role } = await this.manageable(actor, teamId);
+    const { team, role } = await manageableBy(this.teams, actor, teamId);
     const endpoints = await this.transactions.run((m) =>
       this.repository.findForTeam(m, team?.id ?? null),
     );
@@ -118,7 +93,7 @@ export class WebhooksService {
   }
 
   async get(actor: Actor, teamId: number | null, endpointId: number): Promise<EndpointDetails> {
-    const { team, role } = await this.manageable(actor, teamId);
+    const { team, role } = await manageableBy(this.teams, actor, teamId);
     return this.transactions.run(async (m) => {
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
@@ -137,7 +112,7 @@ export class WebhooksService {
     teamId: number | null,
     input: NewEndpointInput,
   ): Promise<CreatedEndpoint> {
-    const { team } = await this.manageable(actor, teamId);
+    const { team } = await manageableBy(this.teams, actor, teamId);
     const events = this.chosenEvents(input.events);
     const url = await this.acceptableUrl(input.url);
     return this.register(actor, team, { kind: 'events', url, events: events.join(',') });
@@ -153,7 +128,7 @@ export class WebhooksService {
     teamId: number | null,
     input: NewAuditStreamInput,
   ): Promise<CreatedEndpoint> {
-    const { team } = await this.manageable(actor, teamId);
+    const { team } = await manageableBy(this.teams, actor, teamId);
     const url = await this.acceptableUrl(input.url);
     const authorization = acceptableAuthorization(input.authorization);
     return this.register(actor, team, { kind: 'audit_stream', url, events: '', authorization });
@@ -200,7 +175,7 @@ export class WebhooksService {
   }
 
   async delete(actor: Actor, teamId: number | null, endpointId: number): Promise<WebhookEndpoint> {
-    const { team } = await this.manageable(actor, teamId);
+    const { team } = await manageableBy(this.teams, actor, teamId);
     return this.transactions.run(async (m) => {
       if (team) await this.teams.certifyManager(m, actor, team.id);
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
@@ -218,63 +193,6 @@ export class WebhooksService {
     });
   }
 
-  /**
-   * Gives the endpoint a new signing secret, returned this once; the one it replaces keeps
-   * signing beside it for PREVIOUS_SECRET_SIGNS_MS, so at most two secrets sign. `version`
-   * (secretVersionOf, what the page showed) makes a click rotate once: when the secret is no
-   * longer that one, or another rotation commits first, nothing changes and it says so.
-   */
-  async rotateSecret(
-    actor: Actor,
-    teamId: number | null,
-    endpointId: number,
-    version?: string,
-  ): Promise<RotatedSecret> {
-    const { team } = await this.manageable(actor, teamId);
-    return this.transactions.run(async (m) => {
-      if (team) await this.teams.certifyManager(m, actor, team.id);
-      const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
-      if (!endpoint) throw new WebhookEndpointNotFoundError();
-      return this.rotate(m, actor, endpoint, version);
-    });
-  }
-
-  /** Rotates any endpoint's secret by its id, for the operator (`webhook:rotate-secret`). */
-  async rotateSecretForOperator(endpointId: number): Promise<RotatedSecret> {
-    return this.transactions.run(async (m) => {
-      const endpoint = await this.repository.findById(m, endpointId);
-      if (!endpoint) throw new WebhookEndpointNotFoundError();
-      return this.rotate(m, Actors.operator(), endpoint);
-    });
-  }
-
-  private async rotate(
-    m: EntityManager,
-    actor: Actor,
-    endpoint: WebhookEndpoint,
-    version?: string,
-  ): Promise<RotatedSecret> {
-    if (endpoint.configKey) throw new ConfiguredEndpointError('secret');
-    if (version !== undefined && version !== secretVersionOf(endpoint)) {
-      throw new WebhookSecretChangedError();
-    }
-    const secret = newSigningSecret();
-    const previousSignsUntil = new Date(this.clock.nowMs() + PREVIOUS_SECRET_SIGNS_MS);
-    const sealed = this.secrets.seal(endpoint.uid, secret);
-    const next = { secret: sealed, previousSecretUntil: previousSignsUntil };
-    if (!(await this.repository.replaceSecret(m, endpoint.id, endpoint.secret, next))) {
-      throw new WebhookSecretChangedError();
-    }
-    this.audit.recordAfterCommit(m, actor, {
-      event: 'webhook.secret_rotated',
-      teamId: endpoint.teamId,
-      target: { type: 'webhook', id: endpoint.id },
-      detail: { url: endpoint.url, previous_signs_until: previousSignsUntil.toISOString() },
-    });
-    const rotated = { ...endpoint, ...next, previousSecret: endpoint.secret };
-    return { endpoint: rotated, secret, previousSignsUntil };
-  }
-
   private previousSigns(endpoint: WebhookEndpoint): Date | null {
     const until = endpoint.previousSecretUntil;
     return endpoint.previousSecret && until && until > this.clock.now() ? until : null;
@@ -282,7 +200,7 @@ export class WebhooksService {
 
   /** Sends the endpoint a `webhook.test` event (whatever events it chose); returns its id. */
   async sendTest(actor: Actor, teamId: number | null, endpointId: number): Promise<string> {
-    const { team } = await this.manageable(actor, teamId);
+    const { team } = await manageableBy(this.teams, actor, teamId);
     return this.transactions.run(async (m) => {
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
@@ -316,7 +234,7 @@ export class WebhooksService {
     endpointId: number,
     deliveryId: number,
   ): Promise<WebhookEndpoint> {
-    const { team } = await this.manageable(actor, teamId);
+    const { team } = await manageableBy(this.teams, actor, teamId);
     return this.transactions.run(async (m) => {
       if (team) await this.teams.certifyManager(m, actor, team.id);
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
@@ -385,19 +303,5 @@ export class WebhooksService {
       if (!(error instanceof RefusedAddressError)) throw error;
       throw new ValidationError({ url: `The URL ${error.message}.` });
     }
-  }
-
-  private async manageable(
-    actor: Actor,
-    teamId: number | null,
-  ): Promise<{ team: Team | null; role: TeamRole | null }> {
-    if (teamId === null) {
-      if (actor.kind !== 'operator') throw new WebhookEndpointNotFoundError();
-      return { team: null, role: null };
-    }
-    if (actor.kind === 'operator') {
-      return { team: await this.teams.getManageableTeam(actor, teamId), role: null };
-    }
-    return this.teams.getForManager(actor, teamId);
   }
 }

@@ -14,6 +14,7 @@ import {
   RotateWebhookSecretForm,
 } from './webhooks.forms.js';
 import { webhookListView, webhookPageView } from '../../webhooks/webhook.view.js';
+import { WebhookSecretRotationService } from '../../webhooks/webhook-secret-rotation.service.js';
 import { WebhooksService } from '../../webhooks/webhooks.service.js';
 
 const LIST = '/teams/:id/webhooks';
@@ -27,7 +28,10 @@ const PAGE = '/teams/:id/webhooks/:hookId';
 @Controller('teams')
 @SignedIn()
 export class WebhooksController {
-  constructor(private readonly webhooks: WebhooksService) {}
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly rotation: WebhookSecretRotationService,
+  ) {}
 
   @Get(':id/webhooks')
   @Render('teams/webhooks/index')
@@ -87,7 +91,7 @@ export class WebhooksController {
     @IdParam('hookId') hookId: number,
     @Form() form: RotateWebhookSecretForm,
   ): Promise<object> {
-    const rotated = await this.webhooks.rotateSecret(actor, id, hookId, form.version);
+    const rotated = await this.rotation.rotateSecret(actor, id, hookId, form.version);
     return webhookPageView(await this.webhooks.get(actor, id, hookId), rotated);
   }
 
