@@ -89,8 +89,19 @@ describe('metrics on the main port, behind their own bearer secret', () => {
     expect(outcome('invalid_token')).toBe(1);
     expect(outcome('insufficient_scope')).toBe(1);
     // Outcomes not seen yet are there at 0, so alerts on them have a series to watch.
-    expect(outcome('token_expired')).toBe(0);
-    expect(outcome('error')).toBe(0);
+    for (const unseen of [
+      'token_revoked',
+      'token_expired',
+      'account_disabled',
+      'ability_not_allowed_by_team',
+      'two_factor_required',
+      'token_lifetime_exceeds_policy',
+      'team_access_lost',
+      'rate_limited',
+      'error',
+    ]) {
+      expect([unseen, outcome(unseen)]).toEqual([unseen, 0]);
+    }
     // Conflicts run again: a series for each kind from the start (none met here).
     for (const work of ['transaction', 'statement']) {
       expect(sample(body, 'tessera_db_conflict_retries_total', `{work="${work}"}`)).toBe(0);

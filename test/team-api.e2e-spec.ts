@@ -274,7 +274,7 @@ describe('the team API', () => {
   });
 
   it('should name each bad field (422), and refuse a body that is not JSON (415), too large (413) or malformed (400)', async () => {
-    const { owner, tokenOf } = await team();
+    const { acme, owner, tokenOf } = await team();
     const auth = `Bearer ${await tokenOf(owner)}`;
     const post = (body: string, type = 'application/json') =>
       request(t.server)
@@ -336,6 +336,11 @@ describe('the team API', () => {
     }
     // Nothing was invited by any of them.
     expect(await t.mail.find({ to: 'a@example.com' })).toHaveLength(0);
+    // An endpoint that takes no parameters ignores its query string (docs/api.md).
+    const current = await request(t.server)
+      .get('/api/v1/team?sort=name')
+      .set('Authorization', auth);
+    expect([current.status, current.body.data?.slug]).toEqual([200, acme.slug]);
   });
 
   it('should give the first answer again for the same Idempotency-Key and body, and refuse the key with another body', async () => {

@@ -21,6 +21,7 @@ const AUTH_OUTCOMES = [
   'token_expired',
   'account_disabled',
   'insufficient_scope',
+  'ability_not_allowed_by_team',
   'two_factor_required',
   'token_lifetime_exceeds_policy',
   'team_access_lost',

@@ -659,7 +659,7 @@ export interface components {
              */
             timestamp: string;
         };
-        /** @description The token owner's current team at the moment of the request. */
+        /** @description The team the token acts in: its owner's current team at the moment of the request, or the team it is pinned to. */
         Team: {
             /** @example 1 */
             id: number;
@@ -1176,7 +1176,7 @@ export interface components {
         /** @description A request the server could not read (a malformed request line or header). */
         BadRequest: {
             headers: {
-                /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                 "X-Request-Id": string;
                 /** @description Answers are per token: never stored by a browser or a proxy. */
                 "Cache-Control": "no-store";
@@ -1194,7 +1194,7 @@ export interface components {
         /** @description The request headers are larger than the server takes. */
         HeadersTooLarge: {
             headers: {
-                /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                 "X-Request-Id": string;
                 /** @description Answers are per token: never stored by a browser or a proxy. */
                 "Cache-Control": "no-store";
@@ -1212,7 +1212,7 @@ export interface components {
         /** @description Any path, asked with a method it does not take: `Allow` names those it takes. */
         MethodNotAllowed: {
             headers: {
-                /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                 "X-Request-Id": string;
                 /** @description Answers are per token: never stored by a browser or a proxy. */
                 "Cache-Control": "no-store";
@@ -1252,7 +1252,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1273,7 +1273,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1293,7 +1293,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1319,7 +1319,7 @@ export interface operations {
             /** @description The token lacks the `user:read` ability; or the team's policy does not allow tokens the `user:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1345,7 +1345,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1372,7 +1372,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1398,7 +1398,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1440,7 +1440,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1459,7 +1459,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1479,7 +1479,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1498,7 +1498,7 @@ export interface operations {
             /** @description The token lacks the `user:read` ability; or the team's policy does not allow tokens the `user:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1517,7 +1517,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1537,7 +1537,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1554,7 +1554,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1592,7 +1592,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1615,7 +1615,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1635,7 +1635,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1661,7 +1661,7 @@ export interface operations {
             /** @description The token lacks the `user:read` ability; or the team's policy does not allow tokens the `user:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1687,7 +1687,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1711,7 +1711,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1738,7 +1738,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1764,7 +1764,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1811,7 +1811,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1832,7 +1832,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1852,7 +1852,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1871,7 +1871,7 @@ export interface operations {
             /** @description The token lacks the `user:read` ability; or the team's policy does not allow tokens the `user:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1890,7 +1890,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1907,7 +1907,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1927,7 +1927,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1944,7 +1944,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1977,7 +1977,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -1998,7 +1998,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2018,7 +2018,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2044,7 +2044,7 @@ export interface operations {
             /** @description The token lacks the `team:read` ability; or the team's policy does not allow tokens the `team:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2070,7 +2070,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2094,7 +2094,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2121,7 +2121,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2147,7 +2147,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2189,7 +2189,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2208,7 +2208,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2228,7 +2228,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2247,7 +2247,7 @@ export interface operations {
             /** @description The token lacks the `team:read` ability; or the team's policy does not allow tokens the `team:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2266,7 +2266,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2283,7 +2283,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2303,7 +2303,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2320,7 +2320,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2358,7 +2358,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2381,7 +2381,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2401,7 +2401,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2427,7 +2427,7 @@ export interface operations {
             /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2453,7 +2453,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2477,7 +2477,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2501,7 +2501,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2528,7 +2528,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2554,7 +2554,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2601,7 +2601,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2622,7 +2622,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2642,7 +2642,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2661,7 +2661,7 @@ export interface operations {
             /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2680,7 +2680,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2697,7 +2697,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2714,7 +2714,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2734,7 +2734,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2751,7 +2751,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2783,7 +2783,7 @@ export interface operations {
             /** @description Done; no body. */
             204: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2801,7 +2801,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2827,7 +2827,7 @@ export interface operations {
             /** @description The token lacks the `members:write` ability; or the team's policy does not allow tokens the `members:write` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2853,7 +2853,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2877,7 +2877,7 @@ export interface operations {
             /** @description The owner cannot be removed from the team; or A personal team has no other members and invites no one. */
             409: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2903,7 +2903,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2930,7 +2930,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -2956,7 +2956,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3001,7 +3001,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3020,7 +3020,7 @@ export interface operations {
             /** @description The body is not valid JSON, or the request could not be read at all. */
             400: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3044,7 +3044,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3070,7 +3070,7 @@ export interface operations {
             /** @description The token lacks the `members:write` ability; or the team's policy does not allow tokens the `members:write` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3096,7 +3096,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3120,7 +3120,7 @@ export interface operations {
             /** @description The owner's role changes only when the owner transfers the team. */
             409: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3146,7 +3146,7 @@ export interface operations {
             /** @description The body is larger than 16 KB. */
             413: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3170,7 +3170,7 @@ export interface operations {
             /** @description The body is not `application/json`. */
             415: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3194,7 +3194,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3218,7 +3218,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3245,7 +3245,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3271,7 +3271,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3318,7 +3318,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3341,7 +3341,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3361,7 +3361,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3387,7 +3387,7 @@ export interface operations {
             /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3413,7 +3413,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3437,7 +3437,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3461,7 +3461,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3488,7 +3488,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3514,7 +3514,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3560,7 +3560,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             201: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3579,7 +3579,7 @@ export interface operations {
             /** @description The body is not valid JSON, or the request could not be read at all. */
             400: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3603,7 +3603,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3629,7 +3629,7 @@ export interface operations {
             /** @description The token lacks the `members:write` ability; or the team's policy does not allow tokens the `members:write` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3655,7 +3655,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3679,7 +3679,7 @@ export interface operations {
             /** @description That address belongs to a member of the team; or That address has an invitation waiting already; or A personal team has no other members and invites no one; or A request with the same Idempotency-Key is still under way: try again after Retry-After seconds to get its answer. */
             409: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3705,7 +3705,7 @@ export interface operations {
             /** @description The body is larger than 16 KB. */
             413: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3729,7 +3729,7 @@ export interface operations {
             /** @description The body is not `application/json`. */
             415: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3753,7 +3753,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it; or This Idempotency-Key was used in the last 24 hours for another request (another method, path or body); nothing was done. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3777,7 +3777,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3804,7 +3804,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3830,7 +3830,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3877,7 +3877,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3898,7 +3898,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3918,7 +3918,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3937,7 +3937,7 @@ export interface operations {
             /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3956,7 +3956,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3973,7 +3973,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -3990,7 +3990,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4010,7 +4010,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4027,7 +4027,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4059,7 +4059,7 @@ export interface operations {
             /** @description Done; no body. */
             204: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4077,7 +4077,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4103,7 +4103,7 @@ export interface operations {
             /** @description The token lacks the `members:write` ability; or the team's policy does not allow tokens the `members:write` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4129,7 +4129,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4153,7 +4153,7 @@ export interface operations {
             /** @description The invitation was answered (or withdrawn) meanwhile. */
             410: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4177,7 +4177,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4204,7 +4204,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4230,7 +4230,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4277,7 +4277,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4300,7 +4300,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4320,7 +4320,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4346,7 +4346,7 @@ export interface operations {
             /** @description The token lacks the `tokens:read` ability; or the team's policy does not allow tokens the `tokens:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4372,7 +4372,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4396,7 +4396,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4420,7 +4420,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4447,7 +4447,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4473,7 +4473,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4520,7 +4520,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4541,7 +4541,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4561,7 +4561,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4580,7 +4580,7 @@ export interface operations {
             /** @description The token lacks the `tokens:read` ability; or the team's policy does not allow tokens the `tokens:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4599,7 +4599,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4616,7 +4616,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4633,7 +4633,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4653,7 +4653,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4670,7 +4670,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4710,7 +4710,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4733,7 +4733,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4753,7 +4753,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4779,7 +4779,7 @@ export interface operations {
             /** @description The token lacks the `audit:read` ability; or the team's policy does not allow tokens the `audit:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4805,7 +4805,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4829,7 +4829,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4853,7 +4853,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4880,7 +4880,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4906,7 +4906,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4955,7 +4955,7 @@ export interface operations {
             /** @description A page of the list, in the page envelope: `next` is the cursor of the page after it, null on the last. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4976,7 +4976,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -4996,7 +4996,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5015,7 +5015,7 @@ export interface operations {
             /** @description The token lacks the `audit:read` ability; or the team's policy does not allow tokens the `audit:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5034,7 +5034,7 @@ export interface operations {
             /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
             404: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5051,7 +5051,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5068,7 +5068,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5088,7 +5088,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5105,7 +5105,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5138,7 +5138,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5159,7 +5159,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5179,7 +5179,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5205,7 +5205,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5232,7 +5232,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5258,7 +5258,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5300,7 +5300,7 @@ export interface operations {
             /** @description The resource, in the success envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5319,7 +5319,7 @@ export interface operations {
             /** @description Not modified: the answer is the one whose ETag was sent in If-None-Match. */
             304: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5339,7 +5339,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5358,7 +5358,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5378,7 +5378,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5395,7 +5395,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5430,7 +5430,7 @@ export interface operations {
             /** @description The standard's own JSON object, without the API's envelope. */
             200: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5449,7 +5449,7 @@ export interface operations {
             /** @description The body is not valid JSON, or the request could not be read at all. */
             400: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5473,7 +5473,7 @@ export interface operations {
             /** @description No token, or one that is malformed, unknown, revoked (a value that regenerating the token replaced counts as revoked once its grace period is over) or expired, or whose account an operator disabled. */
             401: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5499,7 +5499,7 @@ export interface operations {
             /** @description The token lacks the `tokens:introspect` ability; or the team's policy does not allow tokens the `tokens:introspect` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
             403: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5525,7 +5525,7 @@ export interface operations {
             /** @description The body is larger than 16 KB. */
             413: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5549,7 +5549,7 @@ export interface operations {
             /** @description The body is not `application/json`. */
             415: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5573,7 +5573,7 @@ export interface operations {
             /** @description A field of the body or the query string is missing or wrong: `error.fields` names each one with what is wrong with it. */
             422: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5597,7 +5597,7 @@ export interface operations {
             /** @description Too many requests: the token's budget, or the client's budget of failed attempts, is used up. */
             429: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5624,7 +5624,7 @@ export interface operations {
             /** @description Something unexpected failed; nothing internal is revealed. */
             500: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";
@@ -5650,7 +5650,7 @@ export interface operations {
             /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
             503: {
                 headers: {
-                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line. */
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
                     "X-Request-Id": string;
                     /** @description Answers are per token: never stored by a browser or a proxy. */
                     "Cache-Control": "no-store";

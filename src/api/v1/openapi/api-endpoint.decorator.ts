@@ -40,7 +40,7 @@ export const BEARER_SCHEME = 'bearer';
 export const ALWAYS: HeadersObject = {
   [REQUEST_ID_HEADER]: {
     description:
-      "The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128), a new UUID otherwise. It names the request's log line.",
+      "The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line.",
     required: true,
     schema: { type: 'string', pattern: WELL_FORMED_REQUEST_ID.source },
   },

@@ -54,7 +54,8 @@ export class AccountProfileSchema {
 
 @ApiSchema({
   name: 'Team',
-  description: "The token owner's current team at the moment of the request.",
+  description:
+    "The team the token acts in: its owner's current team at the moment of the request, or the team it is pinned to.",
 })
 export class TeamSchema {
   @ApiProperty({ type: 'integer', minimum: 1, example: 1 })
