@@ -37,6 +37,9 @@ interface Case {
   allow?: string;
 }
 
+/** A JSON value `depth` arrays deep. */
+const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
 /**
  * Hostile requests, each with the answer it must get: never a 5xx, never a change it should
  * not make (the row counts of every table are compared around the whole table of cases).
@@ -61,6 +64,7 @@ describe('hostile requests', () => {
     tokens.valid = (await createToken(t.app, me)).plaintext;
     tokens.teamOnly = (await createToken(t.app, me, { abilities: ['team:read'] })).plaintext;
     tokens.userOnly = (await createToken(t.app, me, { abilities: ['user:read'] })).plaintext;
+    tokens.inviting = (await createToken(t.app, me, { abilities: ['members:write'] })).plaintext;
     const revoked = await createToken(t.app, me);
     await web.submit('/settings/api-tokens', `/settings/api-tokens/${revoked.token.id}/revoke`);
     tokens.revoked = revoked.plaintext;
@@ -284,6 +288,51 @@ describe('hostile requests', () => {
           .send('{"name":'),
       status: 405,
       code: 'method_not_allowed',
+    },
+    {
+      name: 'JSON nested 5,000 deep to the API, with an Idempotency-Key',
+      send: () =>
+        request(t.server)
+          .post('/api/v1/team/invitations')
+          .set('Authorization', `Bearer ${tokens.inviting}`)
+          .set('Idempotency-Key', 'nested-deep-0001')
+          .set('Content-Type', 'application/json')
+          .send(`{"email":"a@example.com","role":${nested(5000)}}`),
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      // The limit leaves room: a body 32 deep reaches validation, which names the field.
+      name: 'JSON nested 32 deep to the API',
+      send: () =>
+        request(t.server)
+          .post('/api/v1/team/invitations')
+          .set('Authorization', `Bearer ${tokens.inviting}`)
+          .set('Content-Type', 'application/json')
+          .send(`{"email":"a@example.com","role":${nested(31)}}`),
+      status: 422,
+      code: 'validation_failed',
+    },
+    {
+      name: 'JSON nested 5,000 deep to the sign-in page',
+      send: async () => {
+        const visitor = new WebClient(t.server, t.mail);
+        const csrf = await visitor.csrfFrom('/login');
+        return visitor.agent
+          .post('/login')
+          .set('Content-Type', 'application/json')
+          .send(`{"_csrf":"${csrf}","email":${nested(5000)},"password":"x"}`);
+      },
+      status: 400,
+    },
+    {
+      name: 'JSON nested 5,000 deep to a signed-in form',
+      send: async () =>
+        web.agent
+          .post('/teams')
+          .set('Content-Type', 'application/json')
+          .send(`{"_csrf":"${await web.csrfFrom('/dashboard')}","name":${nested(5000)}}`),
+      status: 400,
     },
     {
       name: 'a path that climbs out of the assets',

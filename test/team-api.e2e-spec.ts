@@ -316,6 +316,15 @@ describe('the team API', () => {
       422,
       { body: 'The body must be a JSON object.' },
     ]);
+    // JSON that is not an object is no object either, not malformed JSON.
+    for (const scalar of ['null', '1', '"x"', 'true']) {
+      const res = await post(scalar);
+      expect([scalar, res.status, res.body.error.fields]).toEqual([
+        scalar,
+        422,
+        { body: 'The body must be a JSON object.' },
+      ]);
+    }
 
     for (const query of [
       'limit=0',

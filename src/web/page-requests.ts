@@ -10,6 +10,7 @@ import {
 } from 'express';
 import { join } from 'node:path';
 import { compressResponses } from '../http/compression.js';
+import { BodyTooDeepError, nestedDeeperThan } from '../http/json-depth.js';
 import {
   AllowedMethods,
   ExpressHttpAdapter,
@@ -112,6 +113,13 @@ export class PageRequests implements NestMiddleware {
       (req, res, next) => (SAFE_METHODS.has(req.method) ? next() : methods.refuse(req, res, next)),
       urlencoded({ extended: true, limit: '100kb' }),
       json({ limit: '100kb' }),
+      // A form nests at most as deep as qs allows (5); only a JSON body is walked.
+      (req, _res, next) =>
+        next(
+          req.body !== undefined && req.is('json') && nestedDeeperThan(req.body)
+            ? new BodyTooDeepError()
+            : undefined,
+        ),
       // Then who is signed in, with their teams for the header: a refused form's error page has
       // it too.
       (req, res, next) =>

@@ -7,6 +7,7 @@ import {
   type Response,
 } from 'express';
 import { DomainError } from '../../../common/errors/domain.error.js';
+import { BodyTooDeepError, nestedDeeperThan } from '../../../http/json-depth.js';
 
 /** The largest body the API reads. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -54,7 +55,7 @@ function hasBody(req: Request): boolean {
 
 /**
  * Reads the body of an API request that writes (POST, PUT, PATCH): JSON only (415 otherwise),
- * at most 16 KB (413), well formed (400); no body reads as `{}`, so each missing field is named
+ * at most 16 KB (413), well formed and at most 32 levels deep (400); no body reads as `{}`, so each missing field is named
  * by validation. GET, HEAD and DELETE take no body and pass untouched.
  */
 export function readJsonBody(): RequestHandler {
@@ -72,7 +73,9 @@ export function readFormOrJsonBody(): RequestHandler {
 }
 
 function readBody(formsToo: boolean): RequestHandler {
-  const parseJson = json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true });
+  // Any JSON text parses (strict: false): a body that is JSON but not an object (null, 1, "x")
+  // is then refused by validation as one (422), as an array is, not called malformed.
+  const parseJson = json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true });
   const parseForm = urlencoded({ limit: BODY_LIMIT_BYTES, extended: false, type: () => true });
   const unsupported = () => new UnsupportedMediaTypeError(formsToo ? FORM_OR_JSON : undefined);
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -86,7 +89,7 @@ function readBody(formsToo: boolean): RequestHandler {
     const form = formsToo && isForm(type);
     if (!form && !isJson(type)) return next(unsupported());
     (form ? parseForm : parseJson)(req, res, (error?: unknown) => {
-      if (!error) return next();
+      if (!error) return next(nestedDeeperThan(req.body) ? new BodyTooDeepError() : undefined);
       const status = (error as { status?: number }).status;
       next(
         status === 413
