@@ -392,6 +392,24 @@ describe('the team API', () => {
       .set('Idempotency-Key', 'invite-once-0001')
       .send({ email: uniqueEmail('theirs') });
     expect(theirs.status).toBe(201);
+    // The same request from the owner's token in another team is another request: refused,
+    // not answered with Acme's invitation, and nothing is invited there.
+    const elsewhere = await createTeam(t.app, owner, 'Elsewhere');
+    const fromElsewhere = await request(t.server)
+      .post('/api/v1/team/invitations')
+      .set(
+        'Authorization',
+        `Bearer ${(await createToken(t.app, owner, { abilities: EVERY_ABILITY, teamId: elsewhere.id })).plaintext}`,
+      )
+      .set('Idempotency-Key', 'invite-once-0001')
+      .send({ email, role: 'member' });
+    expect([fromElsewhere.status, fromElsewhere.body.error?.code]).toEqual([
+      422,
+      'idempotency_key_reused',
+    ]);
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: elsewhere.id })).toBe(
+      0,
+    );
 
     const bad = await request(t.server)
       .post('/api/v1/team/invitations')

@@ -58,8 +58,8 @@ function canonical(value: unknown): unknown {
 
 /**
  * `Idempotency-Key` on the API's POSTs, as Stripe has it: the first request with a key acts
- * and its answer is kept for 24 hours; the same key with the same method, path and body gets
- * that answer again, on any instance, without acting twice (`Idempotent-Replayed: true`); with
+ * and its answer is kept for 24 hours; the same key with the same method, path, body and team
+ * the token acts in gets that answer again, on any instance, without acting twice (`Idempotent-Replayed: true`); with
  * anything else, 422 `idempotency_key_reused`; while the first is under way, 409
  * `idempotency_key_in_use` with Retry-After. A refusal (4xx) is an answer like any other; a
  * failure of ours (5xx) keeps nothing, so the request can be sent again. Without the header a
@@ -85,15 +85,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
         [IDEMPOTENCY_HEADER]: 'Idempotency-Key must be 1 to 255 printable ASCII characters.',
       });
     }
-    const userId = principalOf(req).user.id;
+    const { user, team } = principalOf(req);
+    // The team the token acts in is part of the request: `/team/...` names no team, so the same
+    // path and body sent by a token of another team (or after a switch) is another request.
     const requestHash = createHash('sha256')
-      .update(`${req.method} ${req.path}\n${JSON.stringify(canonical(req.body ?? {}))}`)
+      .update(
+        `${req.method} ${req.path}\nteam ${team?.id ?? '-'}\n${JSON.stringify(canonical(req.body ?? {}))}`,
+      )
       .digest('hex');
     const keyHash = createHash('sha256').update(key).digest('hex');
     const status =
       (Reflect.getMetadata(HTTP_CODE_METADATA, context.getHandler()) as number | undefined) ??
       HttpStatus.CREATED;
-    return from(this.store.claim(userId, keyHash, requestHash)).pipe(
+    return from(this.store.claim(user.id, keyHash, requestHash)).pipe(
       mergeMap((claim) => {
         switch (claim.kind) {
           case 'other_request':
