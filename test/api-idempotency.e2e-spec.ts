@@ -10,6 +10,7 @@ import {
 import { ManualClock } from '../src/clock/clock.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { requestDigest } from '../src/api/v1/idempotency/idempotency.interceptor.js';
 import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -76,7 +77,11 @@ describe('Idempotency-Key over time', () => {
     const sha = (text: string) => createHash('sha256').update(text).digest('hex');
     const claimed = await t.app
       .get(IdempotencyStore)
-      .claim(ownerId, sha('lease-key'), sha(`POST /api/v1/team/invitations\n{"email":"${email}"}`));
+      .claim(
+        ownerId,
+        sha('lease-key'),
+        requestDigest('POST', '/api/v1/team/invitations', teamId, { email }),
+      );
     expect(claimed.kind).toBe('claimed');
 
     const waiting = await invite('lease-key', email);

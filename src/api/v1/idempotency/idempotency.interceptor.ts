@@ -57,6 +57,22 @@ function canonical(value: unknown): unknown {
 }
 
 /**
+ * What makes two requests with one key the same request: method, path, the JSON body whatever
+ * the order of its members, and the team the token acts in (`/team/...` names no team, so the
+ * same path and body from a token of another team, or after a switch, is another request).
+ */
+export function requestDigest(
+  method: string,
+  path: string,
+  teamId: number | null,
+  body: unknown,
+): string {
+  return createHash('sha256')
+    .update(`${method} ${path}\nteam ${teamId ?? '-'}\n${JSON.stringify(canonical(body))}`)
+    .digest('hex');
+}
+
+/**
  * `Idempotency-Key` on the API's POSTs, as Stripe has it: the first request with a key acts
  * and its answer is kept for 24 hours; the same key with the same method, path, body and team
  * the token acts in gets that answer again, on any instance, without acting twice (`Idempotent-Replayed: true`); with
@@ -86,13 +102,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       });
     }
     const { user, team } = principalOf(req);
-    // The team the token acts in is part of the request: `/team/...` names no team, so the same
-    // path and body sent by a token of another team (or after a switch) is another request.
-    const requestHash = createHash('sha256')
-      .update(
-        `${req.method} ${req.path}\nteam ${team?.id ?? '-'}\n${JSON.stringify(canonical(req.body ?? {}))}`,
-      )
-      .digest('hex');
+    const requestHash = requestDigest(req.method, req.path, team?.id ?? null, req.body ?? {});
     const keyHash = createHash('sha256').update(key).digest('hex');
     const status =
       (Reflect.getMetadata(HTTP_CODE_METADATA, context.getHandler()) as number | undefined) ??
