@@ -19,6 +19,7 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
 import { newTokenValueIn, visibleText } from './support/html.js';
+import { OpenApiContract } from './support/openapi-contract.js';
 import { startInstances, type Instances } from './support/instances.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
@@ -274,6 +275,71 @@ describe('service accounts', () => {
     const ok = await pages.token(owner, team.id, accountId, { abilities: 'team:read' });
     expect(ok.res.status).toBe(200);
     expect((await api(a, '/api/v1/team', ok.value!)).status).toBe(200);
+  });
+
+  it('should give its tokens none of the abilities only a member can use, and tell a token holding one that a service account is not a member, not that its team does not exist', async () => {
+    const { owner, team } = await acme();
+    const accountId = await pages.create(owner, team.id, 'roster-bot');
+    const page = `/teams/${team.id}/service-accounts/${accountId}`;
+    const form = await owner.client.get(page);
+    for (const offered of ['user:read', 'team:read', 'tokens:introspect']) {
+      expect([offered, form.text.includes(`value="${offered}"`)]).toEqual([offered, true]);
+    }
+    const membersOnly = ['members:read', 'members:write', 'tokens:read', 'audit:read'];
+    for (const withheld of membersOnly) {
+      expect([withheld, form.text.includes(`value="${withheld}"`)]).toEqual([withheld, false]);
+    }
+    const asked = await pages.token(owner, team.id, accountId, {
+      abilities: ['team:read', 'members:write'],
+    });
+    expect([asked.res.status, asked.res.headers.location]).toEqual([303, page]);
+    expect(await owner.client.textOf(page)).toContain(
+      'A service account is not a member of its team: its tokens cannot have "members:write".',
+    );
+    expect(
+      await t.dataSource.getRepository(PersonalAccessToken).countBy({ userId: accountId }),
+    ).toBe(0);
+
+    // A token given them before they were withheld: refused, saying why, on every such route.
+    const { value } = await pages.token(owner, team.id, accountId, { abilities: 'team:read' });
+    await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .update({ userId: accountId }, { abilities: ['team:read', ...membersOnly] });
+    const contract = await OpenApiContract.fetch(b);
+    const sends: [string, string, () => request.Test][] = [
+      ['GET', '/api/v1/team/members', () => api(b, '/api/v1/team/members', value!)],
+      ['GET', '/api/v1/team/invitations', () => api(b, '/api/v1/team/invitations', value!)],
+      ['GET', '/api/v1/team/tokens', () => api(b, '/api/v1/team/tokens', value!)],
+      ['GET', '/api/v1/team/audit-log', () => api(b, '/api/v1/team/audit-log', value!)],
+      [
+        'POST',
+        '/api/v1/team/invitations',
+        () =>
+          request(b)
+            .post('/api/v1/team/invitations')
+            .set('Authorization', `Bearer ${value}`)
+            .send({ email: uniqueEmail('roster') }),
+      ],
+      [
+        'DELETE',
+        '/api/v1/team/members/{id}',
+        () =>
+          request(b)
+            .delete(`/api/v1/team/members/${accountId}`)
+            .set('Authorization', `Bearer ${value}`),
+      ],
+    ];
+    for (const [method, path, send] of sends) {
+      const res = await send();
+      expect([path, res.status, res.body.error?.code, res.body.error?.message]).toEqual([
+        path,
+        403,
+        'forbidden',
+        expect.stringContaining('A service account is not a member of its team'),
+      ]);
+      contract.expectMatches(method, path, res);
+    }
+    expect((await api(b, '/api/v1/team', value!)).body.data.id).toBe(team.id);
   });
 
   it("should be the business of the team's owners and admins only: a member is refused, anyone else finds nothing, and making one asks for the password", async () => {
@@ -565,6 +631,19 @@ describe('service accounts', () => {
       userId: accountId,
     });
     expect(stored).toMatchObject({ abilities: ['team:read'], lifetimeDays: 7, createdById: null });
+    const membersOnly = await cli(
+      'token:create',
+      '--service-account',
+      String(accountId),
+      '--name',
+      'roster',
+      '--abilities',
+      'members:read',
+    );
+    expect([membersOnly.code, membersOnly.err]).toEqual([
+      1,
+      [expect.stringContaining('A service account is not a member of its team')],
+    ]);
 
     // Its address names no person: commands acting as a person refuse it.
     const address = (await t.dataSource.getRepository(User).findOneByOrFail({ id: accountId }))

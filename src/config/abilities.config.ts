@@ -14,6 +14,11 @@ export interface AbilityDefinition {
   description: string;
   /** Ticked on the new-token form, and given when a token is made without naming abilities. */
   default: boolean;
+  /**
+   * What it reaches is a member's of the team (some of it an owner's or admin's): a service
+   * account, never a member of its team, could not use it, so its tokens are not given it.
+   */
+  membersOnly?: true;
 }
 
 /** Tessera's own abilities; a deployment adds its own in ABILITIES_FILE. */
@@ -34,23 +39,27 @@ export const BUILT_IN_ABILITIES: readonly AbilityDefinition[] = [
     description:
       "Read the team's members and its pending invitations: GET /api/v1/team/members, GET /api/v1/team/invitations.",
     default: false,
+    membersOnly: true,
   },
   {
     name: 'members:write',
     description:
       'Invite people, withdraw invitations, change roles and remove members, as an owner or admin may on the team page.',
     default: false,
+    membersOnly: true,
   },
   {
     name: 'tokens:read',
     description:
       "Read the team's token inventory, names and metadata only (owners and admins): GET /api/v1/team/tokens.",
     default: false,
+    membersOnly: true,
   },
   {
     name: 'audit:read',
     description: "Read the team's audit log (owners and admins): GET /api/v1/team/audit-log.",
     default: false,
+    membersOnly: true,
   },
   {
     name: 'tokens:introspect',
@@ -97,6 +106,16 @@ export class AbilityCatalog {
   /** The catalog's entries a team's policy allows tokens (all of them when it sets no limit). */
   allowedBy(allowed: readonly string[] | null): AbilityDefinition[] {
     return this.entries.filter((entry) => !allowed || allowed.includes(entry.name));
+  }
+
+  /** Those a team's policy (`allowed`, null for all) lets a service account's tokens have. */
+  allowedForServiceAccountsBy(allowed: readonly string[] | null): AbilityDefinition[] {
+    return this.allowedBy(allowed).filter((entry) => !entry.membersOnly);
+  }
+
+  /** The names among `names` that only a member's token can use. */
+  membersOnly(names: readonly string[]): string[] {
+    return names.filter((name) => this.byName.get(name)?.membersOnly);
   }
 
   /** The names among `held` that the catalog no longer offers. */

@@ -96,7 +96,7 @@ export class ServiceAccountsService {
     const governed = governing(team);
     const tokens = await this.inTeam.listOfAccountIn(governed, account.id);
     const tokenForm = {
-      abilities: this.inTeam.abilitiesAllowedIn(governed),
+      abilities: this.inTeam.abilitiesForServiceAccountsIn(governed),
       expiry: this.lifetimes.optionsIn(governed),
     };
     return { team, role, account, tokens, tokenForm };

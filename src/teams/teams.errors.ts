@@ -14,6 +14,18 @@ export class TeamNotFoundError extends NotFoundError {
 /** The acting user is not in the team; shown as "not found" so team ids reveal nothing. */
 export class NotTeamMemberError extends TeamNotFoundError {}
 
+/**
+ * A service account's token asked for what only a member may see or do: the account belongs to
+ * its team (so the team is no secret to it) but is never one of its members.
+ */
+export class ServiceAccountNotAllowedError extends ForbiddenError {
+  constructor() {
+    super(
+      "A service account is not a member of its team: its tokens read the team and check tokens, not the team's members, invitations, token inventory or audit log.",
+    );
+  }
+}
+
 export class NotTeamManagerError extends ForbiddenError {
   constructor() {
     super('Only the team owner or an admin can do that.');

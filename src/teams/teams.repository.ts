@@ -200,6 +200,15 @@ export class TeamsRepository {
     return membership ? { team: membership.team!, role: membership.role } : null;
   }
 
+  /** Whether the account is one of the team's service accounts (which are never its members). */
+  async isServiceAccountOf(userId: number, teamId: number): Promise<boolean> {
+    return (
+      (await this.manager
+        .getRepository(User)
+        .countBy({ id: userId, serviceAccountTeamId: teamId })) > 0
+    );
+  }
+
   /** The teams the user is in and does not own, with their owners, in `manager`'s transaction. */
   findJoinedTeams(manager: EntityManager, userId: number): Promise<Team[]> {
     return manager

@@ -1,11 +1,13 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { Actors, type Actor } from '../common/actor.js';
 import type { Team } from './team.entity.js';
+import type { User } from '../users/user.entity.js';
 import {
   NotTeamManagerError,
   NotTeamMemberError,
   OwnerOnlyError,
   PersonalTeamError,
+  ServiceAccountNotAllowedError,
   TeamNotFoundError,
 } from './teams.errors.js';
 import {
@@ -67,6 +69,30 @@ describe('TeamsService', () => {
       id: personalOf(MEL),
     });
     expect(h.currentTeamOf(MEL)).toBe(personalOf(MEL));
+  });
+
+  it('should tell a service account of the team it is not a member (403) where anyone else outside finds no team (404)', async () => {
+    const bot = 90;
+    h.store.users.set(bot, { id: bot, name: 'bot', serviceAccountTeamId: APOLLO } as User);
+    const token = (userId: number): Actor => ({
+      kind: 'token',
+      userId,
+      tokenId: 1,
+      client: { ip: null, userAgent: null },
+    });
+    await expect(h.service.getManageableTeam(token(bot), APOLLO)).rejects.toBeInstanceOf(
+      ServiceAccountNotAllowedError,
+    );
+    await expect(h.service.getForManager(token(bot), APOLLO)).rejects.toBeInstanceOf(
+      ServiceAccountNotAllowedError,
+    );
+    // In another team it is a stranger like any other.
+    await expect(
+      h.service.getManageableTeam(token(bot), personalOf(OLIVIA)),
+    ).rejects.toBeInstanceOf(NotTeamMemberError);
+    await expect(h.service.getManageableTeam(token(STRANGER), APOLLO)).rejects.toBeInstanceOf(
+      NotTeamMemberError,
+    );
   });
 
   it('should offer the owner every other member, an admin only the members, and a member no one to manage', async () => {

@@ -21,6 +21,7 @@ import type { Team } from './team.entity.js';
 import {
   NotTeamManagerError,
   NotTeamMemberError,
+  ServiceAccountNotAllowedError,
   OwnerOnlyError,
   PersonalTeamError,
   TeamNotFoundError,
@@ -195,7 +196,7 @@ export class TeamsService {
       page.after,
       page.limit + 1,
     );
-    if (!found) throw new NotTeamMemberError();
+    if (!found) throw await this.notAMember(accountOf(actor), teamId);
     return found.members;
   }
 
@@ -266,8 +267,9 @@ export class TeamsService {
   }
 
   /**
-   * The team and the person's role in it; anyone else finds no team (404). With `known` (the
-   * signed-in person's snapshot), read from it instead of the database.
+   * The team and the person's role in it; anyone else finds no team (404), but the team's own
+   * service accounts are told they are not members (403). With `known` (the signed-in person's
+   * snapshot), read from it instead of the database.
    */
   async requireMembership(
     userId: number,
@@ -278,8 +280,19 @@ export class TeamsService {
       ? ((known.memberships.find((m) => m.team.id === teamId) as
           { team: Team; role: TeamRole } | undefined) ?? null)
       : await this.teams.findForMember(teamId, userId);
-    if (!membership) throw new NotTeamMemberError();
+    // A signed-in person's page: never a service account.
+    if (!membership) throw known ? new NotTeamMemberError() : await this.notAMember(userId, teamId);
     return membership;
+  }
+
+  /**
+   * Why someone outside the team is refused: no such team (404), so team ids reveal nothing;
+   * but a service account, to which its own team is no secret, is told it is not a member (403).
+   */
+  private async notAMember(userId: number, teamId: number): Promise<Error> {
+    return (await this.teams.isServiceAccountOf(userId, teamId))
+      ? new ServiceAccountNotAllowedError()
+      : new NotTeamMemberError();
   }
 
   /**

@@ -73,6 +73,11 @@ export class TokensInTeamService {
     return this.catalog.allowedBy(team.policy.allowedAbilities);
   }
 
+  /** Those the team lets its service accounts' tokens have: none that only a member can use. */
+  abilitiesForServiceAccountsIn(team: GoverningTeam): AbilityDefinition[] {
+    return this.catalog.allowedForServiceAccountsBy(team.policy.allowedAbilities);
+  }
+
   /**
    * The active tokens that can act in the team (its inventory), with its refusal of each; a
    * page of them by id (one beyond it) when `page` says which.

@@ -196,6 +196,13 @@ export class TokensService {
         abilities: `${team!.name} does not allow tokens ${refused.map((a) => `"${a}"`).join(', ')}.`,
       });
     }
+    const membersOnly =
+      owner.serviceAccount === undefined ? [] : this.catalog.membersOnly(abilities);
+    if (membersOnly.length > 0) {
+      throw new ValidationError({
+        abilities: `A service account is not a member of its team: its tokens cannot have ${membersOnly.map((a) => `"${a}"`).join(', ')}.`,
+      });
+    }
     const maker = owner.serviceAccount === undefined ? null : accountOrNull(actor);
     const row = {
       userId,

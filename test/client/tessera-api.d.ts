@@ -85,7 +85,7 @@ export interface paths {
         };
         /**
          * The team's members
-         * @description The members of the team the token acts in, with their roles, by user id; any member may read them.
+         * @description The members of the team the token acts in, with their roles, by user id; any member may read them. A service account's token is refused (403): the account is not a member of its team.
          */
         get: operations["listMembers"];
         put?: never;
@@ -2424,7 +2424,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
+            /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2445,7 +2445,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "insufficient_scope" | "ability_not_allowed_by_team" | "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy";
+                            code?: "insufficient_scope" | "ability_not_allowed_by_team" | "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | "forbidden";
                         };
                     };
                 };
@@ -2658,7 +2658,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum. */
+            /** @description The token lacks the `members:read` ability; or the team's policy does not allow tokens the `members:read` ability; or the token is pinned to a team its person is no longer in; or the team requires two-factor sign-in and the token's person has not turned it on; or the token lives longer than the team's maximum; or The token's person is in the team but may not do this: only the team's owner or an admin may (the owner alone, for an admin's role or removal). */
             403: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */

@@ -168,6 +168,10 @@ export function fakeTeamsRepository(store: Store) {
       async (_m: EntityManager, teamId: number, policy: Partial<Team>) =>
         void Object.assign(store.teams.get(teamId)!, policy),
     ),
+    isServiceAccountOf: jest.fn(
+      async (userId: number, teamId: number) =>
+        store.users.get(userId)?.serviceAccountTeamId === teamId,
+    ),
     hasTwoFactor: jest.fn(async () => true),
     findMembersWithoutTwoFactor: jest.fn(async () => [] as number[]),
     lockForUpdate: jest.fn(async (_m: EntityManager, teamId: number) =>

@@ -34,10 +34,10 @@ export class TeamMembersController {
     ability: 'members:read',
     summary: "The team's members",
     description:
-      'The members of the team the token acts in, with their roles, by user id; any member may read them.',
+      "The members of the team the token acts in, with their roles, by user id; any member may read them. A service account's token is refused (403): the account is not a member of its team.",
     data: [MemberSchema],
     query: PageQuery,
-    errors: ['not_found'],
+    errors: ['forbidden', 'not_found'],
   })
   async list(
     @CurrentActor() actor: Actor,
