@@ -180,6 +180,13 @@ describe('webhook endpoints: pages, command line and address safety', () => {
           events: ['member.joined'],
         }),
       ).rejects.toMatchObject({ fields: { url: 'The URL must start with https://.' } });
+      // Port 0, where nothing listens: every delivery would fail.
+      await expect(
+        t.app.get(WebhooksService).create(operator, team.id, {
+          url: 'https://hooks.example.com:0/x',
+          events: ['member.joined'],
+        }),
+      ).rejects.toMatchObject({ fields: { url: 'The URL must not name port 0.' } });
     } finally {
       spy.mockRestore();
     }

@@ -18,7 +18,7 @@ export class AlreadyInvitedError extends ConflictError {
   constructor() {
     super(
       'already_invited',
-      'That address has an invitation waiting already: resend it from the list below.',
+      'That address has an invitation waiting already: resend that one instead.',
       'email',
     );
   }

@@ -87,6 +87,8 @@ export class AddressPolicy {
     if (url.username || url.password) {
       throw new RefusedAddressError('must not carry a user name or password');
     }
+    // Nothing listens on port 0: every delivery would fail.
+    if (url.port === '0') throw new RefusedAddressError('must not name port 0');
     return url;
   }
 

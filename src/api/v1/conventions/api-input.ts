@@ -2,6 +2,9 @@ import { Body, Query, ValidationPipe, type ArgumentMetadata } from '@nestjs/comm
 import { ValidationError } from '../../../common/errors/domain.error.js';
 import { toFieldErrors, VALIDATOR_OPTIONS } from '../../../common/validation/validate-input.js';
 
+/** What every object inherits: no input class declares a field of these names. */
+const INHERITED_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
+
 /**
  * The API's input: a JSON object (or the query string) checked against its class. Unlike the
  * pages' forms, a field the class does not know is refused rather than dropped, so a client's
@@ -27,6 +30,14 @@ class ApiInputPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new ValidationError({ body: 'The body must be a JSON object.' });
+    }
+    // class-transformer passes over the names every object inherits (`constructor`, `__proto__`,
+    // `toString`), so the whitelist never sees them: named here as any unknown field is.
+    const inherited = Object.keys(value).filter((key) => INHERITED_NAMES.has(key));
+    if (inherited.length > 0) {
+      throw new ValidationError(
+        Object.fromEntries(inherited.map((key) => [key, `${key} is not a field of this request.`])),
+      );
     }
     return super.transform(value, metadata);
   }
