@@ -10,7 +10,10 @@ import {
 import { ManualClock } from '../src/clock/clock.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
-import { requestDigest } from '../src/api/v1/idempotency/idempotency.interceptor.js';
+import {
+  digestBeforeTeams,
+  requestDigest,
+} from '../src/api/v1/idempotency/idempotency.interceptor.js';
 import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -95,5 +98,50 @@ describe('Idempotency-Key over time', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(taken.body);
     expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId, email })).toBe(1);
+  });
+
+  it('should tell a JSON null from no body or {}, under one key', async () => {
+    const send = (body?: string) => {
+      const req = request(t.server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', auth)
+        .set('Idempotency-Key', 'null-or-empty');
+      return body === undefined ? req : req.set('Content-Type', 'application/json').send(body);
+    };
+    const refused = await send('null');
+    expect(refused.body.error.fields).toEqual({ body: 'The body must be a JSON object.' });
+    for (const other of ['{}', undefined]) {
+      const res = await send(other);
+      expect([other, res.status, res.body.error.code]).toEqual([
+        other,
+        422,
+        'idempotency_key_reused',
+      ]);
+    }
+  });
+
+  it('should replay, not refuse, the retry of a request whose key was stored before the team joined the digest', async () => {
+    const email = uniqueEmail('upgrade');
+    const store = t.app.get(IdempotencyStore);
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    // As a key claimed and answered by the version before: the request's digest had no team.
+    const claimed = await store.claim(
+      ownerId,
+      sha('upgrade-key'),
+      digestBeforeTeams('POST', '/api/v1/team/invitations', { email }),
+    );
+    if (claimed.kind !== 'claimed') throw new Error(`not claimed: ${claimed.kind}`);
+    const first = { success: true, data: { email }, version: 'v1', timestamp: 'then' };
+    await store.answer(claimed.id, 201, first);
+
+    const retried = await invite('upgrade-key', email);
+    expect([retried.status, retried.headers['idempotent-replayed'], retried.body]).toEqual([
+      201,
+      'true',
+      first,
+    ]);
+    const other = await invite('upgrade-key', uniqueEmail('other'));
+    expect([other.status, other.body.error.code]).toEqual([422, 'idempotency_key_reused']);
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId, email })).toBe(0);
   });
 });

@@ -340,6 +340,16 @@ describe('service accounts', () => {
       contract.expectMatches(method, path, res);
     }
     expect((await api(b, '/api/v1/team', value!)).body.data.id).toBe(team.id);
+
+    // A team that allows only what a service account cannot use: the page says so.
+    const saved = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/policy`, {
+      abilities_listed: 'on',
+      allowed_abilities: 'members:read',
+    });
+    expect(saved.status).toBe(303);
+    expect(await owner.client.textOf(page)).toContain(
+      'Acme allows tokens none of the abilities a service account can use',
+    );
   });
 
   it("should be the business of the team's owners and admins only: a member is refused, anyone else finds nothing, and making one asks for the password", async () => {

@@ -296,11 +296,13 @@ describe('the team API', () => {
     contract.expectMatches('POST', '/api/v1/team/invitations', bad);
     // Names every object inherits are unknown fields like any other, not passed over.
     const inherited = await post(
-      '{"email":"a@example.com","constructor":1,"__proto__":{"x":1},"toString":"x"}',
+      '{"email":"not an address","constructor":1,"__proto__":{"x":1},"toString":"x","foo":1}',
     );
     expect([inherited.status, inherited.body.error.fields]).toEqual([
       422,
       {
+        email: 'Enter a valid email address.',
+        foo: 'foo is not a field of this request.',
         constructor: 'constructor is not a field of this request.',
         // Computed, so that it is a field of this object, not its prototype.
         ['__proto__']: '__proto__ is not a field of this request.',

@@ -42,9 +42,12 @@ export function policyImpact(
     };
     if (teamRefusalOf({ ...governed, team }) !== null) continue;
     const refusal = teamRefusalOf({ ...governed, team: after });
-    const lostAbilities = catalog
-      .offered(token.abilities)
-      .filter((a) => usable(team.policy, a) && !usable(proposed, a));
+    const offered = catalog.offered(token.abilities);
+    // A service account's token never could use the abilities only a member can use.
+    const unusable = token.person.serviceAccount ? catalog.membersOnly(offered) : [];
+    const lostAbilities = offered.filter(
+      (a) => !unusable.includes(a) && usable(team.policy, a) && !usable(proposed, a),
+    );
     if (refusal === null && lostAbilities.length === 0) continue;
     const { id, name, pinned, person, abilities } = token;
     impacts.push({ token: { id, name, pinned, person, abilities }, refusal, lostAbilities });

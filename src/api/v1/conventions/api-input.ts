@@ -32,14 +32,23 @@ class ApiInputPipe extends ValidationPipe {
       throw new ValidationError({ body: 'The body must be a JSON object.' });
     }
     // class-transformer passes over the names every object inherits (`constructor`, `__proto__`,
-    // `toString`), so the whitelist never sees them: named here as any unknown field is.
+    // `toString`), so the whitelist never sees them: named here, beside every other bad field.
     const inherited = Object.keys(value).filter((key) => INHERITED_NAMES.has(key));
-    if (inherited.length > 0) {
-      throw new ValidationError(
-        Object.fromEntries(inherited.map((key) => [key, `${key} is not a field of this request.`])),
-      );
+    if (inherited.length === 0) return super.transform(value, metadata);
+    const unknown = Object.fromEntries(
+      inherited.map((key) => [key, `${key} is not a field of this request.`]),
+    );
+    const rest = Object.fromEntries(
+      Object.entries(value).filter(([key]) => !INHERITED_NAMES.has(key)),
+    );
+    let others: Record<string, string> = {};
+    try {
+      await super.transform(rest, metadata);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      others = error.fields;
     }
-    return super.transform(value, metadata);
+    throw new ValidationError({ ...others, ...unknown });
   }
 }
 

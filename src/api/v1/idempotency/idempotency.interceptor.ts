@@ -40,7 +40,7 @@ export class IdempotencyKeyReusedError extends DomainError {
   readonly code = 'idempotency_key_reused';
   constructor() {
     super(
-      'This Idempotency-Key was used in the last 24 hours for another request (another method, path or body); nothing was done. Use a new key for a new request.',
+      'This Idempotency-Key was used in the last 24 hours for another request (another method, path, body or team); this one was not acted on. Use a new key for a new request.',
     );
   }
 }
@@ -69,6 +69,18 @@ export function requestDigest(
 ): string {
   return createHash('sha256')
     .update(`${method} ${path}\nteam ${teamId ?? '-'}\n${JSON.stringify(canonical(body))}`)
+    .digest('hex');
+}
+
+/**
+ * The digest keys were stored with before the acting team joined it, read for a key's first 24
+ * hours after an upgrade: a retry of a request made before the upgrade is still that request,
+ * replayed rather than refused as another. A digest of this form is never stored any more, so
+ * it matches no key claimed since.
+ */
+export function digestBeforeTeams(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(canonical(body ?? {}))}`)
     .digest('hex');
 }
 
@@ -102,12 +114,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
       });
     }
     const { user, team } = principalOf(req);
-    const requestHash = requestDigest(req.method, req.path, team?.id ?? null, req.body ?? {});
+    // No body reads as {} (readJsonBody); a JSON null stays null, another request than {}.
+    const requestHash = requestDigest(req.method, req.path, team?.id ?? null, req.body);
+    const before = digestBeforeTeams(req.method, req.path, req.body);
     const keyHash = createHash('sha256').update(key).digest('hex');
     const status =
       (Reflect.getMetadata(HTTP_CODE_METADATA, context.getHandler()) as number | undefined) ??
       HttpStatus.CREATED;
-    return from(this.store.claim(user.id, keyHash, requestHash)).pipe(
+    return from(this.store.claim(user.id, keyHash, requestHash, before)).pipe(
       mergeMap((claim) => {
         switch (claim.kind) {
           case 'other_request':

@@ -51,7 +51,17 @@ export class IdempotencyStore implements OnApplicationBootstrap {
     });
   }
 
-  async claim(userId: number, keyHash: string, requestHash: string): Promise<Claim> {
+  /**
+   * Claims the key for the request `requestHash` names, or says what became of the request that
+   * claimed it first. A key stored with `storedBefore` (the digest's earlier form) is the same
+   * request too.
+   */
+  async claim(
+    userId: number,
+    keyHash: string,
+    requestHash: string,
+    storedBefore?: string,
+  ): Promise<Claim> {
     const now = this.clock.nowMs();
     const row = {
       userId,
@@ -75,7 +85,9 @@ export class IdempotencyStore implements OnApplicationBootstrap {
     if (found.createdAt.getTime() <= now - KEY_LIFETIME_MS) {
       return this.takeOver(found.id, row, { createdAt: LessThan(new Date(now - KEY_LIFETIME_MS)) });
     }
-    if (found.requestHash !== requestHash) return { kind: 'other_request' };
+    if (found.requestHash !== requestHash && found.requestHash !== storedBefore) {
+      return { kind: 'other_request' };
+    }
     if (found.statusCode !== null) {
       return { kind: 'answered', status: found.statusCode, answer: JSON.parse(found.answer!) };
     }
