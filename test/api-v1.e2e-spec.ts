@@ -6,6 +6,7 @@ import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.
 import { Team } from '../src/teams/team.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { TokenRegenerationService } from '../src/tokens/token-regeneration.service.js';
 import { createTeam, createToken, createUser } from './factories/index.js';
 import { AUTHORIZATION_CASES, type CaseTokens } from './support/authorization-cases.js';
 import { LogCapture } from './support/log-capture.js';
@@ -248,7 +249,7 @@ describe('API v1', () => {
       expect(current.body.data.replaced_value_valid_until).toBeNull();
 
       const renewed = await t.app
-        .get(TokensService)
+        .get(TokenRegenerationService)
         .regenerate(Actors.operator(user.id), token.id, 10);
       const { previousValidUntil } = await t.dataSource
         .getRepository(PersonalAccessToken)

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import { hashToken } from '../src/tokens/token-format.js';
 import { FIND_BY_HASH_SQL } from '../src/tokens/token-authenticator.js';
-import { TokensService } from '../src/tokens/tokens.service.js';
+import { TokenRegenerationService } from '../src/tokens/token-regeneration.service.js';
 import { createToken, createUser } from './factories/index.js';
 import { createTestApp } from './support/test-app.js';
 
@@ -16,7 +16,7 @@ async function appWithRegeneratedToken() {
   const user = await createUser(t.app);
   const first = await createToken(t.app, user);
   const regenerated = await t.app
-    .get(TokensService)
+    .get(TokenRegenerationService)
     .regenerate(Actors.operator(user.id), first.token.id, 60);
   return { t, tokenId: first.token.id, replaced: first.plaintext, current: regenerated.plaintext };
 }

@@ -11,7 +11,7 @@ import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { generateToken } from '../src/tokens/token-format.js';
-import { TokensService } from '../src/tokens/tokens.service.js';
+import { TokenRegenerationService } from '../src/tokens/token-regeneration.service.js';
 import type { User } from '../src/users/user.entity.js';
 import {
   createExpiredToken,
@@ -205,7 +205,7 @@ describe('leaked tokens reported by a secret scanner', () => {
 
   it('should revoke a token whose replaced value is reported during its grace period; a value that no longer works changes nothing', async () => {
     const user = await createUser(t.app);
-    const tokens = t.app.get(TokensService);
+    const tokens = t.app.get(TokenRegenerationService);
     const inGrace = await createToken(t.app, user, { name: 'Grace' });
     const regenerated = await tokens.regenerate(Actors.operator(user.id), inGrace.token.id, 60);
     expect((await api(inGrace.plaintext)).status).toBe(200);

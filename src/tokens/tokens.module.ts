@@ -14,6 +14,7 @@ import { TokenNotices } from './token-notices.js';
 import { TokenIntrospection } from './token-introspection.js';
 import { TokenPolicyNotices } from './token-policy-notices.js';
 import { TokensInTeamService } from './tokens-in-team.service.js';
+import { TokenRegenerationService } from './token-regeneration.service.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -22,6 +23,7 @@ import { TokensService } from './tokens.service.js';
     TokensRepository,
     TokenUsageRepository,
     TokensService,
+    TokenRegenerationService,
     TokensInTeamService,
     TokenLifetimes,
     TokenAuthenticator,
@@ -37,6 +39,7 @@ import { TokensService } from './tokens.service.js';
   exports: [
     TokenDetailsService,
     TokensService,
+    TokenRegenerationService,
     TokensInTeamService,
     TokenLifetimes,
     TokenAuthenticator,

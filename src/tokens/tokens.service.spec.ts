@@ -1,118 +1,41 @@
-import { beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { AbilityCatalog, BUILT_IN_ABILITIES } from '../config/abilities.config.js';
-import { Test } from '@nestjs/testing';
-import { Clock, ManualClock } from '../clock/clock.js';
-import { Transactions } from '../database/transactions.js';
-import { AuditLog } from '../audit/audit-log.js';
-import { TokenNotices } from './token-notices.js';
-import { EmailVerificationService } from '../email-verification/email-verification.service.js';
-import { CONFIG } from '../config/config.module.js';
-import { TokensRepository } from './tokens.repository.js';
-import { generateToken, hashToken } from './token-format.js';
-import { TokenLifetimes } from './token-lifetimes.js';
-import { TokensService } from './tokens.service.js';
+import { describe, expect, it, beforeEach, jest } from '@jest/globals';
 import type { EntityManager } from 'typeorm';
-import { Actors } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { EmailNotVerifiedError } from '../email-verification/email-verification.errors.js';
 import type { Ability } from './abilities.js';
-import type { PersonalAccessToken } from './personal-access-token.entity.js';
-import { valueVersionOf } from './token.view.js';
-import {
-  AmbiguousTokenNameError,
-  TokenChangedError,
-  TokenNotFoundError,
-  TokenRevokedError,
-} from './tokens.errors.js';
+import { hashToken } from './token-format.js';
+import { AmbiguousTokenNameError, TokenNotFoundError, TokenRevokedError } from './tokens.errors.js';
+import type { TokensService } from './tokens.service.js';
+import { TokenServices } from '../../test/support/token-services.js';
 
 describe('TokensService token lifecycle', () => {
-  const DAY_MS = 86_400_000;
-  const now = Date.parse('2026-11-24T12:00:00Z');
-  const person = Actors.person(1);
-  const manager = { name: 'the transaction' } as unknown as EntityManager;
-  const clock = new ManualClock(now);
+  const h = new TokenServices();
+  const {
+    DAY_MS,
+    now,
+    person,
+    manager,
+    clock,
+    run,
+    insert,
+    findForOwner,
+    findUnrevokedForOwnerByName,
+    updateDetails,
+    revokeForOwner,
+    findCurrentTeamOf,
+    findTeamOfMember,
+    insertPin,
+    assertConfirmed,
+    notify,
+    recordAfterCommit,
+    current,
+    stored,
+  } = h;
   let service: TokensService;
-  const run = jest.fn((work: (m: EntityManager) => Promise<unknown>) => work(manager));
-  const insert = jest.fn<TokensRepository['insert']>();
-  const findForOwner = jest.fn<TokensRepository['findForOwner']>();
-  const findUnrevokedForOwnerByName = jest.fn<TokensRepository['findUnrevokedForOwnerByName']>();
-  const updateDetails = jest.fn<TokensRepository['updateDetails']>();
-  const replaceValue = jest.fn<TokensRepository['replaceValue']>();
-  const revokeForOwner = jest.fn<TokensRepository['revokeForOwner']>();
-  const findPin = jest.fn<TokensRepository['findPin']>();
-  const findCurrentTeamOf = jest.fn<TokensRepository['findCurrentTeamOf']>();
-  const findTeamOfMember = jest.fn<TokensRepository['findTeamOfMember']>();
-  const insertPin = jest.fn<TokensRepository['insertPin']>();
-  const assertConfirmed = jest.fn<EmailVerificationService['assertConfirmed']>();
-  const notify = jest.fn<TokenNotices['send']>();
-  const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
-  const current = generateToken();
-
-  /** Token 7 of user 1, made ten days ago to live thirty. */
-  const stored = (overrides: Partial<PersonalAccessToken> = {}): PersonalAccessToken =>
-    ({
-      id: 7,
-      userId: 1,
-      name: 'laptop',
-      tokenHash: current.hash,
-      lastFour: current.lastFour,
-      previousTokenHash: null,
-      previousValidUntil: null,
-      previousRequests: 0,
-      previousLastUsedAt: null,
-      abilities: ['user:read', 'team:read'],
-      expiresAt: new Date(now + 20 * DAY_MS),
-      lifetimeDays: 30,
-      expiryNotices: 0,
-      lastUsedAt: null,
-      revokedAt: null,
-      createdAt: new Date(now - 10 * DAY_MS),
-      regeneratedAt: null,
-      ...overrides,
-    }) as PersonalAccessToken;
 
   beforeEach(async () => {
-    clock.set(now);
-    for (const mock of [run, notify, recordAfterCommit]) mock.mockClear();
-    updateDetails.mockReset().mockResolvedValue(true);
-    revokeForOwner.mockReset().mockResolvedValue(true);
-    insert.mockReset().mockImplementation(async (_m, row) => stored({ ...row, id: 12 }));
-    findForOwner.mockReset().mockResolvedValue(stored());
-    findUnrevokedForOwnerByName.mockReset().mockResolvedValue([]);
-    replaceValue.mockReset().mockResolvedValue(true);
-    findPin.mockReset().mockResolvedValue(null);
-    findCurrentTeamOf.mockReset().mockResolvedValue(null);
-    findTeamOfMember.mockReset().mockResolvedValue(null);
-    assertConfirmed.mockReset().mockResolvedValue();
-    const moduleRef = await Test.createTestingModule({
-      providers: [
-        TokensService,
-        {
-          provide: TokensRepository,
-          useValue: {
-            insert,
-            findForOwner,
-            findUnrevokedForOwnerByName,
-            updateDetails,
-            replaceValue,
-            revokeForOwner,
-            findPin,
-            findCurrentTeamOf,
-            findTeamOfMember,
-            insertPin,
-          },
-        },
-        TokenLifetimes,
-        { provide: Transactions, useValue: { run } },
-        { provide: EmailVerificationService, useValue: { assertConfirmed } },
-        { provide: CONFIG, useValue: { tokens: { maxLifetimeDays: 90 } } },
-        { provide: TokenNotices, useValue: { send: notify } },
-        { provide: AuditLog, useValue: { recordAfterCommit, record: jest.fn() } },
-        { provide: Clock, useValue: clock },
-        { provide: AbilityCatalog, useValue: new AbilityCatalog(BUILT_IN_ABILITIES) },
-      ],
-    }).compile();
-    service = moduleRef.get(TokensService);
+    await h.reset();
+    service = h.tokens;
   });
 
   describe('create', () => {
@@ -378,147 +301,6 @@ describe('TokensService token lifecycle', () => {
       ).rejects.toBeInstanceOf(TokenNotFoundError);
       expect(findForOwner).toHaveBeenCalledWith(1, 99, manager);
       expect(updateDetails).not.toHaveBeenCalled();
-    });
-  });
-
-  describe('regenerate', () => {
-    const acme = {
-      id: 3,
-      name: 'Acme',
-      policy: { requireTwoFactor: false, tokenMaxLifetimeDays: 14, allowedAbilities: null },
-    };
-
-    it("should cut the kept lifetime to the pinned team's maximum, and refuse a longer one asked for", async () => {
-      findPin.mockResolvedValue({ team: acme });
-      await service.regenerate(person, 7, 0);
-      expect(replaceValue).toHaveBeenCalledWith(
-        manager,
-        1,
-        7,
-        current.hash,
-        expect.objectContaining({ expiresAt: new Date(now + 14 * DAY_MS) }),
-      );
-      replaceValue.mockClear();
-      for (const days of [30, null]) {
-        await expect(service.regenerate(person, 7, 0, undefined, days)).rejects.toThrow(
-          'Acme allows tokens of at most 14 days',
-        );
-      }
-      expect(replaceValue).not.toHaveBeenCalled();
-      await service.regenerate(person, 7, 0, undefined, 7);
-      expect(replaceValue).toHaveBeenCalledWith(
-        manager,
-        1,
-        7,
-        current.hash,
-        expect.objectContaining({ expiresAt: new Date(now + 7 * DAY_MS) }),
-      );
-    });
-
-    it("should hold a token following its current team to that team's maximum, and the deployment's", async () => {
-      findCurrentTeamOf.mockResolvedValue(acme);
-      await expect(service.regenerate(person, 7, 0, undefined, 30)).rejects.toThrow(
-        'Acme allows tokens of at most 14 days.',
-      );
-      expect(replaceValue).not.toHaveBeenCalled();
-      findCurrentTeamOf.mockResolvedValue({
-        ...acme,
-        policy: { ...acme.policy, tokenMaxLifetimeDays: null },
-      });
-      await service.regenerate(person, 7, 0, undefined, 90);
-      expect(replaceValue).toHaveBeenCalledWith(
-        manager,
-        1,
-        7,
-        current.hash,
-        expect.objectContaining({ expiresAt: new Date(now + 90 * DAY_MS) }),
-      );
-      await expect(service.regenerate(person, 7, 0, undefined, 365)).rejects.toThrow(
-        'Tokens may live at most 90 days.',
-      );
-    });
-
-    it('should keep the replaced value working for the grace period and count the lifetime again from now', async () => {
-      const token = stored();
-      findForOwner.mockResolvedValue(token);
-      const { plaintext, token: view } = await service.regenerate(
-        person,
-        7,
-        15,
-        valueVersionOf(token),
-      );
-      const next = {
-        tokenHash: hashToken(plaintext),
-        lastFour: plaintext.slice(-4),
-        expiresAt: new Date(now + 30 * DAY_MS),
-        lifetimeDays: 30,
-        previousValidUntil: new Date(now + 15 * 60_000),
-        regeneratedAt: new Date(now),
-      };
-      expect(replaceValue).toHaveBeenCalledWith(manager, 1, 7, current.hash, next);
-      expect(view).toMatchObject({
-        expiresAt: next.expiresAt,
-        regeneratedAt: next.regeneratedAt,
-        version: now,
-        status: 'active',
-      });
-      expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
-        event: 'token.regenerated',
-        userId: 1,
-        tokenId: 7,
-        target: { type: 'token', id: 7 },
-        detail: { name: 'laptop', grace_minutes: 15 },
-      });
-    });
-
-    it('should refuse the replaced value from the next request when no grace period is asked for', async () => {
-      await service.regenerate(person, 7);
-      expect(replaceValue).toHaveBeenCalledWith(
-        manager,
-        1,
-        7,
-        current.hash,
-        expect.objectContaining({ previousValidUntil: new Date(now) }),
-      );
-    });
-
-    it('should give no grace period to the value of a token that has expired', async () => {
-      findForOwner.mockResolvedValue(stored({ expiresAt: new Date(now) }));
-      await service.regenerate(person, 7, 60);
-      expect(replaceValue).toHaveBeenCalledWith(
-        manager,
-        1,
-        7,
-        current.hash,
-        expect.objectContaining({ previousValidUntil: new Date(now) }),
-      );
-      expect(recordAfterCommit).toHaveBeenCalledWith(
-        manager,
-        person,
-        expect.objectContaining({ detail: { name: 'laptop', grace_minutes: 0 } }),
-      );
-    });
-
-    it('should refuse with TokenChangedError, replacing nothing, when the version asked for is not the current value', async () => {
-      const token = stored({ regeneratedAt: new Date(now - DAY_MS) });
-      findForOwner.mockResolvedValue(token);
-      await expect(
-        service.regenerate(person, 7, 0, token.createdAt.getTime()),
-      ).rejects.toBeInstanceOf(TokenChangedError);
-      expect(replaceValue).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
-    });
-
-    it('should refuse with TokenChangedError when another regeneration replaced the value first', async () => {
-      replaceValue.mockResolvedValue(false);
-      await expect(service.regenerate(person, 7, 5)).rejects.toBeInstanceOf(TokenChangedError);
-      expect(recordAfterCommit).not.toHaveBeenCalled();
-    });
-
-    it('should refuse to give a revoked token a new value', async () => {
-      findForOwner.mockResolvedValue(stored({ revokedAt: new Date(now - DAY_MS) }));
-      await expect(service.regenerate(person, 7, 5)).rejects.toBeInstanceOf(TokenRevokedError);
-      expect(replaceValue).not.toHaveBeenCalled();
     });
   });
 

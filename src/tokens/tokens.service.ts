@@ -9,33 +9,17 @@ import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import type { Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
-import type { PersonalAccessToken } from './personal-access-token.entity.js';
-import { describeRefusal, exceedsMaxLifetime, teamRefusalOf } from './team-policy.js';
+import { withTeam, type OwnToken, type OwnTokenView } from './own-token.js';
 import { generateToken } from './token-format.js';
-import {
-  EXPIRY_DAY_CHOICES,
-  expiryAfter,
-  keptLifetimeDays,
-  lifetimeRefusal,
-  resolveExpiry,
-  TokenLifetimes,
-  type LifetimeLimit,
-} from './token-lifetimes.js';
+import { resolveExpiry, TokenLifetimes, type LifetimeLimit } from './token-lifetimes.js';
 import { TokenNotices } from './token-notices.js';
-import { toTokenView, valueVersionOf, type TokenView } from './token.view.js';
-import {
-  AmbiguousTokenNameError,
-  TokenChangedError,
-  TokenNotFoundError,
-  TokenRevokedError,
-} from './tokens.errors.js';
-import { TokensRepository, type Governance, type GoverningTeam } from './tokens.repository.js';
+import { toTokenView, type TokenView } from './token.view.js';
+import { AmbiguousTokenNameError, TokenNotFoundError, TokenRevokedError } from './tokens.errors.js';
+import { TokensRepository, type GoverningTeam } from './tokens.repository.js';
 
 /** The account an actor acts on, when it acts on one (not the operator at large). */
 const accountOrNull = (actor: Actor): number | null =>
   actor.kind === 'person' || actor.kind === 'token' ? actor.userId : null;
-
-const MINUTE_MS = 60_000;
 
 export interface CreatedToken {
   token: TokenView;
@@ -48,29 +32,10 @@ export interface RevokedToken {
   alreadyRevoked: boolean;
 }
 
-/** One of the person's tokens with the team it acts in, and that team's refusal of it. */
-export interface OwnTokenView extends TokenView {
-  binding: 'current' | 'pinned';
-  /** The team it acts in now (its pinned team, or the current team); null when none. */
-  teamName: string | null;
-  /** Why that team refuses it, in words; null when it does not. */
-  refusal: string | null;
-}
-
 /** A person's tokens: those that work, and those revoked or expired (until pruned). */
 export interface TokenLists {
   active: OwnTokenView[];
   history: OwnTokenView[];
-}
-
-/**
- * Where a token acts and what regenerating it may set its lifetime to (the token page).
- */
-export interface LifetimeChoices extends Pick<OwnTokenView, 'binding' | 'teamName' | 'refusal'> {
-  choices: { value: string; label: string }[];
-  defaultChoice: string;
-  /** The team whose maximum limits the choices, if one does. */
-  limitedBy: string | null;
 }
 
 /**
@@ -86,37 +51,6 @@ export function chooseAbilities(catalog: AbilityCatalog, asked: readonly string[
     });
   }
   return catalog.offered(asked);
-}
-
-/** One of the person's tokens, with what decides the team it acts in. */
-export interface OwnToken {
-  token: PersonalAccessToken;
-  governance: Governance;
-}
-
-function actingTeamOf(tokenId: number, governance: Governance): GoverningTeam | null {
-  return governance.pins.has(tokenId) ? governance.pins.get(tokenId)! : governance.currentTeam;
-}
-
-function withTeam(
-  view: TokenView,
-  token: PersonalAccessToken,
-  governance: Governance,
-): OwnTokenView {
-  const binding = governance.pins.has(token.id) ? 'pinned' : 'current';
-  const team = actingTeamOf(token.id, governance);
-  const code = teamRefusalOf({
-    binding,
-    lifetimeDays: token.lifetimeDays,
-    team,
-    user: { twoFactor: governance.twoFactor },
-  });
-  return {
-    ...view,
-    binding,
-    teamName: team?.name ?? null,
-    refusal: code && describeRefusal(code, team),
-  };
 }
 
 const PRUNE_BATCH = 1000;
@@ -283,14 +217,6 @@ export class TokensService {
   }
 
   /**
-   * The lifetimes regenerating the token may give it: the one it has (counted again from now),
-   * or a number of days, or none; only those the team it acts in and the deployment allow.
-   */
-  async lifetimeChoices(actor: Actor, tokenId: number): Promise<LifetimeChoices> {
-    return this.lifetimeChoicesOf(await this.ownToken(actor, tokenId));
-  }
-
-  /**
    * One of the person's tokens with what decides the team it acts in: for a page's person, in
    * one query (`findOwnWithGovernance`); refused as not found when it is not theirs.
    */
@@ -307,33 +233,6 @@ export class TokensService {
         ]);
     if (!token || !governance) throw new TokenNotFoundError();
     return { token, governance };
-  }
-
-  /** The lifetimes regenerating `own` may give it (see `lifetimeChoices`). */
-  lifetimeChoicesOf({ token, governance }: OwnToken): LifetimeChoices {
-    const team = actingTeamOf(token.id, governance);
-    const max = this.lifetimes.limitIn(team).maxDays;
-    const current = token.lifetimeDays;
-    const choices: { value: string; label: string }[] = [];
-    if (!exceedsMaxLifetime(current, max)) {
-      choices.push({
-        value: 'same',
-        label: current === null ? 'As now: never expires' : `As now: ${current} days`,
-      });
-    }
-    for (const days of EXPIRY_DAY_CHOICES) {
-      if (max === null || days <= max) choices.push({ value: String(days), label: `${days} days` });
-    }
-    if (max === null) choices.push({ value: 'none', label: 'Never expires (not recommended)' });
-    const standing = withTeam(toTokenView(token, this.clock.now()), token, governance);
-    return {
-      binding: standing.binding,
-      teamName: standing.teamName,
-      refusal: standing.refusal,
-      choices,
-      defaultChoice: choices[0]?.value === 'same' ? 'same' : (choices.at(-1)?.value ?? 'same'),
-      limitedBy: team?.policy.tokenMaxLifetimeDays != null ? team.name : null,
-    };
   }
 
   /** One of the user's tokens; another user's token id is "not found". */
@@ -370,65 +269,6 @@ export class TokensService {
         },
       });
       return toTokenView({ ...token, name: details.name, abilities }, this.clock.now());
-    });
-  }
-
-  /**
-   * Gives the token a new value, in one transaction: the same name and abilities, the same
-   * lifetime counted from now. The value it replaces keeps working for `graceMinutes` (none by
-   * default: refused from the next request), then is refused as revoked. A value replaced
-   * earlier stops working at once: there are never more than two. A lifetime asked for
-   * (`lifetimeDays`, null for none) is refused past what the team it acts in and the deployment
-   * allow, as creation refuses it; the kept one is cut to that.
-   */
-  async regenerate(
-    actor: Actor,
-    tokenId: number,
-    graceMinutes = 0,
-    version?: number,
-    lifetimeDays?: number | null,
-  ): Promise<CreatedToken> {
-    const userId = accountOf(actor);
-    const generated = generateToken();
-    // The team it acts in (pinned, or the current team) caps its lifetime as the deployment does.
-    const limit = await this.lifetimes.forToken(userId, tokenId);
-    const refusal = lifetimeDays === undefined ? null : lifetimeRefusal(lifetimeDays, limit);
-    if (refusal) throw new ValidationError({ lifetime: refusal });
-    return this.transactions.run(async (m) => {
-      const token = await this.tokens.findForOwner(userId, tokenId, m);
-      if (!token) throw new TokenNotFoundError();
-      if (token.revokedAt) throw new TokenRevokedError();
-      // Asked for another value than the token has now: it was regenerated meanwhile.
-      if (version !== undefined && version !== valueVersionOf(token)) throw new TokenChangedError();
-      const now = this.clock.nowMs();
-      // A value that no longer works (expired) gets no grace: regenerating must not revive it.
-      const grace = token.expiresAt && token.expiresAt.getTime() <= now ? 0 : graceMinutes;
-      const days =
-        lifetimeDays === undefined
-          ? keptLifetimeDays(token.lifetimeDays, limit.maxDays)
-          : lifetimeDays;
-      const next = {
-        tokenHash: generated.hash,
-        lastFour: generated.lastFour,
-        expiresAt: expiryAfter(days, now),
-        lifetimeDays: days,
-        previousValidUntil: new Date(now + grace * MINUTE_MS),
-        regeneratedAt: new Date(now),
-      };
-      const replaced = await this.tokens.replaceValue(m, userId, tokenId, token.tokenHash, next);
-      if (!replaced) throw new TokenChangedError();
-      this.audit.recordAfterCommit(m, actor, {
-        event: 'token.regenerated',
-        userId,
-        tokenId,
-        target: { type: 'token', id: tokenId },
-        detail: { name: token.name, grace_minutes: grace },
-      });
-      const view = toTokenView(
-        { ...token, ...next, previousTokenHash: token.tokenHash },
-        new Date(now),
-      );
-      return { token: view, plaintext: generated.plaintext };
     });
   }
 

@@ -16,6 +16,7 @@ import {
   UpdateTokenForm,
 } from './tokens.forms.js';
 import { TokenDetailsService } from '../../../tokens/token-details.service.js';
+import { TokenRegenerationService } from '../../../tokens/token-regeneration.service.js';
 import { TokensService } from '../../../tokens/tokens.service.js';
 
 const TOKEN_PAGE = '/settings/api-tokens/:id';
@@ -26,6 +27,7 @@ const TOKEN_PAGE = '/settings/api-tokens/:id';
 export class TokenSettingsController {
   constructor(
     private readonly tokens: TokensService,
+    private readonly regeneration: TokenRegenerationService,
     private readonly details: TokenDetailsService,
     private readonly catalog: AbilityCatalog,
   ) {}
@@ -65,7 +67,7 @@ export class TokenSettingsController {
     @Form() form: RegenerateTokenForm,
   ): Promise<object> {
     const version = form.version === undefined ? undefined : Number(form.version);
-    const { plaintext } = await this.tokens.regenerate(
+    const { plaintext } = await this.regeneration.regenerate(
       actor,
       id,
       form.grace_minutes,
@@ -79,7 +81,7 @@ export class TokenSettingsController {
     // The token and the team it acts in are read once, for its details and its lifetimes.
     const own = await this.tokens.ownToken(actor, id);
     const details = await this.details.get(actor, id, own.token);
-    const lifetimes = this.tokens.lifetimeChoicesOf(own);
+    const lifetimes = this.regeneration.lifetimeChoicesOf(own);
     return {
       title: details.token.name,
       ...details,
