@@ -4,7 +4,6 @@ import { Clock } from '../clock/clock.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
-import { actingTeamOf, withTeam, type OwnToken, type OwnTokenView } from './own-token.js';
 import { exceedsMaxLifetime } from './team-policy.js';
 import { generateToken } from './token-format.js';
 import {
@@ -14,7 +13,14 @@ import {
   lifetimeRefusal,
   TokenLifetimes,
 } from './token-lifetimes.js';
-import { toTokenView, valueVersionOf } from './token.view.js';
+import {
+  actingTeamOf,
+  toTokenView,
+  valueVersionOf,
+  withTeam,
+  type OwnToken,
+  type OwnTokenView,
+} from './token.view.js';
 import { TokenChangedError, TokenNotFoundError, TokenRevokedError } from './tokens.errors.js';
 import { TokensRepository } from './tokens.repository.js';
 import type { CreatedToken } from './tokens.service.js';

@@ -9,11 +9,16 @@ import { Transactions } from '../database/transactions.js';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import type { Ability } from './abilities.js';
 import type { CreateTokenDto } from './dto/create-token.dto.js';
-import { withTeam, type OwnToken, type OwnTokenView } from './own-token.js';
 import { generateToken } from './token-format.js';
 import { resolveExpiry, TokenLifetimes, type LifetimeLimit } from './token-lifetimes.js';
 import { TokenNotices } from './token-notices.js';
-import { toTokenView, type TokenView } from './token.view.js';
+import {
+  toTokenView,
+  withTeam,
+  type OwnToken,
+  type OwnTokenView,
+  type TokenView,
+} from './token.view.js';
 import { AmbiguousTokenNameError, TokenNotFoundError, TokenRevokedError } from './tokens.errors.js';
 import { TokensRepository, type GoverningTeam } from './tokens.repository.js';
 
