@@ -12,7 +12,9 @@
 // `--requests` requests (10 at a time, rotating 1,000 valid tokens); only user-space
 // instructions of the node process count (the kernel's TCP work is not included, unlike
 // `perf stat`). The same build counted twice differs by up to ±10 %: garbage collections and
-// compilations land differently in the window. Needs valgrind and a MariaDB on 127.0.0.1.
+// compilations land differently in the window; and the server counted first counts more (10 to
+// 17 % in one session), so compare two builds in both orders. Needs valgrind and a MariaDB on
+// 127.0.0.1.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, get } from 'node:http';
