@@ -509,9 +509,12 @@ describe('security log on the command line', () => {
     const orderedLines = ordered.out.map((l) => JSON.parse(l) as { event: string; id: number });
     expect(orderedLines[0]).toMatchObject({ event: 'token.new_ip', id: Number(early.id) });
     await events().delete({ id: early.id });
-    const bad = await cli('audit:export', '--since', 'yesterday');
-    expect(bad.code).not.toBe(0);
-    expect(bad.err.join('\n')).toContain('--since must be a date (YYYY-MM-DD)');
+    // Days that do not exist are refused, not rolled over into the next month.
+    for (const since of ['yesterday', '2026-02-30', '2026-11-31', '2026-11-31T10:00:00Z']) {
+      const bad = await cli('audit:export', '--since', since);
+      expect([since, bad.code, bad.out]).toEqual([since, 1, []]);
+      expect(bad.err).toEqual([expect.stringContaining('--since must be a date (YYYY-MM-DD)')]);
+    }
 
     const old = events().create({
       occurredAt: new Date(Date.now() - 400 * DAY_MS),

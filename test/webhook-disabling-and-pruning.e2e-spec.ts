@@ -103,6 +103,14 @@ describe('webhooks: disabling a failing endpoint and pruning the delivery log', 
     expect(left.filter((d) => d.status !== 'dead' && d.claimedBy === null)).toEqual([]);
     // The other endpoint of the team is not touched.
     expect((await endpointRow(healthyEndpoint.id)).status).toBe('active');
+    // A disabled endpoint is sent no test event: it would only be dead-lettered.
+    await expect(
+      t.app.get(WebhooksService).sendTest(operator, team.id, failingEndpoint.id),
+    ).rejects.toMatchObject({
+      fields: {
+        delivery: 'The endpoint is disabled: register it again before sending it a test event.',
+      },
+    });
 
     const mail = await t.mail.waitFor({
       to: owner.email,

@@ -180,6 +180,15 @@ describe('webhook endpoints: pages, command line and address safety', () => {
           events: ['member.joined'],
         }),
       ).rejects.toMatchObject({ fields: { url: 'The URL must start with https://.' } });
+      // Short enough as typed, too long for its column once each letter is %XX%XX.
+      await expect(
+        t.app.get(WebhooksService).create(operator, team.id, {
+          url: `https://hooks.example.com/${'é'.repeat(2000)}`,
+          events: ['member.joined'],
+        }),
+      ).rejects.toMatchObject({
+        fields: { url: 'The URL is longer than 2048 characters once encoded.' },
+      });
       // Port 0, where nothing listens: every delivery would fail.
       await expect(
         t.app.get(WebhooksService).create(operator, team.id, {
@@ -272,7 +281,16 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       expect(await auditOf('webhook.disabled')).toHaveLength(1);
       // The dead delivery has its Replay button; a disabled endpoint refuses it, saying why.
       const page = `${list(team.id)}/${endpoint.id}`;
-      expect((await owner.client.get(page)).text).toContain(`Replay the delivery ${messageId}`);
+      const shown = (await owner.client.get(page)).text;
+      expect(shown).toContain(`Replay the delivery ${messageId}`);
+      // Nor is it offered a test event, which would only be dead-lettered; one posted is refused.
+      expect(shown).not.toContain('Send test event');
+      const test = await owner.client.submit(page, `${page}/test`);
+      expect(test.status).toBe(303);
+      expect(await owner.client.textOf(test.headers.location!)).toContain(
+        'The endpoint is disabled: register it again before sending it a test event.',
+      );
+      expect(await deliveries().countBy({ endpointId: endpoint.id })).toBe(1);
       const dead = await deliveries().findOneByOrFail({ messageId });
       const replay = await owner.client.submit(page, `${page}/deliveries/${dead.id}/replay`);
       expect(replay.status).toBe(303);

@@ -96,12 +96,19 @@ function wholeNumber(name: string, raw: string): number {
   return Number(raw);
 }
 
+/** Whether YYYY-MM-DD names a day that exists (Date rolls 2026-02-30 over to March 2). */
+function isCalendarDay(text: string): boolean {
+  const [y, m, d] = text.split('-').map(Number);
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+}
+
 /** A day (YYYY-MM-DD, midnight UTC) or a full ISO 8601 time. */
 function parseSince(raw: string): Date {
   const day = /^\d{4}-\d{2}-\d{2}$/.test(raw);
   const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw);
   const date = new Date(day ? `${raw}T00:00:00Z` : raw);
-  if ((!day && !time) || Number.isNaN(date.getTime())) {
+  if ((!day && !time) || Number.isNaN(date.getTime()) || !isCalendarDay(raw.slice(0, 10))) {
     throw new ValidationError({
       since:
         '--since must be a date (YYYY-MM-DD) or an ISO 8601 time with its offset (2026-11-01T08:00:00Z).',

@@ -33,6 +33,11 @@ describe('WEBHOOK_ENDPOINTS', () => {
     ['no url', JSON.stringify([endpoint({ url: undefined })]), /endpoint 1: url must be an https/],
     ['ftp', JSON.stringify([endpoint({ url: 'ftp://x.example/' })]), /url must be an https/],
     [
+      'a url of 2048 characters encoded to more',
+      JSON.stringify([endpoint({ url: `https://x.example/${'é'.repeat(700)}` })]),
+      /url must be an https.* of at most 2048 characters/,
+    ],
+    [
       'a password in the url',
       JSON.stringify([endpoint({ url: 'https://u:p@x.example/' })]),
       /must not hold a user name or password/,

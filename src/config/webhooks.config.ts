@@ -71,8 +71,9 @@ function parseEndpoint(item: unknown, at: string): ConfiguredEndpoint | { error:
     return { error: `${at} has ${unknown.join(', ')}: only url, events and secret are read` };
   }
   const { url, events, secret } = fields;
-  const parsed = typeof url === 'string' && url.length <= 2048 ? URL.parse(url) : null;
-  if (!parsed || !['https:', 'http:'].includes(parsed.protocol)) {
+  const parsed = typeof url === 'string' ? URL.parse(url) : null;
+  // Measured as kept: letters outside ASCII grow to %XX each.
+  if (!parsed || parsed.href.length > 2048 || !['https:', 'http:'].includes(parsed.protocol)) {
     return {
       error: `${at}: url must be an https:// URL (http:// only to WEBHOOK_ALLOWED_RANGES) of at most 2048 characters`,
     };

@@ -29,6 +29,9 @@ import { acceptableAuthorization } from './audit-stream-authorization.js';
 import { manageableBy } from './webhook-access.js';
 import { Events } from '../events/events.js';
 
+/** The longest URL an endpoint keeps (its column's length), as the URL parser writes it. */
+export const URL_MAX = 2048;
+
 /** How many deliveries an endpoint's page and `webhook:deliveries` show. */
 export const DELIVERY_LOG_LENGTH = 50;
 
@@ -209,6 +212,11 @@ export class WebhooksService {
           delivery: 'An audit stream gets the audit log alone: it is sent no test event.',
         });
       }
+      if (endpoint.status !== 'active') {
+        throw new ValidationError({
+          delivery: 'The endpoint is disabled: register it again before sending it a test event.',
+        });
+      }
       const messageId = (await this.outbox.enqueueFor(m, [endpoint], {
         type: 'webhook.test',
         at: this.clock.now(),
@@ -297,6 +305,10 @@ export class WebhooksService {
   private async acceptableUrl(raw: string): Promise<string> {
     try {
       const url = this.policy.parse(raw.trim());
+      // Kept as the URL parser writes it: letters outside ASCII grow to %XX each.
+      if (url.toString().length > URL_MAX) {
+        throw new RefusedAddressError(`is longer than ${URL_MAX} characters once encoded`);
+      }
       await this.policy.addressFor(url);
       return url.toString();
     } catch (error) {
