@@ -16,7 +16,12 @@ import { addressChangeLink, PASSWORD, signedInPerson } from './support/people.js
 import { TestSmtpServer } from './support/smtp-server.js';
 import { startInstances, type Instances } from './support/instances.js';
 import type { TestApp } from './support/test-app.js';
-import { atTheChallengeIn, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
+import {
+  atTheChallengeIn,
+  CHALLENGE,
+  recoveryCodesOf,
+  turnOnTwoFactor,
+} from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
 const TIMES = 20;
@@ -215,6 +220,34 @@ describe.each([
       expect((await api(old, server)).body.error.code).toBe('token_revoked');
     }
     expect(await eventsOf(person.user.id, 'token.regenerated')).toBe(1);
+  });
+
+  it('should make new recovery codes once, of 20 requests at once, and the codes shown work', async () => {
+    const person = await signedInPerson(t);
+    const { recoveryCodes: first } = await turnOnTwoFactor(t, person);
+    const page = '/settings/security';
+    const version = /name="version" value="(\d+)"/.exec((await person.client.get(page)).text)![1];
+    const csrf = await person.client.csrfFrom(page);
+    const browsers = person.client.onEach(servers);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post('/settings/two-factor/recovery-codes', csrf, { version }),
+    );
+    // The others go back to the page, told new codes were just made: no set is shown that
+    // never worked.
+    expect(tally(answers, status)).toEqual({ '200': 1, '303': TIMES - 1 });
+    const shown = recoveryCodesOf(answers.find((a) => a.status === 200)!.text);
+    expect(shown).toHaveLength(10);
+    expect(await person.client.textOf(page)).toContain('New recovery codes were made a moment ago');
+    expect(await eventsOf(person.user.id, 'account.recovery_codes_regenerated')).toBe(1);
+    // The codes shown sign in; the first set no longer does.
+    for (const [code, lands] of [
+      [first[0], CHALLENGE],
+      [shown[0], '/dashboard'],
+    ]) {
+      const [half] = await atTheChallengeIn(person, servers, 1);
+      const res = await half.client.post(CHALLENGE, half.csrf, { recovery_code: code });
+      expect([code, res.headers.location]).toEqual([code, lands]);
+    }
   });
 
   it('should revoke a token once, of 20 revocations at once, and log it once', async () => {

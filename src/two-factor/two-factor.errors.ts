@@ -15,6 +15,16 @@ export class TwoFactorNotEnabledError extends ConflictError {
   }
 }
 
+/** New recovery codes were made since the page asking for others was drawn: those stand. */
+export class RecoveryCodesChangedError extends ConflictError {
+  constructor() {
+    super(
+      'recovery_codes_changed',
+      'New recovery codes were made a moment ago (in another tab, or by a second click): the ones shown then are the ones that work. If you did not keep them, make new ones again.',
+    );
+  }
+}
+
 /** The setup to confirm is gone: never started, expired, or already confirmed. */
 export class TwoFactorSetupExpiredError extends DomainError {
   readonly code = 'two_factor_setup_expired';

@@ -17,6 +17,39 @@ export class TwoFactorRepository {
     return (await manager.getRepository(TwoFactorCredential).countBy({ userId })) > 0;
   }
 
+  /**
+   * The person's recovery codes: how many are unused, and which set they are (the highest id:
+   * every new set is inserted after the one it replaces; 0 for none).
+   */
+  async recoveryCodesOf(
+    userId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ left: number; version: number }> {
+    const row = await manager
+      .getRepository(RecoveryCode)
+      .createQueryBuilder('c')
+      .select('COUNT(CASE WHEN c.used_at IS NULL THEN 1 END)', 'left')
+      .addSelect('MAX(c.id)', 'version')
+      .where('c.user_id = :userId', { userId })
+      .getRawOne<{ left: number | string; version: number | string | null }>();
+    return { left: Number(row?.left ?? 0), version: Number(row?.version ?? 0) };
+  }
+
+  /**
+   * Whether the person has an authenticator, its row locked until `manager`'s transaction ends
+   * (SQLite's transactions hold the whole file already).
+   */
+  async lockCredential(manager: EntityManager, userId: number): Promise<boolean> {
+    const found = await manager.getRepository(TwoFactorCredential).findOne({
+      select: { userId: true },
+      where: { userId },
+      ...(manager.connection.options.type === 'better-sqlite3'
+        ? {}
+        : { lock: { mode: 'pessimistic_write' as const } }),
+    });
+    return found !== null;
+  }
+
   countUnusedRecoveryCodes(userId: number): Promise<number> {
     return this.dataSource.getRepository(RecoveryCode).countBy({ userId, usedAt: IsNull() });
   }

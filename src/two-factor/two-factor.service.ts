@@ -18,6 +18,7 @@ import { SecretCipher, UnreadableSecretError } from './secret-cipher.js';
 import { TotpCodes, type TotpCheck } from './totp.js';
 import { TwoFactorLimiter } from './two-factor-limiter.js';
 import {
+  RecoveryCodesChangedError,
   TwoFactorAlreadyEnabledError,
   TwoFactorNotEnabledError,
   TwoFactorSetupExpiredError,
@@ -28,6 +29,8 @@ export interface TwoFactorStatus {
   enabled: boolean;
   enabledAt: Date | null;
   recoveryCodesLeft: number;
+  /** Which set of recovery codes the person has (see regenerateRecoveryCodes); 0 for none. */
+  recoveryCodesVersion: number;
   /** Off, and cannot be turned on until the person confirms their address. */
   addressToConfirm: boolean;
 }
@@ -83,13 +86,15 @@ export class TwoFactorService {
   async status(actor: Actor): Promise<TwoFactorStatus> {
     const credential = await this.repository.findCredential(accountOf(actor));
     const addressToConfirm = !credential && (await this.verification.isPendingFor(actor));
+    const codes = credential
+      ? await this.repository.recoveryCodesOf(accountOf(actor))
+      : { left: 0, version: 0 };
     return {
       addressToConfirm,
       enabled: credential !== null,
       enabledAt: credential?.enabledAt ?? null,
-      recoveryCodesLeft: credential
-        ? await this.repository.countUnusedRecoveryCodes(accountOf(actor))
-        : 0,
+      recoveryCodesLeft: codes.left,
+      recoveryCodesVersion: codes.version,
     };
   }
 
@@ -154,12 +159,23 @@ export class TwoFactorService {
     return codes;
   }
 
-  /** New recovery codes, in place of all the earlier ones. */
-  async regenerateRecoveryCodes(actor: Actor): Promise<string[]> {
+  /**
+   * New recovery codes, in place of all the earlier ones. `version` (the status's, as the page
+   * showed it) makes a click act once: when the codes are no longer that set, because another
+   * request made new ones first, nothing changes and it says so, so that no set is shown that
+   * never worked. Decided with the authenticator's row locked.
+   */
+  async regenerateRecoveryCodes(actor: Actor, version?: number): Promise<string[]> {
     const codes = newRecoveryCodes();
     await this.transactions.run(async (m) => {
-      if (!(await this.repository.hasCredential(accountOf(actor), m))) {
+      if (!(await this.repository.lockCredential(m, accountOf(actor)))) {
         throw new TwoFactorNotEnabledError();
+      }
+      if (
+        version !== undefined &&
+        (await this.repository.recoveryCodesOf(accountOf(actor), m)).version !== version
+      ) {
+        throw new RecoveryCodesChangedError();
       }
       await this.repository.replaceRecoveryCodes(m, accountOf(actor), codes.map(hashOf));
       this.audit.recordAfterCommit(m, actor, {

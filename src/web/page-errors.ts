@@ -81,6 +81,7 @@ const PAGE_ANSWERS: AnswerTable<PageAnswer> = {
   token_revoked: { status: 409 },
   token_expired: { status: 401 },
   token_changed: { status: 409 },
+  recovery_codes_changed: { status: 409 },
   account_disabled: { status: 403 },
   insufficient_scope: { status: 403 },
   ability_not_allowed_by_team: { status: 403 },

@@ -58,6 +58,7 @@ const API_ANSWERS: AnswerTable<ApiAnswer> = {
     error instanceof AuthenticationError ? BEARER_REFUSED : { status: 409 },
   token_expired: BEARER_REFUSED,
   token_changed: { status: 409 },
+  recovery_codes_changed: { status: 409 },
   account_disabled: (error) =>
     error instanceof AuthenticationError ? BEARER_REFUSED : { status: 403 },
   insufficient_scope: (error) => ({

@@ -57,6 +57,7 @@ export const DOMAIN_ERROR_CODES = [
   'two_factor_enabled',
   'two_factor_not_enabled',
   'two_factor_setup_expired',
+  'recovery_codes_changed',
   'too_many_passkeys',
   'passkey_exists',
   // Teams

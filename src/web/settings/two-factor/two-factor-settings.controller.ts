@@ -9,7 +9,7 @@ import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
 import { RequireRecentPassword } from '../../sudo-mode.js';
 import type { User } from '../../../users/user.entity.js';
-import { ConfirmTwoFactorForm } from './two-factor.forms.js';
+import { ConfirmTwoFactorForm, NewRecoveryCodesForm } from './two-factor.forms.js';
 import { TwoFactorSetups } from './setup-session.js';
 import { TwoFactorService } from '../../../two-factor/two-factor.service.js';
 import { toSetupView } from './two-factor.view.js';
@@ -78,8 +78,12 @@ export class TwoFactorSettingsController {
   @FormPage(SECURITY_PAGE)
   @RequireRecentPassword('Make new recovery codes', PASSWORD_ONLY)
   @Render('two-factor/recovery-codes')
-  async regenerate(@CurrentActor() actor: Actor): Promise<object> {
-    const codes = await this.twoFactor.regenerateRecoveryCodes(actor);
+  async regenerate(
+    @CurrentActor() actor: Actor,
+    @Form() form: NewRecoveryCodesForm,
+  ): Promise<object> {
+    const version = form.version === undefined ? undefined : Number(form.version);
+    const codes = await this.twoFactor.regenerateRecoveryCodes(actor, version);
     return { title: 'Recovery codes', codes, justEnabled: false };
   }
 

@@ -1,4 +1,4 @@
-import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 
 /** Longer than any code with spaces or dashes typed in; anything past it is not a code. */
 const CODE_MAX = 64;
@@ -22,4 +22,15 @@ export class TwoFactorChallengeForm {
   @MaxLength(CODE_MAX, { message: 'That recovery code is not valid, or it has been used.' })
   @IsString({ message: 'Enter one of your recovery codes.' })
   recovery_code?: string;
+}
+
+/** New recovery codes, from the security page. */
+export class NewRecoveryCodesForm {
+  /**
+   * The set of codes the page showed (its version): only that set is replaced, so the same
+   * form sent twice makes one set. Without it, whatever set there is is replaced.
+   */
+  @IsOptional()
+  @Matches(/^\d{1,16}$/, { message: 'Reload the page and try again.' })
+  version?: string;
 }
