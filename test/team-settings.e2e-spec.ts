@@ -95,6 +95,16 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       });
       expect(empty.headers.location).toBe(`/teams/${team.id}`);
       expect(await owner.client.textOf(`/teams/${team.id}`)).toContain('Give the team a name.');
+      // Letters that draw nothing are no name either.
+      for (const blank of ['\u3164', '\u2800\u2800']) {
+        const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}`, {
+          name: blank,
+        });
+        expect(res.headers.location).toBe(`/teams/${team.id}`);
+        expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
+          'Team name must be visible text',
+        );
+      }
       expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
         'Keep Name',
       );

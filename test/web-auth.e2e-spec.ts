@@ -113,6 +113,21 @@ describe('sign-up, sign-in and sessions', () => {
 
       const again = await client.get('/register');
       expect(again.text).not.toContain('Enter a valid email address.');
+
+      // Valid addresses whose quotes or angle brackets a message's headers would rewrite, so
+      // that the mail would go elsewhere than the address kept: refused, nothing mailed.
+      for (const email of ['"<attacker@evil.test>"@example.com', '"a b"@example.com']) {
+        await client.submit('/register', '/register', {
+          name: 'Quoted',
+          email,
+          password: 'correct horse battery',
+          password_confirmation: 'correct horse battery',
+        });
+        expect(visibleText((await client.get('/register')).text)).toContain(
+          'Enter the address without quotes or angle brackets',
+        );
+      }
+      expect(await users().count()).toBe(before);
     });
 
     it('should answer a taken address, whatever its case, exactly as a new one, and tell its owner by mail', async () => {

@@ -125,7 +125,14 @@ describe('Account Settings > API Tokens', () => {
 
   it('should refuse names with control or invisible characters', async () => {
     const { client, user } = await signedIn();
-    for (const name of ['nul\u0000byte', 'two\nlines', '\u200b', '\u202eevil']) {
+    for (const name of [
+      'nul\u0000byte',
+      'two\nlines',
+      '\u200b',
+      '\u202eevil',
+      '\u3164',
+      '\u2800',
+    ]) {
       const res = await client.submit(PAGE, PAGE, { name, abilities: 'user:read' });
       expect(res.headers.location).toBe(PAGE);
       expect(visibleText((await client.get(PAGE)).text)).toContain('Name must be visible text');

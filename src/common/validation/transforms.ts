@@ -15,7 +15,8 @@ export const ToInteger = (): PropertyDecorator =>
 // that reads differently from what it is; a name must also show at least one character. The
 // zero-width joiners stay allowed: emoji sequences and several scripts need them.
 const INVISIBLE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
-const VISIBLE = /[^\s\p{Cc}\p{Cf}]/u;
+// Letters that draw nothing (Hangul fillers, the blank Braille pattern) count as blank too.
+const VISIBLE = /[^\s\p{Cc}\p{Cf}\u115f\u1160\u2800\u3164\uffa0]/u;
 
 /** A name people will see: printable characters only, at least one of them visible. */
 export const VisibleText = (field: string): PropertyDecorator =>

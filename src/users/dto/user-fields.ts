@@ -24,15 +24,25 @@ export function SameAs(property: string, message: string): PropertyDecorator {
 }
 
 /**
- * An address a person can be reached at: not under the reserved `.invalid` domain, where
- * service accounts have theirs (so nobody registers, is invited with or moves to one).
+ * Quotes and angle brackets (`"<a@b>"@example.com` is a valid address): mail headers rewrite
+ * them, so the message would go to another address than the one stored.
+ */
+const REWRITTEN = /["<>]/;
+
+/**
+ * An address a person can be reached at, as it is stored: not under the reserved `.invalid`
+ * domain, where service accounts have theirs (so nobody registers, is invited with or moves to
+ * one), and without the quotes or angle brackets a message's headers would rewrite.
  */
 export const DeliverableAddress = (): PropertyDecorator =>
   ValidateBy({
     name: 'deliverableAddress',
     validator: {
-      validate: (value: unknown) => typeof value !== 'string' || !isReservedAddress(value),
-      defaultMessage: () =>
-        'Addresses under .invalid receive no mail (service accounts have them): enter a real one.',
+      validate: (value: unknown) =>
+        typeof value !== 'string' || (!isReservedAddress(value) && !REWRITTEN.test(value)),
+      defaultMessage: (args) =>
+        typeof args?.value === 'string' && REWRITTEN.test(args.value)
+          ? 'Enter the address without quotes or angle brackets (" < >): mail would not reach it as written.'
+          : 'Addresses under .invalid receive no mail (service accounts have them): enter a real one.',
     },
   });
