@@ -116,12 +116,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const { user, team } = principalOf(req);
     // No body reads as {} (readJsonBody); a JSON null stays null, another request than {}.
     const requestHash = requestDigest(req.method, req.path, team?.id ?? null, req.body);
-    const before = digestBeforeTeams(req.method, req.path, req.body);
     const keyHash = createHash('sha256').update(key).digest('hex');
     const status =
       (Reflect.getMetadata(HTTP_CODE_METADATA, context.getHandler()) as number | undefined) ??
       HttpStatus.CREATED;
-    return from(this.store.claim(user.id, keyHash, requestHash, before)).pipe(
+    return from(
+      this.store.claim(user.id, keyHash, requestHash, () =>
+        digestBeforeTeams(req.method, req.path, req.body),
+      ),
+    ).pipe(
       mergeMap((claim) => {
         switch (claim.kind) {
           case 'other_request':

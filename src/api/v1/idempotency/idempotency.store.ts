@@ -53,14 +53,14 @@ export class IdempotencyStore implements OnApplicationBootstrap {
 
   /**
    * Claims the key for the request `requestHash` names, or says what became of the request that
-   * claimed it first. A key stored with `storedBefore` (the digest's earlier form) is the same
-   * request too.
+   * claimed it first. A key stored with `storedBefore()` (the digest's earlier form, worked out
+   * only when the stored digest differs) is the same request too.
    */
   async claim(
     userId: number,
     keyHash: string,
     requestHash: string,
-    storedBefore?: string,
+    storedBefore?: () => string,
   ): Promise<Claim> {
     const now = this.clock.nowMs();
     const row = {
@@ -85,7 +85,7 @@ export class IdempotencyStore implements OnApplicationBootstrap {
     if (found.createdAt.getTime() <= now - KEY_LIFETIME_MS) {
       return this.takeOver(found.id, row, { createdAt: LessThan(new Date(now - KEY_LIFETIME_MS)) });
     }
-    if (found.requestHash !== requestHash && found.requestHash !== storedBefore) {
+    if (found.requestHash !== requestHash && found.requestHash !== storedBefore?.()) {
       return { kind: 'other_request' };
     }
     if (found.statusCode !== null) {
