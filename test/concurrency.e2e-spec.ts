@@ -166,4 +166,37 @@ describe('concurrent changes on two instances', () => {
       .findBy({ teamId: In(teams.map((team) => team.id)), role: 'owner' });
     expect(owners).toHaveLength(30);
   });
+  it('should make one account of 12 sign-ups at once for one mailbox written four ways, on both instances', async () => {
+    const local = uniqueEmail('rush').split('@')[0];
+    const spellings = [
+      `${local}@bücher.example`,
+      `${local}@xn--bcher-kva.example`,
+      `${local}@bu\u0308cher.example`,
+      `${local.toUpperCase()}@BÜCHER.EXAMPLE`,
+    ];
+    const visitors = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const client = new WebClient(servers[i % 2]);
+        return { client, email: spellings[i % 4], _csrf: await client.csrfFrom('/register') };
+      }),
+    );
+    const answers = await Promise.all(
+      visitors.map(({ client, email, _csrf }) =>
+        client.agent.post('/register').type('form').send({
+          _csrf,
+          name: 'Rushed Sign-up',
+          email,
+          password: PASSWORD,
+          password_confirmation: PASSWORD,
+        }),
+      ),
+    );
+    expect(answers.map((a) => `${a.status} ${a.headers.location}`)).toEqual(
+      Array(12).fill('303 /register/check-email'),
+    );
+    const accounts = await t.dataSource.getRepository(User).findBy({ name: 'Rushed Sign-up' });
+    expect(accounts.map((a) => a.email)).toEqual([`${local}@xn--bcher-kva.example`]);
+    const teams = await t.dataSource.getRepository(Team).findBy({ ownerId: accounts[0].id });
+    expect(teams).toHaveLength(1);
+  });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { Actors } from '../src/common/actor.js';
 import { ReferenceNotFoundError } from '../src/common/errors/domain.error.js';
 import { DataSource, type EntityTarget, type ObjectLiteral } from 'typeorm';
@@ -10,6 +10,10 @@ import { TeamGovernance1764979200000 } from '../src/database/migrations/17649792
 import { TeamAllowedAbilities1765411200000 } from '../src/database/migrations/1765411200000-team-allowed-abilities.js';
 import { ServiceAccounts1765584000000 } from '../src/database/migrations/1765584000000-service-accounts.js';
 import { AuditStreams1765608600000 } from '../src/database/migrations/1765608600000-audit-streams.js';
+import { OneFormOfEachAddress1765612800000 } from '../src/database/migrations/1765612800000-one-form-of-each-address.js';
+import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
+import { Logger } from '@nestjs/common';
 import { revertLastMigration, runMigrations } from '../src/database/migrator.js';
 import { apiErrorAnswers } from '../src/api/v1/api-errors.js';
 import { Transactions } from '../src/database/transactions.js';
@@ -481,6 +485,95 @@ describe('database schema', () => {
         (r: { id: unknown }) => Number(r.id),
       ),
     ).toEqual([4]);
+  });
+
+  it('should store each address in one form, keep one account per mailbox and say which moved, on every database', async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    await undoThrough(ds, OneFormOfEachAddress1765612800000);
+    const users = ds.getRepository(User);
+    const person = async (email: string, confirmed: Date | null) =>
+      (await users.save(users.create({ name: email, email, emailVerifiedAt: confirmed }))).id;
+    // The same mailbox three times: the confirmed account keeps it, though younger.
+    const unconfirmedUnicode = await person('ann@bücher.example', null);
+    const confirmedAscii = await person('ann@xn--bcher-kva.example', new Date('2026-02-01'));
+    const unconfirmedDecomposed = await person('ann@bu\u0308cher.example', null);
+    // None confirmed: the oldest keeps it, in its one form.
+    const olderWide = await person('dora@ｅｘａｍｐｌｅ.com', null);
+    const youngerAscii = await person('dora@example.com', null);
+    const alone = await person('zoë@exa\u0301mple.com', new Date('2026-03-01'));
+    const plain = await person('plain@example.com', null);
+
+    const team = await ds
+      .getRepository(Team)
+      .save({ name: 'Acme', slug: 'acme', ownerId: plain, personal: false });
+    const invitations = ds.getRepository(TeamInvitation);
+    const invite = async (email: string) =>
+      (
+        await invitations.save(
+          invitations.create({
+            teamId: team.id,
+            email,
+            role: 'member',
+            status: 'pending',
+            tokenHash: null,
+            expiresAt: new Date('2030-01-01'),
+          }),
+        )
+      ).id;
+    await invite('ann@bücher.example');
+    const latest = await invite('ann@xn--bcher-kva.example');
+    const other = await invite('bo@bücher.example');
+    const links = ds.getRepository(OneTimeLink);
+    const link = await links.save(
+      links.create({
+        userId: plain,
+        purpose: 'change_email',
+        tokenHash: 'a'.repeat(64),
+        email: 'new@bücher.example',
+        expiresAt: new Date('2030-01-01'),
+      }),
+    );
+
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      expect(await runMigrations(ds)).toEqual(['OneFormOfEachAddress1765612800000']);
+      expect(warnings.mock.calls.map(([message]) => message)).toEqual([
+        `Account ${unconfirmedUnicode} (ann@bücher.example) shares a mailbox with account ${confirmedAscii}: its address is now duplicate-${unconfirmedUnicode}@accounts.invalid`,
+        `Account ${unconfirmedDecomposed} (ann@bu\u0308cher.example) shares a mailbox with account ${confirmedAscii}: its address is now duplicate-${unconfirmedDecomposed}@accounts.invalid`,
+        `Account ${youngerAscii} (dora@example.com) shares a mailbox with account ${olderWide}: its address is now duplicate-${youngerAscii}@accounts.invalid`,
+      ]);
+    } finally {
+      warnings.mockRestore();
+    }
+
+    const stored = Object.fromEntries(
+      (await users.find({ order: { id: 'ASC' } })).map((u) => [u.id, u.email]),
+    );
+    expect(stored).toEqual({
+      [unconfirmedUnicode]: `duplicate-${unconfirmedUnicode}@accounts.invalid`,
+      [confirmedAscii]: 'ann@xn--bcher-kva.example',
+      [unconfirmedDecomposed]: `duplicate-${unconfirmedDecomposed}@accounts.invalid`,
+      [olderWide]: 'dora@example.com',
+      [youngerAscii]: `duplicate-${youngerAscii}@accounts.invalid`,
+      [alone]: 'zoë@xn--exmple-qta.com',
+      [plain]: 'plain@example.com',
+    });
+    expect((await invitations.find({ order: { id: 'ASC' } })).map((i) => [i.id, i.email])).toEqual([
+      [latest, 'ann@xn--bcher-kva.example'],
+      [other, 'bo@xn--bcher-kva.example'],
+    ]);
+    expect((await links.findOneByOrFail({ id: link.id })).email).toBe('new@xn--bcher-kva.example');
+
+    // Undone, nothing goes back; done again, it finds every address already in its form.
+    expect(await undoThrough(ds, OneFormOfEachAddress1765612800000)).toBe(1);
+    expect(Object.values(stored)).toEqual(
+      (await users.find({ order: { id: 'ASC' } })).map((u) => u.email),
+    );
+    expect(await runMigrations(ds)).toEqual(['OneFormOfEachAddress1765612800000']);
+    expect(Object.values(stored)).toEqual(
+      (await users.find({ order: { id: 'ASC' } })).map((u) => u.email),
+    );
   });
 
   it('should migrate once when two servers and a CLI start together on an empty database', async () => {

@@ -367,6 +367,28 @@ describe('the team API', () => {
     expect([current.status, current.body.data?.slug]).toEqual([200, acme.slug]);
   });
 
+  it('should invite a mailbox once however its address is written, in the form mail carries', async () => {
+    const { owner, tokenOf } = await team();
+    const auth = `Bearer ${await tokenOf(owner)}`;
+    const local = uniqueEmail('idn').split('@')[0];
+    const invite = (email: string) =>
+      request(t.server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', auth)
+        .send({ email, role: 'member' });
+
+    const first = await invite(`${local.toUpperCase()}@BÜCHER.example`);
+    expect([first.status, first.body.data?.email]).toEqual([201, `${local}@xn--bcher-kva.example`]);
+    for (const email of [`${local}@xn--bcher-kva.example`, `${local}@bu\u0308cher.example`]) {
+      const again = await invite(email);
+      expect([email, again.status, again.body.error?.code]).toEqual([
+        email,
+        409,
+        'already_invited',
+      ]);
+    }
+  });
+
   it('should give the first answer again for the same Idempotency-Key and body, and refuse the key with another body', async () => {
     const { acme, owner, tokenOf } = await team();
     const auth = `Bearer ${await tokenOf(owner)}`;

@@ -173,6 +173,53 @@ describe('sign-up, sign-in and sessions', () => {
     });
   });
 
+  it('should keep one account per mailbox however its domain and letters are written, and mail it where its domain points', async () => {
+    const local = uniqueEmail('idn').split('@')[0];
+    const ascii = `${local}@xn--bcher-kva.example`;
+    const unicode = `${local}@bücher.example`;
+    const client = web();
+    await client.register('Unicode Owner', unicode, PASSWORD, { confirm: false });
+    // Stored, and mailed, in the form mail carries: the domain in ASCII (the test server shows
+    // the envelope's domain decoded, as a receiving server may).
+    const confirmation = await t.mail.waitFor({
+      to: unicode,
+      subject: 'Confirm your email address',
+    });
+    expect(confirmation.raw).toMatch(new RegExp(`^To: ${ascii}\\r?$`, 'm'));
+    await client.confirmEmail(unicode);
+    const owner = await users().findOneByOrFail({ email: ascii });
+    expect(owner.emailVerifiedAt).not.toBeNull();
+
+    const spellings = [
+      ascii,
+      `${local}@bu\u0308cher.example`, // ü typed as u and a combining diaeresis
+      `${local.toUpperCase()}@BÜCHER.EXAMPLE`,
+      `${local}@ｂüｃｈｅｒ.example`, // full-width letters
+    ];
+    for (const email of spellings) {
+      const res = await web().submit('/register', '/register', {
+        name: 'Second Account',
+        email,
+        password: 'another good password',
+        password_confirmation: 'another good password',
+      });
+      expect([res.status, res.headers.location]).toEqual([303, '/register/check-email']);
+    }
+    expect(await users().countBy({ name: 'Second Account' })).toBe(0);
+    expect(await users().countBy({ email: ascii })).toBe(1);
+    const notices = await t.mail.waitForCount(
+      { to: unicode, subject: 'Someone tried to register with your address' },
+      spellings.length,
+    );
+    expect(notices).toHaveLength(spellings.length);
+
+    // Each spelling signs in to the one account.
+    for (const email of spellings) {
+      const res = await web().login(email, PASSWORD);
+      expect([email, res.headers.location]).toEqual([email, '/dashboard']);
+    }
+  });
+
   describe('sign-in and sign-out', () => {
     it('should give the same message for a wrong password and an unknown email', async () => {
       const email = uniqueEmail('login');

@@ -20,6 +20,7 @@ import { AuditEventsByTime1765591200000 } from './1765591200000-audit-events-by-
 import { Webhooks1765600000000 } from './1765600000000-webhooks.js';
 import { WebhookConfiguredEndpoints1765605000000 } from './1765605000000-webhook-configured-endpoints.js';
 import { AuditStreams1765608600000 } from './1765608600000-audit-streams.js';
+import { OneFormOfEachAddress1765612800000 } from './1765612800000-one-form-of-each-address.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   Webhooks1765600000000,
   WebhookConfiguredEndpoints1765605000000,
   AuditStreams1765608600000,
+  OneFormOfEachAddress1765612800000,
 ];
