@@ -24,6 +24,7 @@ import {
   type SignedInPerson,
 } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
+import { retriedAfter } from './support/mail-retries.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { turnOnTwoFactorOnPages } from './support/two-factor.js';
@@ -481,6 +482,65 @@ describe('account settings', () => {
         );
       }
       expect(t.mail.find({ to: newEmail })).toHaveLength(2);
+    });
+
+    it('should show a change as waiting before its mail goes out, and mail nothing once it is cancelled', async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('cancelled');
+      const message = await retriedAfter(
+        t,
+        clock,
+        newEmail,
+        () =>
+          person.client.submit('/settings/profile', '/settings/profile', {
+            name: person.user.name,
+            email: newEmail,
+          }),
+        async () => {
+          expect(await person.client.textOf('/settings/profile')).toContain(
+            `Waiting for confirmation: ${newEmail}.`,
+          );
+          await person.client.submit('/settings/profile', '/settings/profile/email-change/cancel');
+          expect(await person.client.textOf('/settings/profile')).toContain(
+            'The change of address is cancelled: its link no longer works.',
+          );
+        },
+      );
+      expect(message.status).toBe('dropped');
+      expect(t.mail.find({ to: newEmail })).toEqual([]);
+      expect(
+        await t.dataSource
+          .getRepository(OneTimeLink)
+          .countBy({ userId: person.user.id, purpose: 'change_email' }),
+      ).toBe(0);
+      expect(await person.client.textOf('/settings/profile')).not.toContain('Waiting');
+    });
+
+    it('should mail only the newest link of a change asked for again while the mail server was down', async () => {
+      const person = await signedInPerson(t);
+      const newEmail = uniqueEmail('again');
+      const first = await retriedAfter(
+        t,
+        clock,
+        newEmail,
+        () =>
+          person.client.submit('/settings/profile', '/settings/profile', {
+            name: person.user.name,
+            email: newEmail,
+          }),
+        () => person.client.submit('/settings/profile', '/settings/profile/email-change/resend'),
+      );
+      const mail = await t.mail.waitFor({
+        to: newEmail,
+        subject: 'Confirm your new email address',
+      });
+      expect(first.status).toBe('dropped');
+      expect(t.mail.find({ to: newEmail })).toHaveLength(1);
+      const link = TestSmtpServer.linkPath(mail, '/settings/profile/email/');
+      await person.client.submit(link, link);
+      expect(
+        (await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id })).email,
+      ).toBe(newEmail);
     });
 
     it('should change the address only when the link mailed to it is followed, and tell the old one', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { IsNull } from 'typeorm';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { Session } from '../src/auth/session.entity.js';
 import { ManualClock } from '../src/clock/clock.js';
@@ -16,6 +17,7 @@ import { TestSmtpServer, type ReceivedMail } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { atTheChallenge, CHALLENGE, turnOnTwoFactor } from './support/two-factor.js';
 import { sleep, waitFor } from './support/wait-for.js';
+import { retriedAfter } from './support/mail-retries.js';
 import { WebClient } from './support/web-client.js';
 
 const OLD_PASSWORD = 'the old password';
@@ -306,6 +308,50 @@ describe('forgotten passwords', () => {
       (await new WebClient(t.server).login(person.email, 'another good passphrase')).headers
         .location,
     ).toBe('/dashboard');
+  });
+
+  it('should mail no reset asked for before the password was changed, though its mail was still to be sent', async () => {
+    const person = await signedInPerson(t);
+    const message = await retriedAfter(
+      t,
+      clock,
+      person.email,
+      () => ask(web(), person.email),
+      async () => {
+        const changed = await person.client.submit('/settings/password', '/settings/password', {
+          current_password: PASSWORD,
+          password: 'another good passphrase',
+          password_confirmation: 'another good passphrase',
+        });
+        expect(changed.headers.location).toBe('/settings/security');
+      },
+    );
+    expect(message.status).toBe('dropped');
+    expect(resetMails(person.email)).toEqual([]);
+    expect(
+      await t.dataSource
+        .getRepository(OneTimeLink)
+        .countBy({ userId: person.user.id, purpose: 'reset_password', usedAt: IsNull() }),
+    ).toBe(0);
+  });
+
+  it('should mail no reset asked for before the address was changed, to either address', async () => {
+    const person = await signedInPerson(t);
+    const newEmail = uniqueEmail('moved-away');
+    const changeLink = await addressChangeLink(t, person, newEmail);
+    const message = await retriedAfter(
+      t,
+      clock,
+      person.email,
+      () => ask(web(), person.email),
+      () => person.client.submit(changeLink, changeLink),
+    );
+    expect(
+      (await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id })).email,
+    ).toBe(newEmail);
+    expect(message.status).toBe('dropped');
+    expect(resetMails(person.email)).toEqual([]);
+    expect(resetMails(newEmail)).toEqual([]);
   });
 
   it('should cancel a reset link mailed to the old address when the address is changed', async () => {

@@ -6,7 +6,10 @@ import { credentialStamp } from '../auth/session-digests.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import { Transactions } from '../database/transactions.js';
-import { PASSWORD_CHANGED_MAIL } from '../password-reset/password-reset.service.js';
+import {
+  PASSWORD_CHANGED_MAIL,
+  PASSWORD_RESET_MAIL,
+} from '../password-reset/password-reset.service.js';
 import { UserNotFoundError } from '../users/users.errors.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -70,6 +73,8 @@ export class PasswordChangeService {
       if (!user) throw new UserNotFoundError();
       await this.users.setPasswordHash(m, user.id, passwordHash);
       await this.sessions.deleteOthersForUser(m, user.id, keepSessionId);
+      // A reset asked for before, mailed or still waiting to be, could otherwise undo the change.
+      await this.mailer.withdraw(m, PASSWORD_RESET_MAIL, user.email);
       await this.links.cancel(m, user.id, 'reset_password');
       await this.mailer.send(m, PASSWORD_CHANGED_MAIL, user.email, {
         userId: user.id,

@@ -58,7 +58,9 @@ describe('ProfileService', () => {
   const check = jest.fn<OneTimeLinks['check']>();
   const use = jest.fn<OneTimeLinks['use']>();
   const cancel = jest.fn<OneTimeLinks['cancel']>();
+  const reserve = jest.fn<OneTimeLinks['reserve']>();
   const send = jest.fn<Mailer['send']>();
+  const withdraw = jest.fn<Mailer['withdraw']>();
   const notify = jest.fn<SecurityNotices['send']>();
   const allow = jest.fn<AddressLimiter['allow']>();
   const consume = jest.fn<AccountLimiter['consume']>();
@@ -66,7 +68,7 @@ describe('ProfileService', () => {
   const record = jest.fn<AuditLog['record']>();
 
   beforeEach(async () => {
-    for (const mock of [run, setName, cancel, send, notify, recordAfterCommit, record]) {
+    for (const mock of [run, setName, cancel, send, withdraw, notify, recordAfterCommit, record]) {
       mock.mockClear();
     }
     findById.mockReset().mockResolvedValue(account());
@@ -75,6 +77,7 @@ describe('ProfileService', () => {
     check.mockReset().mockResolvedValue({ ok: true, token: link() });
     use.mockReset().mockResolvedValue({ ok: true, token: link() });
     allow.mockReset().mockResolvedValue(true);
+    reserve.mockReset().mockResolvedValue(11);
     consume.mockReset().mockResolvedValue();
     const moduleRef = await Test.createTestingModule({
       providers: [
@@ -84,8 +87,8 @@ describe('ProfileService', () => {
           provide: UsersRepository,
           useValue: { findById, findByEmail, setName, setConfirmedEmail },
         },
-        { provide: OneTimeLinks, useValue: { check, use, cancel, issue: jest.fn() } },
-        { provide: Mailer, useValue: { send } },
+        { provide: OneTimeLinks, useValue: { check, use, cancel, reserve } },
+        { provide: Mailer, useValue: { send, withdraw } },
         { provide: SecurityNotices, useValue: { send: notify } },
         { provide: AddressLimiter, useValue: { allow } },
         { provide: AccountLimiter, useValue: { consume } },
@@ -117,13 +120,21 @@ describe('ProfileService', () => {
       expect(send).not.toHaveBeenCalled();
     });
 
-    it('should mail the link to the new address, not the old one, when the address changes', async () => {
+    it('should hold the link from now and mail it to the new address, not the old one, when the address changes', async () => {
       await expect(service.update(person, { name: 'Ada', email: 'ada@new.example' })).resolves.toBe(
         true,
+      );
+      expect(reserve).toHaveBeenCalledWith(
+        manager,
+        7,
+        'change_email',
+        24 * 3_600_000,
+        'ada@new.example',
       );
       expect(send).toHaveBeenCalledTimes(1);
       expect(send).toHaveBeenCalledWith(manager, CHANGE_EMAIL_MAIL, 'ada@new.example', {
         userId: 7,
+        linkId: 11,
       });
       expect(setConfirmedEmail).not.toHaveBeenCalled();
       expect(setName).not.toHaveBeenCalled();
@@ -163,6 +174,7 @@ describe('ProfileService', () => {
         service.update(person, { name: 'Ada Lovelace', email: 'ada@new.example' }),
       ).resolves.toBe(true);
       expect(send).not.toHaveBeenCalled();
+      expect(reserve).not.toHaveBeenCalled();
       expect(setName).toHaveBeenCalledWith(manager, 7, 'Ada Lovelace');
       expect(recordAfterCommit).toHaveBeenCalledTimes(1);
     });
@@ -222,10 +234,13 @@ describe('ProfileService', () => {
       expect(setConfirmedEmail).toHaveBeenCalledWith(manager, 7, 'ada@new.example', new Date(now));
     });
 
-    it('should tell the old address and cancel the reset links mailed before, in the same transaction', async () => {
+    it('should tell the old address and cancel the reset links mailed before or waiting to be, in the same transaction', async () => {
       await service.confirmEmail(person, token);
       expect(notify).toHaveBeenCalledWith(manager, 7, 'email-changed', { to: 'ada@example.com' });
+      expect(withdraw).toHaveBeenCalledWith(manager, 'password-reset', 'ada@example.com');
       expect(cancel).toHaveBeenCalledWith(manager, 7, 'reset_password');
+      // Withdrawn first: a reset mail being made waits, and its new link is then cancelled.
+      expect(withdraw.mock.invocationCallOrder[0]).toBeLessThan(cancel.mock.invocationCallOrder[0]);
       expect(send).not.toHaveBeenCalled();
     });
 

@@ -16,6 +16,7 @@ import { SecurityNotices } from '../security-notices/security-notices.js';
 import { EmailTakenError, UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { Clock } from '../clock/clock.js';
+import { PASSWORD_RESET_MAIL } from '../password-reset/password-reset.service.js';
 
 export const CHANGE_EMAIL_MAIL = 'change-email';
 export const CHANGE_EMAIL_LINK_HOURS = 24;
@@ -63,9 +64,7 @@ export class ProfileService {
     const mail = newEmail && (await this.limiter.allow(CHANGE_EMAIL_MAIL, input.email));
     await this.transactions.run(async (m) => {
       if (input.name !== user.name) await this.users.setName(m, user.id, input.name);
-      if (mail) {
-        await this.mailer.send(m, CHANGE_EMAIL_MAIL, input.email, { userId: user.id });
-      }
+      if (mail) await this.askForLink(m, user.id, input.email);
       if (newEmail) {
         this.audit.recordAfterCommit(m, actor, {
           event: 'account.email_change_requested',
@@ -93,7 +92,7 @@ export class ProfileService {
     await this.accountLimiter.consume('email-change', userId, 'asked to change your address');
     if (!(await this.limiter.allow(CHANGE_EMAIL_MAIL, pending.email))) return true;
     await this.transactions.run(async (m) => {
-      await this.mailer.send(m, CHANGE_EMAIL_MAIL, pending.email, { userId });
+      await this.askForLink(m, userId, pending.email);
       this.audit.recordAfterCommit(m, actor, {
         event: 'account.email_change_requested',
         detail: { to: pending.email, again: true },
@@ -151,7 +150,9 @@ export class ProfileService {
         if (email === user.email) return;
         if (await this.users.findByEmail(email, m)) throw new EmailTakenError();
         await this.users.setConfirmedEmail(m, user.id, email, this.clock.now());
-        // Reset links mailed to the old address stop working: it no longer speaks for the account.
+        // Reset links mailed to the old address stop working, and those not mailed yet are not
+        // sent: it no longer speaks for the account.
+        await this.mailer.withdraw(m, PASSWORD_RESET_MAIL, user.email);
         await this.tokens.cancel(m, user.id, 'reset_password');
         await this.notices.send(m, user.id, 'email-changed', { to: user.email });
         this.audit.recordAfterCommit(m, actor, {
@@ -166,23 +167,41 @@ export class ProfileService {
     }
   }
 
-  /** Nothing to send when the account is gone or another account has the address by now. */
+  /**
+   * The change waits from now (its link's row, replacing any before it), and a message carries
+   * its link when it is sent: cancelling the change, or asking again, stops that message.
+   */
+  private async askForLink(m: EntityManager, userId: number, email: string): Promise<void> {
+    const ttl = CHANGE_EMAIL_LINK_HOURS * 3_600_000;
+    const linkId = await this.tokens.reserve(m, userId, 'change_email', ttl, email);
+    await this.mailer.send(m, CHANGE_EMAIL_MAIL, email, { userId, linkId });
+  }
+
+  /**
+   * Nothing to send once the change was cancelled, asked for again, confirmed or has expired,
+   * when the account is gone, or when another account has the address by now. A message asked
+   * for before links were held from the start names no link: it is not sent.
+   */
   @ComposesMail(CHANGE_EMAIL_MAIL)
   private async compose(
     m: EntityManager,
     request: { to: string; params: Record<string, unknown> },
   ): Promise<MailMessage | null> {
-    const user = await this.users.findById(Number(request.params.userId), m);
-    if (!user || (await this.users.findByEmail(request.to, m))) return null;
-    const ttl = CHANGE_EMAIL_LINK_HOURS * 3_600_000;
-    const token = await this.tokens.issue(m, user.id, 'change_email', ttl, request.to);
+    const userId = Number(request.params.userId);
+    const linkId = Number(request.params.linkId);
+    if (!Number.isSafeInteger(linkId) || (await this.users.findByEmail(request.to, m))) return null;
+    const reissued = await this.tokens.reissue(m, linkId, 'change_email');
+    if (!reissued || reissued.link.userId !== userId || reissued.link.email !== request.to) {
+      return null;
+    }
+    const hoursLeft = (reissued.link.expiresAt.getTime() - this.clock.nowMs()) / 3_600_000;
     return {
       to: request.to,
       subject: 'Confirm your new email address',
       // No word of the account's own (its name) goes to an address that has proven nothing.
       ...this.mailer.render('change-email', {
-        link: `${this.config.app.publicUrl}/settings/profile/email/${token}`,
-        hours: CHANGE_EMAIL_LINK_HOURS,
+        link: `${this.config.app.publicUrl}/settings/profile/email/${reissued.token}`,
+        hours: Math.max(1, Math.round(hoursLeft)),
       }),
     };
   }

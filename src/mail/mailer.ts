@@ -76,6 +76,15 @@ export class Mailer implements OnModuleInit {
     await this.events.publish(manager, 'mail.enqueued', {});
   }
 
+  /**
+   * Takes back, in the caller's transaction, the `kind` messages to `to` not sent yet: a change
+   * that makes them wrong (a password changed after a reset was asked for) stops them. One being
+   * made at that moment is waited for, and its link must be cancelled with it.
+   */
+  async withdraw(manager: EntityManager, kind: string, to: string): Promise<void> {
+    await this.outbox.withdraw(manager, kind, to);
+  }
+
   /** The text and HTML bodies of the template `views/mail/<name>`, in the mail's layout. */
   render(name: string, context: object): { text: string; html: string } {
     return this.templates.render(name, context);

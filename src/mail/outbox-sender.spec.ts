@@ -7,6 +7,7 @@ import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { Scheduler, SCHEDULER_ROUND_LIMIT } from '../scheduler/scheduler.js';
 import { MailTransport } from './mail-transport.js';
+import type { MailComposer } from './mail-message.js';
 import { Mailer } from './mailer.js';
 import type { OutboxMessage } from './outbox-message.entity.js';
 import { OutboxRepository } from './outbox.repository.js';
@@ -24,18 +25,30 @@ describe('OutboxSender', () => {
     nextChance: jest.fn(async () => null),
     pruneFinished: jest.fn(async () => 0),
     release: jest.fn(async () => undefined),
+    renewIfPending: jest.fn<OutboxRepository['renewIfPending']>(async () => true),
+    finish: jest.fn<OutboxRepository['finish']>(async () => true),
   };
+  const compose = jest.fn<MailComposer>(async () => ({
+    to: 'ada@example.com',
+    subject: 'Hi',
+    text: '',
+    html: '',
+  }));
+  const transport = { send: jest.fn(async () => undefined), close: jest.fn() };
 
   beforeEach(async () => {
     messages.claimDue.mockReset();
+    for (const mock of [messages.renewIfPending, messages.finish, compose, transport.send]) {
+      mock.mockClear();
+    }
     const module = await Test.createTestingModule({
       providers: [
         OutboxSender,
         Scheduler,
         { provide: SCHEDULER_ROUND_LIMIT, useValue: 50 },
         { provide: OutboxRepository, useValue: messages },
-        { provide: Mailer, useValue: { composerOf: () => undefined } },
-        { provide: MailTransport, useValue: { send: jest.fn(), close: jest.fn() } },
+        { provide: Mailer, useValue: { composerOf: () => compose } },
+        { provide: MailTransport, useValue: transport },
         {
           provide: Transactions,
           useValue: { run: (work: (m: EntityManager) => unknown) => work(manager) },
@@ -66,6 +79,43 @@ describe('OutboxSender', () => {
     sender.wake();
     await scheduler.drain();
     expect(messages.claimDue).toHaveBeenCalledTimes(2);
+  });
+
+  it('should make and send nothing of a message withdrawn after it was claimed, and finish it dropped', async () => {
+    const message = { id: 5, kind: 'password-reset', recipient: 'ada@example.com', params: '{}' };
+    messages.claimDue.mockResolvedValueOnce([message as OutboxMessage]).mockResolvedValue([]);
+    messages.renewIfPending.mockResolvedValueOnce(false);
+    sender.wake();
+    await waitUntil(() => messages.finish.mock.calls.length === 1);
+    expect(messages.renewIfPending).toHaveBeenCalledWith(
+      manager,
+      message,
+      expect.any(String),
+      expect.any(Date),
+    );
+    expect(compose).not.toHaveBeenCalled();
+    expect(transport.send).not.toHaveBeenCalled();
+    expect(messages.finish).toHaveBeenCalledWith(
+      manager,
+      message,
+      expect.any(String),
+      expect.objectContaining({ status: 'dropped' }),
+    );
+  });
+
+  it('should make and send a message still pending when it is made', async () => {
+    const message = { id: 6, kind: 'password-reset', recipient: 'ada@example.com', params: '{}' };
+    messages.claimDue.mockResolvedValueOnce([message as OutboxMessage]).mockResolvedValue([]);
+    sender.wake();
+    await waitUntil(() => messages.finish.mock.calls.length === 1);
+    expect(compose).toHaveBeenCalledWith(manager, { to: 'ada@example.com', params: {} });
+    expect(transport.send).toHaveBeenCalledTimes(1);
+    expect(messages.finish).toHaveBeenCalledWith(
+      manager,
+      message,
+      expect.any(String),
+      expect.objectContaining({ status: 'sent' }),
+    );
   });
 });
 

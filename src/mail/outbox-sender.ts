@@ -157,7 +157,12 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
       const compose = this.mailer.composerOf(message.kind);
       if (!compose) throw new Error(`no composer for "${message.kind}" messages`);
       const params = JSON.parse(message.params) as Record<string, unknown>;
-      mail = await this.transactions.run((m) => compose(m, { to: message.recipient, params }));
+      mail = await this.transactions.run(async (m) => {
+        const lease = new Date(this.clock.nowMs() + LEASE_MS);
+        // Withdrawn meanwhile: nothing to make.
+        if (!(await this.messages.renewIfPending(m, message, this.owner, lease))) return null;
+        return compose(m, { to: message.recipient, params });
+      });
       if (mail) await this.transport.send(mail);
     } catch (error) {
       await this.tryLater(message, error);

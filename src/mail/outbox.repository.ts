@@ -34,6 +34,32 @@ export class OutboxRepository {
     return nextChanceOf(manager, OutboxMessage);
   }
 
+  /**
+   * Renews `owner`'s lease on the message while it is still pending, in the transaction that
+   * makes it: false once it was withdrawn (or the lease lost). The write holds the row until that
+   * transaction ends, so a withdrawal waits for a message being made, or is seen by it, on every
+   * node of a cluster (which certifies writes, not locks).
+   */
+  async renewIfPending(
+    manager: EntityManager,
+    message: Pick<OutboxMessage, 'id'>,
+    owner: string,
+    until: Date,
+  ): Promise<boolean> {
+    const result = await manager
+      .getRepository(OutboxMessage)
+      .update({ id: message.id, claimedBy: owner, status: 'pending' }, { claimedUntil: until });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Drops the `kind` messages to `recipient` not yet sent; returns how many. */
+  async withdraw(manager: EntityManager, kind: string, recipient: string): Promise<number> {
+    const result = await manager
+      .getRepository(OutboxMessage)
+      .update({ kind, recipient, status: 'pending' }, { status: 'dropped' });
+    return result.affected ?? 0;
+  }
+
   /** Ends the message's life as `status`; false when the lease was lost to another instance. */
   async finish(
     manager: EntityManager,

@@ -7,17 +7,38 @@ import { OneTimeLink, type LinkPurpose } from './one-time-link.entity.js';
 export class OneTimeLinksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Stores a new token for the user, and deletes the unused ones it replaces. */
+  /** Stores a new token for the user, and deletes the unused ones it replaces; returns its id. */
   async insertReplacing(
     manager: EntityManager,
     row: Pick<
       OneTimeLink,
       'userId' | 'purpose' | 'tokenHash' | 'createdAt' | 'expiresAt' | 'email'
     >,
-  ): Promise<void> {
+  ): Promise<number> {
     const repo = manager.getRepository(OneTimeLink);
     await repo.delete({ userId: row.userId, purpose: row.purpose, usedAt: IsNull() });
-    await repo.insert({ ...row, usedAt: null });
+    const inserted = await repo.insert({ ...row, usedAt: null });
+    return Number(inserted.identifiers[0].id);
+  }
+
+  /** The link `id` of the purpose, while it is neither used nor expired at `now`. */
+  findUsableById(
+    manager: EntityManager,
+    id: number,
+    purpose: LinkPurpose,
+    now: Date,
+  ): Promise<OneTimeLink | null> {
+    return manager
+      .getRepository(OneTimeLink)
+      .findOneBy({ id, purpose, usedAt: IsNull(), expiresAt: MoreThan(now) });
+  }
+
+  /** Gives the unused link `id` a new token hash: false when it was used or deleted meanwhile. */
+  async rehash(manager: EntityManager, id: number, tokenHash: string): Promise<boolean> {
+    const result = await manager
+      .getRepository(OneTimeLink)
+      .update({ id, usedAt: IsNull() }, { tokenHash });
+    return (result.affected ?? 0) > 0;
   }
 
   /**

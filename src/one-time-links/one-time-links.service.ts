@@ -20,6 +20,7 @@ export type LinkCheck =
   | { ok: false; problem: LinkProblem; token?: OneTimeLink };
 
 const hashOf = (plaintext: string): string => createHash('sha256').update(plaintext).digest('hex');
+const newToken = (): string => randomBytes(32).toString('base64url');
 
 /**
  * Single-use tokens for the links mailed to people (confirming an address, resetting a
@@ -48,18 +49,59 @@ export class OneTimeLinks implements OnModuleInit {
     ttlMs: number,
     email: string | null = null,
   ): Promise<string> {
-    const plaintext = randomBytes(32).toString('base64url');
+    const plaintext = newToken();
+    await this.insert(manager, userId, purpose, ttlMs, email, hashOf(plaintext));
+    return plaintext;
+  }
+
+  /**
+   * Holds the place of a link whose message is made later, replacing the user's unused ones of
+   * the purpose: it counts as waiting at once, and cancelling it stops the message, but no one
+   * has a token for it until `reissue` gives one to the message. Returns its id.
+   */
+  reserve(
+    manager: EntityManager,
+    userId: number,
+    purpose: LinkPurpose,
+    ttlMs: number,
+    email: string | null = null,
+  ): Promise<number> {
+    return this.insert(manager, userId, purpose, ttlMs, email, hashOf(newToken()));
+  }
+
+  /**
+   * A new token for link `id`, for the message being made: the token before stops working.
+   * Null once the link was used, cancelled, replaced or has expired: there is nothing to send.
+   */
+  async reissue(
+    manager: EntityManager,
+    id: number,
+    purpose: LinkPurpose,
+  ): Promise<{ token: string; link: OneTimeLink } | null> {
+    const link = await this.tokens.findUsableById(manager, id, purpose, this.clock.now());
+    if (!link) return null;
+    const token = newToken();
+    return (await this.tokens.rehash(manager, id, hashOf(token))) ? { token, link } : null;
+  }
+
+  private insert(
+    manager: EntityManager,
+    userId: number,
+    purpose: LinkPurpose,
+    ttlMs: number,
+    email: string | null,
+    tokenHash: string,
+  ): Promise<number> {
     const now = this.clock.nowMs();
-    await this.tokens.insertReplacing(manager, {
+    return this.tokens.insertReplacing(manager, {
       userId,
       purpose,
-      tokenHash: hashOf(plaintext),
+      tokenHash,
       // Made and ending by the app's clock, so its lifetime is the one asked for.
       createdAt: new Date(now),
       expiresAt: new Date(now + ttlMs),
       email,
     });
-    return plaintext;
   }
 
   /**

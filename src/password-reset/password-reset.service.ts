@@ -92,6 +92,9 @@ export class PasswordResetService {
       // No link is ever issued for a service account; one planted for it sets nothing.
       if (isServiceAccount(user)) throw new AccountLinkError('unknown', 'password reset');
       await this.users.setPasswordHash(m, userId, passwordHash);
+      // Resets asked for meanwhile, mailed or not yet, would undo this one.
+      await this.mailer.withdraw(m, PASSWORD_RESET_MAIL, user.email);
+      await this.tokens.cancel(m, userId, 'reset_password');
       await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);
       // Whoever holds the link acts for the account it was sent for.
