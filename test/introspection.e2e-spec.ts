@@ -196,6 +196,16 @@ describe('token introspection', () => {
       required_abilities: 'team:read',
     });
     expect(enough.body).toMatchObject({ active: true, refusal: null });
+    // A hint of another kind of token changes nothing (RFC 7662: the server searches on).
+    for (const hint of ['access_token', 'refresh_token', 'urn:example:other']) {
+      const hinted = await check(a, caller, {
+        token: reader.plaintext,
+        token_type_hint: hint,
+        required_abilities: 'team:read',
+      });
+      contract.expectMatches('POST', '/api/v1/introspect', hinted);
+      expect(hinted.body).toEqual(enough.body);
+    }
 
     // The team's policy: an ability it does not allow, then its own refusals.
     const teams = t.dataSource.getRepository(Team);
@@ -250,6 +260,30 @@ describe('token introspection', () => {
     });
     expect(unknownAbility.status).toBe(422);
     expect(unknownAbility.body.error.fields.required_abilities).toContain('invoices:delete');
+    // Names run together, and text that could be split between names in countless ways, are
+    // refused in one pass (the latter once blocked the server for minutes).
+    for (const required of ['team:readinvoices:write', `a${':aaaa'.repeat(390)}!`]) {
+      const malformed = await check(a, caller, {
+        token: plain.plaintext,
+        required_abilities: required,
+      });
+      expect([malformed.status, malformed.body.error.code]).toEqual([422, 'validation_failed']);
+      expect(malformed.body.error.fields.required_abilities).toMatch(/separated by spaces/);
+    }
+    // A form names a field the request does not have, even one the form parser would drop.
+    const inherited = await request(a)
+      .post('/api/v1/introspect')
+      .set('Authorization', `Bearer ${caller}`)
+      .type('form')
+      .send(`token=${plain.plaintext}&%5F%5Fproto%5F%5F=1&constructor=2`);
+    contract.expectMatches('POST', '/api/v1/introspect', inherited);
+    expect([inherited.status, inherited.body.error.fields]).toEqual([
+      422,
+      {
+        ['__proto__']: '__proto__ is not a field of this request.',
+        constructor: 'constructor is not a field of this request.',
+      },
+    ]);
     const text = await request(a)
       .post('/api/v1/introspect')
       .set('Authorization', `Bearer ${caller}`)

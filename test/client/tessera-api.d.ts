@@ -1161,10 +1161,10 @@ export interface components {
              */
             token: string;
             /**
-             * @description RFC 7662's hint: Tessera has one kind of token, so only `access_token`.
-             * @enum {string}
+             * @description RFC 7662's hint at the kind of token (`access_token`, `refresh_token`…). Tessera has one kind, and looks the token up the same way whatever the hint says, as RFC 7662 asks of a server the hint does not help.
+             * @example access_token
              */
-            token_type_hint?: "access_token";
+            token_type_hint?: string;
             /**
              * @description Abilities the service needs the token to have, separated by spaces (as OAuth scopes): the answer says whether the API would refuse any, with its own code (`refusal`).
              * @example invoices:read invoices:write

@@ -76,7 +76,17 @@ function readBody(formsToo: boolean): RequestHandler {
   // Any JSON text parses (strict: false): a body that is JSON but not an object (null, 1, "x")
   // is then refused by validation as one (422), as an array is, not called malformed.
   const parseJson = json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true });
-  const parseForm = urlencoded({ limit: BODY_LIMIT_BYTES, extended: false, type: () => true });
+  // The form parser drops a `__proto__` field without a word; it is noted here, and put back
+  // below for validation to name it, as it names every field the request does not have.
+  const namesProto = new WeakSet<object>();
+  const parseForm = urlencoded({
+    limit: BODY_LIMIT_BYTES,
+    extended: false,
+    type: () => true,
+    verify: (req, _res, raw) => {
+      if (new URLSearchParams(raw.toString('utf8')).has('__proto__')) namesProto.add(req);
+    },
+  });
   const unsupported = () => new UnsupportedMediaTypeError(formsToo ? FORM_OR_JSON : undefined);
   return (req: Request, res: Response, next: NextFunction): void => {
     const method = req.method;
@@ -89,7 +99,12 @@ function readBody(formsToo: boolean): RequestHandler {
     const form = formsToo && isForm(type);
     if (!form && !isJson(type)) return next(unsupported());
     (form ? parseForm : parseJson)(req, res, (error?: unknown) => {
-      if (!error) return next(nestedDeeperThan(req.body) ? new BodyTooDeepError() : undefined);
+      if (!error) {
+        if (namesProto.has(req)) {
+          Object.defineProperty(req.body, '__proto__', { value: '', enumerable: true });
+        }
+        return next(nestedDeeperThan(req.body) ? new BodyTooDeepError() : undefined);
+      }
       const status = (error as { status?: number }).status;
       next(
         status === 413

@@ -1,8 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 
-/** Abilities by name, separated by spaces (or commas), as OAuth writes scopes. */
-const ABILITY_LIST = /^\s*(?:[a-z][a-z0-9_-]{0,39}:[a-z][a-z0-9_-]{0,39}[\s,]*)*$/;
+/**
+ * Abilities by name, separated by spaces (or commas), as OAuth writes scopes. A separator must
+ * follow each name (or the text end), so there is one way to read any text: checking costs time
+ * in proportion to its length, whatever it holds.
+ */
+export const ABILITY_LIST = /^[\s,]*(?:[a-z][a-z0-9_-]{0,39}:[a-z][a-z0-9_-]{0,39}(?:[\s,]+|$))*$/;
 
 /** `POST /api/v1/introspect`: RFC 7662's request, and what the service needs of the token. */
 export class IntrospectionBody {
@@ -16,11 +20,14 @@ export class IntrospectionBody {
   token!: string;
 
   @ApiPropertyOptional({
-    enum: ['access_token'],
-    description: "RFC 7662's hint: Tessera has one kind of token, so only `access_token`.",
+    description:
+      "RFC 7662's hint at the kind of token (`access_token`, `refresh_token`…). Tessera has one kind, and looks the token up the same way whatever the hint says, as RFC 7662 asks of a server the hint does not help.",
+    example: 'access_token',
+    maxLength: 100,
   })
   @IsOptional()
-  @IsIn(['access_token'], { message: 'token_type_hint may only be access_token.' })
+  @MaxLength(100, { message: 'token_type_hint is at most 100 characters.' })
+  @IsString({ message: 'token_type_hint is a kind of token, as text.' })
   token_type_hint?: string;
 
   @ApiPropertyOptional({
