@@ -91,7 +91,12 @@ describe('webhooks: disabling a failing endpoint and pruning the delivery log', 
       expect((await endpointRow(failingEndpoint.id)).status).toBe('active');
     }
     clock.advance(12 * HOUR_MS);
-    await tested(failingEndpoint);
+    // Past the fifth day, the first of the endpoint's deliveries to fail (a retry due now, or
+    // this event) disables it, and the rest are dead-lettered unsent.
+    await t.app.get(WebhooksService).sendTest(operator, team.id, failingEndpoint.id);
+    await waitFor(async () => (await endpointRow(failingEndpoint.id)).status === 'disabled', {
+      message: () => `still active at ${clock.now().toISOString()}`,
+    });
 
     const disabled = await endpointRow(failingEndpoint.id);
     expect(disabled).toMatchObject({

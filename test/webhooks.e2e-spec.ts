@@ -17,7 +17,9 @@ import { createTeam, createUser } from './factories/index.js';
 import { ClusterClock } from './support/cluster-clock.js';
 import { startInstances, type Instances } from './support/instances.js';
 import { TcpProxy } from './support/tcp-proxy.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
+import { attempted } from './support/webhook-deliveries.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 const operator = Actors.operator();
@@ -269,5 +271,80 @@ describe('webhooks: delivery', () => {
     const counts = receiver.countsById();
     expect(list.map((d) => counts.get(d.messageId))).toEqual(Array(200).fill(1));
     expect(receiver.received.length - before).toBe(200);
+  });
+});
+
+describe('webhooks: an endpoint that never answers', () => {
+  let t: TestApp;
+  let stuck: WebhookReceiver;
+  let healthy: WebhookReceiver;
+  let team: Team;
+
+  beforeAll(async () => {
+    // Each attempt may wait the longest WEBHOOK_TIMEOUT_MS allows, so no attempt to the held
+    // receiver ends within the test: only the sender's own design lets anything else through.
+    t = await createTestApp({
+      WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8',
+      WEBHOOK_TIMEOUT_MS: '60000',
+      RATE_LIMIT_ENABLED: 'false',
+    });
+    stuck = await new WebhookReceiver().start();
+    healthy = await new WebhookReceiver().start();
+    const owner = await createUser(t.app, { name: 'Hook Owner' });
+    team = await createTeam(t.app, owner, 'Held Up');
+  });
+  afterAll(async () => {
+    await t.close();
+    await stuck.stop();
+    await healthy.stop();
+  });
+
+  const register = async (receiver: WebhookReceiver) => {
+    const { endpoint, secret } = await t.app
+      .get(WebhooksService)
+      .create(operator, team.id, { url: receiver.url, events: ['service_account.created'] });
+    receiver.secrets.push(secret);
+    return endpoint;
+  };
+  const testEvent = (endpoint: WebhookEndpoint) =>
+    t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id);
+
+  it("should deliver another endpoint's events while it holds the first of its 20, then its own in order", async () => {
+    let release = (): void => undefined;
+    stuck.holding = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const held = await register(stuck);
+      const waiting: string[] = [];
+      for (let i = 0; i < 20; i++) waiting.push(await testEvent(held));
+      await waitFor(() => stuck.hosts.length === 1, { message: 'the first was never sent' });
+
+      const other = await register(healthy);
+      const delivered = [];
+      for (let i = 0; i < 3; i++)
+        delivered.push(await attempted(t.dataSource, await testEvent(other)));
+      expect(delivered.map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered']);
+      // The held endpoint's others wait their turn: one at a time, and none sent meanwhile.
+      expect(stuck.hosts).toHaveLength(1);
+      const deliveries = t.dataSource.getRepository(WebhookDelivery);
+      expect(await deliveries.countBy({ endpointId: held.id, attempts: 0 })).toBe(19);
+    } finally {
+      stuck.holding = null;
+      release();
+    }
+    const held = (
+      await t.dataSource.getRepository(WebhookEndpoint).findOneByOrFail({ url: stuck.url })
+    ).id;
+    await waitFor(
+      async () =>
+        (await t.dataSource
+          .getRepository(WebhookDelivery)
+          .countBy({ endpointId: held, status: 'delivered' })) === 20,
+      { message: () => `${stuck.received.length} of 20 delivered` },
+    );
+    const sent = await t.dataSource
+      .getRepository(WebhookDelivery)
+      .find({ where: { endpointId: held }, order: { id: 'ASC' } });
+    // Oldest first, each once.
+    expect(stuck.received.map((r) => r.id)).toEqual(sent.map((d) => d.messageId));
   });
 });

@@ -19,6 +19,17 @@ interface LeasedRow extends ObjectLiteral {
 }
 
 /**
+ * Rows grouped by a column (an outbox's deliveries by their endpoint): at most one row of each
+ * group is claimed, the earliest due, and none of the groups `busy` (those the claimer is
+ * sending to already).
+ */
+export interface OnePerGroup<T> {
+  column: string;
+  key: (row: T) => number;
+  busy: number[];
+}
+
+/**
  * Takes up to `limit` pending rows of an outbox table that are due and that nobody holds, for
  * `owner` until `leaseUntil`, counting the attempt. On MySQL/MariaDB `FOR UPDATE SKIP LOCKED`
  * lets instances claim at once without waiting on each other or taking the same row; SQLite
@@ -28,6 +39,7 @@ export async function claimDueRows<T extends LeasedRow>(
   manager: EntityManager,
   target: EntityTarget<T>,
   claim: Claim,
+  group?: OnePerGroup<T>,
 ): Promise<T[]> {
   const query = manager
     .getRepository(target)
@@ -38,10 +50,13 @@ export async function claimDueRows<T extends LeasedRow>(
     .orderBy('m.next_attempt_at', 'ASC')
     .addOrderBy('m.id', 'ASC')
     .limit(claim.limit);
+  if (group && group.busy.length > 0) {
+    query.andWhere(`m.${group.column} NOT IN (:...busy)`, { busy: group.busy });
+  }
   if (manager.connection.options.type !== 'better-sqlite3') {
     query.setLock('pessimistic_write').setOnLocked('skip_locked');
   }
-  const rows = await query.getMany();
+  const rows = group ? firstOfEach(await query.getMany(), group.key) : await query.getMany();
   if (rows.length === 0) return [];
   await manager
     .getRepository(target)
@@ -81,4 +96,15 @@ export async function nextChanceOf<T extends LeasedRow>(
   ]);
   const times = [free?.nextAttemptAt, held?.claimedUntil].filter((at): at is Date => !!at);
   return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
+}
+
+/** The first row of each group, in the order given. */
+function firstOfEach<T>(rows: T[], key: (row: T) => number): T[] {
+  const seen = new Set<number>();
+  return rows.filter((row) => {
+    const k = key(row);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }

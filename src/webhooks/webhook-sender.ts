@@ -19,8 +19,12 @@ import { retryDelayMs } from './retry-schedule.js';
 import { EndpointHealth } from './endpoint-health.js';
 import { AuditStreamBatches } from './audit-stream-batches.js';
 
-const BATCH = 10;
-/** Longer than a send can take (WEBHOOK_TIMEOUT_MS is at most a minute). */
+/** How many endpoints an instance sends to at once, one delivery each. */
+const SENDING_AT_ONCE = 10;
+/**
+ * Longer than a send can take (WEBHOOK_TIMEOUT_MS is at most a minute): a delivery is claimed
+ * only when it is sent, so its lease lapses only when its holder died.
+ */
 const LEASE_MS = 2 * 60_000;
 const SEND_JOB = 'webhook sending';
 /** For deliveries no commit of this process woke it for (written by another instance). */
@@ -32,9 +36,11 @@ export const KEEP_DELIVERIES_MS = 30 * 86_400_000;
 
 /**
  * Sends the webhook outbox, as the mail outbox is sent: woken after each commit that wrote
- * deliveries and by the scheduler when one is next due, claiming each with a lease so that any
- * number of instances send it once; a failed attempt is retried on the schedule of
- * `retry-schedule.ts`, then dead-lettered.
+ * deliveries, after each send, and by the scheduler when one is next due, claiming each with a
+ * lease so that any number of instances send it once; a failed attempt is retried on the
+ * schedule of `retry-schedule.ts`, then dead-lettered. Up to SENDING_AT_ONCE endpoints are sent
+ * to at once, one delivery each, their oldest due first, and a round only claims and starts
+ * sends: an endpoint that is slow to answer holds back its own deliveries, never another's.
  */
 @Injectable()
 export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
@@ -45,6 +51,8 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private stopped = false;
   private prunedAt = 0;
   private current: Promise<void> = Promise.resolve();
+  /** The send under way to each endpoint this instance is sending to, by the endpoint's id. */
+  private readonly sending = new Map<number, Promise<void>>();
 
   constructor(
     private readonly repository: WebhooksRepository,
@@ -67,12 +75,14 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Stops taking deliveries; the round under way finishes the one being sent and hands back
-   * the rest. Only this sender's own round is waited for: the other workers stop on their own.
+   * Stops taking deliveries, and waits for the round and the sends under way (each ends within
+   * WEBHOOK_TIMEOUT_MS). Only this sender's own work is waited for: the other workers stop on
+   * their own.
    */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     await this.current;
+    await Promise.all(this.sending.values());
   }
 
   private async round(signal: AbortSignal): Promise<void> {
@@ -105,39 +115,45 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async sendDue(signal: AbortSignal): Promise<number> {
     await this.pruneNowAndThen();
-    while (!this.stopped && !signal.aborted) {
+    while (!this.stopped && !signal.aborted && this.sending.size < SENDING_AT_ONCE) {
       await this.streams.form();
       const now = this.clock.now();
       const batch = await this.transactions.run((m) =>
-        this.repository.claimDue(m, {
-          now,
-          limit: BATCH,
-          owner: this.owner,
-          leaseUntil: new Date(now.getTime() + LEASE_MS),
-        }),
+        this.repository.claimDue(
+          m,
+          {
+            now,
+            limit: SENDING_AT_ONCE - this.sending.size,
+            owner: this.owner,
+            leaseUntil: new Date(now.getTime() + LEASE_MS),
+          },
+          [...this.sending.keys()],
+        ),
       );
       if (batch.length === 0) break;
       const endpoints = await this.endpointsOf(batch);
-      // One endpoint's deliveries in order; different endpoints at once.
-      const byEndpoint = new Map<number, WebhookDelivery[]>();
-      for (const d of batch)
-        byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
-      await Promise.all(
-        [...byEndpoint.entries()].map(async ([id, deliveries]) => {
-          for (const [i, delivery] of deliveries.entries()) {
-            if (this.stopped || signal.aborted) {
-              const ids = deliveries.slice(i).map((d) => d.id);
-              await this.transactions.run((m) => this.repository.release(m, ids, this.owner));
-              return;
-            }
-            await this.deliver(delivery, endpoints.get(id));
-          }
-        }),
-      );
+      for (const delivery of batch) this.startSending(delivery, endpoints.get(delivery.endpointId));
     }
     const next = await this.transactions.run((m) => this.repository.nextChance(m));
     if (!next) return POLL_MS;
     return Math.min(POLL_MS, Math.max(MIN_LOOK_MS, next.getTime() - this.clock.nowMs()));
+  }
+
+  /**
+   * Sends in the background: once it is recorded, the endpoint's next due delivery (or another
+   * endpoint's, when this instance sends to as many as it may) is claimed by the next round.
+   */
+  private startSending(delivery: WebhookDelivery, endpoint: WebhookEndpoint | undefined): void {
+    const send = this.deliver(delivery, endpoint)
+      .catch((error: unknown) => {
+        // Not recorded (the database failed): its lease lapses, and it is tried again then.
+        this.logger.warn(`Could not record delivery ${delivery.messageId}: ${String(error)}`);
+      })
+      .finally(() => {
+        this.sending.delete(delivery.endpointId);
+        this.wake();
+      });
+    this.sending.set(delivery.endpointId, send);
   }
 
   private async endpointsOf(batch: WebhookDelivery[]): Promise<Map<number, WebhookEndpoint>> {
@@ -232,8 +248,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       });
       return off;
     });
-    // The rest of this batch's deliveries to a disabled endpoint are dead-lettered, not sent.
-    if (disabled) endpoint.status = 'disabled';
+    // The endpoint's other deliveries are dead-lettered when they are claimed, not sent.
     const delay = disabled ? null : retryIn;
     if (delay === null) {
       this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);

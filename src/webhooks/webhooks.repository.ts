@@ -173,8 +173,16 @@ export class WebhooksRepository {
       .execute();
   }
 
-  claimDue(manager: EntityManager, claim: Claim): Promise<WebhookDelivery[]> {
-    return claimDueRows(manager, WebhookDelivery, claim);
+  /**
+   * Takes up to `limit` due deliveries, at most one per endpoint (its oldest due) and none for
+   * the endpoints `sendingTo`, which this instance is sending to already.
+   */
+  claimDue(manager: EntityManager, claim: Claim, sendingTo: number[]): Promise<WebhookDelivery[]> {
+    return claimDueRows(manager, WebhookDelivery, claim, {
+      column: 'endpoint_id',
+      key: (d) => d.endpointId,
+      busy: sendingTo,
+    });
   }
 
   /** When a pending delivery may next be claimed (a retry, or a lease that lapses); null: none. */
@@ -207,18 +215,6 @@ export class WebhooksRepository {
         { ...change, claimedUntil: null, claimedBy: null },
       );
     return (result.affected ?? 0) > 0;
-  }
-
-  /** Hands back, untried, deliveries claimed but not yet sent (at shutdown). */
-  async release(manager: EntityManager, ids: number[], owner: string): Promise<void> {
-    if (ids.length === 0) return;
-    await manager
-      .getRepository(WebhookDelivery)
-      .createQueryBuilder()
-      .update()
-      .set({ claimedUntil: null, claimedBy: null, attempts: () => 'attempts - 1' })
-      .where({ id: In(ids), claimedBy: owner })
-      .execute();
   }
 
   /** The endpoint's deliveries, newest first. */
