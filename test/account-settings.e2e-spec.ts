@@ -484,6 +484,13 @@ describe('account settings', () => {
       expect(t.mail.find({ to: newEmail })).toHaveLength(2);
     });
 
+    /** The Profile form sent with a new address and the name unchanged. */
+    const askForAddress = (person: SignedInPerson, email: string) =>
+      person.client.submit('/settings/profile', '/settings/profile', {
+        name: person.user.name,
+        email,
+      });
+
     it('should show a change as waiting before its mail goes out, and mail nothing once it is cancelled', async () => {
       const person = await signedInPerson(t);
       const newEmail = uniqueEmail('cancelled');
@@ -491,11 +498,7 @@ describe('account settings', () => {
         t,
         clock,
         newEmail,
-        () =>
-          person.client.submit('/settings/profile', '/settings/profile', {
-            name: person.user.name,
-            email: newEmail,
-          }),
+        () => askForAddress(person, newEmail),
         async () => {
           expect(await person.client.textOf('/settings/profile')).toContain(
             `Waiting for confirmation: ${newEmail}.`,
@@ -523,11 +526,7 @@ describe('account settings', () => {
         t,
         clock,
         newEmail,
-        () =>
-          person.client.submit('/settings/profile', '/settings/profile', {
-            name: person.user.name,
-            email: newEmail,
-          }),
+        () => askForAddress(person, newEmail),
         () => person.client.submit('/settings/profile', '/settings/profile/email-change/resend'),
       );
       const mail = await t.mail.waitFor({

@@ -8,6 +8,9 @@ import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { FIND_BY_HASH_SQL } from '../src/tokens/token-authenticator.js';
 import { generateToken } from '../src/tokens/token-format.js';
 import { User } from '../src/users/user.entity.js';
+import { Actors } from '../src/common/actor.js';
+import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
 import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
@@ -28,6 +31,9 @@ const LIMITS = {
   RATE_LIMIT_VERIFY_RESEND_PER_HOUR: '5',
   RATE_LIMIT_TEAM_INVITES_PER_HOUR: '5',
   RATE_LIMIT_EMAIL_CHANGE_PER_HOUR: '5',
+  RATE_LIMIT_WEBHOOK_TESTS_PER_HOUR: '5',
+  // Test events go to a port of this machine where nothing listens.
+  WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
   RATE_LIMIT_API_ANONYMOUS_PER_IP: '10',
   RATE_LIMIT_API_PER_TOKEN: '10',
 };
@@ -248,6 +254,30 @@ describe.each([
       .getRepository(OutboxMessage)
       .countBy(targets.map((recipient) => ({ recipient, kind: 'change-email' })));
     expect(mailed).toBe(5);
+  });
+
+  it('should queue exactly RATE_LIMIT_WEBHOOK_TESTS_PER_HOUR of 30 webhook test events sent at once', async () => {
+    const someone = await person();
+    const team = await createTeam(t.app, someone.user, 'Test Events');
+    const { endpoint } = await t.app.get(WebhooksService).create(Actors.operator(), team.id, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['member.joined'],
+    });
+    const page = `/teams/${team.id}/webhooks/${endpoint.id}`;
+    const csrf = await someone.client.csrfFrom(page);
+    const browsers = someone.client.onEach(servers);
+    const answers = await burst(30, servers, (i) =>
+      browsers[i % browsers.length].post(`${page}/test`, csrf),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 5, refused: 25 });
+    expect(answers.find((a) => a.status === 429)!.text).toContain(
+      'You have sent test events too often.',
+    );
+    expect(
+      await t.dataSource
+        .getRepository(WebhookDelivery)
+        .countBy({ endpointId: endpoint.id, eventType: 'webhook.test' }),
+    ).toBe(5);
   });
 
   /** The lookups by hash both instances made (not a background job's read of the tokens). */

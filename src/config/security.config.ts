@@ -29,6 +29,8 @@ export interface RateLimitConfig {
   verificationResendsPerHour: number;
   /** Changes of address (each mails a link to the new one) one account may ask for per hour. */
   emailChangesPerHour: number;
+  /** Test events (each a request to the endpoint's URL) one account may send per hour. */
+  webhookTestsPerHour: number;
   /** Token reports (signed or not) a secret scanner may send per client IP per hour. */
   tokenReportsPerHour: number;
   /** Passkey challenges (to add one, sign in or confirm with one) per client IP per hour. */
@@ -105,6 +107,11 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
         integer(1, 10_000_000),
       ),
       emailChangesPerHour: r.read('RATE_LIMIT_EMAIL_CHANGE_PER_HOUR', '5', integer(1, 10_000_000)),
+      webhookTestsPerHour: r.read(
+        'RATE_LIMIT_WEBHOOK_TESTS_PER_HOUR',
+        '30',
+        integer(1, 10_000_000),
+      ),
       tokenReportsPerHour: r.read(
         'RATE_LIMIT_TOKEN_REPORTS_PER_HOUR',
         '600',

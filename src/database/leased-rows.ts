@@ -19,13 +19,14 @@ interface LeasedRow extends ObjectLiteral {
 }
 
 /**
- * Rows grouped by a column (an outbox's deliveries by their endpoint): at most one row of each
- * group is claimed, the earliest due, and none of the groups `busy` (those the claimer is
+ * Rows grouped by a column (an outbox's deliveries by their endpoint): at most `each` rows of a
+ * group are claimed, the earliest due, and none of the groups `busy` (those the claimer is
  * sending to already).
  */
-export interface OnePerGroup<T> {
+export interface PerGroup<T> {
   column: string;
   key: (row: T) => number;
+  each: number;
   busy: number[];
 }
 
@@ -39,7 +40,7 @@ export async function claimDueRows<T extends LeasedRow>(
   manager: EntityManager,
   target: EntityTarget<T>,
   claim: Claim,
-  group?: OnePerGroup<T>,
+  group?: PerGroup<T>,
 ): Promise<T[]> {
   const query = manager
     .getRepository(target)
@@ -56,7 +57,7 @@ export async function claimDueRows<T extends LeasedRow>(
   if (manager.connection.options.type !== 'better-sqlite3') {
     query.setLock('pessimistic_write').setOnLocked('skip_locked');
   }
-  const rows = group ? firstOfEach(await query.getMany(), group.key) : await query.getMany();
+  const rows = group ? firstOfEach(await query.getMany(), group) : await query.getMany();
   if (rows.length === 0) return [];
   await manager
     .getRepository(target)
@@ -98,13 +99,12 @@ export async function nextChanceOf<T extends LeasedRow>(
   return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
 }
 
-/** The first row of each group, in the order given. */
-function firstOfEach<T>(rows: T[], key: (row: T) => number): T[] {
-  const seen = new Set<number>();
+/** The first `each` rows of each group, in the order given. */
+function firstOfEach<T>(rows: T[], { key, each }: PerGroup<T>): T[] {
+  const taken = new Map<number, number>();
   return rows.filter((row) => {
-    const k = key(row);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
+    const count = taken.get(key(row)) ?? 0;
+    taken.set(key(row), count + 1);
+    return count < each;
   });
 }

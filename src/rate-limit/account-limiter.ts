@@ -11,6 +11,7 @@ const HOUR_MS = 3_600_000;
 /** What one account may ask for so many times an hour, whatever it asks it of. */
 const ACCOUNT_LIMITS = {
   'email-change': (c: RateLimitConfig) => c.emailChangesPerHour,
+  'webhook-tests': (c: RateLimitConfig) => c.webhookTestsPerHour,
 } as const satisfies Partial<Record<LimitKind, unknown>>;
 
 export type AccountLimitName = keyof typeof ACCOUNT_LIMITS;

@@ -30,6 +30,8 @@ export const LIMIT_KINDS = {
   'two-factor': { pool: 'security', whenUncounted: 'refuse' },
   /** Changes of address an account asks for (each mails the new one). */
   'email-change': { pool: 'traffic', whenUncounted: 'refuse' },
+  /** Test events an account sends (each a request to a URL the account chose). */
+  'webhook-tests': { pool: 'traffic', whenUncounted: 'refuse' },
   /** Reset links, registration notices and address-change links mailed to one address. */
   'account-mail': { pool: 'traffic', whenUncounted: 'refuse' },
   /** The routes' own limits (http/route-limit.guard.ts). */

@@ -1,4 +1,5 @@
 import {
+  Inject,
   Injectable,
   Logger,
   type OnApplicationBootstrap,
@@ -6,6 +7,8 @@ import {
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../clock/clock.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { OnEvent } from '../events/events.js';
 import { Scheduler, untilAbandoned } from '../scheduler/scheduler.js';
@@ -19,11 +22,13 @@ import { retryDelayMs } from './retry-schedule.js';
 import { EndpointHealth } from './endpoint-health.js';
 import { AuditStreamBatches } from './audit-stream-batches.js';
 
-/** How many endpoints an instance sends to at once, one delivery each. */
+/** How many endpoints an instance sends to at once. */
 const SENDING_AT_ONCE = 10;
+/** How many of one endpoint's deliveries are claimed together, at most (see `perEndpoint`). */
+const PER_ENDPOINT_MAX = 5;
 /**
- * Longer than a send can take (WEBHOOK_TIMEOUT_MS is at most a minute): a delivery is claimed
- * only when it is sent, so its lease lapses only when its holder died.
+ * Longer than the sends of one claim can take together: an endpoint's deliveries are claimed
+ * only as many at once as can be sent within it, so a lease lapses only when its holder died.
  */
 const LEASE_MS = 2 * 60_000;
 const SEND_JOB = 'webhook sending';
@@ -39,8 +44,8 @@ export const KEEP_DELIVERIES_MS = 30 * 86_400_000;
  * deliveries, after each send, and by the scheduler when one is next due, claiming each with a
  * lease so that any number of instances send it once; a failed attempt is retried on the
  * schedule of `retry-schedule.ts`, then dead-lettered. Up to SENDING_AT_ONCE endpoints are sent
- * to at once, one delivery each, their oldest due first, and a round only claims and starts
- * sends: an endpoint that is slow to answer holds back its own deliveries, never another's.
+ * to at once, each its oldest due deliveries one after the other, and a round only claims and
+ * starts sends: an endpoint that is slow to answer holds back its own deliveries, never another's.
  */
 @Injectable()
 export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
@@ -51,8 +56,13 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private stopped = false;
   private prunedAt = 0;
   private current: Promise<void> = Promise.resolve();
-  /** The send under way to each endpoint this instance is sending to, by the endpoint's id. */
+  /** The sends under way to each endpoint this instance is sending to, by the endpoint's id. */
   private readonly sending = new Map<number, Promise<void>>();
+  /**
+   * How many of an endpoint's deliveries one claim takes: as many as WEBHOOK_TIMEOUT_MS lets
+   * it send, one after the other, within their lease (one at the longest timeout, a minute).
+   */
+  private readonly perEndpoint: number;
 
   constructor(
     private readonly repository: WebhooksRepository,
@@ -63,7 +73,11 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
-  ) {}
+    @Inject(CONFIG) config: Config,
+  ) {
+    const sends = Math.floor((LEASE_MS - 1) / config.webhooks.timeoutMs);
+    this.perEndpoint = Math.max(1, Math.min(PER_ENDPOINT_MAX, sends));
+  }
 
   onApplicationBootstrap(): void {
     this.wake();
@@ -123,16 +137,33 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
           m,
           {
             now,
-            limit: SENDING_AT_ONCE - this.sending.size,
+            limit: (SENDING_AT_ONCE - this.sending.size) * this.perEndpoint,
             owner: this.owner,
             leaseUntil: new Date(now.getTime() + LEASE_MS),
           },
+          this.perEndpoint,
           [...this.sending.keys()],
         ),
       );
       if (batch.length === 0) break;
       const endpoints = await this.endpointsOf(batch);
-      for (const delivery of batch) this.startSending(delivery, endpoints.get(delivery.endpointId));
+      const byEndpoint = new Map<number, WebhookDelivery[]>();
+      for (const d of batch)
+        byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
+      for (const [id, deliveries] of byEndpoint) {
+        if (this.sending.size === SENDING_AT_ONCE) {
+          // More endpoints than places (the claim counted rows, not endpoints): back they go.
+          await this.transactions.run((m) =>
+            this.repository.release(
+              m,
+              deliveries.map((d) => d.id),
+              this.owner,
+            ),
+          );
+        } else {
+          this.startSending(id, deliveries, endpoints.get(id));
+        }
+      }
     }
     const next = await this.transactions.run((m) => this.repository.nextChance(m));
     if (!next) return POLL_MS;
@@ -140,20 +171,35 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Sends in the background: once it is recorded, the endpoint's next due delivery (or another
-   * endpoint's, when this instance sends to as many as it may) is claimed by the next round.
+   * Sends one endpoint's claimed deliveries in the background, one after the other, oldest
+   * first; once they are recorded, the next round claims its next due ones (or another
+   * endpoint's, when this instance sends to as many as it may). Stopping hands back those not
+   * sent yet.
    */
-  private startSending(delivery: WebhookDelivery, endpoint: WebhookEndpoint | undefined): void {
-    const send = this.deliver(delivery, endpoint)
+  private startSending(
+    endpointId: number,
+    deliveries: WebhookDelivery[],
+    endpoint: WebhookEndpoint | undefined,
+  ): void {
+    const send = (async () => {
+      for (const [i, delivery] of deliveries.entries()) {
+        if (this.stopped) {
+          const ids = deliveries.slice(i).map((d) => d.id);
+          await this.transactions.run((m) => this.repository.release(m, ids, this.owner));
+          return;
+        }
+        await this.deliver(delivery, endpoint);
+      }
+    })()
       .catch((error: unknown) => {
-        // Not recorded (the database failed): its lease lapses, and it is tried again then.
-        this.logger.warn(`Could not record delivery ${delivery.messageId}: ${String(error)}`);
+        // Not recorded (the database failed): the leases lapse, and they are tried again then.
+        this.logger.warn(`Could not send to endpoint ${endpointId}: ${String(error)}`);
       })
       .finally(() => {
-        this.sending.delete(delivery.endpointId);
+        this.sending.delete(endpointId);
         this.wake();
       });
-    this.sending.set(delivery.endpointId, send);
+    this.sending.set(endpointId, send);
   }
 
   private async endpointsOf(batch: WebhookDelivery[]): Promise<Map<number, WebhookEndpoint>> {
@@ -248,7 +294,8 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       });
       return off;
     });
-    // The endpoint's other deliveries are dead-lettered when they are claimed, not sent.
+    // The rest of this claim's deliveries to a disabled endpoint are dead-lettered, not sent.
+    if (disabled) endpoint.status = 'disabled';
     const delay = disabled ? null : retryIn;
     if (delay === null) {
       this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TeamsModule } from '../teams/teams.module.js';
 import { SecretCipher } from '../two-factor/secret-cipher.js';
 import { AddressPolicy, WebhookResolver } from './address-policy.js';
@@ -16,7 +17,7 @@ import { WebhooksService } from './webhooks.service.js';
  * WebhookDeliveryModule's, in the server only.
  */
 @Module({
-  imports: [TeamsModule],
+  imports: [TeamsModule, RateLimitModule],
   providers: [
     WebhooksRepository,
     WebhookResolver,

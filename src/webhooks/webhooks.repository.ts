@@ -174,15 +174,33 @@ export class WebhooksRepository {
   }
 
   /**
-   * Takes up to `limit` due deliveries, at most one per endpoint (its oldest due) and none for
-   * the endpoints `sendingTo`, which this instance is sending to already.
+   * Takes up to `limit` due deliveries, at most `each` per endpoint (its oldest due) and none
+   * for the endpoints `sendingTo`, which this instance is sending to already.
    */
-  claimDue(manager: EntityManager, claim: Claim, sendingTo: number[]): Promise<WebhookDelivery[]> {
+  claimDue(
+    manager: EntityManager,
+    claim: Claim,
+    each: number,
+    sendingTo: number[],
+  ): Promise<WebhookDelivery[]> {
     return claimDueRows(manager, WebhookDelivery, claim, {
       column: 'endpoint_id',
       key: (d) => d.endpointId,
+      each,
       busy: sendingTo,
     });
+  }
+
+  /** Hands back, untried, deliveries claimed but not yet sent (at shutdown). */
+  async release(manager: EntityManager, ids: number[], owner: string): Promise<void> {
+    if (ids.length === 0) return;
+    await manager
+      .getRepository(WebhookDelivery)
+      .createQueryBuilder()
+      .update()
+      .set({ claimedUntil: null, claimedBy: null, attempts: () => 'attempts - 1' })
+      .where({ id: In(ids), claimedBy: owner })
+      .execute();
   }
 
   /** When a pending delivery may next be claimed (a retry, or a lease that lapses); null: none. */

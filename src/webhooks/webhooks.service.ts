@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
-import type { Actor } from '../common/actor.js';
+import { accountOf, type Actor } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
 import { Transactions } from '../database/transactions.js';
 import type { Team } from '../teams/team.entity.js';
@@ -28,6 +28,7 @@ import {
 import { acceptableAuthorization } from './audit-stream-authorization.js';
 import { manageableBy } from './webhook-access.js';
 import { Events } from '../events/events.js';
+import { AccountLimiter } from '../rate-limit/account-limiter.js';
 
 /** The longest URL an endpoint keeps (its column's length), as the URL parser writes it. */
 export const URL_MAX = 2048;
@@ -85,6 +86,7 @@ export class WebhooksService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly events: Events,
+    private readonly limiter: AccountLimiter,
   ) {}
 
   async list(actor: Actor, teamId: number | null): Promise<EndpointList> {
@@ -201,10 +203,19 @@ export class WebhooksService {
     return endpoint.previousSecret && until && until > this.clock.now() ? until : null;
   }
 
-  /** Sends the endpoint a `webhook.test` event (whatever events it chose); returns its id. */
+  /**
+   * Sends the endpoint a `webhook.test` event (whatever events it chose); returns its id. A
+   * person sends at most RATE_LIMIT_WEBHOOK_TESTS_PER_HOUR an hour: each is a request to a URL
+   * they chose, and Tessera is no one's relay.
+   */
   async sendTest(actor: Actor, teamId: number | null, endpointId: number): Promise<string> {
     const { team } = await manageableBy(this.teams, actor, teamId);
+    if (actor.kind !== 'operator') {
+      await this.limiter.consume('webhook-tests', accountOf(actor), 'sent test events');
+    }
     return this.transactions.run(async (m) => {
+      // Still an owner or admin as the event is queued, as for every other change of endpoints.
+      if (team) await this.teams.certifyManager(m, actor, team.id);
       const endpoint = await this.repository.findInTeam(m, team?.id ?? null, endpointId);
       if (!endpoint) throw new WebhookEndpointNotFoundError();
       if (endpoint.kind === 'audit_stream') {
