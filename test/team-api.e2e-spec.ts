@@ -387,6 +387,12 @@ describe('the team API', () => {
         'already_invited',
       ]);
     }
+    // 159 characters as typed, 289 as stored: refused by its stored length, not by the database.
+    const long = await invite(`${'a'.repeat(64)}@${Array(13).fill('中文中文中文').join('.')}.com`);
+    expect([long.status, long.body.error.fields]).toEqual([
+      422,
+      { email: 'email is at most 255 characters.' },
+    ]);
   });
 
   it('should give the first answer again for the same Idempotency-Key and body, and refuse the key with another body', async () => {

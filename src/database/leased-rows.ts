@@ -19,13 +19,14 @@ interface LeasedRow extends ObjectLiteral {
 }
 
 /**
- * Rows grouped by a column (an outbox's deliveries by their endpoint): at most `each` rows of a
- * group are claimed, the earliest due, and none of the groups `busy` (those the claimer is
- * sending to already).
+ * Rows grouped by a column (an outbox's deliveries by their endpoint): rows of at most `groups`
+ * groups, at most `each` of a group, the earliest due, and none of the groups `busy` (those the
+ * claimer is sending to already).
  */
 export interface PerGroup<T> {
   column: string;
   key: (row: T) => number;
+  groups: number;
   each: number;
   busy: number[];
 }
@@ -99,12 +100,13 @@ export async function nextChanceOf<T extends LeasedRow>(
   return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
 }
 
-/** The first `each` rows of each group, in the order given. */
-function firstOfEach<T>(rows: T[], { key, each }: PerGroup<T>): T[] {
+/** The first `each` rows of each of the first `groups` groups, in the order given. */
+function firstOfEach<T>(rows: T[], { key, groups, each }: PerGroup<T>): T[] {
   const taken = new Map<number, number>();
   return rows.filter((row) => {
-    const count = taken.get(key(row)) ?? 0;
-    taken.set(key(row), count + 1);
-    return count < each;
+    const count = taken.get(key(row));
+    if (count === undefined && taken.size === groups) return false;
+    taken.set(key(row), (count ?? 0) + 1);
+    return (count ?? 0) < each;
   });
 }

@@ -10,6 +10,7 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
  */
 @Entity({ name: 'mail_outbox' })
 @Index('IDX_mail_outbox_due', ['status', 'nextAttemptAt'])
+@Index('IDX_mail_outbox_recipient', ['recipient', 'kind'])
 export class OutboxMessage {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;

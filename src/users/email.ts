@@ -1,5 +1,8 @@
 import { domainToASCII } from 'node:url';
 
+/** The longest address stored (the column's length), counted in its one form. */
+export const EMAIL_MAX = 255;
+
 /**
  * The one form an address is stored and looked up in, so that one mailbox is one account
  * whichever way its address is typed: trimmed, composed (NFC: `u` + U+0308 is `ü`), lower-cased,

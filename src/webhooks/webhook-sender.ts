@@ -27,8 +27,9 @@ const SENDING_AT_ONCE = 10;
 /** How many of one endpoint's deliveries are claimed together, at most (see `perEndpoint`). */
 const PER_ENDPOINT_MAX = 5;
 /**
- * Longer than the sends of one claim can take together: an endpoint's deliveries are claimed
- * only as many at once as can be sent within it, so a lease lapses only when its holder died.
+ * Twice what the sends of one claim may take together at most (an endpoint's deliveries are
+ * claimed only as many at once as fit in half of it), so that the lookups and writes around the
+ * sends fit too; a send that would end past its lease is handed back instead.
  */
 const LEASE_MS = 2 * 60_000;
 const SEND_JOB = 'webhook sending';
@@ -60,9 +61,10 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly sending = new Map<number, Promise<void>>();
   /**
    * How many of an endpoint's deliveries one claim takes: as many as WEBHOOK_TIMEOUT_MS lets
-   * it send, one after the other, within their lease (one at the longest timeout, a minute).
+   * it send, one after the other, within half their lease (one from a timeout of 31 s).
    */
   private readonly perEndpoint: number;
+  private readonly timeoutMs: number;
 
   constructor(
     private readonly repository: WebhooksRepository,
@@ -75,7 +77,8 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly scheduler: Scheduler,
     @Inject(CONFIG) config: Config,
   ) {
-    const sends = Math.floor((LEASE_MS - 1) / config.webhooks.timeoutMs);
+    this.timeoutMs = config.webhooks.timeoutMs;
+    const sends = Math.floor(LEASE_MS / 2 / this.timeoutMs);
     this.perEndpoint = Math.max(1, Math.min(PER_ENDPOINT_MAX, sends));
   }
 
@@ -132,17 +135,16 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     while (!this.stopped && !signal.aborted && this.sending.size < SENDING_AT_ONCE) {
       await this.streams.form();
       const now = this.clock.now();
+      const leaseUntil = new Date(now.getTime() + LEASE_MS);
       const batch = await this.transactions.run((m) =>
         this.repository.claimDue(
           m,
+          { now, owner: this.owner, leaseUntil },
           {
-            now,
-            limit: (SENDING_AT_ONCE - this.sending.size) * this.perEndpoint,
-            owner: this.owner,
-            leaseUntil: new Date(now.getTime() + LEASE_MS),
+            endpoints: SENDING_AT_ONCE - this.sending.size,
+            each: this.perEndpoint,
+            sendingTo: [...this.sending.keys()],
           },
-          this.perEndpoint,
-          [...this.sending.keys()],
         ),
       );
       if (batch.length === 0) break;
@@ -151,23 +153,16 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       for (const d of batch)
         byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
       for (const [id, deliveries] of byEndpoint) {
-        if (this.sending.size === SENDING_AT_ONCE) {
-          // More endpoints than places (the claim counted rows, not endpoints): back they go.
-          await this.transactions.run((m) =>
-            this.repository.release(
-              m,
-              deliveries.map((d) => d.id),
-              this.owner,
-            ),
-          );
-        } else {
-          this.startSending(id, deliveries, endpoints.get(id));
-        }
+        this.startSending(id, deliveries, endpoints.get(id), leaseUntil);
       }
     }
     const next = await this.transactions.run((m) => this.repository.nextChance(m));
     if (!next) return POLL_MS;
-    return Math.min(POLL_MS, Math.max(MIN_LOOK_MS, next.getTime() - this.clock.nowMs()));
+    const inMs = next.getTime() - this.clock.nowMs();
+    // Due already, yet not claimed here: an endpoint this instance sends to (its end wakes the
+    // sender), or all places taken. Looking again every second would only find the same.
+    if (inMs <= 0 && this.sending.size > 0) return POLL_MS;
+    return Math.min(POLL_MS, Math.max(MIN_LOOK_MS, inMs));
   }
 
   /**
@@ -180,26 +175,44 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     endpointId: number,
     deliveries: WebhookDelivery[],
     endpoint: WebhookEndpoint | undefined,
+    leaseUntil: Date,
   ): void {
+    // Another round claimed for this endpoint too (one abandoned as too long, still running):
+    // this one's claim goes back, so that the endpoint is still sent to one at a time.
+    const taken = this.sending.has(endpointId);
     const send = (async () => {
-      for (const [i, delivery] of deliveries.entries()) {
-        if (this.stopped) {
-          const ids = deliveries.slice(i).map((d) => d.id);
-          await this.transactions.run((m) => this.repository.release(m, ids, this.owner));
-          return;
-        }
-        await this.deliver(delivery, endpoint);
-      }
+      const left = taken ? deliveries : await this.inTurn(deliveries, endpoint, leaseUntil);
+      if (left.length === 0) return;
+      const ids = left.map((d) => d.id);
+      await this.transactions.run((m) => this.repository.release(m, ids, this.owner));
     })()
       .catch((error: unknown) => {
         // Not recorded (the database failed): the leases lapse, and they are tried again then.
         this.logger.warn(`Could not send to endpoint ${endpointId}: ${String(error)}`);
       })
       .finally(() => {
-        this.sending.delete(endpointId);
+        if (this.sending.get(endpointId) === send) this.sending.delete(endpointId);
         this.wake();
       });
-    this.sending.set(endpointId, send);
+    if (!taken) this.sending.set(endpointId, send);
+  }
+
+  /**
+   * Sends the deliveries one after the other; returns those not sent: all that follow once the
+   * sender stops, or once a send could end past their lease (another instance may claim them then).
+   */
+  private async inTurn(
+    deliveries: WebhookDelivery[],
+    endpoint: WebhookEndpoint | undefined,
+    leaseUntil: Date,
+  ): Promise<WebhookDelivery[]> {
+    for (const [i, delivery] of deliveries.entries()) {
+      if (this.stopped || this.clock.nowMs() + this.timeoutMs > leaseUntil.getTime()) {
+        return deliveries.slice(i);
+      }
+      await this.deliver(delivery, endpoint);
+    }
+    return [];
   }
 
   private async endpointsOf(batch: WebhookDelivery[]): Promise<Map<number, WebhookEndpoint>> {

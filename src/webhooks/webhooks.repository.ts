@@ -174,21 +174,20 @@ export class WebhooksRepository {
   }
 
   /**
-   * Takes up to `limit` due deliveries, at most `each` per endpoint (its oldest due) and none
-   * for the endpoints `sendingTo`, which this instance is sending to already.
+   * Takes due deliveries of up to `endpoints` endpoints, at most `each` of one endpoint (its
+   * oldest due), and none of the endpoints `sendingTo`, which this instance is sending to.
    */
   claimDue(
     manager: EntityManager,
-    claim: Claim,
-    each: number,
-    sendingTo: number[],
+    claim: Omit<Claim, 'limit'>,
+    { endpoints, each, sendingTo }: { endpoints: number; each: number; sendingTo: number[] },
   ): Promise<WebhookDelivery[]> {
-    return claimDueRows(manager, WebhookDelivery, claim, {
-      column: 'endpoint_id',
-      key: (d) => d.endpointId,
-      each,
-      busy: sendingTo,
-    });
+    return claimDueRows(
+      manager,
+      WebhookDelivery,
+      { ...claim, limit: endpoints * each },
+      { column: 'endpoint_id', key: (d) => d.endpointId, groups: endpoints, each, busy: sendingTo },
+    );
   }
 
   /** Hands back, untried, deliveries claimed but not yet sent (at shutdown). */

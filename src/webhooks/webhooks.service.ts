@@ -210,6 +210,8 @@ export class WebhooksService {
    */
   async sendTest(actor: Actor, teamId: number | null, endpointId: number): Promise<string> {
     const { team } = await manageableBy(this.teams, actor, teamId);
+    // Counted before the transaction, as every limit is (a refusal then costs no write); a test
+    // event the endpoint cannot take counts too.
     if (actor.kind !== 'operator') {
       await this.limiter.consume('webhook-tests', accountOf(actor), 'sent test events');
     }

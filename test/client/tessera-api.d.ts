@@ -828,6 +828,7 @@ export interface components {
         CreateInvitationBody: {
             /**
              * Format: email
+             * @description At most 255 characters as stored: lower-cased, its domain in ASCII.
              * @example ann@example.com
              */
             email: string;

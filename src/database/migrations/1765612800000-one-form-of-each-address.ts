@@ -12,7 +12,11 @@ interface StoredInvitation {
   id: number;
   team_id: number;
   email: string;
+  status: string;
 }
+
+/** The columns' length: an address whose one form is longer (a long IDN domain) stays as it is. */
+const EMAIL_MAX = 255;
 
 /**
  * Stores every address in the one form sign-up and sign-in now use (`normalizeEmail`): composed
@@ -23,8 +27,10 @@ interface StoredInvitation {
  * confirmed by mail to that mailbox), or the oldest when none was. Each other one moves to
  * `duplicate-<id>@accounts.invalid`, which receives no mail and cannot be registered: its
  * tokens and sessions go on, its password still signs in at that address, and the migration
- * logs its former address for an operator. Invitations one team made to one mailbox keep the
- * latest; the earlier ones go.
+ * logs its former address for an operator, once every change is made. Invitations one team made
+ * to one mailbox keep the one still waiting, else the latest; the others go. An address whose
+ * one form would not fit its column (a long international domain grows in ASCII) stays as it
+ * is, and is logged.
  *
  * `down` changes nothing: the stored forms are addresses the earlier version accepts and
  * finds as stored, and the spellings they replace are not kept.
@@ -33,15 +39,18 @@ export class OneFormOfEachAddress1765612800000 implements MigrationInterface {
   name = 'OneFormOfEachAddress1765612800000';
 
   private readonly logger = new Logger('Database');
+  /** What an operator should know, logged once every change is made (none, if one fails). */
+  private notes: string[] = [];
 
   async up(queryRunner: QueryRunner): Promise<void> {
+    this.notes = [];
     await this.settleUsers(queryRunner);
     await this.settleInvitations(queryRunner);
     const links: { id: number; email: string }[] = await queryRunner.query(
       'SELECT id, email FROM account_tokens WHERE email IS NOT NULL',
     );
     for (const link of links) {
-      const email = normalizeEmail(link.email);
+      const email = this.formOf(link.email, `The link ${link.id}`);
       if (email !== link.email) {
         await queryRunner.query('UPDATE account_tokens SET email = ? WHERE id = ?', [
           email,
@@ -49,6 +58,7 @@ export class OneFormOfEachAddress1765612800000 implements MigrationInterface {
         ]);
       }
     }
+    for (const note of this.notes) this.logger.warn(note);
   }
 
   async down(): Promise<void> {
@@ -59,12 +69,13 @@ export class OneFormOfEachAddress1765612800000 implements MigrationInterface {
     const users: StoredUser[] = await queryRunner.query(
       'SELECT id, email, email_verified_at FROM users ORDER BY id',
     );
-    for (const [email, holders] of groupBy(users, (u) => normalizeEmail(u.email))) {
+    const byForm = groupBy(users, (u) => this.formOf(u.email, `Account ${u.id}`));
+    for (const [email, holders] of byForm) {
       const [keeper, ...others] = holders.sort(confirmedFirst);
       for (const other of others) {
         const moved = `duplicate-${other.id}@accounts.invalid`;
         await queryRunner.query('UPDATE users SET email = ? WHERE id = ?', [moved, other.id]);
-        this.logger.warn(
+        this.notes.push(
           `Account ${other.id} (${other.email}) shares a mailbox with account ${keeper.id}: its address is now ${moved}`,
         );
       }
@@ -76,21 +87,36 @@ export class OneFormOfEachAddress1765612800000 implements MigrationInterface {
 
   private async settleInvitations(queryRunner: QueryRunner): Promise<void> {
     const invitations: StoredInvitation[] = await queryRunner.query(
-      'SELECT id, team_id, email FROM team_invitations ORDER BY id DESC',
+      'SELECT id, team_id, email, status FROM team_invitations ORDER BY id DESC',
     );
-    const byTeamAndAddress = groupBy(invitations, (i) => `${i.team_id} ${normalizeEmail(i.email)}`);
-    for (const [, [latest, ...earlier]] of byTeamAndAddress) {
-      for (const invitation of earlier) {
+    const byTeamAndAddress = groupBy(
+      invitations,
+      (i) => `${i.team_id} ${this.formOf(i.email, `The invitation ${i.id}`)}`,
+    );
+    for (const [key, group] of byTeamAndAddress) {
+      // The one still waiting (at most one: one per team and address), else the latest.
+      const kept = group.find((i) => i.status === 'pending') ?? group[0];
+      for (const invitation of group.filter((i) => i !== kept)) {
         await queryRunner.query('DELETE FROM team_invitations WHERE id = ?', [invitation.id]);
       }
-      const email = normalizeEmail(latest.email);
-      if (email !== latest.email) {
+      const email = key.slice(key.indexOf(' ') + 1);
+      if (email !== kept.email) {
         await queryRunner.query('UPDATE team_invitations SET email = ? WHERE id = ?', [
           email,
-          latest.id,
+          kept.id,
         ]);
       }
     }
+  }
+
+  /** The address's one form, or the address as it is when that would not fit its column. */
+  private formOf(email: string, what: string): string {
+    const form = normalizeEmail(email);
+    if (form.length <= EMAIL_MAX) return form;
+    if (form !== email) {
+      this.notes.push(`${what} keeps ${email}: in its one form it is longer than ${EMAIL_MAX}`);
+    }
+    return email;
   }
 }
 

@@ -21,6 +21,7 @@ import { Webhooks1765600000000 } from './1765600000000-webhooks.js';
 import { WebhookConfiguredEndpoints1765605000000 } from './1765605000000-webhook-configured-endpoints.js';
 import { AuditStreams1765608600000 } from './1765608600000-audit-streams.js';
 import { OneFormOfEachAddress1765612800000 } from './1765612800000-one-form-of-each-address.js';
+import { MailOutboxByRecipient1765616400000 } from './1765616400000-mail-outbox-by-recipient.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   WebhookConfiguredEndpoints1765605000000,
   AuditStreams1765608600000,
   OneFormOfEachAddress1765612800000,
+  MailOutboxByRecipient1765616400000,
 ];

@@ -1,7 +1,7 @@
 import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
-import { normalizeEmail } from '../email.js';
+import { EMAIL_MAX, normalizeEmail } from '../email.js';
 import { DeliverableAddress } from './user-fields.js';
 
 export const NAME_MAX = 100;
@@ -20,7 +20,7 @@ export class CreateUserDto {
   @DeliverableAddress()
   @Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value))
   @IsEmail({}, { message: 'Enter a valid email address.' })
-  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @MaxLength(EMAIL_MAX, { message: `Email must be at most ${EMAIL_MAX} characters.` })
   @IsString({ message: 'Email must be text.' })
   email!: string;
 

@@ -3,7 +3,7 @@ import { registerDecorator, ValidateBy, type ValidationArguments } from 'class-v
 import { isReservedAddress } from '../../common/reserved-address.js';
 import { normalizeEmail } from '../email.js';
 
-/** Emails are compared in one form: trimmed and lower-cased. */
+/** Emails are compared in one form (`normalizeEmail`): composed, lower-cased, the domain in ASCII. */
 export const NormalizedEmail = (): PropertyDecorator =>
   Transform(({ value }) => (typeof value === 'string' ? normalizeEmail(value) : value));
 

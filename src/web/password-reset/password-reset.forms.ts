@@ -1,11 +1,12 @@
 import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
 import { NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
+import { EMAIL_MAX } from '../../users/email.js';
 
 export class ForgotPasswordForm {
   @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
-  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @MaxLength(EMAIL_MAX, { message: `Email must be at most ${EMAIL_MAX} characters.` })
   @IsString({ message: 'Enter your email.' })
   email!: string;
 }

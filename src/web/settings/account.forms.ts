@@ -2,6 +2,7 @@ import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'clas
 import { DeliverableAddress, NormalizedEmail } from '../../users/dto/user-fields.js';
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX } from '../../users/dto/create-user.dto.js';
+import { EMAIL_MAX } from '../../users/email.js';
 
 export class ChangePasswordForm {
   @MaxLength(PASSWORD_MAX, { message: 'That is not your password.' })
@@ -44,7 +45,7 @@ export class ProfileForm {
   @DeliverableAddress()
   @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
-  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @MaxLength(EMAIL_MAX, { message: `Email must be at most ${EMAIL_MAX} characters.` })
   @IsString({ message: 'Email must be text.' })
   email!: string;
 }

@@ -10,6 +10,7 @@ import {
 import { Trim, VisibleText } from '../../common/validation/transforms.js';
 import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/create-user.dto.js';
 import { DeliverableAddress, NormalizedEmail, SameAs } from '../../users/dto/user-fields.js';
+import { EMAIL_MAX } from '../../users/email.js';
 
 /** The sign-up form: field names as the page posts them. */
 export class RegisterForm {
@@ -23,7 +24,7 @@ export class RegisterForm {
   @DeliverableAddress()
   @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
-  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @MaxLength(EMAIL_MAX, { message: `Email must be at most ${EMAIL_MAX} characters.` })
   @IsString({ message: 'Email must be text.' })
   email!: string;
 
@@ -46,7 +47,7 @@ export class RegisterForm {
 
 export class LoginForm {
   @NormalizedEmail()
-  @MaxLength(255, { message: 'Email must be at most 255 characters.' })
+  @MaxLength(EMAIL_MAX, { message: `Email must be at most ${EMAIL_MAX} characters.` })
   @IsNotEmpty({ message: 'Enter your email.' })
   @IsString({ message: 'Enter your email.' })
   email!: string;

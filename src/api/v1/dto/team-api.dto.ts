@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsIn, IsOptional, IsString } from 'class-validator';
+import { IsEmail, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { AUDIT_KINDS, type AuditKind } from '../../../audit/audit-events.js';
 import { DeliverableAddress, NormalizedEmail } from '../../../users/dto/user-fields.js';
+import { EMAIL_MAX } from '../../../users/email.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from '../../../teams/dto/add-member.dto.js';
 import { PageQuery } from '../conventions/pagination.js';
 
@@ -9,10 +10,16 @@ const ROLE_MESSAGE = `role must be one of ${ASSIGNABLE_ROLES.join(', ')}.`;
 
 /** `POST /api/v1/team/invitations`: whom to invite, and as what. */
 export class CreateInvitationBody {
-  @ApiProperty({ format: 'email', example: 'ann@example.com' })
+  @ApiProperty({
+    format: 'email',
+    example: 'ann@example.com',
+    maxLength: EMAIL_MAX,
+    description: `At most ${EMAIL_MAX} characters as stored: lower-cased, its domain in ASCII.`,
+  })
   @DeliverableAddress()
   @NormalizedEmail()
   @IsEmail({}, { message: 'Enter a valid email address.' })
+  @MaxLength(EMAIL_MAX, { message: `email is at most ${EMAIL_MAX} characters.` })
   @IsString({ message: 'email must be text.' })
   email!: string;
 
