@@ -4,9 +4,12 @@ import type { Server } from 'node:http';
 import request from 'supertest';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { AuditLog } from '../src/audit/audit-log.js';
+import { Actors } from '../src/common/actor.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { User } from '../src/users/user.entity.js';
-import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
+import { createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
 import { visibleText } from './support/html.js';
 import { SHARED_SECRET } from './support/instances.js';
@@ -32,6 +35,7 @@ const LIMITS = {
   RATE_LIMIT_API_PER_TOKEN: '10',
   RATE_LIMIT_PASSWORD_RESET_PER_HOUR: '100',
   RATE_LIMIT_REGISTER_PER_HOUR: '100',
+  WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
 };
 
 const clientIp = () => `198.51.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
@@ -263,6 +267,36 @@ describe('limits while Redis cannot be reached', () => {
     expect(await outbox.countBy([{ recipient: newAddress }, { recipient: stranger }])).toBe(0);
     expect(await outbox.countBy({ recipient: someone.email, kind: 'password-reset' })).toBe(0);
     expect(await t.dataSource.getRepository(User).countBy({ email: stranger })).toBe(0);
+  });
+
+  it('should queue no webhook test event while Redis resets connections, and queue one once it is back', async () => {
+    const someone = await signedInPerson(t);
+    const team = await createTeam(t.app, someone.user, 'Outage Hooks');
+    const { endpoint } = await t.app.get(WebhooksService).create(Actors.operator(), team.id, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['member.joined'],
+    });
+    const page = `/teams/${team.id}/webhooks/${endpoint.id}`;
+    const csrf = await someone.client.csrfFrom(page);
+    const testEvents = () =>
+      t.dataSource
+        .getRepository(WebhookDelivery)
+        .countBy({ endpointId: endpoint.id, eventType: 'webhook.test' });
+
+    proxy.fail('reset');
+    const refusedBefore = await uncounted('webhook-tests', 'refused');
+    const answers = await Promise.all(
+      someone.client.onEach(servers).map((browser) => browser.post(`${page}/test`, csrf)),
+    );
+    expect(answers.map(unavailable)).toEqual([true, true]);
+    expect((await uncounted('webhook-tests', 'refused')) - refusedBefore).toBe(2);
+    expect(await testEvents()).toBe(0);
+
+    proxy.heal();
+    await countingAgain();
+    const sent = await someone.client.post(`${page}/test`, csrf);
+    expect(sent.status).toBe(303);
+    expect(await testEvents()).toBe(1);
   });
 
   it('should keep answering API requests, uncounted, while Redis is black-holed, and count each token again once it is back', async () => {

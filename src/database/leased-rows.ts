@@ -1,4 +1,4 @@
-import { IsNull, Not, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
+import { In, IsNull, Not, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
 
 /** A claim on due rows: by `owner`, until `leaseUntil`. */
 export interface Claim {
@@ -72,6 +72,26 @@ export async function claimDueRows<T extends LeasedRow>(
     .whereInIds(rows.map((r) => r.id))
     .execute();
   return rows.map((r) => ({ ...r, attempts: r.attempts + 1, claimedBy: claim.owner }));
+}
+
+/**
+ * Hands rows `owner` claimed but will not send back: free to be claimed again at once, with the
+ * attempt the claim counted taken back. A row another claimer holds by now is left alone.
+ */
+export async function releaseRows<T extends LeasedRow>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  ids: number[],
+  owner: string,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await manager
+    .getRepository(target)
+    .createQueryBuilder()
+    .update()
+    .set({ claimedUntil: null, claimedBy: null, attempts: () => 'attempts - 1' } as never)
+    .where({ id: In(ids), claimedBy: owner })
+    .execute();
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { In, LessThan, type EntityManager } from 'typeorm';
-import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
+import { claimDueRows, nextChanceOf, releaseRows, type Claim } from '../database/leased-rows.js';
 import { OutboxMessage } from './outbox-message.entity.js';
 
 /** The outbox's rows; a claimed row is changed only by the instance that holds its lease. */
@@ -97,15 +97,8 @@ export class OutboxRepository {
   }
 
   /** Hands back, untried, messages claimed but not yet sent (at shutdown). */
-  async release(manager: EntityManager, ids: number[], owner: string): Promise<void> {
-    if (ids.length === 0) return;
-    await manager
-      .getRepository(OutboxMessage)
-      .createQueryBuilder()
-      .update()
-      .set({ claimedUntil: null, claimedBy: null, attempts: () => 'attempts - 1' })
-      .where({ id: In(ids), claimedBy: owner })
-      .execute();
+  release(manager: EntityManager, ids: number[], owner: string): Promise<void> {
+    return releaseRows(manager, OutboxMessage, ids, owner);
   }
 
   /** Deletes messages sent, dropped or given up on before `before`. */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { In, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
-import { claimDueRows, nextChanceOf, type Claim } from '../database/leased-rows.js';
+import { claimDueRows, nextChanceOf, releaseRows, type Claim } from '../database/leased-rows.js';
 import { AuditStreamEntry } from './audit-stream-entry.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
@@ -191,15 +191,8 @@ export class WebhooksRepository {
   }
 
   /** Hands back, untried, deliveries claimed but not yet sent (at shutdown). */
-  async release(manager: EntityManager, ids: number[], owner: string): Promise<void> {
-    if (ids.length === 0) return;
-    await manager
-      .getRepository(WebhookDelivery)
-      .createQueryBuilder()
-      .update()
-      .set({ claimedUntil: null, claimedBy: null, attempts: () => 'attempts - 1' })
-      .where({ id: In(ids), claimedBy: owner })
-      .execute();
+  release(manager: EntityManager, ids: number[], owner: string): Promise<void> {
+    return releaseRows(manager, WebhookDelivery, ids, owner);
   }
 
   /** When a pending delivery may next be claimed (a retry, or a lease that lapses); null: none. */
