@@ -10,6 +10,7 @@ import { TeamGovernance1764979200000 } from '../src/database/migrations/17649792
 import { TeamAllowedAbilities1765411200000 } from '../src/database/migrations/1765411200000-team-allowed-abilities.js';
 import { ServiceAccounts1765584000000 } from '../src/database/migrations/1765584000000-service-accounts.js';
 import { AuditStreams1765608600000 } from '../src/database/migrations/1765608600000-audit-streams.js';
+import { WebhookEndpointsPerTeam1765620000000 } from '../src/database/migrations/1765620000000-webhook-endpoints-per-team.js';
 import { OneFormOfEachAddress1765612800000 } from '../src/database/migrations/1765612800000-one-form-of-each-address.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
@@ -487,6 +488,44 @@ describe('database schema', () => {
     ).toEqual([4]);
   });
 
+  it("should count each team's existing endpoints when it adds their limit, and undo that keeping them", async () => {
+    const ds = await open();
+    await runMigrations(ds);
+    const undone = await undoThrough(ds, WebhookEndpointsPerTeam1765620000000);
+    await ds.query(`INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com')`);
+    for (const slug of ['acme', 'quiet']) {
+      await ds.query(`INSERT INTO teams (name, slug, owner_id) VALUES ('${slug}', '${slug}', 1)`);
+    }
+    const endpoint = (uid: string, teamId: number | null, kind = 'events') =>
+      ds.query(
+        `INSERT INTO webhook_endpoints (uid, team_id, kind, url, events, secret, created_at) VALUES ('${uid}', ${teamId ?? 'NULL'}, '${kind}', 'https://hooks.example.com/${uid}', 'token.revoked', 's', '2026-01-01 00:00:00.000')`,
+      );
+    await endpoint('a1', 1);
+    await endpoint('a2', 1, 'audit_stream');
+    await endpoint('a3', 1);
+    await endpoint('operator', null);
+
+    expect(await runMigrations(ds)).toHaveLength(undone);
+    const counts = await ds.query(
+      'SELECT slug, webhook_endpoint_count AS n FROM teams ORDER BY id',
+    );
+    expect(counts.map((r: { slug: string; n: unknown }) => [r.slug, Number(r.n)])).toEqual([
+      ['acme', 3],
+      ['quiet', 0],
+    ]);
+
+    await revertLastMigration(ds);
+    const runner = ds.createQueryRunner();
+    try {
+      const columns = (await runner.getTable('teams'))!.columns.map((c) => c.name);
+      expect(columns).not.toContain('webhook_endpoint_count');
+    } finally {
+      await runner.release();
+    }
+    expect(Number((await ds.query('SELECT COUNT(*) AS n FROM webhook_endpoints'))[0].n)).toBe(4);
+    expect(await runMigrations(ds)).toHaveLength(1);
+  });
+
   it('should store each address in one form, keep one account per mailbox and say which moved, on every database', async () => {
     const ds = await open();
     await runMigrations(ds);
@@ -508,9 +547,9 @@ describe('database schema', () => {
     const longForm = `${'a'.repeat(64)}@${Array(13).fill('中文中文中文').join('.')}.com`;
     const long = await person(longForm, null);
 
-    const team = await ds
-      .getRepository(Team)
-      .save({ name: 'Acme', slug: 'acme', ownerId: plain, personal: false });
+    // A plain statement: the entity has columns later migrations add.
+    await ds.query(`INSERT INTO teams (name, slug, owner_id) VALUES ('Acme', 'acme', ${plain})`);
+    const team = { id: Number((await ds.query(`SELECT id FROM teams WHERE slug = 'acme'`))[0].id) };
     const invitations = ds.getRepository(TeamInvitation);
     const invite = async (email: string, status: 'pending' | 'revoked' = 'pending') =>
       (

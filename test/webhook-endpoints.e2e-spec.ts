@@ -5,7 +5,7 @@ import { runCli } from '../src/cli/run-cli.js';
 import { ManualClock } from '../src/clock/clock.js';
 import { Actors } from '../src/common/actor.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
-import type { Team } from '../src/teams/team.entity.js';
+import { Team } from '../src/teams/team.entity.js';
 import { WebhookResolver } from '../src/webhooks/address-policy.js';
 import { AuditStreamEntry } from '../src/webhooks/audit-stream-entry.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
@@ -13,6 +13,9 @@ import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhookSecrets } from '../src/webhooks/webhook-secrets.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { createTeam } from './factories/index.js';
+import { burst, tally } from './support/burst.js';
+import { startInstances, type Instances } from './support/instances.js';
+import { visibleText } from './support/html.js';
 import { LogCapture } from './support/log-capture.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
@@ -531,5 +534,98 @@ describe('webhooks: an audit stream added when the password is to be confirmed',
     expect(sent.status).toBe(200);
     expect(sent.text).not.toContain('5ec2e7');
     expect(await streams()).toBe(1);
+  });
+});
+
+describe('webhooks: at most WEBHOOK_ENDPOINTS_PER_TEAM endpoints a team', () => {
+  // Two instances on one database (a file, which the command line's connection opens too).
+  let instances: Instances;
+  let t: TestApp;
+  let owner: SignedInPerson;
+  let team: Team;
+
+  beforeAll(async () => {
+    instances = await startInstances(2, {
+      WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+      RATE_LIMIT_ENABLED: 'false',
+      WEBHOOK_ENDPOINTS_PER_TEAM: '2',
+    });
+    t = instances.first;
+    owner = await signedInPerson(t, { name: 'Owner' });
+    team = await createTeam(t.app, owner.user, 'Busy Hooks');
+  });
+  afterAll(() => instances.close());
+
+  const count = (teamId = team.id) =>
+    t.dataSource.getRepository(WebhookEndpoint).countBy({ teamId });
+
+  it('should count webhooks and audit streams together, refuse one more on the form keeping what was typed, and take one again after a deletion', async () => {
+    const hook = { url: 'http://127.0.0.1:9/first', events: ['member.joined'] };
+    expect((await owner.client.submit(list(team.id), list(team.id), hook)).status).toBe(200);
+    const stream = { url: 'http://127.0.0.1:9/stream' };
+    const added = await owner.client.submit(list(team.id), `${list(team.id)}/audit-stream`, stream);
+    expect(added.status).toBe(200);
+    expect(visibleText(added.text)).toContain('2 of at most 2 webhooks and audit streams.');
+
+    const third = { url: 'http://127.0.0.1:9/third', events: ['member.removed'] };
+    const refused = await owner.client.submit(list(team.id), list(team.id), third);
+    expect([refused.status, refused.headers.location]).toEqual([303, list(team.id)]);
+    const form = await owner.client.get(list(team.id));
+    expect(visibleText(form.text)).toContain(
+      'A team may have at most 2 webhooks and audit streams together: delete one first.',
+    );
+    expect(form.text).toContain('value="http://127.0.0.1:9/third"');
+    expect(await count()).toBe(2);
+
+    // The operator's command line keeps the team's limit too.
+    const err: string[] = [];
+    const io = {
+      env: {
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: t.database.url,
+        SESSION_SECRET: t.config.web.sessionSecret,
+        WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+        WEBHOOK_ENDPOINTS_PER_TEAM: '2',
+      },
+      out: () => undefined,
+      err: (line: string) => err.push(line),
+    };
+    const args = [
+      'webhook:create',
+      '--team',
+      team.slug,
+      '--url',
+      third.url,
+      '--events',
+      'member.joined',
+    ];
+    expect(await runCli(args, io)).toBe(1);
+    expect(err.join('\n')).toContain('at most 2 webhooks and audit streams');
+    expect(await count()).toBe(2);
+
+    const first = await t.dataSource
+      .getRepository(WebhookEndpoint)
+      .findOneByOrFail({ teamId: team.id, url: hook.url });
+    const page = `${list(team.id)}/${first.id}`;
+    expect((await owner.client.submit(page, `${page}/delete`)).status).toBe(303);
+    expect((await owner.client.submit(list(team.id), list(team.id), third)).status).toBe(200);
+    expect(await count()).toBe(2);
+  });
+
+  it('should register no more than the limit of endpoints sent at once to two instances', async () => {
+    const other = await createTeam(t.app, owner.user, 'Burst Hooks');
+    const [onA, onB] = owner.client.onEach(instances.servers);
+    const csrf = await owner.client.csrfFrom(list(other.id));
+    const answers = await burst(20, instances.servers, (i, server) =>
+      (server === instances.servers[0] ? onA : onB).post(list(other.id), csrf, {
+        url: `http://127.0.0.1:9/burst-${i}`,
+        events: 'member.joined',
+      }),
+    );
+    expect(tally(answers, (r) => String(r.status))).toEqual({ '200': 2, '303': 18 });
+    expect(await count(other.id)).toBe(2);
+    const row = await t.dataSource.getRepository(Team).findOneByOrFail({ id: other.id });
+    expect(row.webhookEndpointCount).toBe(2);
   });
 });

@@ -31,6 +31,8 @@ export interface WebhooksConfig {
    * (WEBHOOK_KEEP_ALIVE_MS); 0: a new connection for every delivery.
    */
   keepAliveMs: number;
+  /** How many endpoints (webhooks and audit streams) one team may have (WEBHOOK_ENDPOINTS_PER_TEAM; 0: none). */
+  endpointsPerTeam: number;
   /** Whether plain HTTP is accepted for any address (NODE_ENV=development only). */
   plainHttpAnywhere: boolean;
   /**
@@ -133,6 +135,7 @@ export function readWebhooksConfig(r: EnvReader, nodeEnv: string): WebhooksConfi
     timeoutMs: r.read('WEBHOOK_TIMEOUT_MS', '10000', integer(100, 60_000)),
     // Below the 5 s of Node's and most servers' keep-alive, so the receiver seldom closes first.
     keepAliveMs: r.read('WEBHOOK_KEEP_ALIVE_MS', '4000', integer(0, 60_000)),
+    endpointsPerTeam: r.read('WEBHOOK_ENDPOINTS_PER_TEAM', '20', integer(0, 1_000)),
     plainHttpAnywhere: nodeEnv === 'development',
     // The value holds secrets: a problem names the endpoint, never the value.
     endpoints: r.read('WEBHOOK_ENDPOINTS', '', parseConfiguredEndpoints, () => '(not shown)'),

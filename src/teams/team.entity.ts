@@ -65,6 +65,13 @@ export class Team implements TeamRecord {
   @Column({ name: 'service_account_count', type: 'integer', default: 0 })
   serviceAccountCount!: number;
 
+  /**
+   * How many webhook endpoints and audit streams the team has: counted up only by a conditional
+   * update that keeps it within the deployment's limit, and down when one is deleted.
+   */
+  @Column({ name: 'webhook_endpoint_count', type: 'integer', default: 0 })
+  webhookEndpointCount!: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
 

@@ -142,6 +142,7 @@ const PAGE_ANSWERS: AnswerTable<PageAnswer> = {
   wrong_invitee: { status: 403, nextStep: TO_DASHBOARD },
   service_account_limit: { status: 409 },
   service_account_name_taken: { status: 409 },
+  webhook_endpoint_limit: { status: 409 },
 };
 
 /** A page's 404 where nothing more precise was said (the API's envelope keeps "Not found."). */

@@ -43,6 +43,7 @@ export function webhookListView(list: EndpointList, created?: CreatedEndpoint): 
     title: `Webhooks of ${teamName}`,
     team: list.team,
     endpoints: list.endpoints.map(endpointView),
+    limit: list.limit,
     streams: list.endpoints.some((e) => e.kind === 'audit_stream'),
     events: WEBHOOK_EVENT_TYPES.map((name) => ({ name, description: WEBHOOK_EVENTS[name] })),
     created: created && {

@@ -1,4 +1,4 @@
-import { NotFoundError, ValidationError } from '../common/errors/domain.error.js';
+import { ConflictError, NotFoundError, ValidationError } from '../common/errors/domain.error.js';
 
 export class WebhookEndpointNotFoundError extends NotFoundError {
   constructor() {
@@ -29,5 +29,18 @@ export class ConfiguredEndpointError extends ValidationError {
       [field]:
         'This endpoint is listed in WEBHOOK_ENDPOINTS: change or remove it there, and restart.',
     });
+  }
+}
+
+/** The team has as many endpoints as the deployment allows one (WEBHOOK_ENDPOINTS_PER_TEAM). */
+export class WebhookEndpointLimitError extends ConflictError {
+  constructor(limit: number) {
+    super(
+      'webhook_endpoint_limit',
+      limit === 0
+        ? 'This deployment allows teams no webhooks or audit streams.'
+        : `A team may have at most ${limit} webhooks and audit streams together: delete one first.`,
+      'url',
+    );
   }
 }

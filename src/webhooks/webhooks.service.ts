@@ -1,9 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import { ValidationError } from '../common/errors/domain.error.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import type { Team } from '../teams/team.entity.js';
 import type { TeamRole } from '../teams/team-member.entity.js';
@@ -23,6 +26,7 @@ import { WebhooksRepository } from './webhooks.repository.js';
 import {
   WebhookDeliveryNotFoundError,
   WebhookEndpointNotFoundError,
+  WebhookEndpointLimitError,
   ConfiguredEndpointError,
 } from './webhooks.errors.js';
 import { acceptableAuthorization } from './audit-stream-authorization.js';
@@ -57,6 +61,8 @@ export interface EndpointList {
   team: Team | null;
   role: TeamRole | null;
   endpoints: WebhookEndpoint[];
+  /** How many the team may have (WEBHOOK_ENDPOINTS_PER_TEAM); null for the operator's. */
+  limit: number | null;
 }
 
 export interface EndpointDetails {
@@ -87,6 +93,7 @@ export class WebhooksService {
     private readonly clock: Clock,
     private readonly events: Events,
     private readonly limiter: AccountLimiter,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   async list(actor: Actor, teamId: number | null): Promise<EndpointList> {
@@ -94,7 +101,7 @@ export class WebhooksService {
     const endpoints = await this.transactions.run((m) =>
       this.repository.findForTeam(m, team?.id ?? null),
     );
-    return { team, role, endpoints };
+    return { team, role, endpoints, limit: team ? this.config.webhooks.endpointsPerTeam : null };
   }
 
   async get(actor: Actor, teamId: number | null, endpointId: number): Promise<EndpointDetails> {
@@ -148,7 +155,7 @@ export class WebhooksService {
     const uid = randomBytes(12).toString('hex');
     const { kind, url, events, authorization } = what;
     const endpoint = await this.transactions.run(async (m) => {
-      if (team) await this.teams.certifyManager(m, actor, team.id);
+      if (team) await this.reserveEndpoint(m, actor, team);
       const inserted = await this.repository.insertEndpoint(m, {
         uid,
         teamId: team?.id ?? null,
@@ -188,6 +195,7 @@ export class WebhooksService {
       if (!endpoint || !(await this.repository.deleteInTeam(m, endpoint.teamId, endpoint.id))) {
         throw new WebhookEndpointNotFoundError();
       }
+      if (endpoint.teamId !== null) await this.repository.releaseEndpoint(m, endpoint.teamId);
       this.audit.recordAfterCommit(m, actor, {
         event: 'webhook.deleted',
         teamId: endpoint.teamId,
@@ -196,6 +204,19 @@ export class WebhooksService {
       });
       return endpoint;
     });
+  }
+
+  /**
+   * Certifies the maker's role, then counts one endpoint more for the team within
+   * WEBHOOK_ENDPOINTS_PER_TEAM, in the registering transaction: registrations sent at once never
+   * pass the limit, on any instance or node.
+   */
+  private async reserveEndpoint(m: EntityManager, actor: Actor, team: Team): Promise<void> {
+    await this.teams.certifyManager(m, actor, team.id);
+    const limit = this.config.webhooks.endpointsPerTeam;
+    if (!(await this.repository.reserveEndpoint(m, team.id, limit))) {
+      throw new WebhookEndpointLimitError(limit);
+    }
   }
 
   private previousSigns(endpoint: WebhookEndpoint): Date | null {

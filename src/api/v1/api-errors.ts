@@ -105,6 +105,7 @@ const API_ANSWERS: AnswerTable<ApiAnswer> = {
   wrong_invitee: { status: 403 },
   service_account_limit: { status: 409 },
   service_account_name_taken: { status: 409 },
+  webhook_endpoint_limit: { status: 409 },
 };
 
 /** The API edge's answers, for the exception filter (and the middleware that answers early). */

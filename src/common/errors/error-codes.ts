@@ -69,6 +69,8 @@ export const DOMAIN_ERROR_CODES = [
   'wrong_invitee',
   'service_account_limit',
   'service_account_name_taken',
+  // Webhooks
+  'webhook_endpoint_limit',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

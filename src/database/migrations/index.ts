@@ -22,6 +22,7 @@ import { WebhookConfiguredEndpoints1765605000000 } from './1765605000000-webhook
 import { AuditStreams1765608600000 } from './1765608600000-audit-streams.js';
 import { OneFormOfEachAddress1765612800000 } from './1765612800000-one-form-of-each-address.js';
 import { MailOutboxByRecipient1765616400000 } from './1765616400000-mail-outbox-by-recipient.js';
+import { WebhookEndpointsPerTeam1765620000000 } from './1765620000000-webhook-endpoints-per-team.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   AuditStreams1765608600000,
   OneFormOfEachAddress1765612800000,
   MailOutboxByRecipient1765616400000,
+  WebhookEndpointsPerTeam1765620000000,
 ];
