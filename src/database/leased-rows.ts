@@ -1,4 +1,11 @@
-import { In, IsNull, Not, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
+import {
+  In,
+  IsNull,
+  Not,
+  type EntityManager,
+  type EntityTarget,
+  type ObjectLiteral,
+} from 'typeorm';
 
 /** A claim on due rows: by `owner`, until `leaseUntil`. */
 export interface Claim {
