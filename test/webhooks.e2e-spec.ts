@@ -4,8 +4,10 @@ import addFormatsModule from 'ajv-formats';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import request from 'supertest';
 import { AuditLog } from '../src/audit/audit-log.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { Actors } from '../src/common/actor.js';
 import { Transactions } from '../src/database/transactions.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
 import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
 import type { Team } from '../src/teams/team.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
@@ -69,15 +71,18 @@ describe('webhooks: delivery', () => {
     receiver.secrets.push(created.secret);
     return created;
   };
-  /** The endpoint's `count` deliveries once each has been tried `attempts` times and is let go. */
-  const settled = async (endpointId: number, count: number, attempts = 1) => {
+  /** The endpoint's `count` deliveries once `done` holds of them. */
+  const rowsOnce = async (
+    endpointId: number,
+    count: number,
+    done: (rows: WebhookDelivery[]) => boolean,
+    what: string,
+  ) => {
     let seen: WebhookDelivery[] = [];
     return waitFor(
       async () => {
-        seen = await rows().findBy({ endpointId });
-        const done =
-          seen.length === count &&
-          seen.every((d) => d.claimedBy === null && d.attempts === attempts);
+        seen = await rows().find({ where: { endpointId }, order: { id: 'ASC' } });
+        const met = seen.length === count && done(seen);
         // A sender that finished its round just after the clock moved looks again a second
         // later on its clock: time moves on for it, as it would on its own.
         const due = seen.some(
@@ -86,17 +91,42 @@ describe('webhooks: delivery', () => {
             d.claimedBy === null &&
             d.nextAttemptAt.getTime() <= clock.nowMs(),
         );
-        if (!done && due) await clock.advance(1_000);
-        return done && seen;
+        if (!met && due) await clock.advance(1_000);
+        return met && seen;
       },
       {
         message: () =>
-          `waiting for ${count} deliveries tried ${attempts} times at ${clock.now().toISOString()}: ${JSON.stringify(
+          `waiting for ${count} deliveries ${what} at ${clock.now().toISOString()}: ${JSON.stringify(
             seen.map((d) => [d.status, d.attempts, d.claimedBy, d.nextAttemptAt, d.lastError]),
           )}`,
       },
     );
   };
+  /** The endpoint's `count` deliveries once each has been tried `attempts` times and is let go. */
+  const settled = (endpointId: number, count: number, attempts = 1) =>
+    rowsOnce(
+      endpointId,
+      count,
+      (seen) => seen.every((d) => d.claimedBy === null && d.attempts === attempts),
+      `tried ${attempts} times`,
+    );
+  /**
+   * The failing endpoint's `count` deliveries once it backs off after failing `attempts` times:
+   * every one pending, let go and waiting for the retry; the others untried.
+   */
+  const backingOff = (endpointId: number, count: number, attempts: number) =>
+    rowsOnce(
+      endpointId,
+      count,
+      (seen) =>
+        seen.every(
+          (d) =>
+            d.status === 'pending' &&
+            d.claimedBy === null &&
+            d.nextAttemptAt.getTime() > clock.nowMs(),
+        ) && seen.some((d) => d.attempts === attempts),
+      `backing off after ${attempts} failed attempts`,
+    );
 
   it('should deliver each event, signed in the Standard Webhooks format, with the id it keeps', async () => {
     const { endpoint, secret } = await register(receiver.url);
@@ -179,26 +209,33 @@ describe('webhooks: delivery', () => {
       const { endpoint } = await register(`http://127.0.0.1:${proxy.port}/hook`);
       await proxy.cut();
       for (let i = 0; i < 6; i++) await change(i);
-      let list = await settled(endpoint.id, 6);
-      expect(list.every((d) => d.status === 'pending')).toBe(true);
-      expect(list[0].lastError).toMatch(/ECONNREFUSED/);
+      // Refused: the endpoint backs off, and the deliveries not tried yet wait for its retry.
+      let list = await backingOff(endpoint.id, 6, 1);
+      const tried = list.filter((d) => d.attempts > 0);
+      expect(tried.map((d) => d.lastError)).toEqual(
+        tried.map(() => expect.stringMatching(/ECONNREFUSED/)),
+      );
+      expect(list.filter((d) => d.attempts === 0).length).toBeGreaterThanOrEqual(4);
 
-      // Listening again, but forwarding nothing: each retry waits for an answer that never comes.
+      // Listening again, but forwarding nothing: the retry waits for an answer that never comes.
       await proxy.restore();
       proxy.fail('black-hole');
       await clock.advance(6_000);
-      list = await settled(endpoint.id, 6, 2);
-      expect(list[0].lastError).toBe('no answer in time');
+      list = await backingOff(endpoint.id, 6, 2);
+      expect(list.find((d) => d.attempts === 2)!.lastError).toBe('no answer in time');
 
       proxy.heal();
       await clock.advance(6 * 60_000);
-      list = await settled(endpoint.id, 6, 3);
-      expect(list.every((d) => d.status === 'delivered')).toBe(true);
+      list = await rowsOnce(
+        endpoint.id,
+        6,
+        (seen) => seen.every((d) => d.status === 'delivered'),
+        'delivered',
+      );
       const ids = list.map((d) => d.messageId);
       expect(new Set(ids).size).toBe(6);
       const counts = receiver.countsById();
       expect(ids.map((id) => counts.get(id))).toEqual([1, 1, 1, 1, 1, 1]);
-      expect(list.every((d) => d.attempts === 3)).toBe(true);
       await deployment.first.app.get(WebhooksService).delete(operator, team.id, endpoint.id);
     } finally {
       await proxy.stop();
@@ -346,5 +383,121 @@ describe('webhooks: an endpoint that never answers', () => {
       .find({ where: { endpointId: held }, order: { id: 'ASC' } });
     // Oldest first, each once.
     expect(stuck.received.map((r) => r.id)).toEqual(sent.map((d) => d.messageId));
+  });
+});
+
+/**
+ * An endpoint whose delivery just failed is tried again on that delivery's schedule, not once
+ * more for each of its other deliveries: they, and new events, wait for the retry, and go in
+ * order once it succeeds (or at once after a test event that succeeds).
+ */
+describe('webhooks: a failing endpoint backs off', () => {
+  const clock = new ManualClock(Date.parse('2026-11-20T09:00:00Z'));
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+  let endpoint: WebhookEndpoint;
+  let team: Team;
+
+  beforeAll(async () => {
+    t = await createTestApp(
+      { WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32', RATE_LIMIT_ENABLED: 'false' },
+      { clock },
+    );
+    receiver = await new WebhookReceiver(clock).start();
+    const owner = await createUser(t.app, { name: 'Backoff Owner' });
+    team = await createTeam(t.app, owner, 'Backing Off');
+    const created = await t.app
+      .get(WebhooksService)
+      .create(operator, team.id, { url: receiver.url, events: ['service_account.created'] });
+    receiver.secrets.push(created.secret);
+    endpoint = created.endpoint;
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.stop();
+  });
+
+  const deliveries = () =>
+    t.dataSource
+      .getRepository(WebhookDelivery)
+      .find({ where: { endpointId: endpoint.id }, order: { id: 'ASC' } });
+  const event = async (name: string) => {
+    await t.app.get(ServiceAccountsService).create(operator, team.id, { name });
+    await t.app.get(AuditLog).flush();
+  };
+  const allDelivered = () => {
+    let seen: WebhookDelivery[] = [];
+    return waitFor(
+      async () => {
+        seen = await deliveries();
+        return seen.every((d) => d.status === 'delivered');
+      },
+      { message: () => JSON.stringify(seen.map((d) => [d.status, d.attempts, d.nextAttemptAt])) },
+    );
+  };
+  /** Five events queued behind a first whose attempt is held, then answered 500. */
+  const failWithBacklog = async (prefix: string) => {
+    let release = (): void => undefined;
+    receiver.holding = new Promise<void>((resolve) => (release = resolve));
+    receiver.answer = { status: 500 };
+    const before = receiver.hosts.length;
+    await event(`${prefix}-0`);
+    await waitFor(() => receiver.hosts.length === before + 1, { message: 'no first attempt' });
+    for (let i = 1; i <= 5; i++) await event(`${prefix}-${i}`);
+    receiver.holding = null;
+    release();
+    const first = (await deliveries()).at(-6)!;
+    return waitFor(async () => {
+      const row = (await deliveries()).find((d) => d.id === first.id)!;
+      return row.attempts === 1 && row.claimedBy === null && row.responseCode === 500 && row;
+    });
+  };
+
+  it('should hold back its other deliveries and new ones until the retry, then send them in order, once each', async () => {
+    const failed = await failWithBacklog('retry');
+    const requests = receiver.hosts.length;
+    const retryAt = failed.nextAttemptAt.getTime();
+    expect(retryAt).toBeGreaterThan(clock.nowMs());
+    const waiting = (await deliveries()).filter((d) => d.id !== failed.id);
+    expect(waiting.map((d) => [d.attempts, d.nextAttemptAt.getTime()])).toEqual(
+      Array(5).fill([0, retryAt]),
+    );
+    // A new event waits for the retry too.
+    await event('retry-6');
+    expect((await deliveries()).at(-1)!.nextAttemptAt.getTime()).toBe(retryAt);
+    expect(
+      (
+        await t.dataSource.getRepository(WebhookEndpoint).findOneByOrFail({ id: endpoint.id })
+      ).backoffUntil?.getTime(),
+    ).toBe(retryAt);
+    await t.app.get(Scheduler).drain();
+    expect(receiver.hosts).toHaveLength(requests);
+
+    receiver.answer = { status: 200 };
+    clock.advance(retryAt - clock.nowMs());
+    await allDelivered();
+    const sent = await deliveries();
+    const delivered = receiver.received.filter((r) => r.type === 'service_account.created');
+    // The failed attempt, then each of the seven once, oldest first.
+    expect(delivered.map((r) => r.id)).toEqual([
+      sent[0].messageId,
+      ...sent.map((d) => d.messageId),
+    ]);
+    expect(
+      (await t.dataSource.getRepository(WebhookEndpoint).findOneByOrFail({ id: endpoint.id }))
+        .backoffUntil,
+    ).toBeNull();
+  });
+
+  it('should send what it held back at once when a test event succeeds', async () => {
+    const failed = await failWithBacklog('test');
+    expect(failed.nextAttemptAt.getTime()).toBeGreaterThan(clock.nowMs());
+    receiver.answer = { status: 200 };
+    const test = await attempted(
+      t.dataSource,
+      await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id),
+    );
+    expect(test.status).toBe('delivered');
+    await allDelivered();
   });
 });

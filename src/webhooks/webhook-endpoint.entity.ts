@@ -81,6 +81,14 @@ export class WebhookEndpoint {
   failingSince!: Date | null;
 
   /**
+   * While its deliveries fail: when the one that failed last is tried again. Its other
+   * deliveries, and new ones, wait until then instead of each holding a place of the sender for
+   * another attempt the endpoint would fail too. Null while they succeed.
+   */
+  @Column({ name: 'backoff_until', type: 'datetime', precision: 3, nullable: true })
+  backoffUntil!: Date | null;
+
+  /**
    * For the operator's endpoints listed in WEBHOOK_ENDPOINTS (read-only elsewhere): a digest of
    * the URL that names them there. Null for those registered on the pages or the command line.
    */

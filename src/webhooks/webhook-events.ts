@@ -22,6 +22,9 @@ export const WEBHOOK_EVENTS = {
 
 export type WebhookEventType = keyof typeof WEBHOOK_EVENTS;
 
+/** The event **Send test event** sends, whatever events the endpoint chose. */
+export const TEST_EVENT = 'webhook.test';
+
 export const WEBHOOK_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS) as WebhookEventType[];
 
 export function isWebhookEventType(value: string): value is WebhookEventType {

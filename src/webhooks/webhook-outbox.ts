@@ -49,10 +49,13 @@ export class WebhookOutbox {
     await this.enqueueFor(manager, endpoints, event);
   }
 
-  /** Writes the event for these endpoints (a test event goes to one, whatever it chose). */
+  /**
+   * Writes the event for these endpoints (a test event goes to one, whatever it chose), due now,
+   * or for an endpoint backing off after a failure, when it is tried again.
+   */
   async enqueueFor(
     manager: EntityManager,
-    endpoints: Pick<WebhookEndpoint, 'id'>[],
+    endpoints: (Pick<WebhookEndpoint, 'id'> & Partial<Pick<WebhookEndpoint, 'backoffUntil'>>)[],
     event: { type: string; at: Date; data: Record<string, unknown> },
   ): Promise<string | null> {
     if (endpoints.length === 0) return null;
@@ -66,7 +69,7 @@ export class WebhookOutbox {
         messageId,
         eventType: event.type,
         payload,
-        nextAttemptAt: now,
+        nextAttemptAt: e.backoffUntil && e.backoffUntil > now ? e.backoffUntil : now,
         createdAt: now,
       })),
     );

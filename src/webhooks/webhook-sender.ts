@@ -21,6 +21,7 @@ import { WebhooksRepository } from './webhooks.repository.js';
 import { retryDelayMs } from './retry-schedule.js';
 import { EndpointHealth } from './endpoint-health.js';
 import { AuditStreamBatches } from './audit-stream-batches.js';
+import { TEST_EVENT } from './webhook-events.js';
 
 /** How many endpoints an instance sends to at once. */
 const SENDING_AT_ONCE = 10;
@@ -199,20 +200,24 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * Sends the deliveries one after the other; returns those not sent: all that follow once the
-   * sender stops, or once a send could end past their lease (another instance may claim them then).
+   * sender stops, once a send could end past their lease (another instance may claim them then),
+   * or, but for test events, once one failed and the endpoint backs off (they wait for its retry).
    */
   private async inTurn(
     deliveries: WebhookDelivery[],
     endpoint: WebhookEndpoint | undefined,
     leaseUntil: Date,
   ): Promise<WebhookDelivery[]> {
+    const held: WebhookDelivery[] = [];
+    let backingOff = false;
     for (const [i, delivery] of deliveries.entries()) {
       if (this.stopped || this.clock.nowMs() + this.timeoutMs > leaseUntil.getTime()) {
-        return deliveries.slice(i);
+        return [...held, ...deliveries.slice(i)];
       }
-      await this.deliver(delivery, endpoint);
+      if (backingOff && delivery.eventType !== TEST_EVENT) held.push(delivery);
+      else if ((await this.deliver(delivery, endpoint)) === 'backing off') backingOff = true;
     }
-    return [];
+    return held;
   }
 
   private async endpointsOf(batch: WebhookDelivery[]): Promise<Map<number, WebhookEndpoint>> {
@@ -226,7 +231,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private async deliver(
     delivery: WebhookDelivery,
     endpoint: WebhookEndpoint | undefined,
-  ): Promise<void> {
+  ): Promise<'done' | 'backing off'> {
     if (!endpoint || endpoint.status !== 'active') {
       await this.transactions.run((m) =>
         this.repository.settle(m, delivery, this.owner, {
@@ -234,7 +239,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
           lastError: 'the endpoint is disabled',
         }),
       );
-      return;
+      return 'done';
     }
     const now = this.clock.now();
     const timestamp = Math.floor(now.getTime() / 1000);
@@ -248,7 +253,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       ...(endpoint.kind === 'audit_stream' ? this.streamHeaders(endpoint) : {}),
     };
     const outcome = await this.http.post(endpoint.url, headers, delivery.payload);
-    await this.record(delivery, endpoint, outcome);
+    return this.record(delivery, endpoint, outcome);
   }
 
   /** An audit stream's body is JSON lines; its collector may want an Authorization header. */
@@ -260,11 +265,16 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     };
   }
 
+  /**
+   * Records the attempt. A failure to be retried backs the endpoint off: its other deliveries
+   * wait for that retry rather than each costing the sender an attempt (a timeout, for an
+   * endpoint that does not answer) the endpoint would most likely fail too.
+   */
   private async record(
     delivery: WebhookDelivery,
     endpoint: WebhookEndpoint,
     outcome: HttpOutcome,
-  ): Promise<void> {
+  ): Promise<'done' | 'backing off'> {
     const now = this.clock.now();
     const facts = {
       responseCode: outcome.status,
@@ -284,11 +294,11 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
             status: 'delivered',
             deliveredAt: now,
           }),
-          this.repository.markRecovered(m, endpoint.id),
+          this.repository.markRecovered(m, endpoint.id, now),
         ]),
       );
       endpoint.failingSince = null;
-      return;
+      return 'done';
     }
     if (outcome.refused) this.logger.warn(`Refused to send ${what}: ${outcome.error}`);
     const gone = outcome.status === 410;
@@ -299,12 +309,14 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       endpoint.failingSince = await this.repository.markFailing(m, endpoint.id, now);
       // Disabled now (or by another instance): this delivery is dead-lettered with the rest.
       const off = await this.health.afterFailure(m, endpoint, gone, now);
+      const retryAt = off || retryIn === null ? null : new Date(now.getTime() + retryIn);
       await this.repository.settle(m, delivery, this.owner, {
         ...facts,
-        ...(off || retryIn === null
-          ? { status: 'dead' as const }
-          : { nextAttemptAt: new Date(now.getTime() + retryIn) }),
+        ...(retryAt === null ? { status: 'dead' as const } : { nextAttemptAt: retryAt }),
       });
+      if (retryAt !== null) {
+        await this.repository.backOff(m, endpoint.id, retryAt, { now, owner: this.owner });
+      }
       return off;
     });
     // The rest of this claim's deliveries to a disabled endpoint are dead-lettered, not sent.
@@ -317,6 +329,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
         `Could not deliver ${what} (attempt ${delivery.attempts}); next in ${Math.round(delay / 1000)} s: ${outcome.error}`,
       );
     }
+    return delay === null ? 'done' : 'backing off';
   }
 
   private async pruneNowAndThen(): Promise<void> {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
+import { In, IsNull, LessThanOrEqual, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Team } from '../teams/team.entity.js';
@@ -7,6 +7,7 @@ import { claimDueRows, nextChanceOf, releaseRows, type Claim } from '../database
 import { AuditStreamEntry } from './audit-stream-entry.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { TEST_EVENT } from './webhook-events.js';
 
 export type NewDelivery = Pick<
   WebhookDelivery,
@@ -380,11 +381,59 @@ export class WebhooksRepository {
     return row?.failingSince ?? since;
   }
 
-  /** Notes that the endpoint's deliveries succeed again. */
-  async markRecovered(manager: EntityManager, endpointId: number): Promise<void> {
+  /**
+   * Holds the endpoint's pending deliveries back until `until` (when the one that just failed is
+   * tried again), with new ones (`backoffUntil`): those nobody holds and those `owner` claimed
+   * with it, which it hands back; another instance's claim is left alone, and so are test events,
+   * sent at once to show whether the endpoint works again. Sent in order then.
+   */
+  async backOff(
+    manager: EntityManager,
+    endpointId: number,
+    until: Date,
+    { now, owner }: { now: Date; owner: string },
+  ): Promise<void> {
+    await manager.getRepository(WebhookEndpoint).update(endpointId, { backoffUntil: until });
     await manager
-      .getRepository(WebhookEndpoint)
-      .update({ id: endpointId, failingSince: Not(IsNull()) }, { failingSince: null });
+      .getRepository(WebhookDelivery)
+      .createQueryBuilder()
+      .update()
+      .set({ nextAttemptAt: until })
+      .where("endpoint_id = :endpointId AND status = 'pending' AND next_attempt_at < :until", {
+        endpointId,
+        until,
+      })
+      .andWhere('event_type <> :test', { test: TEST_EVENT })
+      .andWhere('(claimed_until IS NULL OR claimed_until <= :now OR claimed_by = :owner)', {
+        now,
+        owner,
+      })
+      .execute();
+  }
+
+  /**
+   * Notes that the endpoint's deliveries succeed again: those held back for it are due now, and
+   * new ones are not held back. Writes nothing when it was not failing (the usual case).
+   */
+  async markRecovered(manager: EntityManager, endpointId: number, now: Date): Promise<void> {
+    const endpoints = manager.getRepository(WebhookEndpoint);
+    const row = await endpoints.findOne({
+      where: { id: endpointId },
+      select: { id: true, failingSince: true, backoffUntil: true },
+    });
+    if (!row || (row.failingSince === null && row.backoffUntil === null)) return;
+    if (row.backoffUntil && row.backoffUntil > now) {
+      await manager.getRepository(WebhookDelivery).update(
+        {
+          endpointId,
+          status: 'pending',
+          claimedBy: IsNull(),
+          nextAttemptAt: LessThanOrEqual(row.backoffUntil),
+        },
+        { nextAttemptAt: now },
+      );
+    }
+    await endpoints.update(endpointId, { failingSince: null, backoffUntil: null });
   }
 
   /** Disables an active endpoint; false when it was not active (another instance did it). */
@@ -401,7 +450,7 @@ export class WebhooksRepository {
       .getRepository(WebhookEndpoint)
       .update(
         { id: endpointId, status: 'disabled' },
-        { status: 'active', disabledReason: null, failingSince: null },
+        { status: 'active', disabledReason: null, failingSince: null, backoffUntil: null },
       );
     return (result.affected ?? 0) > 0;
   }

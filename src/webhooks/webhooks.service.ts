@@ -15,6 +15,7 @@ import { AddressPolicy, RefusedAddressError } from './address-policy.js';
 import type { WebhookDelivery } from './webhook-delivery.entity.js';
 import type { EndpointKind, WebhookEndpoint } from './webhook-endpoint.entity.js';
 import {
+  TEST_EVENT,
   WEBHOOK_EVENT_TYPES,
   isWebhookEventType,
   type WebhookEventType,
@@ -251,8 +252,9 @@ export class WebhooksService {
           delivery: 'The endpoint is disabled: register it again before sending it a test event.',
         });
       }
-      const messageId = (await this.outbox.enqueueFor(m, [endpoint], {
-        type: 'webhook.test',
+      // Sent now, though the endpoint backs off after a failure: it shows whether it works again.
+      const messageId = (await this.outbox.enqueueFor(m, [{ id: endpoint.id }], {
+        type: TEST_EVENT,
         at: this.clock.now(),
         data: { team_id: endpoint.teamId, endpoint_id: endpoint.id },
       }))!;

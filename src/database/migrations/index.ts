@@ -23,6 +23,7 @@ import { AuditStreams1765608600000 } from './1765608600000-audit-streams.js';
 import { OneFormOfEachAddress1765612800000 } from './1765612800000-one-form-of-each-address.js';
 import { MailOutboxByRecipient1765616400000 } from './1765616400000-mail-outbox-by-recipient.js';
 import { WebhookEndpointsPerTeam1765620000000 } from './1765620000000-webhook-endpoints-per-team.js';
+import { WebhookEndpointBackoff1765623600000 } from './1765623600000-webhook-endpoint-backoff.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   OneFormOfEachAddress1765612800000,
   MailOutboxByRecipient1765616400000,
   WebhookEndpointsPerTeam1765620000000,
+  WebhookEndpointBackoff1765623600000,
 ];
