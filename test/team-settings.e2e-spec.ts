@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { ManualClock } from '../src/clock/clock.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { Team } from '../src/teams/team.entity.js';
+import { TeamsService } from '../src/teams/teams.service.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createToken } from './factories/index.js';
 import { visibleText } from './support/html.js';
@@ -392,6 +393,42 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
         'The owner of a team cannot be removed from it.',
       );
+    });
+
+    it('should keep the heir, as its owner, when the team is transferred to them as they leave it', async () => {
+      const owner = await member('Owner Race');
+      const heir = await member('Heir Race');
+      const team = await teamOf(owner, [[heir, 'member']], 'Handed Over');
+      // The transfer lands between the leave's own check (still a member) and its write.
+      const teams = t.app.get(TeamsService);
+      const check = teams.requireMembership.bind(teams);
+      let transferred: number | undefined;
+      jest.spyOn(teams, 'requireMembership').mockImplementation(async (...args) => {
+        const checked = await check(...args);
+        // The check removeMember makes (the page's own reads of the team come before it).
+        if (transferred === undefined && new Error().stack?.includes('removeMember')) {
+          const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/transfer`, {
+            user_id: String(heir.user.id),
+          });
+          transferred = res.status;
+        }
+        return checked;
+      });
+
+      const left = await heir.client.submit(`/teams/${team.id}`, `/teams/${team.id}/leave`);
+      jest.restoreAllMocks();
+      expect(transferred).toBe(303);
+      expect(left.headers.location).toBe(`/teams/${team.id}`);
+      expect(await heir.client.textOf(`/teams/${team.id}`)).toContain(
+        'The owner of a team cannot be removed from it.',
+      );
+      expect(await rolesIn(t, team.id)).toEqual({
+        [owner.user.id]: 'admin',
+        [heir.user.id]: 'owner',
+      });
+      expect(
+        (await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).ownerId,
+      ).toBe(heir.user.id);
     });
 
     it('should delete a team for its owner only, moving everyone who worked in it home', async () => {

@@ -81,18 +81,26 @@ export class TeamMembersService {
     if (team.personal) throw new PersonalTeamError();
     if (team.ownerId === userId) throw new OwnerCannotLeaveError();
     await this.transactions.run(async (manager) => {
-      if (!leaving && own !== undefined) {
-        // Both roles read with their rows locked: the decision holds until the delete.
-        const roles = await this.teams.lockRoles(manager, team.id, [own, userId]);
+      const managing = !leaving && own !== undefined;
+      // The roles read with their rows locked (the remover's too, unless they leave or are the
+      // operator): the decision holds until the delete. The owner's role may have come to the
+      // one leaving since the check above (a transfer at the same moment): the owner stays.
+      const roles = await this.teams.lockRoles(
+        manager,
+        team.id,
+        managing ? [own, userId] : [userId],
+      );
+      const target = roles.get(userId);
+      if (target === 'owner') throw new OwnerCannotLeaveError();
+      if (managing) {
         const ownRole = roles.get(own);
-        const target = roles.get(userId);
         // Gone since the check above (the team deleted, or the actor removed): no team to them.
         if (!ownRole) throw new NotTeamMemberError();
         if (ownRole === 'member') throw new NotTeamManagerError();
         if (target && !mayManage(ownRole, target)) throw new OwnerOnlyError('remove an admin');
         await this.teams.certifyRole(manager, team.id, own);
       }
-      if (!(await this.teams.deleteMember(manager, team.id, userId)))
+      if (!target || !(await this.teams.deleteMember(manager, team.id, userId)))
         throw new MemberNotFoundError();
       await this.teams.resetCurrentTeam(manager, userId, team.id);
       if (!leaving) await this.notices.send(manager, userId, 'removed', team);
