@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import request from 'supertest';
 import { ManualClock } from '../src/clock/clock.js';
+import { Transactions } from '../src/database/transactions.js';
 import { TeamInvitation } from '../src/invitations/team-invitation.entity.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
@@ -215,6 +217,41 @@ describe('team invitations', () => {
     expect(visibleText((await request(t.server).get(first)).text)).toContain(
       'a newer link may have replaced it',
     );
+  });
+
+  it('should keep an invitation withdrawn during its resend withdrawn, and mail no new link', async () => {
+    const { owner, team } = await ownerWithTeam('Withdrawn Co');
+    const email = uniqueEmail('withdrawn');
+    await invite(owner, team.id, email);
+    await linkFor(email);
+    const row = await invitations().findOneByOrFail({ teamId: team.id, email });
+    // The withdrawal lands between the resend's own read (still waiting) and its write.
+    const transactions = t.app.get(Transactions);
+    const run = transactions.run.bind(transactions);
+    let withdrawn: number | undefined;
+    jest.spyOn(transactions, 'run').mockImplementation(async (work) => {
+      if (withdrawn === undefined && new Error().stack?.includes('resend')) {
+        const res = await owner.client.submit(
+          `/teams/${team.id}`,
+          `/teams/${team.id}/invitations/${row.id}/revoke`,
+        );
+        withdrawn = res.status;
+      }
+      return run(work);
+    });
+    const resent = await owner.client.submit(
+      `/teams/${team.id}`,
+      `/teams/${team.id}/invitations/${row.id}/resend`,
+    );
+    jest.restoreAllMocks();
+
+    expect(withdrawn).toBe(303);
+    expect(resent.status).toBe(404);
+    expect(await invitations().findOneByOrFail({ id: row.id })).toMatchObject({
+      status: 'revoked',
+    });
+    await t.app.get(Scheduler).drain();
+    expect(t.mail.find({ to: email })).toHaveLength(1);
   });
 
   it('should let only owners and admins invite, and refuse another team’s invitation ids', async () => {

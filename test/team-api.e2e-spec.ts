@@ -294,6 +294,11 @@ describe('the team API', () => {
       },
     });
     contract.expectMatches('POST', '/api/v1/team/invitations', bad);
+    // A role given as null is a role given, and not one of them.
+    const nullRole = await post(JSON.stringify({ email: uniqueEmail('null-role'), role: null }));
+    expect(nullRole.status).toBe(422);
+    expect(nullRole.body.error.fields).toEqual({ role: expect.stringContaining('member, admin') });
+    contract.expectMatches('POST', '/api/v1/team/invitations', nullRole);
     // Names every object inherits are unknown fields like any other, not passed over.
     const inherited = await post(
       '{"email":"not an address","constructor":1,"__proto__":{"x":1},"toString":"x","foo":1}',
@@ -546,6 +551,34 @@ describe('the team API', () => {
 });
 
 describe('the team API on two instances', () => {
+  it('should invite once, and say the rest are invited already, of the same invitation sent to both instances at once', async () => {
+    const { startInstances } = await import('./support/instances.js');
+    const { burst, tally } = await import('./support/burst.js');
+    const deployment = await startInstances(2, { RATE_LIMIT_API_PER_TOKEN: '100000' });
+    try {
+      const { first } = deployment;
+      const owner = await createUser(first.app);
+      const acme = await createTeam(first.app, owner);
+      const { plaintext } = await createToken(first.app, owner, {
+        abilities: EVERY_ABILITY,
+        teamId: acme.id,
+      });
+      const email = uniqueEmail('same');
+      const answers = await burst(30, deployment.servers, (_i, server) =>
+        request(server)
+          .post('/api/v1/team/invitations')
+          .set('Authorization', `Bearer ${plaintext}`)
+          .send({ email }),
+      );
+      expect(tally(answers, (res) => `${res.status} ${res.body.error?.code ?? 'created'}`)).toEqual(
+        { '201 created': 1, '409 already_invited': 29 },
+      );
+      expect(await first.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(1);
+    } finally {
+      await deployment.close();
+    }
+  });
+
   it('should act once for a burst of the same Idempotency-Key sent to both instances at once', async () => {
     const { startInstances } = await import('./support/instances.js');
     const { burst, tally } = await import('./support/burst.js');

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { accountOf, type Actor } from '../common/actor.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { KeysetPage } from '../common/keyset-page.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
@@ -66,7 +67,13 @@ export class InvitationsService {
       throw new AlreadyMemberError();
     }
     return this.transactions.run(async (m) => {
-      const current = await this.repo(m).findOneBy({ teamId: team.id, email: input.email });
+      // Locked (MySQL/MariaDB; SQLite's transactions are serial): of two invitations of one
+      // address at once, the second finds the first's, or the unique key refuses its insert.
+      const sqlite = m.connection.options.type === 'better-sqlite3';
+      const current = await this.repo(m).findOne({
+        where: { teamId: team.id, email: input.email },
+        ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+      });
       // One sent by someone who may no longer invite cannot be accepted: a new one replaces it.
       if (
         current &&
@@ -87,7 +94,12 @@ export class InvitationsService {
       const invitation = current
         ? Object.assign(current, fields)
         : this.repo(m).create({ teamId: team.id, email: input.email, ...fields });
-      await this.repo(m).save(invitation);
+      try {
+        await this.repo(m).save(invitation);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AlreadyInvitedError();
+        throw error;
+      }
       await this.mail(m, invitation);
       this.audit.recordAfterCommit(m, actor, {
         event: 'team.member_invited',
@@ -99,14 +111,17 @@ export class InvitationsService {
     });
   }
 
-  /** A new link, and seven more days (owners and admins); the old link stops working. */
+  /**
+   * A new link, and seven more days (owners and admins); the old link stops working. Only while
+   * the invitation waits: one withdrawn or answered meanwhile stays so (404).
+   */
   async resend(actor: Actor, teamId: number, invitationId: number): Promise<TeamInvitation> {
     const invitation = await this.ofTeam(actor, teamId, invitationId);
     return this.transactions.run(async (m) => {
-      invitation.expiresAt = this.expiry();
-      invitation.tokenHash = null;
-      await this.repo(m).save(invitation);
-      await this.mail(m, invitation);
+      const renewal = { expiresAt: this.expiry(), tokenHash: null };
+      const renewed = await this.repo(m).update({ id: invitation.id, status: 'pending' }, renewal);
+      if (!renewed.affected) throw new InvitationNotFoundError();
+      await this.mail(m, Object.assign(invitation, renewal));
       return invitation;
     });
   }

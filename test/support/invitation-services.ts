@@ -114,6 +114,9 @@ export function makeStore() {
     findOneBy: jest.fn(async (where: Partial<TeamInvitation>) =>
       copy([...rows.values()].find((row) => matches(row, where))),
     ),
+    findOne: jest.fn(async ({ where }: { where: Partial<TeamInvitation> }) =>
+      copy([...rows.values()].find((row) => matches(row, where))),
+    ),
     findBy: jest.fn(async (where: Partial<TeamInvitation>) =>
       [...rows.values()].filter((row) => matches(row, where)).map((row) => copy(row)!),
     ),
@@ -138,6 +141,8 @@ export function makeStore() {
     }),
   };
   const manager = {
+    // One write transaction at a time, as SQLite runs them: nothing to lock.
+    connection: { options: { type: 'better-sqlite3' } },
     getRepository: (entity: unknown) => {
       if (entity === TeamInvitation) return repo;
       if (entity === Team) return teamRepo;

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsEmail, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { AUDIT_KINDS, type AuditKind } from '../../../audit/audit-events.js';
 import { DeliverableAddress, NormalizedEmail } from '../../../users/dto/user-fields.js';
 import { EMAIL_MAX } from '../../../users/email.js';
@@ -24,7 +24,8 @@ export class CreateInvitationBody {
   email!: string;
 
   @ApiPropertyOptional({ enum: ASSIGNABLE_ROLES, default: 'member' })
-  @IsOptional()
+  // Left out, the default; given, even as null, one of the roles.
+  @ValidateIf((_body: CreateInvitationBody, role: unknown) => role !== undefined)
   @IsIn(ASSIGNABLE_ROLES, { message: ROLE_MESSAGE })
   role: AssignableRole = 'member';
 }
