@@ -127,6 +127,18 @@ describe('sign-up, sign-in and sessions', () => {
           'Enter the address without quotes or angle brackets',
         );
       }
+      // An address with an invisible character shows as another one: refused too.
+      for (const email of ['zo\u200be@example.com', 'zoe\u202e@example.com']) {
+        await client.submit('/register', '/register', {
+          name: 'Invisible',
+          email,
+          password: 'correct horse battery',
+          password_confirmation: 'correct horse battery',
+        });
+        expect(visibleText((await client.get('/register')).text)).toContain(
+          'Enter the address without invisible or control characters',
+        );
+      }
       expect(await users().count()).toBe(before);
     });
 

@@ -30,19 +30,33 @@ export function SameAs(property: string, message: string): PropertyDecorator {
 const REWRITTEN = /["<>]/;
 
 /**
+ * Control and format characters (zero-width spaces and joiners, bidi overrides): an address that
+ * shows as another one, so that an invitation to it, say, reads as one to someone else.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/**
  * An address a person can be reached at, as it is stored: not under the reserved `.invalid`
  * domain, where service accounts have theirs (so nobody registers, is invited with or moves to
- * one), and without the quotes or angle brackets a message's headers would rewrite.
+ * one), without the quotes or angle brackets a message's headers would rewrite, and without
+ * invisible characters.
  */
 export const DeliverableAddress = (): PropertyDecorator =>
   ValidateBy({
     name: 'deliverableAddress',
     validator: {
       validate: (value: unknown) =>
-        typeof value !== 'string' || (!isReservedAddress(value) && !REWRITTEN.test(value)),
-      defaultMessage: (args) =>
-        typeof args?.value === 'string' && REWRITTEN.test(args.value)
-          ? 'Enter the address without quotes or angle brackets (" < >): mail would not reach it as written.'
-          : 'Addresses under .invalid receive no mail (service accounts have them): enter a real one.',
+        typeof value !== 'string' ||
+        (!isReservedAddress(value) && !REWRITTEN.test(value) && !INVISIBLE.test(value)),
+      defaultMessage: (args) => {
+        const value = typeof args?.value === 'string' ? args.value : '';
+        if (REWRITTEN.test(value)) {
+          return 'Enter the address without quotes or angle brackets (" < >): mail would not reach it as written.';
+        }
+        if (INVISIBLE.test(value)) {
+          return 'Enter the address without invisible or control characters: it would show as another one.';
+        }
+        return 'Addresses under .invalid receive no mail (service accounts have them): enter a real one.';
+      },
     },
   });
