@@ -333,6 +333,18 @@ describe('the team API', () => {
     const broken = await post('{"email": ');
     expect([broken.status, broken.body.error.code]).toEqual([400, 'bad_request']);
     contract.expectMatches('POST', '/api/v1/team/invitations', broken);
+    // Text that is not Unicode (a lone surrogate) in a value or a key: no field could hold it.
+    for (const body of ['{"email":"\\ud800@x.test"}', '{"email":"a@x.test","\\udc00":1}']) {
+      const surrogate = await post(body);
+      expect([surrogate.status, surrogate.body.error]).toEqual([
+        400,
+        {
+          code: 'bad_request',
+          message: 'The body has text that is not Unicode (a lone surrogate, such as \\ud800).',
+        },
+      ]);
+      contract.expectMatches('POST', '/api/v1/team/invitations', surrogate);
+    }
     const list = await request(t.server)
       .post('/api/v1/team/invitations')
       .set('Authorization', auth)

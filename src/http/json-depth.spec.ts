@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_BODY_DEPTH, nestedDeeperThan } from './json-depth.js';
+import { hasIllFormedText, MAX_BODY_DEPTH, nestedDeeperThan } from './json-depth.js';
 
 /** `depth` levels of objects and arrays in turn, a string at the bottom. */
 function nest(depth: number): unknown {
@@ -24,5 +24,16 @@ describe('nestedDeeperThan', () => {
 
   it('should walk 100,000 levels without exhausting the stack', () => {
     expect(nestedDeeperThan(nest(100_000))).toBe(true);
+  });
+});
+
+describe('hasIllFormedText', () => {
+  it('should find a lone surrogate in a value or a key, at any depth, and pass paired ones', () => {
+    expect(hasIllFormedText({ a: ['x', { b: '\u{1f9ee} abacus' }] })).toBe(false);
+    expect(hasIllFormedText({ a: ['x', { b: '\ud800' }] })).toBe(true);
+    expect(hasIllFormedText({ a: { '\udc00': 1 } })).toBe(true);
+    expect(hasIllFormedText('\ud83e')).toBe(true);
+    for (const scalar of [null, 1, 'x', true, undefined])
+      expect(hasIllFormedText(scalar)).toBe(false);
   });
 });

@@ -27,3 +27,35 @@ export function nestedDeeperThan(value: unknown, max = MAX_BODY_DEPTH): boolean 
   }
   return false;
 }
+
+/**
+ * A body with text that is not Unicode: a lone UTF-16 surrogate (`"\ud800"`), which JSON's
+ * grammar lets through and I-JSON (RFC 7493) forbids. No field could hold it, and validators that
+ * encode text (as URLs do) throw on it.
+ */
+export class IllFormedTextError extends DomainError {
+  readonly code = 'bad_request';
+  constructor() {
+    super('The body has text that is not Unicode (a lone surrogate, such as \\ud800).');
+  }
+}
+
+// Read as code points (the u flag), a surrogate is a character only when it has no partner.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Whether a key or string anywhere in `value` is not well-formed Unicode; walked without recursion. */
+export function hasIllFormedText(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === 'string') {
+      if (LONE_SURROGATE.test(node)) return true;
+    } else if (typeof node === 'object' && node !== null) {
+      for (const [key, child] of Object.entries(node)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}

@@ -3571,6 +3571,8 @@ export interface operations {
                     "RateLimit-Remaining"?: string;
                     /** @description Seconds until the window starts afresh. */
                     "RateLimit-Reset"?: string;
+                    /** @description Sent, as `true`, on an answer given again for an `Idempotency-Key` used before: nothing was done this time. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

@@ -7,7 +7,12 @@ import {
   type Response,
 } from 'express';
 import { DomainError } from '../../../common/errors/domain.error.js';
-import { BodyTooDeepError, nestedDeeperThan } from '../../../http/json-depth.js';
+import {
+  BodyTooDeepError,
+  hasIllFormedText,
+  IllFormedTextError,
+  nestedDeeperThan,
+} from '../../../http/json-depth.js';
 
 /** The largest body the API reads. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -103,7 +108,8 @@ function readBody(formsToo: boolean): RequestHandler {
         if (namesProto.has(req)) {
           Object.defineProperty(req.body, '__proto__', { value: '', enumerable: true });
         }
-        return next(nestedDeeperThan(req.body) ? new BodyTooDeepError() : undefined);
+        if (nestedDeeperThan(req.body)) return next(new BodyTooDeepError());
+        return next(hasIllFormedText(req.body) ? new IllFormedTextError() : undefined);
       }
       const status = (error as { status?: number }).status;
       next(

@@ -68,6 +68,15 @@ const RATE_LIMIT: HeadersObject = {
   },
 };
 
+/** On the answer a POST's Idempotency-Key gets again (any answer stored for it, not only this one). */
+const REPLAYED: HeadersObject = {
+  'Idempotent-Replayed': {
+    description:
+      'Sent, as `true`, on an answer given again for an `Idempotency-Key` used before: nothing was done this time.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
 const CHALLENGE: HeadersObject = {
   'WWW-Authenticate': {
     description: 'The RFC 6750 challenge, naming the error.',
@@ -266,7 +275,12 @@ const STATUS_OF: Record<ApiMethod, number> = {
 
 /** The success answer: the resource in its envelope, a page of a list, or 204 and no body. */
 function successResponse(options: ApiEndpointOptions, status: number): MethodDecorator[] {
-  const headers = { ...ALWAYS, ...RATE_LIMIT, ...(options.method === 'GET' ? ETAG : {}) };
+  const headers = {
+    ...ALWAYS,
+    ...RATE_LIMIT,
+    ...(options.method === 'GET' ? ETAG : {}),
+    ...(options.method === 'POST' && !options.protocol ? REPLAYED : {}),
+  };
   if (options.protocol) {
     const data = options.data as Type;
     return [
