@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/clock/clock.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TeamPoliciesService } from '../src/teams/team-policies.service.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
@@ -759,6 +760,44 @@ describe('in a real browser', () => {
       else expect([...tops].sort((a, b) => a - b)).toEqual(tops);
       await page.context().close();
     }
+  });
+
+  it('should send a form once when it is submitted twice before its answer, and again once shown from the history', async () => {
+    const page = await newPage();
+    const email = uniqueEmail('twice');
+    await register(page, 'Hasty Person', email);
+    await page.goto('/settings/api-tokens');
+    await page.getByLabel('Name').fill('Pressed twice');
+    // Enter pressed twice, or a double click: the second submission comes while the first is on
+    // its way. A submit event the page lets through is sent; one it cancels is not.
+    const sent = () =>
+      page.evaluate(() => {
+        const form = document.querySelector('form[action="/settings/api-tokens"]')!;
+        const submit = new SubmitEvent('submit', { bubbles: true, cancelable: true });
+        form.dispatchEvent(submit);
+        return !submit.defaultPrevented;
+      });
+    expect([await sent(), await sent()]).toEqual([true, false]);
+    expect(
+      await page.locator('form[action="/settings/api-tokens"]').getAttribute('aria-busy'),
+    ).toBe('true');
+    // The page shown again from the browser's history sends it again.
+    await page.evaluate(() =>
+      window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })),
+    );
+    expect([await sent(), await sent()]).toEqual([true, false]);
+
+    await page.evaluate(() =>
+      window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })),
+    );
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.getByLabel('New API token').waitFor();
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    expect(
+      await t.dataSource
+        .getRepository(PersonalAccessToken)
+        .countBy({ userId: user.id, name: 'Pressed twice' }),
+    ).toBe(1);
   });
 
   it('should keep a token when the person cancels the revocation', async () => {

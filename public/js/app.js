@@ -34,9 +34,30 @@ document.addEventListener('click', (event) => {
   if (event.target.closest('[data-print]')) window.print();
 });
 
+// A form is sent once: a second press of Enter or a double click while the first is on its way
+// would act twice (two tokens, one never shown). Its page shown again from the browser's history
+// may send it again. Downloads are links and GET forms, which this leaves alone.
 document.addEventListener('submit', (event) => {
-  const message = event.target.dataset.confirm;
-  if (message && !window.confirm(message)) event.preventDefault();
+  const form = event.target;
+  const message = form.dataset.confirm;
+  if (message && !window.confirm(message)) {
+    event.preventDefault();
+    return;
+  }
+  // A passkey's form is sent by passkeys.js, once its ceremony is done; it keeps its own guard.
+  if (form.method !== 'post' || form.dataset.passkey !== undefined) return;
+  if (form.dataset.sending) {
+    event.preventDefault();
+    return;
+  }
+  form.dataset.sending = 'true';
+  form.setAttribute('aria-busy', 'true');
+});
+window.addEventListener('pageshow', () => {
+  for (const form of document.querySelectorAll('form[data-sending]')) {
+    delete form.dataset.sending;
+    form.removeAttribute('aria-busy');
+  }
 });
 
 // A page that shows a secret once answers a POST: reloading it must not post the form again
