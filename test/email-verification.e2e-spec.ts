@@ -99,6 +99,10 @@ describe('confirming an e-mail address', () => {
       '/verify-email/',
     );
     expect(newest).not.toBe(link);
+    // The link's own page does not offer Resend, which would replace the link it is on.
+    const linkPage = await client.get(newest);
+    expect(linkPage.status).toBe(200);
+    expect(linkPage.text).not.toContain('data-address-unconfirmed');
     await client.submit(newest, newest);
     for (const path of ['/dashboard', '/teams']) {
       const page = await client.get(path);
@@ -285,6 +289,10 @@ describe('with EMAIL_VERIFICATION=off', () => {
     await client.login(email);
     const page = await client.get(TOKENS);
     expect(page.text).toContain('Create token');
+    // No address is confirmed here: no page asks for it.
+    for (const shown of [page, await client.get('/dashboard')]) {
+      expect(shown.text).not.toContain('data-address-unconfirmed');
+    }
     const created = await client.submit(TOKENS, TOKENS, {
       name: 'at once',
       abilities: 'user:read',

@@ -27,15 +27,21 @@ import { isServiceAccount, type User } from '../users/user.entity.js';
  * drawn from the same. A session older than the absolute timeout however active it has been, or
  * signed in under a password changed since, or of an account disabled since, is ended.
  */
+/** Where the links that confirm an address open. */
+const CONFIRMATION_LINKS = '/verify-email/';
+
 @Injectable()
 export class PageContext implements NestMiddleware {
   private readonly absoluteMs: number;
+  /** Whether addresses are confirmed before API tokens (EMAIL_VERIFICATION=required). */
+  private readonly confirming: boolean;
 
   constructor(
     @Inject(CONFIG) config: Config,
     private readonly clock: Clock,
   ) {
     this.absoluteMs = config.web.sessionAbsoluteHours * 3_600_000;
+    this.confirming = config.mail.verification === 'required';
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
@@ -73,7 +79,12 @@ export class PageContext implements NestMiddleware {
       id: user.id,
       name: user.name,
       email: user.email,
-      addressUnconfirmed: user.emailVerifiedAt === null,
+      // The header's "Confirm your email address" (with Resend): only where addresses are
+      // confirmed, and not on the page of a confirmation link, which Resend would replace.
+      addressUnconfirmed:
+        this.confirming &&
+        user.emailVerifiedAt === null &&
+        !req.path.startsWith(CONFIRMATION_LINKS),
       // The page a form in the header (Resend) comes back to.
       page: req.method === 'GET' && isReturnPage(req.originalUrl) ? req.originalUrl : undefined,
     };
