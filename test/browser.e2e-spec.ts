@@ -1032,6 +1032,25 @@ describe('in a real browser', () => {
     expect(await page.getByLabel('Email').inputValue()).toBe('alan@');
     expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
     expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+    // The first wrong field has the focus, its message read with it.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('email');
+  });
+
+  it('should bring a mistake low on a long page into view, its field focused, on a phone', async () => {
+    const page = await newPage({ width: 390, height: 800 });
+    await register(page, 'Long Page Person', uniqueEmail('long-page'));
+    await page.goto('/settings/profile');
+    const field = page.getByLabel('Your password');
+    await field.fill('not my password');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete my account' }).click();
+    await page.waitForURL('**/settings/profile');
+    await page.locator('#password-error').waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('delete-password');
+    const box = (await field.boundingBox())!;
+    expect(box.y).toBeGreaterThanOrEqual(0);
+    expect(box.y + box.height).toBeLessThanOrEqual(800);
+    expect(await field.getAttribute('aria-describedby')).toBe('password-error');
   });
 
   it('should let a developer try the API from the docs page, with nothing loaded from elsewhere', async () => {

@@ -130,3 +130,10 @@ document.addEventListener('keydown', (event) => {
 document.addEventListener('click', (event) => {
   for (const menu of menus) if (menu.open && !menu.contains(event.target)) menu.open = false;
 });
+
+// A form that came back with a mistake, low on a long page, would show it out of sight: its
+// first wrong field takes the focus (and is scrolled to), its message read with it. A secret
+// shown once takes it otherwise, beside its Copy button.
+const firstWrong = document.querySelector('[aria-invalid="true"]');
+const revealed = document.querySelector('[data-shown-once] input');
+(firstWrong || revealed)?.focus();
