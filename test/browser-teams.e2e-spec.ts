@@ -90,7 +90,17 @@ describe('teams in a real browser', () => {
     await newcomer.getByRole('link', { name: 'Create your account' }).click();
     expect(await newcomer.getByLabel('Email').inputValue()).toBe(inviteeEmail);
     expect(await newcomer.getByLabel('Email').getAttribute('readonly')).not.toBeNull();
+    // A mistake first: the form comes back with the invited address still fixed.
     await newcomer.getByLabel('Name').fill('Nina Newcomer');
+    await newcomer.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await newcomer.getByLabel('Confirm password').fill(`${PASSWORD}-not`);
+    await newcomer.getByRole('button', { name: 'Create account' }).click();
+    await newcomer.getByText('The passwords do not match.').waitFor();
+    expect(await newcomer.getByLabel('Email').inputValue()).toBe(inviteeEmail);
+    expect(await newcomer.getByLabel('Email').getAttribute('readonly')).not.toBeNull();
+    expect(await newcomer.textContent('main')).toContain(
+      'The address your invitation was sent to.',
+    );
     await newcomer.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await newcomer.getByLabel('Confirm password').fill(PASSWORD);
     await newcomer.getByRole('button', { name: 'Create account' }).click();
