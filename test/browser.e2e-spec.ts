@@ -2,12 +2,14 @@
 /// <reference lib="dom" />
 import { Actors } from '../src/common/actor.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../src/clock/clock.js';
+import { InvitationsService } from '../src/invitations/invitations.service.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TeamPoliciesService } from '../src/teams/team-policies.service.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
@@ -798,6 +800,40 @@ describe('in a real browser', () => {
         .getRepository(PersonalAccessToken)
         .countBy({ userId: user.id, name: 'Pressed twice' }),
     ).toBe(1);
+  });
+
+  it('should keep team pages within a phone screen when a name or an address is longer than its line', async () => {
+    const long = (tag: string) => `${tag}${randomBytes(4).toString('hex')}${'x'.repeat(52)}`;
+    const owner = await createUser(t.app, {
+      name: 'Wide Owner',
+      email: `${long('owner')}@example.com`,
+      password: 'correct horse battery',
+    });
+    const team = await createTeam(t.app, owner, `Team${'W'.repeat(96)}`);
+    const member = await createUser(t.app, {
+      name: 'M'.repeat(100),
+      email: `${long('m')}@example.com`,
+    });
+    await addMember(t.app, team.id, member, 'member');
+    await createToken(t.app, member, { name: 'T'.repeat(100), teamId: team.id });
+    await t.app.get(InvitationsService).invite(Actors.operator(owner.id), team.id, {
+      email: `${long('i')}@example.com`,
+      role: 'member',
+    });
+
+    const page = await newPage({ width: 390, height: 900 });
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    const wider: Record<string, number> = {};
+    for (const path of ['/teams', `/teams/${team.id}`, `/teams/${team.id}/tokens`]) {
+      await page.goto(path);
+      const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
+      if (width > 390) wider[path] = width;
+    }
+    expect(wider).toEqual({});
   });
 
   it('should keep a token when the person cancels the revocation', async () => {
