@@ -412,6 +412,7 @@ describe('rate limits', () => {
 
     it('should limit registrations per client IP when some of the attempts fail', async () => {
       const statuses: number[] = [];
+      let refused = '';
       for (let i = 0; i < 4; i++) {
         const client = new WebClient(t.server, t.mail);
         const _csrf = await client.csrfFrom('/register');
@@ -427,8 +428,13 @@ describe('rate limits', () => {
             password_confirmation: PASSWORD,
           });
         statuses.push(res.status);
+        refused = res.text;
       }
       expect(statuses).toEqual([303, 303, 303, 429]);
+      // The hour's window, in words a person reads: minutes, not thousands of seconds.
+      expect(visibleText(refused)).toMatch(
+        /Too many requests\. Try again in ([2-9]|[1-5]\d|60) minutes\./,
+      );
       expect(await t.dataSource.getRepository(User).countBy({ name: 'Flood' })).toBe(2);
     });
 

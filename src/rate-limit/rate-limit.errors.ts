@@ -1,11 +1,22 @@
 import { DomainError } from '../common/errors/domain.error.js';
 
+/** A wait as a person reads it: seconds up to two minutes, then minutes, then hours (rounded up). */
+export function waitInWords(seconds: number): string {
+  const [count, unit] =
+    seconds < 120
+      ? [seconds, 'second']
+      : seconds < 7_200
+        ? [Math.ceil(seconds / 60), 'minute']
+        : [Math.ceil(seconds / 3_600), 'hour'];
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}
+
 export class RateLimitedError extends DomainError {
   readonly code = 'rate_limited';
   /** `message`: the refusal in words a person can act on, where there is more to say. */
   constructor(
     override readonly retryAfterSeconds: number,
-    message = `Too many requests. Try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`,
+    message = `Too many requests. Try again in ${waitInWords(retryAfterSeconds)}.`,
   ) {
     super(message);
   }
