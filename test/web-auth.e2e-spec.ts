@@ -3,6 +3,7 @@ import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { GUEST_SESSION_MS } from '../src/web/session/web-session.js';
 import { ManualClock } from '../src/clock/clock.js';
+import { Team } from '../src/teams/team.entity.js';
 import { User } from '../src/users/user.entity.js';
 import type { AddressInfo } from 'node:net';
 import { IsNull, Not } from 'typeorm';
@@ -458,6 +459,26 @@ describe('sign-up, sign-in and sessions', () => {
         .send({ ...fields, _csrf: 'f'.repeat(64) });
       expect(wrong.status).toBe(403);
       expect(await users().countBy({ email })).toBe(0);
+    });
+
+    it('should tell someone whose session ended while a form was open to sign in again, and do nothing', async () => {
+      const person = web();
+      await person.register('Left Open', uniqueEmail('left-open'));
+      const csrf = await person.csrfFrom('/teams');
+      // Signed out in another tab of the same browser: the form's page is still open here.
+      await person.submit('/dashboard', '/logout');
+      const stale = await person.post('/teams', csrf, { name: 'Never Made' });
+      expect(stale.status).toBe(403);
+      const text = visibleText(stale.text);
+      expect(text).toContain('If you were signed in, your session has ended meanwhile');
+      expect(stale.text).toMatch(/<a class="button" href="\/login">Sign in<\/a>/);
+      expect(await t.dataSource.getRepository(Team).countBy({ name: 'Never Made' })).toBe(0);
+      // Signed in, a bad token is refused as it always was: no word of a session ending.
+      const other = web();
+      await other.register('Still Here', uniqueEmail('still-here'));
+      const forged = await other.post('/teams', 'f'.repeat(64), { name: 'Never Made' });
+      expect(forged.status).toBe(403);
+      expect(visibleText(forged.text)).not.toContain('your session has ended');
     });
 
     it("should refuse another session's CSRF token", async () => {

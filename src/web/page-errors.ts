@@ -39,6 +39,15 @@ interface PageAnswer {
 
 const TO_DASHBOARD: NextStep = { href: DASHBOARD_PAGE, label: 'Go to your dashboard' };
 
+/**
+ * A form refused for its token by someone not signed in: most often a page left open past its
+ * session (signed out in another tab, or idle too long). Nothing was done, and nothing is stored
+ * for a visitor; the page says how to go on.
+ */
+const SESSION_ENDED =
+  ' If you were signed in, your session has ended meanwhile: sign in again, then send the form again.';
+const SIGN_IN_AGAIN: NextStep = { href: SIGN_IN_PAGE, label: 'Sign in' };
+
 const CROSS_SITE_NEXT: Record<CrossSiteAttempt, NextStep> = {
   visitor_form: { href: SIGN_IN_PAGE, label: 'Go to sign-in' },
   resumed_action: TO_DASHBOARD,
@@ -196,13 +205,19 @@ export class PageErrors implements PageErrorAnswers {
       this.redirectOnceSaved(request, response, form.page);
       return;
     }
+    const sessionEnded = error.code === 'csrf_failed' && pageSession(request)?.userId === undefined;
     const page = {
       title: STATUS_CODES[error.status] ?? 'Error',
       heading: ERROR_HEADINGS[error.status] ?? ERROR_HEADINGS[error.status >= 500 ? 500 : 400],
       status: error.status,
-      message: error.message === GENERIC_MESSAGES[404] ? PAGE_NOT_FOUND : error.message,
+      message:
+        error.message === GENERIC_MESSAGES[404]
+          ? PAGE_NOT_FOUND
+          : sessionEnded
+            ? `${error.message}${SESSION_ENDED}`
+            : error.message,
       requestId: supportId(error, request),
-      nextStep: answer?.nextStep,
+      nextStep: sessionEnded ? SIGN_IN_AGAIN : answer?.nextStep,
     };
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
