@@ -252,9 +252,18 @@ describe('confirming an e-mail address', () => {
     expect(visibleText(scanned.text)).toContain('Sign in to confirm');
     expect((await request(t.server).head(link)).status).toBe(200);
     expect((await request(t.server).post(link)).status).toBe(403);
-    // Another account, signed in, hears it does not exist, and cannot post it either.
+    // Another account, signed in (the owner's other one, most often), is told whose link it is
+    // not, and how to go on; it cannot confirm it.
     const other = await signedInPerson(t);
-    expect((await other.client.get(link)).status).toBe(404);
+    const elsewhere = await other.client.get(link);
+    expect(elsewhere.status).toBe(200);
+    const said = visibleText(elsewhere.text);
+    expect(said).toContain(
+      `This link confirms the address of another account. You are signed in as ${other.email}`,
+    );
+    expect(said).toContain('sign out, then open the link again');
+    expect(elsewhere.text).not.toContain('Confirm my address');
+    expect(elsewhere.text).not.toContain(email);
     const csrf = await other.client.csrfFrom('/dashboard');
     expect((await other.client.post(link, csrf)).status).toBe(404);
     expect(await confirmed()).toBeNull();

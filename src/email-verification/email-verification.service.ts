@@ -90,12 +90,18 @@ export class EmailVerificationService {
    * do): `sign-in` for a visitor, `confirm` for the account the link was sent to, `confirmed`
    * when it was used and the address is confirmed. Anyone else hears it does not exist.
    */
-  async inspect(actor: Actor, token: string): Promise<'sign-in' | 'confirm' | 'confirmed'> {
+  async inspect(
+    actor: Actor,
+    token: string,
+  ): Promise<'sign-in' | 'confirm' | 'confirmed' | 'other-account'> {
     const checked = await this.tokens.check(token, 'verify_email');
     const owner = checked.token?.userId;
     const viewer = actor.kind === 'person' ? actor.userId : undefined;
     if (owner !== undefined && viewer !== undefined && viewer !== owner) {
-      throw new AccountLinkError('unknown', 'confirmation');
+      // Whoever opened it holds the link: it may say the link is another account's (their
+      // other one, most often), and nothing of that account.
+      if (!checked.ok) throw new AccountLinkError(checked.problem, 'confirmation');
+      return 'other-account';
     }
     if (!checked.ok) {
       if (checked.problem === 'used' && owner !== undefined) {

@@ -17,6 +17,14 @@ const RESENT = {
   confirmed: 'Your email address is confirmed already.',
 };
 
+/** What the link's page shows, by the state of the link for whoever opened it. */
+const STATE_FLAGS = {
+  'sign-in': 'signIn',
+  confirm: 'confirm',
+  confirmed: 'confirmed',
+  'other-account': 'otherAccount',
+} as const;
+
 /**
  * The link mailed to confirm an address, and asking for a new one. Opening the link changes
  * nothing: its page asks the account it was sent for, signed in, to confirm with a button.
@@ -50,7 +58,7 @@ export class EmailVerificationController {
     const state = await this.verification.inspect(actor, token);
     return {
       title: state === 'confirmed' ? 'Address confirmed' : 'Confirm your email address',
-      [state === 'sign-in' ? 'signIn' : state]: true,
+      [STATE_FLAGS[state]]: true,
       token,
       email: signedInUserOf(req)?.email,
       signInUrl: signInPageFor(`/verify-email/${token}`),
