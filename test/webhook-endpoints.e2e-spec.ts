@@ -127,6 +127,20 @@ describe('webhook endpoints: pages, command line and address safety', () => {
     });
     const again = notUrl.status === 303 ? await owner.client.get(notUrl.headers.location!) : notUrl;
     expect(again.text).toContain('must start with https://');
+    // Both mistakes at once are both said at once.
+    const both = await owner.client.submit(list(team.id), list(team.id), {
+      url: 'javascript:alert(1)',
+    });
+    const said = visibleText((await owner.client.get(both.headers.location!)).text);
+    expect(said).toContain('The URL must start with https://.');
+    expect(said).toContain('Choose at least one event.');
+    const empty = await owner.client.submit(list(team.id), list(team.id), {
+      url: '',
+      events: ['member.joined'],
+    });
+    expect(visibleText((await owner.client.get(empty.headers.location!)).text)).toContain(
+      'Give the endpoint a URL of at most 2048 characters.',
+    );
     expect(await endpoints().countBy({ teamId: team.id })).toBe(before);
   });
 

@@ -39,6 +39,20 @@ const REFUSED: [string, number, 'ipv4' | 'ipv6'][] = [
 /** Why a URL or an address was refused, in words an owner can act on. */
 export class RefusedAddressError extends Error {}
 
+/**
+ * What is wrong with a webhook URL's form, as "The URL …" ends (no address is looked up); null
+ * when nothing is. Forms check it with their other fields, so that every mistake is said at once.
+ */
+export function urlFormProblem(raw: string): string | null {
+  const url = URL.parse(raw);
+  if (!url) return 'is not a URL';
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must start with https://';
+  if (url.username || url.password) return 'must not carry a user name or password';
+  // Nothing listens on port 0: every delivery would fail.
+  if (url.port === '0') return 'must not name port 0';
+  return null;
+}
+
 export interface ResolvedAddress {
   address: string;
   family: 4 | 6;
@@ -75,20 +89,9 @@ export class AddressPolicy {
 
   /** Parses and checks a URL's form (scheme, no credentials): the address is checked apart. */
   parse(raw: string): URL {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new RefusedAddressError('is not a URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new RefusedAddressError('must start with https://');
-    }
-    if (url.username || url.password) {
-      throw new RefusedAddressError('must not carry a user name or password');
-    }
-    // Nothing listens on port 0: every delivery would fail.
-    if (url.port === '0') throw new RefusedAddressError('must not name port 0');
+    const url = URL.parse(raw);
+    const problem = urlFormProblem(raw);
+    if (!url || problem) throw new RefusedAddressError(problem ?? 'is not a URL');
     return url;
   }
 

@@ -1,10 +1,33 @@
-import { ArrayNotEmpty, IsArray, IsOptional, IsString, Length, Matches } from 'class-validator';
+import {
+  ArrayNotEmpty,
+  IsArray,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateBy,
+} from 'class-validator';
 import { Trim } from '../../common/validation/transforms.js';
+import { urlFormProblem } from '../../webhooks/address-policy.js';
+
+/**
+ * The URL's form, checked with the form's other fields (the service checks it again, with the
+ * addresses its name resolves to).
+ */
+const WebhookUrl = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'webhookUrl',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || urlFormProblem(value) === null,
+      defaultMessage: (args) => `The URL ${urlFormProblem(String(args?.value))}.`,
+    },
+  });
 import { CheckboxList } from '../settings/api-tokens/tokens.forms.js';
 
 /** A new endpoint, as the team's webhooks page gives it: its URL and the events it gets. */
 export class CreateWebhookForm {
   @Trim()
+  @WebhookUrl()
   @Length(1, 2048, { message: 'Give the endpoint a URL of at most 2048 characters.' })
   @IsString({ message: 'Give the endpoint a URL.' })
   url!: string;
@@ -22,6 +45,7 @@ export class CreateWebhookForm {
  */
 export class CreateAuditStreamForm {
   @Trim()
+  @WebhookUrl()
   @Length(1, 2048, { message: 'Give the collector a URL of at most 2048 characters.' })
   @IsString({ message: 'Give the collector a URL.' })
   url!: string;
