@@ -607,6 +607,16 @@ describe('account settings', () => {
       const before = await t.dataSource.getRepository(User).findOneByOrFail({ id: person.user.id });
       expect(before.name).not.toBe('Someone Else');
 
+      // A wrong password first: the page still names what waits.
+      const wrong = await person.client.submit(res.headers.location, '/confirm-password', {
+        password: 'not the password',
+        return_to: '/settings/profile',
+      });
+      expect(wrong.headers.location).toBe(res.headers.location);
+      const again = await person.client.textOf(wrong.headers.location);
+      expect(again).toContain('Waiting for your password: Change your email address');
+      expect(again).toContain('That is not your password.');
+
       const confirmed = await person.client.submit(res.headers.location, '/confirm-password', {
         password: PASSWORD,
         return_to: '/settings/profile',

@@ -9,6 +9,7 @@ import { RouteLimit } from '../../http/route-limit.guard.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Actor } from '../../common/actor.js';
 import { CurrentActor } from '../../http/access.js';
+import { formOriginOf, setFormOrigin } from '../../http/request-state.js';
 import type { Request } from 'express';
 import { AuthService } from '../../auth/auth.service.js';
 import { SignedIn } from '../../common/auth-policy.decorator.js';
@@ -20,6 +21,19 @@ import type { PendingAction } from '../session/page-session.js';
 import { SudoMode } from '../sudo-mode.js';
 
 const CONTINUE_PAGE = '/confirm-password/continue';
+
+/**
+ * A wrong password sends the person back to this page for the same action: with its
+ * `return_to`, so that the page still names what waits.
+ */
+function backToThisAction(req: Request, returnTo: string | undefined): void {
+  const origin = formOriginOf(req);
+  if (!origin || !isReturnPage(returnTo)) return;
+  setFormOrigin(req, {
+    ...origin,
+    page: `/confirm-password?return_to=${encodeURIComponent(returnTo)}`,
+  });
+}
 
 /**
  * Sudo mode: the password again before a sensitive action, then the action goes on: a form
@@ -66,6 +80,7 @@ export class ConfirmPasswordController {
     @Form() form: ConfirmPasswordForm,
     @Req() req: Request,
   ): Promise<{ url: string }> {
+    backToThisAction(req, form.return_to);
     await this.auth.confirmPassword(actor, form.password);
     return { url: this.confirmed(req, form.return_to) };
   }
@@ -94,6 +109,7 @@ export class ConfirmPasswordController {
     @Form() form: PasskeyCredentialForm,
     @Req() req: Request,
   ): Promise<{ url: string }> {
+    backToThisAction(req, form.return_to);
     await this.passkeys.authenticate(
       actor,
       answeringSessionOf(req),
