@@ -3,22 +3,27 @@ const RETURN_TO_MAX = 2_000;
 
 /**
  * A page to go on to after signing in: only a page of this site, and not one of the sign-in
- * pages themselves.
+ * pages themselves, nor what is no page (the API's answers, the metrics).
  */
 export function isReturnPage(path: unknown): path is string {
   return (
     typeof path === 'string' &&
     path.length <= RETURN_TO_MAX &&
     /^\/(?![/\\])[^\s]*$/.test(path) &&
-    !/^\/(login|register|logout)\b/.test(path)
+    !/^\/(login|register|logout)\b/.test(path) &&
+    !/^\/(api|metrics)(?=[/?]|$)/.test(path)
   );
 }
+
+/** A download (`…/export`): after signing in, the page with its link, not the file alone. */
+const DOWNLOAD = /\/export(\?.*)?$/;
 
 export const SIGN_IN_PAGE = '/login';
 export const DASHBOARD_PAGE = '/dashboard';
 
 /** Where to sign in, carrying the page asked for (the dashboard, where sign-in leads anyway, is left out). */
 export function signInPageFor(asked: string): string {
-  if (!isReturnPage(asked) || asked === '/' || asked === DASHBOARD_PAGE) return SIGN_IN_PAGE;
-  return `${SIGN_IN_PAGE}?return_to=${encodeURIComponent(asked)}`;
+  const page = asked.replace(DOWNLOAD, '');
+  if (!isReturnPage(page) || page === '/' || page === DASHBOARD_PAGE) return SIGN_IN_PAGE;
+  return `${SIGN_IN_PAGE}?return_to=${encodeURIComponent(page)}`;
 }
