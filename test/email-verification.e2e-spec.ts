@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { Like } from 'typeorm';
 import { ManualClock } from '../src/clock/clock.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
+import { Session } from '../src/auth/session.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { uniqueEmail } from './factories/index.js';
 import { NEW_TOKEN_VALUE, visibleText } from './support/html.js';
@@ -315,5 +317,34 @@ describe('with EMAIL_VERIFICATION=off', () => {
     ]);
     const user = await t.dataSource.getRepository(User).findOneByOrFail({ email });
     expect(user.emailVerifiedAt).toBeNull();
+  });
+});
+
+describe('a check-your-mail page left open past its visitor session', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_ENABLED: 'false' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should say how to get a new link once the page no longer knows the address', async () => {
+    const client = new WebClient(t.server, t.mail);
+    const email = uniqueEmail('left-open');
+    await client.submit('/register', '/register', {
+      name: 'Slow Reader',
+      email,
+      password: 'correct horse battery',
+      password_confirmation: 'correct horse battery',
+    });
+    const form = await client.csrfFrom('/register/check-email');
+    // The visitor session that held the address ends (after minutes), the page still open.
+    await t.dataSource.getRepository(Session).delete({ data: Like(`%${email}%`) });
+    expect((await client.post('/register/resend', form)).status).toBe(303);
+    expect(await client.textOf('/register/check-email')).toContain(
+      'This page was open too long to send a new link from it. Sign in with the address and password you signed up with: the page you land on sends a new link.',
+    );
   });
 });

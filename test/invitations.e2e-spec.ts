@@ -254,6 +254,19 @@ describe('team invitations', () => {
     expect(t.mail.find({ to: email })).toHaveLength(1);
   });
 
+  it("should say of a deleted team's invitation link that the team may be gone", async () => {
+    const { owner, team } = await ownerWithTeam('Short Lived');
+    const email = uniqueEmail('gone');
+    await invite(owner, team.id, email);
+    const link = await linkFor(email);
+    await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}/delete`);
+    const opened = await request(t.server).get(link);
+    expect(opened.status).toBe(404);
+    expect(visibleText(opened.text)).toContain(
+      'This invitation link is not valid. It may be incomplete, or a newer link may have replaced it, or the team may have been deleted.',
+    );
+  });
+
   it('should let only owners and admins invite, and refuse another team’s invitation ids', async () => {
     const { owner, team } = await ownerWithTeam('Guarded');
     const plain = await signedInPerson(t);

@@ -87,7 +87,7 @@ export class AuthController {
     flash(pageSession(req), {
       notice: email
         ? `If an account waits for ${email} to be confirmed, a new link is on its way; earlier links no longer work.`
-        : 'Sign up first: there is no address to send a link to.',
+        : 'This page was open too long to send a new link from it. Sign in with the address and password you signed up with: the page you land on sends a new link.',
     });
   }
 
