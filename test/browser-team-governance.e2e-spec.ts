@@ -129,6 +129,10 @@ describe("a team's owner governs its tokens in a real browser", () => {
     );
     expect(await ownerPage.getByLabel('Require two-factor sign-in').isChecked()).toBe(true);
     problems.push(...(await pageProblems(ownerPage, 'team page with its policy')));
+    // Back from there: the team page again, not a form sent a second time.
+    await ownerPage.goBack();
+    expect(new URL(ownerPage.url()).pathname).toBe(`/teams/${team.id}`);
+    expect(await ownerPage.getByLabel('Require two-factor sign-in').isChecked()).toBe(true);
 
     const refused = await fetch(`${base}/api/v1/team`, {
       headers: { Authorization: `Bearer ${token.plaintext}` },

@@ -67,6 +67,11 @@ const shownOnce = document.querySelector('[data-shown-once]');
 if (shownOnce) {
   window.history.replaceState(null, '', shownOnce.dataset.shownOnce || window.location.href);
 }
+// Any other page that answers a POST (a change to review before it is saved): Back to it
+// shows the page it names instead of asking to send the form again.
+const answersPost = document.querySelector('[data-answers-post]');
+if (answersPost && !shownOnce)
+  window.history.replaceState(null, '', answersPost.dataset.answersPost);
 
 // A new token may live only as long as the team it will act in allows: each choice of "Acts in"
 // names its maximum, and the expiries past it are taken off the list (the server refuses them
