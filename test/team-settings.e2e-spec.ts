@@ -313,9 +313,11 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
         password: 'not my password',
         return_to: `/teams/${team.id}`,
       });
-      expect(wrong.headers.location).toBe('/confirm-password');
-      const again = await owner.client.get('/confirm-password');
+      // Back to the same page, which still names what waits.
+      expect(wrong.headers.location).toBe(asked.headers.location);
+      const again = await owner.client.get(wrong.headers.location);
       expect(visibleText(again.text)).toContain('That is not your password.');
+      expect(visibleText(again.text)).toContain('Waiting for your password');
       expect(again.text).toContain(`name="return_to" value="/teams/${team.id}"`);
 
       const confirmed = await owner.client.submit('/confirm-password', '/confirm-password', {
