@@ -294,11 +294,14 @@ describe('the team API', () => {
       },
     });
     contract.expectMatches('POST', '/api/v1/team/invitations', bad);
-    const invisible = await post(JSON.stringify({ email: 'zo\u200be@example.com' }));
-    expect(invisible.body.error.fields).toEqual({
-      email:
-        'Enter the address without invisible or control characters: it would show as another one.',
-    });
+    // A zero-width space, a Hangul filler, a figure space, the blank Braille pattern.
+    for (const blank of ['\u200b', '\u3164', '\u2007', '\u2800']) {
+      const invisible = await post(JSON.stringify({ email: `zo${blank}e@example.com` }));
+      expect(invisible.body.error.fields).toEqual({
+        email:
+          'Enter the address without invisible or control characters: it would show as another one.',
+      });
+    }
     // A role given as null is a role given, and not one of them.
     const nullRole = await post(JSON.stringify({ email: uniqueEmail('null-role'), role: null }));
     expect(nullRole.status).toBe(422);

@@ -400,7 +400,11 @@ describe('webhooks: a failing endpoint backs off', () => {
 
   beforeAll(async () => {
     t = await createTestApp(
-      { WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32', RATE_LIMIT_ENABLED: 'false' },
+      {
+        WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+        RATE_LIMIT_ENABLED: 'false',
+        SERVICE_ACCOUNTS_PER_TEAM: '1000',
+      },
       { clock },
     );
     receiver = await new WebhookReceiver(clock).start();
@@ -498,6 +502,72 @@ describe('webhooks: a failing endpoint backs off', () => {
       await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id),
     );
     expect(test.status).toBe('delivered');
+    await allDelivered();
+  });
+
+  const backoffUntil = async () =>
+    (await t.dataSource.getRepository(WebhookEndpoint).findOneByOrFail({ id: endpoint.id }))
+      .backoffUntil;
+  const testEvent = async () =>
+    attempted(
+      t.dataSource,
+      await t.app.get(WebhooksService).sendTest(operator, team.id, endpoint.id),
+    );
+
+  it('should let a failing test event move nothing, and send what was held in order once one gets through', async () => {
+    await failWithBacklog('probe');
+    const until = await backoffUntil();
+    const held = (await deliveries()).filter((d) => d.status === 'pending');
+    // A test event that fails too (Send test event, to see whether it works yet).
+    const failedTest = await testEvent();
+    expect([failedTest.status, failedTest.responseCode]).toEqual(['pending', 500]);
+    expect(await backoffUntil()).toEqual(until);
+    const after = await deliveries();
+    for (const row of held) {
+      expect(after.find((d) => d.id === row.id)!.nextAttemptAt).toEqual(row.nextAttemptAt);
+    }
+    receiver.answer = { status: 200 };
+    const first = receiver.received.length;
+    expect((await testEvent()).status).toBe('delivered');
+    await waitFor(
+      async () =>
+        (await deliveries())
+          .filter((d) => d.eventType !== 'webhook.test')
+          .every((d) => d.status === 'delivered'),
+      { message: 'what was held was not sent' },
+    );
+    expect(await backoffUntil()).toBeNull();
+    // The held events went out oldest first, after the test event that got through.
+    const sentNow = receiver.received
+      .slice(first)
+      .filter((r) => r.type === 'service_account.created');
+    expect(sentNow.map((r) => r.id)).toEqual(held.map((d) => d.messageId));
+    // The test event that failed is tried again on its own schedule.
+    clock.advance(failedTest.nextAttemptAt.getTime() - clock.nowMs());
+    await allDelivered();
+  });
+
+  it('should retry on its own a delivery the endpoint refuses for itself (a 4xx), and send the others meanwhile', async () => {
+    receiver.answer = { status: 200 };
+    receiver.nextAnswers.push({ status: 400 });
+    const before = (await deliveries()).length;
+    await event('refused-0');
+    const [refused] = (await deliveries()).slice(before);
+    await waitFor(async () => {
+      const row = (await deliveries()).find((d) => d.id === refused.id)!;
+      return row.attempts === 1 && row.claimedBy === null;
+    });
+    await event('refused-1');
+    await event('refused-2');
+    await waitFor(
+      async () => (await deliveries()).slice(before + 1).every((d) => d.status === 'delivered'),
+      { message: 'the others were held back' },
+    );
+    const row = (await deliveries()).find((d) => d.id === refused.id)!;
+    expect([row.status, row.responseCode]).toEqual(['pending', 400]);
+    expect(await backoffUntil()).toBeNull();
+    // Its own retry, when it comes, gets through.
+    clock.advance(row.nextAttemptAt.getTime() - clock.nowMs());
     await allDelivered();
   });
 });

@@ -11,6 +11,10 @@ describe('isReturnPage', () => {
       '/login?return_to=/x',
       '/logout',
       '/api/v1/user/profile',
+      '/API/v1/team',
+      '/LOGIN',
+      '/settings/security-log/export',
+      '/settings/security-log/export/',
       '/api',
       '/metrics',
       '/metrics?x',
@@ -29,6 +33,9 @@ describe('signInPageFor', () => {
     );
     expect(signInPageFor('/teams/4/audit-log/export?kind=tokens')).toBe(
       '/login?return_to=%2Fteams%2F4%2Faudit-log',
+    );
+    expect(signInPageFor('/settings/security-log/export/')).toBe(
+      '/login?return_to=%2Fsettings%2Fsecurity-log',
     );
     expect(signInPageFor('/teams/4')).toBe('/login?return_to=%2Fteams%2F4');
     expect(signInPageFor('/dashboard')).toBe('/login');

@@ -1,6 +1,9 @@
 /** The longest page address worth coming back to. */
 const RETURN_TO_MAX = 2_000;
 
+/** A download (`…/export`): after signing in, the page with its link, not the file alone. */
+const DOWNLOAD = /\/export\/?(\?.*)?$/i;
+
 /**
  * A page to go on to after signing in: only a page of this site, and not one of the sign-in
  * pages themselves, nor what is no page (the API's answers, the metrics).
@@ -10,13 +13,11 @@ export function isReturnPage(path: unknown): path is string {
     typeof path === 'string' &&
     path.length <= RETURN_TO_MAX &&
     /^\/(?![/\\])[^\s]*$/.test(path) &&
-    !/^\/(login|register|logout)\b/.test(path) &&
-    !/^\/(api|metrics)(?=[/?]|$)/.test(path)
+    !/^\/(login|register|logout)\b/i.test(path) &&
+    !/^\/(api|metrics)(?=[/?]|$)/i.test(path) &&
+    !DOWNLOAD.test(path)
   );
 }
-
-/** A download (`…/export`): after signing in, the page with its link, not the file alone. */
-const DOWNLOAD = /\/export(\?.*)?$/;
 
 export const SIGN_IN_PAGE = '/login';
 export const DASHBOARD_PAGE = '/dashboard';

@@ -23,6 +23,17 @@ import { EndpointHealth } from './endpoint-health.js';
 import { AuditStreamBatches } from './audit-stream-batches.js';
 import { TEST_EVENT } from './webhook-events.js';
 
+/** What an attempt came to, for the chain of the endpoint's deliveries it was one of. */
+type Attempt = 'delivered' | 'failed' | 'backing off' | 'disabled';
+
+/**
+ * Whether a failure says the endpoint cannot take deliveries now (no answer, an address
+ * refused, a 5xx, a 429) rather than that it refused this one delivery (another 4xx).
+ */
+function endpointAtFault(outcome: HttpOutcome): boolean {
+  return outcome.status === null || outcome.status >= 500 || outcome.status === 429;
+}
+
 /** How many endpoints an instance sends to at once. */
 const SENDING_AT_ONCE = 10;
 /** How many of one endpoint's deliveries are claimed together, at most (see `perEndpoint`). */
@@ -202,6 +213,8 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
    * Sends the deliveries one after the other; returns those not sent: all that follow once the
    * sender stops, once a send could end past their lease (another instance may claim them then),
    * or, but for test events, once one failed and the endpoint backs off (they wait for its retry).
+   * A test event that gets through meanwhile ends the back-off: those held are handed back due
+   * at once, to go in order in the next round.
    */
   private async inTurn(
     deliveries: WebhookDelivery[],
@@ -214,8 +227,13 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       if (this.stopped || this.clock.nowMs() + this.timeoutMs > leaseUntil.getTime()) {
         return [...held, ...deliveries.slice(i)];
       }
-      if (backingOff && delivery.eventType !== TEST_EVENT) held.push(delivery);
-      else if ((await this.deliver(delivery, endpoint)) === 'backing off') backingOff = true;
+      if (backingOff && delivery.eventType !== TEST_EVENT) {
+        held.push(delivery);
+        continue;
+      }
+      const result = await this.deliver(delivery, endpoint);
+      if (result === 'backing off') backingOff = true;
+      else if (backingOff && result === 'delivered') return [...held, ...deliveries.slice(i + 1)];
     }
     return held;
   }
@@ -231,7 +249,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   private async deliver(
     delivery: WebhookDelivery,
     endpoint: WebhookEndpoint | undefined,
-  ): Promise<'done' | 'backing off'> {
+  ): Promise<Attempt> {
     if (!endpoint || endpoint.status !== 'active') {
       await this.transactions.run((m) =>
         this.repository.settle(m, delivery, this.owner, {
@@ -239,7 +257,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
           lastError: 'the endpoint is disabled',
         }),
       );
-      return 'done';
+      return 'failed';
     }
     const now = this.clock.now();
     const timestamp = Math.floor(now.getTime() / 1000);
@@ -266,15 +284,17 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Records the attempt. A failure to be retried backs the endpoint off: its other deliveries
-   * wait for that retry rather than each costing the sender an attempt (a timeout, for an
-   * endpoint that does not answer) the endpoint would most likely fail too.
+   * Records the attempt. A failure of the endpoint's own (no answer, a 5xx, a 429, an address
+   * refused) that is to be retried backs the endpoint off: its other deliveries wait for that
+   * retry rather than each costing the sender an attempt (a timeout, for an endpoint that does
+   * not answer) the endpoint would most likely fail too. A delivery refused for itself (any other
+   * 4xx) is retried on its own, and a test event backs nothing off.
    */
   private async record(
     delivery: WebhookDelivery,
     endpoint: WebhookEndpoint,
     outcome: HttpOutcome,
-  ): Promise<'done' | 'backing off'> {
+  ): Promise<Attempt> {
     const now = this.clock.now();
     const facts = {
       responseCode: outcome.status,
@@ -294,16 +314,16 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
             status: 'delivered',
             deliveredAt: now,
           }),
-          this.repository.markRecovered(m, endpoint.id, now),
+          this.repository.markRecovered(m, endpoint.id, { now, owner: this.owner }),
         ]),
       );
       endpoint.failingSince = null;
-      return 'done';
+      return 'delivered';
     }
     if (outcome.refused) this.logger.warn(`Refused to send ${what}: ${outcome.error}`);
     const gone = outcome.status === 410;
     const retryIn = gone ? null : retryDelayMs(delivery.attempts);
-    const disabled = await this.transactions.run(async (m) => {
+    const result = await this.transactions.run(async (m): Promise<Attempt> => {
       // Failing since this failure, or since when the row says (a success of another instance
       // may have cleared it since this batch read the endpoint): the days are counted from there.
       endpoint.failingSince = await this.repository.markFailing(m, endpoint.id, now);
@@ -314,14 +334,15 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
         ...facts,
         ...(retryAt === null ? { status: 'dead' as const } : { nextAttemptAt: retryAt }),
       });
-      if (retryAt !== null) {
+      if (retryAt !== null && delivery.eventType !== TEST_EVENT && endpointAtFault(outcome)) {
         await this.repository.backOff(m, endpoint.id, retryAt, { now, owner: this.owner });
+        return 'backing off';
       }
-      return off;
+      return off ? 'disabled' : 'failed';
     });
     // The rest of this claim's deliveries to a disabled endpoint are dead-lettered, not sent.
-    if (disabled) endpoint.status = 'disabled';
-    const delay = disabled ? null : retryIn;
+    if (result === 'disabled') endpoint.status = 'disabled';
+    const delay = result === 'disabled' ? null : retryIn;
     if (delay === null) {
       this.logger.warn(`Gave up on ${what} after ${delivery.attempts} attempts: ${outcome.error}`);
     } else if (!outcome.refused) {
@@ -329,7 +350,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
         `Could not deliver ${what} (attempt ${delivery.attempts}); next in ${Math.round(delay / 1000)} s: ${outcome.error}`,
       );
     }
-    return delay === null ? 'done' : 'backing off';
+    return result;
   }
 
   private async pruneNowAndThen(): Promise<void> {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, LessThanOrEqual, MoreThan, Not, type EntityManager } from 'typeorm';
+import { In, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { Team } from '../teams/team.entity.js';
@@ -393,7 +393,17 @@ export class WebhooksRepository {
     until: Date,
     { now, owner }: { now: Date; owner: string },
   ): Promise<void> {
-    await manager.getRepository(WebhookEndpoint).update(endpointId, { backoffUntil: until });
+    // Only ever later: a shorter retry (a first attempt's) holds nothing back less long.
+    await manager
+      .getRepository(WebhookEndpoint)
+      .createQueryBuilder()
+      .update()
+      .set({ backoffUntil: until })
+      .where('id = :endpointId AND (backoff_until IS NULL OR backoff_until < :until)', {
+        endpointId,
+        until,
+      })
+      .execute();
     await manager
       .getRepository(WebhookDelivery)
       .createQueryBuilder()
@@ -412,10 +422,15 @@ export class WebhooksRepository {
   }
 
   /**
-   * Notes that the endpoint's deliveries succeed again: those held back for it are due now, and
-   * new ones are not held back. Writes nothing when it was not failing (the usual case).
+   * Notes that the endpoint's deliveries succeed again: those held back for it (nobody's, or
+   * `owner`'s, which it will hand back) are due now, and new ones are not held back. Writes
+   * nothing when it was not failing (the usual case).
    */
-  async markRecovered(manager: EntityManager, endpointId: number, now: Date): Promise<void> {
+  async markRecovered(
+    manager: EntityManager,
+    endpointId: number,
+    { now, owner }: { now: Date; owner: string },
+  ): Promise<void> {
     const endpoints = manager.getRepository(WebhookEndpoint);
     const row = await endpoints.findOne({
       where: { id: endpointId },
@@ -423,15 +438,18 @@ export class WebhooksRepository {
     });
     if (!row || (row.failingSince === null && row.backoffUntil === null)) return;
     if (row.backoffUntil && row.backoffUntil > now) {
-      await manager.getRepository(WebhookDelivery).update(
-        {
-          endpointId,
-          status: 'pending',
-          claimedBy: IsNull(),
-          nextAttemptAt: LessThanOrEqual(row.backoffUntil),
-        },
-        { nextAttemptAt: now },
-      );
+      await manager
+        .getRepository(WebhookDelivery)
+        .createQueryBuilder()
+        .update()
+        .set({ nextAttemptAt: now })
+        .where("endpoint_id = :endpointId AND status = 'pending'", { endpointId })
+        .andWhere('next_attempt_at > :now AND next_attempt_at <= :until', {
+          now,
+          until: row.backoffUntil,
+        })
+        .andWhere('(claimed_by IS NULL OR claimed_by = :owner)', { owner })
+        .execute();
     }
     await endpoints.update(endpointId, { failingSince: null, backoffUntil: null });
   }

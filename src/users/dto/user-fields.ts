@@ -30,10 +30,11 @@ export function SameAs(property: string, message: string): PropertyDecorator {
 const REWRITTEN = /["<>]/;
 
 /**
- * Control and format characters (zero-width spaces and joiners, bidi overrides): an address that
- * shows as another one, so that an invitation to it, say, reads as one to someone else.
+ * Control, format and blank characters (zero-width spaces and joiners, bidi overrides, spaces of
+ * any width, Hangul fillers, the blank Braille pattern): an address that shows as another one,
+ * so that an invitation to it, say, reads as one to someone else.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 /**
  * An address a person can be reached at, as it is stored: not under the reserved `.invalid`
