@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { toDate } from '../database/plain-rows.js';
-import { Team } from '../teams/team.entity.js';
 import { slugify } from '../teams/slug.js';
+import { releaseTeamCount, reserveTeamCount } from '../teams/team-counts.js';
 import { PersonalAccessToken } from '../tokens/personal-access-token.entity.js';
 import { User } from '../users/user.entity.js';
 
@@ -35,29 +35,14 @@ export function serviceAccountAddress(account: { id: number; name: string }, tea
 export class ServiceAccountsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /**
-   * Counts one more service account for the team, only while it has fewer than `limit`: one
-   * conditional UPDATE, whose affected-row count decides (of creations sent at once, no more
-   * than the limit pass, on any number of instances or cluster nodes).
-   */
-  async reserve(manager: EntityManager, teamId: number, limit: number): Promise<boolean> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(Team)
-      .set({ serviceAccountCount: () => 'service_account_count + 1' })
-      .where('id = :teamId AND service_account_count < :limit', { teamId, limit })
-      .execute();
-    return result.affected === 1;
+  /** Counts one more service account for the team, while it has fewer than `limit`. */
+  reserve(manager: EntityManager, teamId: number, limit: number): Promise<boolean> {
+    return reserveTeamCount(manager, teamId, 'serviceAccounts', limit);
   }
 
   /** Counts one service account of the team less (it was deleted). */
-  async release(manager: EntityManager, teamId: number): Promise<void> {
-    await manager
-      .createQueryBuilder()
-      .update(Team)
-      .set({ serviceAccountCount: () => 'service_account_count - 1' })
-      .where('id = :teamId AND service_account_count > 0', { teamId })
-      .execute();
+  release(manager: EntityManager, teamId: number): Promise<void> {
+    return releaseTeamCount(manager, teamId, 'serviceAccounts');
   }
 
   /** Whether the team has a service account of that name. */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { In, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuditEvent } from '../audit/audit-event.entity.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
-import { Team } from '../teams/team.entity.js';
+import { releaseTeamCount, reserveTeamCount } from '../teams/team-counts.js';
 import { claimDueRows, nextChanceOf, releaseRows, type Claim } from '../database/leased-rows.js';
 import { AuditStreamEntry } from './audit-stream-entry.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
@@ -158,28 +158,16 @@ export class WebhooksRepository {
   }
 
   /**
-   * Counts one endpoint more for the team if it has fewer than `limit`: one conditional write,
-   * whose affected-row count decides, so registrations sent at once never pass the limit (a
-   * write, so a cluster certifies it too). Run it in the registering transaction.
+   * Counts one endpoint more for the team while it has fewer than `limit` (one conditional
+   * write: registrations sent at once never pass it). Run it in the registering transaction.
    */
-  async reserveEndpoint(manager: EntityManager, teamId: number, limit: number): Promise<boolean> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(Team)
-      .set({ webhookEndpointCount: () => 'webhook_endpoint_count + 1' })
-      .where('id = :teamId AND webhook_endpoint_count < :limit', { teamId, limit })
-      .execute();
-    return result.affected === 1;
+  reserveEndpoint(manager: EntityManager, teamId: number, limit: number): Promise<boolean> {
+    return reserveTeamCount(manager, teamId, 'webhookEndpoints', limit);
   }
 
   /** Counts one endpoint of the team less (it was deleted). */
-  async releaseEndpoint(manager: EntityManager, teamId: number): Promise<void> {
-    await manager
-      .createQueryBuilder()
-      .update(Team)
-      .set({ webhookEndpointCount: () => 'webhook_endpoint_count - 1' })
-      .where('id = :teamId AND webhook_endpoint_count > 0', { teamId })
-      .execute();
+  releaseEndpoint(manager: EntityManager, teamId: number): Promise<void> {
+    return releaseTeamCount(manager, teamId, 'webhookEndpoints');
   }
 
   async deleteInTeam(manager: EntityManager, teamId: number | null, id: number): Promise<boolean> {
