@@ -567,9 +567,21 @@ describe('account settings', () => {
       expect(token.email).toBe(newEmail);
       expect(link).not.toContain(token.tokenHash);
 
-      // Someone else signed in cannot use it.
+      // Someone else signed in (the person's other account, most often) is told whose link it
+      // is not, and how to go on; they learn nothing of that account and cannot use it.
       const stranger = await signedInPerson(t);
-      expect((await stranger.client.get(link)).status).toBe(404);
+      const elsewhere = await stranger.client.get(link);
+      expect(elsewhere.status).toBe(200);
+      const said = visibleText(elsewhere.text);
+      expect(said).toContain(
+        `This link changes the address of another account. You are signed in as ${stranger.email}`,
+      );
+      expect(said).toContain('sign out, then open the link again');
+      expect(elsewhere.text).not.toContain(newEmail);
+      expect(elsewhere.text).not.toContain(person.email);
+      expect(elsewhere.text).not.toContain('Use this address');
+      expect((await stranger.client.submit(link, link)).status).toBe(404);
+      expect((await users.findOneByOrFail({ id: person.user.id })).email).toBe(person.email);
 
       // Opening it asks first; the button changes the address.
       const opened = await person.client.get(link);

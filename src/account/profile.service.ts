@@ -115,17 +115,20 @@ export class ProfileService {
   }
 
   /**
-   * The address a link mailed for a change would set, for its page: only to the account that
-   * asked for it (to anyone else it does not exist), while it can still be used. Changes nothing.
+   * What a link mailed for a change offers, for its page, while it can still be used: to the
+   * account that asked for it, the address it would set; to another account signed in, only that
+   * it is another account's (their other one, most often), and nothing of that account. Changes
+   * nothing.
    */
-  async pendingEmail(actor: Actor, token: string): Promise<string> {
+  async pendingEmail(
+    actor: Actor,
+    token: string,
+  ): Promise<{ email: string } | { otherAccount: true }> {
     const checked = await this.tokens.check(token, 'change_email');
-    if (checked.token && checked.token.userId !== accountOf(actor)) {
-      throw new AccountLinkError('unknown', 'email change');
-    }
     if (!checked.ok) throw new AccountLinkError(checked.problem, 'email change');
     if (!checked.token.email) throw new AccountLinkError('unknown', 'email change');
-    return checked.token.email;
+    if (checked.token.userId !== accountOf(actor)) return { otherAccount: true };
+    return { email: checked.token.email };
   }
 
   /**

@@ -81,8 +81,8 @@ export class ProfileController {
     @CurrentActor() actor: Actor,
     @Param('token') token: string,
   ): Promise<object> {
-    const email = await this.profile.pendingEmail(actor, token);
-    return { title: 'Confirm your new email address', email, token };
+    const offered = await this.profile.pendingEmail(actor, token);
+    return { title: 'Confirm your new email address', ...offered, token };
   }
 
   @Post('settings/profile/email/:token')
