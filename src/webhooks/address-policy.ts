@@ -44,13 +44,19 @@ export class RefusedAddressError extends Error {}
  * when nothing is. Forms check it with their other fields, so that every mistake is said at once.
  */
 export function urlFormProblem(raw: string): string | null {
+  const checked = checkedUrl(raw);
+  return typeof checked === 'string' ? checked : null;
+}
+
+/** The URL parsed once, or what is wrong with its form. */
+function checkedUrl(raw: string): URL | string {
   const url = URL.parse(raw);
   if (!url) return 'is not a URL';
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must start with https://';
   if (url.username || url.password) return 'must not carry a user name or password';
   // Nothing listens on port 0: every delivery would fail.
   if (url.port === '0') return 'must not name port 0';
-  return null;
+  return url;
 }
 
 export interface ResolvedAddress {
@@ -89,10 +95,9 @@ export class AddressPolicy {
 
   /** Parses and checks a URL's form (scheme, no credentials): the address is checked apart. */
   parse(raw: string): URL {
-    const url = URL.parse(raw);
-    const problem = urlFormProblem(raw);
-    if (!url || problem) throw new RefusedAddressError(problem ?? 'is not a URL');
-    return url;
+    const checked = checkedUrl(raw);
+    if (typeof checked === 'string') throw new RefusedAddressError(checked);
+    return checked;
   }
 
   /**
