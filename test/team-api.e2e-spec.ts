@@ -11,6 +11,8 @@ import { tesseraClient } from './client/tessera-client.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { rolesIn } from './support/teams.js';
+import { burst, tally } from './support/burst.js';
+import { startInstances, type Instances } from './support/instances.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
@@ -571,84 +573,82 @@ describe('the team API', () => {
 });
 
 describe('the team API on two instances', () => {
+  let deployment: Instances;
+
+  beforeAll(async () => {
+    deployment = await startInstances(2, { RATE_LIMIT_API_PER_TOKEN: '100000' });
+  });
+  afterAll(async () => {
+    await deployment?.close();
+  });
+
+  /** A new team's owner's token, with every ability, made on the first instance. */
+  async function ownerToken(): Promise<{ teamId: number; plaintext: string }> {
+    const { app } = deployment.first;
+    const owner = await createUser(app);
+    const team = await createTeam(app, owner);
+    const { plaintext } = await createToken(app, owner, {
+      abilities: EVERY_ABILITY,
+      teamId: team.id,
+    });
+    return { teamId: team.id, plaintext };
+  }
+
   it('should invite once, and say the rest are invited already, of the same invitation sent to both instances at once', async () => {
-    const { startInstances } = await import('./support/instances.js');
-    const { burst, tally } = await import('./support/burst.js');
-    const deployment = await startInstances(2, { RATE_LIMIT_API_PER_TOKEN: '100000' });
-    try {
-      const { first } = deployment;
-      const owner = await createUser(first.app);
-      const acme = await createTeam(first.app, owner);
-      const { plaintext } = await createToken(first.app, owner, {
-        abilities: EVERY_ABILITY,
-        teamId: acme.id,
-      });
-      const email = uniqueEmail('same');
-      const answers = await burst(30, deployment.servers, (_i, server) =>
-        request(server)
-          .post('/api/v1/team/invitations')
-          .set('Authorization', `Bearer ${plaintext}`)
-          .send({ email }),
-      );
-      expect(tally(answers, (res) => `${res.status} ${res.body.error?.code ?? 'created'}`)).toEqual(
-        { '201 created': 1, '409 already_invited': 29 },
-      );
-      expect(await first.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(1);
-    } finally {
-      await deployment.close();
-    }
+    const { first } = deployment;
+    const { plaintext } = await ownerToken();
+    const email = uniqueEmail('same');
+    const answers = await burst(30, deployment.servers, (_i, server) =>
+      request(server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', `Bearer ${plaintext}`)
+        .send({ email }),
+    );
+    expect(tally(answers, (res) => `${res.status} ${res.body.error?.code ?? 'created'}`)).toEqual({
+      '201 created': 1,
+      '409 already_invited': 29,
+    });
+    expect(await first.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(1);
   });
 
   it('should act once for a burst of the same Idempotency-Key sent to both instances at once', async () => {
-    const { startInstances } = await import('./support/instances.js');
-    const { burst, tally } = await import('./support/burst.js');
-    const deployment = await startInstances(2, { RATE_LIMIT_API_PER_TOKEN: '100000' });
-    try {
-      const { first } = deployment;
-      const owner = await createUser(first.app);
-      const acme = await createTeam(first.app, owner);
-      const { plaintext } = await createToken(first.app, owner, {
-        abilities: EVERY_ABILITY,
-        teamId: acme.id,
-      });
-      const email = uniqueEmail('burst');
-      const answers = await burst(12, deployment.servers, (_i, server) =>
-        request(server)
-          .post('/api/v1/team/invitations')
-          .set('Authorization', `Bearer ${plaintext}`)
-          .set('Idempotency-Key', 'burst-key-0001')
-          .send({ email }),
-      );
-      const counts = tally(answers, (res) => `${res.status} ${res.body.error?.code ?? 'created'}`);
-      // Each either got the one answer, or was told the first was still under way.
-      expect(
-        Object.keys(counts).every((k) => ['201 created', '409 idempotency_key_in_use'].includes(k)),
-      ).toBe(true);
-      const created = answers.filter((res) => res.status === 201);
-      expect(created.length).toBeGreaterThanOrEqual(1);
-      expect(new Set(created.map((res) => res.body.data.id)).size).toBe(1);
-      // Asked again once the first has answered, every instance gives its answer.
-      for (const server of deployment.servers) {
-        const again = await request(server)
-          .post('/api/v1/team/invitations')
-          .set('Authorization', `Bearer ${plaintext}`)
-          .set('Idempotency-Key', 'burst-key-0001')
-          .send({ email });
-        expect(again.status).toBe(201);
-        expect(again.body.data.id).toBe(created[0].body.data.id);
-      }
-      expect(await first.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(1);
-      // Whichever instance made the invitation writes its security log entry.
-      for (const app of deployment.apps) await app.app.get(Scheduler).drain();
-      expect(
-        await first.dataSource
-          .getRepository(AuditEvent)
-          .countBy({ teamId: acme.id, event: 'team.member_invited' }),
-      ).toBe(1);
-      await deployment.mail.waitFor({ to: email });
-      expect(deployment.mail.find({ to: email })).toHaveLength(1);
-    } finally {
-      await deployment.close();
+    const { first } = deployment;
+    const { teamId, plaintext } = await ownerToken();
+    const email = uniqueEmail('burst');
+    const answers = await burst(12, deployment.servers, (_i, server) =>
+      request(server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', `Bearer ${plaintext}`)
+        .set('Idempotency-Key', 'burst-key-0001')
+        .send({ email }),
+    );
+    const counts = tally(answers, (res) => `${res.status} ${res.body.error?.code ?? 'created'}`);
+    // Each either got the one answer, or was told the first was still under way.
+    expect(
+      Object.keys(counts).every((k) => ['201 created', '409 idempotency_key_in_use'].includes(k)),
+    ).toBe(true);
+    const created = answers.filter((res) => res.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((res) => res.body.data.id)).size).toBe(1);
+    // Asked again once the first has answered, every instance gives its answer.
+    for (const server of deployment.servers) {
+      const again = await request(server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', `Bearer ${plaintext}`)
+        .set('Idempotency-Key', 'burst-key-0001')
+        .send({ email });
+      expect(again.status).toBe(201);
+      expect(again.body.data.id).toBe(created[0].body.data.id);
     }
+    expect(await first.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(1);
+    // Whichever instance made the invitation writes its security log entry.
+    for (const app of deployment.apps) await app.app.get(Scheduler).drain();
+    expect(
+      await first.dataSource
+        .getRepository(AuditEvent)
+        .countBy({ teamId, event: 'team.member_invited' }),
+    ).toBe(1);
+    await deployment.mail.waitFor({ to: email });
+    expect(deployment.mail.find({ to: email })).toHaveLength(1);
   });
 });
