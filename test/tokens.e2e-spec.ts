@@ -119,6 +119,31 @@ describe('personal access tokens', () => {
     ]);
   });
 
+  it('should drop the usage of a token deleted since its use and write the others at once, then go on writing', async () => {
+    const usage = t.app.get(TokenUsageRecorder);
+    await usage.flush();
+    const kept = await createToken(t.app, await createUser(t.app));
+    const gone = await createToken(t.app, await createUser(t.app));
+    expect((await profile(kept.plaintext)).status).toBe(200);
+    expect((await profile(gone.plaintext)).status).toBe(200);
+    // Deleted with its account (or its service account, or its team) before the minute's write.
+    await t.dataSource.getRepository(PersonalAccessToken).delete({ id: gone.token.id });
+
+    await usage.flush();
+    const days = t.dataSource.getRepository(TokenDailyUsage);
+    const requestsOf = async (tokenId: number) =>
+      (await days.findBy({ tokenId })).reduce((n, d) => n + d.requests, 0);
+    expect(await requestsOf(kept.token.id)).toBe(1);
+    expect(await requestsOf(gone.token.id)).toBe(0);
+    // The next minute's uses are written too: nothing of the deleted token is left to fail them.
+    expect((await profile(kept.plaintext)).status).toBe(200);
+    await usage.flush();
+    expect(await requestsOf(kept.token.id)).toBe(2);
+    expect(
+      await t.dataSource.getRepository(TokenAddress).findBy({ tokenId: kept.token.id }),
+    ).toHaveLength(1);
+  });
+
   /** Uses the token once and waits until its last use is stored; returns the time stored. */
   async function usedOnce(plaintext: string, id: number): Promise<Date> {
     expect((await profile(plaintext)).status).toBe(200);

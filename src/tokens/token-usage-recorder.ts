@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { addressOf, AuditLog } from '../audit/audit-log.js';
 import { Transactions } from '../database/transactions.js';
+import { ReferenceNotFoundError } from '../common/errors/domain.error.js';
 import { TokenUsageRepository, type AddressUse } from './token-usage.repository.js';
 import { TokensRepository, type LastUse } from './tokens.repository.js';
 import { Clock } from '../clock/clock.js';
@@ -210,7 +211,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
     await this.audit.flush();
   }
 
-  private async write(batch: Map<number, PendingUsage>): Promise<void> {
+  private async write(batch: Map<number, PendingUsage>, retried = false): Promise<void> {
     const missed = this.missed;
     this.missed = 0;
     if (missed > 0) {
@@ -258,8 +259,25 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
         }
       });
     } catch (error) {
+      // A token deleted since its use (with its account, service account or team) has nowhere
+      // for its usage to go: it is dropped, and the others are written at once.
+      if (error instanceof ReferenceNotFoundError && !retried && (await this.dropDeleted(batch))) {
+        return batch.size > 0 ? this.write(batch, true) : undefined;
+      }
       this.logger.warn(`Could not write the usage of ${batch.size} tokens: ${String(error)}`);
       this.gatherAgain(batch);
+    }
+  }
+
+  /** Takes the tokens no longer stored out of `batch`; says whether there were any. */
+  private async dropDeleted(batch: Map<number, PendingUsage>): Promise<boolean> {
+    try {
+      const existing = await this.usage.findExisting([...batch.keys()]);
+      const gone = [...batch.keys()].filter((id) => !existing.has(id));
+      for (const id of gone) batch.delete(id);
+      return gone.length > 0;
+    } catch {
+      return false;
     }
   }
 

@@ -125,6 +125,19 @@ export class TokenUsageRepository {
     return keys;
   }
 
+  /** Which of `tokenIds` are still stored (a token is deleted with its account or team). */
+  async findExisting(tokenIds: number[]): Promise<Set<number>> {
+    const existing = new Set<number>();
+    for (const ids of chunks(tokenIds)) {
+      const rows: { id: number | string }[] = await this.days.manager.query(
+        `SELECT id FROM personal_access_tokens WHERE id IN (${marks(ids.length, '?')})`,
+        ids,
+      );
+      for (const r of rows) existing.add(Number(r.id));
+    }
+    return existing;
+  }
+
   /**
    * Each token's name and, for a service account's token, its team: what the event of a use
    * from a new address says and whose endpoints hear it.
