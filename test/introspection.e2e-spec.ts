@@ -18,6 +18,7 @@ import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
 import { generateToken } from '../src/tokens/token-format.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { User } from '../src/users/user.entity.js';
 import {
   addMember,
   createExpiredToken,
@@ -293,6 +294,12 @@ describe('token introspection', () => {
     expect([text.status, text.body.error.code]).toEqual([415, 'unsupported_media_type']);
     const noCaller = await check(a, generateToken().plaintext, { token: plain.plaintext });
     expect([noCaller.status, noCaller.body.error.code]).toEqual([401, 'invalid_token']);
+    // A caller that acts in no team (its current team gone) has no team's tokens to check, and
+    // is told so as GET /team tells it.
+    const adrift = await createToken(t.app, member, { abilities: ['tokens:introspect'] });
+    await t.dataSource.getRepository(User).update({ id: member.id }, { currentTeamId: null });
+    const noTeam = await check(b, adrift.plaintext, { token: plain.plaintext });
+    expect([noTeam.status, noTeam.body.error.code]).toEqual([404, 'not_found']);
     // A form is the exception of this endpoint alone: the others still want JSON.
     const elsewhere = await request(a)
       .post('/api/v1/team/invitations')

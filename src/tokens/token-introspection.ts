@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { bearerRefusal } from '../auth/bearer-refusal.js';
 import { Clock } from '../clock/clock.js';
 import { ValidationError } from '../common/errors/domain.error.js';
+import { TeamNotFoundError } from '../teams/teams.errors.js';
 import { AbilityCatalog } from '../config/abilities.config.js';
 import type { AccountType } from '../users/user.view.js';
 import { TokenAuthenticator, type ClientInfo, type TokenPrincipal } from './token-authenticator.js';
@@ -78,13 +79,16 @@ export class TokenIntrospection {
         required_abilities: `This deployment offers no ability ${unknown.map((a) => `"${a}"`).join(', ')}.`,
       });
     }
+    // A token that acts in no team (its current team gone) has no team's tokens to check.
+    const teamId = caller.team?.id;
+    if (teamId === undefined) throw new TeamNotFoundError();
     const checked = await this.authenticator.inspect(presented);
     const answer = this.answerFor(caller, checked, required);
     if (answer.active) this.authenticator.recordCheck(checked!);
     this.usage.recordIntrospection({
       callerTokenId: caller.tokenId,
       callerUserId: caller.user.id,
-      teamId: caller.team!.id,
+      teamId,
       outcome: !answer.active ? 'inactive' : answer.refusal ? 'refused' : 'active',
       at: this.clock.nowMs(),
       ip: client.ip,

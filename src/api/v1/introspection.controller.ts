@@ -25,6 +25,7 @@ export class IntrospectionController {
     body: IntrospectionBody,
     data: IntrospectionSchema,
     protocol: 'rfc7662',
+    errors: ['not_found'],
   })
   introspect(
     @CurrentToken() caller: TokenPrincipal,
