@@ -97,6 +97,27 @@ describe('teams govern the tokens that act in them', () => {
         'Acme does not allow tokens "user:read".',
       );
       expect(await t.dataSource.getRepository(PersonalAccessToken).count()).toBe(before);
+      // Nor can a token pinned to Acme be given more later; a rename keeps what it holds.
+      const { token: kept } = await createToken(t.app, member.user, {
+        name: 'kept',
+        abilities: ['team:read'],
+        teamId: team.id,
+      });
+      const page = `/settings/api-tokens/${kept.id}`;
+      await member.client.submit(page, page, {
+        name: 'kept',
+        abilities: ['team:read', 'user:read'],
+      });
+      expect(await member.client.textOf(page)).toContain('Acme does not allow tokens "user:read".');
+      const tokens = t.dataSource.getRepository(PersonalAccessToken);
+      expect((await tokens.findOneByOrFail({ id: kept.id })).abilities).toEqual(['team:read']);
+      await tokens.update({ id: kept.id }, { abilities: ['team:read', 'user:read'] });
+      const renamed = await member.client.submit(page, page, {
+        name: 'renamed',
+        abilities: ['team:read', 'user:read'],
+      });
+      expect(renamed.headers.location).toBe(page);
+      expect(await tokens.findOneByOrFail({ id: kept.id })).toMatchObject({ name: 'renamed' });
 
       // None ticked is refused; all ticked is no limit at all.
       await setPolicy(owner, team.id, { abilities_listed: 'on' });

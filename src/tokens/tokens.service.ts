@@ -128,13 +128,7 @@ export class TokensService {
     const { expiresAt, days } = resolveExpiry(input, limit, now);
     const generated = generateToken();
     const abilities = chooseAbilities(this.catalog, input.abilities);
-    // A token pinned to a team that limits abilities gets none it would be refused for there.
-    const refused = abilities.filter((a) => team?.policy.allowedAbilities?.includes(a) === false);
-    if (refused.length > 0) {
-      throw new ValidationError({
-        abilities: `${team!.name} does not allow tokens ${refused.map((a) => `"${a}"`).join(', ')}.`,
-      });
-    }
+    refuseDisallowed(team, abilities);
     const membersOnly =
       owner.serviceAccount === undefined ? [] : this.catalog.membersOnly(abilities);
     if (membersOnly.length > 0) {
@@ -255,10 +249,16 @@ export class TokensService {
   ): Promise<TokenView> {
     const userId = accountOf(actor);
     const abilities = chooseAbilities(this.catalog, details.abilities);
+    const pin = await this.tokens.findPin(userId, tokenId);
     return this.transactions.run(async (m) => {
       const token = await this.tokens.findForOwner(userId, tokenId, m);
       if (!token) throw new TokenNotFoundError();
       if (token.revokedAt) throw new TokenRevokedError();
+      // Those it held before the team's policy limited them stay (a rename keeps them).
+      refuseDisallowed(
+        pin?.team ?? null,
+        abilities.filter((a) => !token.abilities.includes(a)),
+      );
       // Revoked since it was read: nothing changes, and nothing is recorded.
       if (!(await this.tokens.updateDetails(m, userId, tokenId, { name: details.name, abilities })))
         throw new TokenRevokedError();
@@ -333,5 +333,15 @@ export class TokensService {
         matches.map((t) => t.id),
       );
     return this.revoke(actor, matches[0].id);
+  }
+}
+
+/** A token pinned to a team that limits abilities gets none it would be refused for there. */
+function refuseDisallowed(team: GoverningTeam | null, abilities: readonly string[]): void {
+  const refused = abilities.filter((a) => team?.policy.allowedAbilities?.includes(a) === false);
+  if (refused.length > 0) {
+    throw new ValidationError({
+      abilities: `${team!.name} does not allow tokens ${refused.map((a) => `"${a}"`).join(', ')}.`,
+    });
   }
 }
