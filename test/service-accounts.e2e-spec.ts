@@ -105,6 +105,22 @@ describe('service accounts', () => {
     expect(page).toContain('deploy-bot service account');
     expect(page).toContain('Deploys from CI');
     expect(page).toContain('has no active token');
+    // Its name is the team's alone whatever its case; a description shows as it reads.
+    for (const [fields, said] of [
+      [{ name: 'Deploy-Bot' }, 'The team has a service account of that name.'],
+      [{ name: 'ｄｅｐｌｏｙ-ｂｏｔ' }, 'The team has a service account of that name.'],
+      [
+        { name: 'other', description: 'Deploys \u202egnp.exe' },
+        'The description must be printable text, without control or invisible characters.',
+      ],
+    ] as const) {
+      const refused = await admin.client.submit(list(team.id), list(team.id), fields);
+      expect(refused.headers.location).toBe(list(team.id));
+      expect(await admin.client.textOf(list(team.id))).toContain(said);
+    }
+    expect(await t.dataSource.getRepository(User).countBy({ serviceAccountTeamId: team.id })).toBe(
+      1,
+    );
 
     const { res, value } = await pages.token(admin, team.id, accountId);
     expect(res.status).toBe(200);

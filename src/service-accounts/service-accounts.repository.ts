@@ -45,9 +45,17 @@ export class ServiceAccountsRepository {
     return releaseTeamCount(manager, teamId, 'serviceAccounts');
   }
 
-  /** Whether the team has a service account of that name. */
-  nameTaken(manager: EntityManager, teamId: number, name: string): Promise<boolean> {
-    return manager.getRepository(User).exists({ where: { serviceAccountTeamId: teamId, name } });
+  /**
+   * Whether the team has a service account of that name, whatever its case or Unicode form
+   * ("Deploy" and "deploy" would show as one in its audit log): the names are compared here,
+   * alike on every database, and there are at most SERVICE_ACCOUNTS_PER_TEAM of them.
+   */
+  async nameTaken(manager: EntityManager, teamId: number, name: string): Promise<boolean> {
+    const accounts = await manager
+      .getRepository(User)
+      .find({ select: { id: true, name: true }, where: { serviceAccountTeamId: teamId } });
+    const key = nameKey(name);
+    return accounts.some((account) => nameKey(account.name) === key);
   }
 
   /**
@@ -143,3 +151,6 @@ export class ServiceAccountsRepository {
     }));
   }
 }
+
+/** A name as people read it: its compatibility form, case folded. */
+const nameKey = (name: string): string => name.normalize('NFKC').toLowerCase();

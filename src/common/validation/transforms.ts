@@ -29,3 +29,14 @@ export const VisibleText = (field: string): PropertyDecorator =>
         `${field} must be visible text, without control or invisible characters.`,
     },
   });
+
+/** Free text people will see (a description): printable characters only, blank allowed. */
+export const PrintableText = (field: string): PropertyDecorator =>
+  ValidateBy({
+    name: 'printableText',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || !INVISIBLE.test(value),
+      defaultMessage: () =>
+        `${field} must be printable text, without control or invisible characters.`,
+    },
+  });

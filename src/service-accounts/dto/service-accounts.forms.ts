@@ -1,5 +1,5 @@
 import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { Trim, VisibleText } from '../../common/validation/transforms.js';
+import { PrintableText, Trim, VisibleText } from '../../common/validation/transforms.js';
 
 export const SERVICE_ACCOUNT_NAME_MAX = 100;
 export const SERVICE_ACCOUNT_DESCRIPTION_MAX = 500;
@@ -18,6 +18,7 @@ export class CreateServiceAccountForm {
   /** What it is for: optional, shown on its page. */
   @IsOptional()
   @Trim()
+  @PrintableText('The description')
   @MaxLength(SERVICE_ACCOUNT_DESCRIPTION_MAX, {
     message: `The description is at most ${SERVICE_ACCOUNT_DESCRIPTION_MAX} characters.`,
   })
