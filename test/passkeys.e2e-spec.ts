@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { LessThan, MoreThan } from 'typeorm';
 import { ManualClock } from '../src/clock/clock.js';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
@@ -536,6 +536,68 @@ describe('passkeys where addresses are not confirmed (EMAIL_VERIFICATION=off)', 
     expect(removed.map((e) => JSON.parse(e.detail ?? '{}'))).toEqual([
       { name: 'Planted', because: 'password reset' },
     ]);
+  });
+
+  /**
+   * Adds a passkey from `from` while, between the passkey's check and its write, `meanwhile`
+   * runs (a reset, or signing out everywhere else): as a request in flight would.
+   */
+  async function addingAsItEnds(
+    from: WebClient,
+    authenticator: SoftAuthenticator,
+    meanwhile: () => Promise<{ status: number }>,
+  ) {
+    const challenges = t.app.get(PasskeyChallenges);
+    const take = challenges.take.bind(challenges);
+    let ended: number | undefined;
+    jest.spyOn(challenges, 'take').mockImplementation(async (...args) => {
+      const taken = await take(...args);
+      if (args[2] === 'register' && ended === undefined) ended = (await meanwhile()).status;
+      return taken;
+    });
+    try {
+      return { res: await addPasskeyFrom(t, from, authenticator, 'In flight'), ended };
+    } finally {
+      jest.restoreAllMocks();
+    }
+  }
+
+  it("should add no passkey from a session that the owner's reset ended while it was being added", async () => {
+    const email = uniqueEmail('inflight');
+    const intruder = new WebClient(t.server, t.mail);
+    await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
+    const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    const owner = new WebClient(t.server, t.mail);
+    await owner.submit('/forgot-password', '/forgot-password', { email });
+    const mail = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
+    const link = TestSmtpServer.linkPath(mail, '/reset-password/');
+    const fresh = 'the owner took it back';
+
+    const planted = SoftAuthenticator.create();
+    const { res, ended } = await addingAsItEnds(intruder, planted, () =>
+      owner.submit(link, link, { password: fresh, password_confirmation: fresh }),
+    );
+    expect(ended).toBe(303);
+    expect(res.headers.location).toMatch(/^\/login/);
+    expect(await t.dataSource.getRepository(Passkey).countBy({ userId })).toBe(0);
+    expect((await passkeySignIn(t, planted)).res.headers.location).toBe('/login');
+  });
+
+  it('should add no passkey from a session signed out, passkeys and all, while it was being added', async () => {
+    const person = await signedInPerson(t);
+    const other = new WebClient(t.server, t.mail);
+    expect((await other.login(person.email, person.password)).headers.location).toBe('/dashboard');
+    const planted = SoftAuthenticator.create();
+    const { res, ended } = await addingAsItEnds(other, planted, () =>
+      person.client.submit('/settings/sessions', '/settings/sessions/revoke-others', {
+        password: person.password,
+        remove_passkeys: 'on',
+      }),
+    );
+    expect(ended).toBe(303);
+    expect(res.headers.location).toMatch(/^\/login/);
+    expect(await t.dataSource.getRepository(Passkey).countBy({ userId: person.user.id })).toBe(0);
+    expect((await passkeySignIn(t, planted)).res.headers.location).toBe('/login');
   });
 });
 

@@ -366,6 +366,29 @@ describe('forgotten passwords', () => {
     expect((await request(t.server).get(link)).status).toBe(404);
   });
 
+  it('should cancel a change of address waiting for its link, which whoever held the account asked for', async () => {
+    // Whoever held the account (its address registered before its owner did) asks to move it.
+    const holder = await signedInPerson(t);
+    const theirs = uniqueEmail('theirs');
+    const changeLink = await addressChangeLink(t, holder, theirs);
+    const owner = web();
+    const link = await resetLink(holder.email);
+    const reset = await owner.submit(link, link, {
+      password: NEW_PASSWORD,
+      password_confirmation: NEW_PASSWORD,
+    });
+    expect(reset.headers.location).toBe('/login');
+
+    // The owner signs in: no change waits, and the link mailed for it no longer works.
+    expect((await owner.login(holder.email, NEW_PASSWORD)).headers.location).toBe('/dashboard');
+    expect(await owner.textOf('/settings/profile')).not.toContain('Waiting for confirmation');
+    expect((await owner.get(changeLink)).status).toBe(404);
+    expect((await owner.submit('/settings/profile', changeLink)).status).toBe(404);
+    expect(
+      (await t.dataSource.getRepository(User).findOneByOrFail({ id: holder.user.id })).email,
+    ).toBe(holder.email);
+  });
+
   it('should end a sign-in waiting for its code when the password is reset meanwhile', async () => {
     const person = await signedInPerson(t);
     const app = await turnOnTwoFactor(t, person);

@@ -17,6 +17,8 @@ import type { User } from '../users/user.entity.js';
 import { EmailTakenError, UserNotFoundError } from '../users/users.errors.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { CHANGE_EMAIL_MAIL, ProfileService } from './profile.service.js';
+import { SignInRequiredError } from '../auth/auth.errors.js';
+import { SessionsRepository } from '../auth/sessions.repository.js';
 
 const now = Date.parse('2026-11-24T12:00:00Z');
 const person = Actors.person(7, { ip: '198.51.100.4', userAgent: 'Safari' }, 'session-7');
@@ -65,6 +67,8 @@ describe('ProfileService', () => {
   const consume = jest.fn<AccountLimiter['consume']>();
   const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
   const record = jest.fn<AuditLog['record']>();
+  const lockForUpdate = jest.fn<UsersRepository['lockForUpdate']>();
+  const hasEnded = jest.fn<SessionsRepository['hasEnded']>();
 
   beforeEach(async () => {
     for (const mock of [run, setName, cancel, send, withdraw, notify, recordAfterCommit, record]) {
@@ -78,13 +82,15 @@ describe('ProfileService', () => {
     allow.mockReset().mockResolvedValue(true);
     reserve.mockReset().mockResolvedValue(11);
     consume.mockReset().mockResolvedValue();
+    lockForUpdate.mockReset().mockResolvedValue();
+    hasEnded.mockReset().mockResolvedValue(false);
     const moduleRef = await Test.createTestingModule({
       providers: [
         ProfileService,
         { provide: AuditLog, useValue: { recordAfterCommit, record } },
         {
           provide: UsersRepository,
-          useValue: { findById, findByEmail, setName, setConfirmedEmail },
+          useValue: { findById, findByEmail, setName, setConfirmedEmail, lockForUpdate },
         },
         { provide: OneTimeLinks, useValue: { check, use, cancel, reserve } },
         { provide: Mailer, useValue: { send, withdraw } },
@@ -93,6 +99,7 @@ describe('ProfileService', () => {
         { provide: AccountLimiter, useValue: { consume } },
         { provide: Clock, useValue: clock },
         { provide: Transactions, useValue: { run } },
+        { provide: SessionsRepository, useValue: { hasEnded } },
         { provide: CONFIG, useValue: { app: { publicUrl: 'https://tessera.test' } } },
       ],
     }).compile();
@@ -137,6 +144,17 @@ describe('ProfileService', () => {
       });
       expect(setConfirmedEmail).not.toHaveBeenCalled();
       expect(setName).not.toHaveBeenCalled();
+    });
+
+    it('should ask for nothing from a session ended meanwhile (a reset cancels waiting changes)', async () => {
+      hasEnded.mockResolvedValue(true);
+      await expect(
+        service.update(person, { name: 'Ada', email: 'ada@new.example' }),
+      ).rejects.toBeInstanceOf(SignInRequiredError);
+      expect(lockForUpdate).toHaveBeenCalledWith(manager, 7);
+      expect(hasEnded).toHaveBeenCalledWith(manager, person);
+      expect(reserve).not.toHaveBeenCalled();
+      expect(send).not.toHaveBeenCalled();
     });
 
     it('should record the request for a new address in the security log after commit', async () => {
@@ -207,7 +225,7 @@ describe('ProfileService', () => {
       },
     );
 
-    it('should say only that a usable link is another account\'s when another account opens it', async () => {
+    it("should say only that a usable link is another account's when another account opens it", async () => {
       check.mockResolvedValue({ ok: true, token: link({ userId: 9 }) });
       await expect(service.pendingEmail(person, token)).resolves.toEqual({ otherAccount: true });
     });

@@ -1,4 +1,6 @@
 import { AuditLog } from '../audit/audit-log.js';
+import { SignInRequiredError } from '../auth/auth.errors.js';
+import { SessionsRepository } from '../auth/sessions.repository.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
@@ -43,6 +45,7 @@ export class ProfileService {
     private readonly accountLimiter: AccountLimiter,
     private readonly clock: Clock,
     private readonly transactions: Transactions,
+    private readonly sessions: SessionsRepository,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -63,6 +66,11 @@ export class ProfileService {
     }
     const mail = newEmail && (await this.limiter.allow(CHANGE_EMAIL_MAIL, input.email));
     await this.transactions.run(async (m) => {
+      if (mail) {
+        // A reset that ended this session meanwhile cancels waiting changes; none follows it.
+        await this.users.lockForUpdate(m, user.id);
+        if (await this.sessions.hasEnded(m, actor)) throw new SignInRequiredError();
+      }
       if (input.name !== user.name) await this.users.setName(m, user.id, input.name);
       if (mail) await this.askForLink(m, user.id, input.email);
       if (newEmail) {

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, LessThan, MoreThan, Not } from 'typeorm';
 import { Session } from './session.entity.js';
+import { sessionHandle } from './session-digests.js';
+import type { Actor } from '../common/actor.js';
 
 @Injectable()
 export class SessionsRepository {
@@ -55,6 +57,23 @@ export class SessionsRepository {
       where: { userId, expiresAt: MoreThan(now) },
       order: { lastActiveAt: 'DESC', createdAt: 'DESC' },
     });
+  }
+
+  /**
+   * Whether `actor` acts through a browser session that has ended since its request arrived
+   * (signed out, revoked, ended by a reset), as committed now: a locking read, never an older
+   * snapshot. Call it with the person's row locked, which a reset and signing out everywhere
+   * else hold too, so that what they end adds nothing after them. Anyone else: false.
+   */
+  async hasEnded(manager: EntityManager, actor: Actor): Promise<boolean> {
+    if (actor.kind !== 'person' || actor.session === null) return false;
+    const sqlite = manager.connection.options.type === 'better-sqlite3';
+    const rows = await manager.getRepository(Session).find({
+      select: { id: true },
+      where: { userId: actor.userId },
+      ...(sqlite ? {} : { lock: { mode: 'pessimistic_read' as const } }),
+    });
+    return !rows.some((row) => sessionHandle(row.id) === actor.session);
   }
 
   /** Signs the account out everywhere but in the session `keepId`. */

@@ -70,9 +70,14 @@ export class PasskeysRepository {
    * person's row locked, so that a passkey added meanwhile is either named or left alone.
    */
   async removeAllForUser(manager: EntityManager, userId: number): Promise<string[]> {
-    const rows = await manager
-      .getRepository(Passkey)
-      .find({ where: { userId }, select: { id: true, name: true }, order: { id: 'ASC' } });
+    const sqlite = manager.connection.options.type === 'better-sqlite3';
+    // A locking read: every passkey committed by now, not those of the transaction's snapshot.
+    const rows = await manager.getRepository(Passkey).find({
+      where: { userId },
+      select: { id: true, name: true },
+      order: { id: 'ASC' },
+      ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+    });
     if (rows.length === 0) return [];
     await manager.getRepository(Passkey).delete({ userId, id: In(rows.map((r) => r.id)) });
     return rows.map((r) => r.name);

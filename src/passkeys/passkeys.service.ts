@@ -5,6 +5,8 @@ import type {
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { AuditLog } from '../audit/audit-log.js';
+import { SignInRequiredError } from '../auth/auth.errors.js';
+import { SessionsRepository } from '../auth/sessions.repository.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Config } from '../config/config.js';
@@ -49,6 +51,7 @@ export class PasskeysService {
     private readonly notices: SecurityNotices,
     private readonly audit: AuditLog,
     private readonly verification: EmailVerificationService,
+    private readonly sessions: SessionsRepository,
     @Inject(CONFIG) config: Config,
   ) {
     this.rp = relyingPartyOf(config);
@@ -139,6 +142,9 @@ export class PasskeysService {
       return await this.transactions.run(async (m) => {
         // Counted with the person's row locked: two added at once cannot pass 20 together.
         await this.users.lockForUpdate(m, userId);
+        // A reset, or signing out everywhere else, that ended this session while the passkey
+        // was checked holds the same lock: what they end adds nothing after them.
+        if (await this.sessions.hasEnded(m, actor)) throw new SignInRequiredError();
         if ((await this.passkeys.countForUser(m, userId)) >= MAX_PASSKEYS) {
           throw new TooManyPasskeysError(MAX_PASSKEYS);
         }

@@ -73,7 +73,9 @@ export class PasswordResetService {
 
   /**
    * Sets the password the link is for, once: the account's sessions end (and every other one
-   * signed in under the old password, by its credential stamp), its passkeys are removed, the
+   * signed in under the old password, by its credential stamp), a change of address waiting for
+   * its link is cancelled (the link stops working, its mail if unsent is not sent), its
+   * passkeys are removed, the
    * address counts as confirmed (the link reached it), and its owner is told by mail. A passkey
    * signs in without the password and counts as both factors: one planted by whoever held the
    * account before (someone who signed up with the owner's address, or stole a session) would
@@ -95,6 +97,8 @@ export class PasswordResetService {
       // Resets asked for meanwhile, mailed or not yet, would undo this one.
       await this.mailer.withdraw(m, PASSWORD_RESET_MAIL, user.email);
       await this.tokens.cancel(m, userId, 'reset_password');
+      // A change of address asked for by whoever held the account before would hand it to them.
+      await this.tokens.cancel(m, userId, 'change_email');
       await this.users.markEmailVerified(m, userId, this.clock.now());
       await this.sessions.deleteForUser(m, userId);
       // Whoever holds the link acts for the account it was sent for.

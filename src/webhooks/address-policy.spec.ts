@@ -1,3 +1,4 @@
+import { describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../config/config.js';
 import {
   AddressPolicy,
