@@ -89,6 +89,44 @@ describe.each([
     expect(await eventsOf(person.user.id, 'account.password_reset')).toBe(1);
   });
 
+  it('should change a password once, of 20 changes made with the same current password at once', async () => {
+    const person = await signedInPerson(t);
+    const page = '/settings/password';
+    const csrf = await person.client.csrfFrom(page);
+    const browsers = person.client.onEach(servers);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].post(page, csrf, {
+        current_password: PASSWORD,
+        password: `changed password number ${i}`,
+        password_confirmation: `changed password number ${i}`,
+      }),
+    );
+    // One changes it; the others hear the current password is not that one any more, or find
+    // the session signed out (a refusal written back over the change's session ends it), or,
+    // while the hashing lanes are full, are told to try again shortly (503).
+    const counts = tally(answers, (res) =>
+      res.headers.location?.startsWith('/login')
+        ? 'signed out'
+        : `${res.status} ${res.headers.location ?? ''}`,
+    );
+    expect(counts['303 /settings/security']).toBe(1);
+    const refused = ['303 /settings/password', 'signed out', '503 '];
+    expect(
+      Object.keys(counts).filter((k) => k !== '303 /settings/security' && !refused.includes(k)),
+    ).toEqual([]);
+    const winner = answers.findIndex((a) => a.headers.location === '/settings/security');
+    const signIn = await new WebClient(t.server).login(
+      person.email,
+      `changed password number ${winner}`,
+    );
+    expect(signIn.headers.location).toBe('/dashboard');
+    expect(await eventsOf(person.user.id, 'account.password_changed')).toBe(1);
+    await mail.waitFor({ to: person.email, subject: 'Your Tessera password was changed' });
+    expect(
+      mail.find({ to: person.email, subject: 'Your Tessera password was changed' }),
+    ).toHaveLength(1);
+  });
+
   it('should change an address once, of 20 confirmations of its link at once', async () => {
     const person = await signedInPerson(t);
     const link = await addressChangeLink(t, person, uniqueEmail('moved'));

@@ -29,6 +29,9 @@ async function fieldsRefused(check: () => Promise<void>): Promise<Record<string,
   }
 }
 
+const CHANGED_MEANWHILE =
+  'Your password was changed meanwhile, so that is no longer your password. Nothing was changed.';
+
 /** A signed-in person changing their password, knowing the current one. */
 @Injectable()
 export class PasswordChangeService {
@@ -55,10 +58,11 @@ export class PasswordChangeService {
     keepSessionId: string,
   ): Promise<string> {
     // Every mistake at once: the current password, then the new one's rules.
+    let checkedHash = '';
     const problems = {
-      ...(await fieldsRefused(() =>
-        this.auth.confirmPassword(actor, input.current, 'current_password'),
-      )),
+      ...(await fieldsRefused(async () => {
+        checkedHash = await this.auth.confirmPassword(actor, input.current, 'current_password');
+      })),
       ...(await fieldsRefused(async () => {
         validateInput(NewPasswordFields, {
           password: input.password,
@@ -71,7 +75,11 @@ export class PasswordChangeService {
     await this.transactions.run(async (m) => {
       const user = await this.users.findById(accountOf(actor), m);
       if (!user) throw new UserNotFoundError();
-      await this.users.setPasswordHash(m, user.id, passwordHash);
+      // Changed since the current password was checked (another change made with it, a reset):
+      // that password is no longer the current one.
+      if (!(await this.users.replacePasswordHash(m, user.id, checkedHash, passwordHash))) {
+        throw new ValidationError({ current_password: CHANGED_MEANWHILE });
+      }
       await this.sessions.deleteOthersForUser(m, user.id, keepSessionId);
       // A reset asked for before, mailed or still waiting to be, could otherwise undo the change.
       await this.mailer.withdraw(m, PASSWORD_RESET_MAIL, user.email);

@@ -70,13 +70,14 @@ export class AuthService implements OnModuleInit {
   /**
    * The signed-in person types their password again (sudo mode): checked and limited as a
    * sign-in is, so a stolen session cannot guess it. `field`: the form field a wrong password
-   * is reported on.
+   * is reported on. Returns the password hash it was checked against.
    */
-  async confirmPassword(actor: Actor, password: string, field = 'password'): Promise<void> {
+  async confirmPassword(actor: Actor, password: string, field = 'password'): Promise<string> {
     const user = await this.users.findById(accountOf(actor));
     if (!user) throw new ValidationError({ [field]: 'That is not your password.' });
     try {
-      await this.signIn(actor, user.email, password, 'password confirmation');
+      const checked = await this.signIn(actor, user.email, password, 'password confirmation');
+      return checked.passwordHash!;
     } catch (error) {
       if (!(error instanceof InvalidCredentialsError)) throw error;
       throw new ValidationError({ [field]: 'That is not your password.' });

@@ -96,6 +96,23 @@ export class UsersRepository {
   }
 
   /**
+   * Replaces the password hash only while it is still `previous` (the one a password was just
+   * checked against): of two changes made with one current password, one does. Whether it did.
+   */
+  async replacePasswordHash(
+    manager: EntityManager,
+    userId: number,
+    previous: string,
+    passwordHash: string,
+  ): Promise<boolean> {
+    const result = await this.repo(manager).update(
+      { id: userId, passwordHash: previous },
+      { passwordHash },
+    );
+    return (result.affected ?? 0) === 1;
+  }
+
+  /**
    * Points the user at a team, only if they belong to it: one conditional UPDATE, so a racing
    * removal can never leave a user in a team they are not a member of. Returns whether it did.
    */
