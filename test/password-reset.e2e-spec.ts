@@ -212,7 +212,9 @@ describe('forgotten passwords', () => {
 
     const replaced = await client.get(older);
     expect(replaced.status).toBe(404);
-    expect(visibleText(replaced.text)).toContain('This password reset link is not valid.');
+    expect(visibleText(replaced.text)).toContain(
+      'This link does not work This password reset link is not valid. It may be incomplete, or a newer link may have replaced it.',
+    );
     expect(
       (
         await client.submit(newer, older, {

@@ -1,4 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { AuthService } from '../src/auth/auth.service.js';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { GUEST_SESSION_MS } from '../src/web/session/web-session.js';
@@ -252,6 +253,29 @@ describe('sign-up, sign-in and sessions', () => {
       }
       expect(messages[0]).toBe('These credentials do not match our records.');
       expect(messages[1]).toBe(messages[0]);
+    });
+
+    it('should answer as for a wrong password when the account is deleted as it signs in', async () => {
+      const email = uniqueEmail('going');
+      await web().register('Going Away', email, 'the right password');
+      // The password is checked; the account is deleted before the session is stored.
+      const auth = t.app.get(AuthService);
+      const signIn = auth.signIn.bind(auth);
+      jest.spyOn(auth, 'signIn').mockImplementationOnce(async (...args) => {
+        const user = await signIn(...args);
+        await t.dataSource.getRepository(User).delete({ id: user.id });
+        return user;
+      });
+      const client = web();
+      try {
+        expect((await client.login(email, 'the right password')).headers.location).toBe('/login');
+      } finally {
+        jest.restoreAllMocks();
+      }
+      expect(visibleText((await client.get('/login')).text)).toContain(
+        'These credentials do not match our records.',
+      );
+      expect((await client.get('/dashboard')).headers.location).toBe('/login');
     });
 
     it('should ask for what is missing when the sign-in form is empty', async () => {

@@ -35,6 +35,8 @@ interface PageAnswer {
   status: ErrorStatus;
   redirect?: (request: Request) => string;
   nextStep?: NextStep;
+  /** What the error page says first, where its status's heading would not fit. */
+  heading?: string;
 }
 
 const TO_DASHBOARD: NextStep = { href: DASHBOARD_PAGE, label: 'Go to your dashboard' };
@@ -62,10 +64,11 @@ const LINK_NEXT: Record<LinkPurpose, NextStep> = {
 };
 
 const linkAnswer =
-  (status: ErrorStatus) =>
+  (status: ErrorStatus, heading?: string) =>
   (error: DomainError): PageAnswer => ({
     status,
     nextStep: LINK_NEXT[(error as AccountLinkError).purpose],
+    heading,
   });
 
 /**
@@ -136,7 +139,8 @@ const PAGE_ANSWERS: AnswerTable<PageAnswer> = {
   no_second_factor: { status: 409 },
   link_expired: linkAnswer(410),
   link_used: linkAnswer(410),
-  link_unknown: linkAnswer(404),
+  // A mistyped link, or one a newer link replaced: not a page that went missing.
+  link_unknown: linkAnswer(404, 'This link does not work'),
   link_withdrawn: linkAnswer(410),
   two_factor_enabled: { status: 409 },
   two_factor_not_enabled: { status: 409 },
@@ -208,7 +212,10 @@ export class PageErrors implements PageErrorAnswers {
     const sessionEnded = error.code === 'csrf_failed' && pageSession(request)?.userId === undefined;
     const page = {
       title: STATUS_CODES[error.status] ?? 'Error',
-      heading: ERROR_HEADINGS[error.status] ?? ERROR_HEADINGS[error.status >= 500 ? 500 : 400],
+      heading:
+        answer?.heading ??
+        ERROR_HEADINGS[error.status] ??
+        ERROR_HEADINGS[error.status >= 500 ? 500 : 400],
       status: error.status,
       message:
         error.message === GENERIC_MESSAGES[404]

@@ -5,6 +5,7 @@ import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { isServiceAccount, type User } from '../../users/user.entity.js';
 import { InvalidCredentialsError } from '../../auth/auth.errors.js';
+import { ReferenceNotFoundError } from '../../common/errors/domain.error.js';
 import { AuditLog } from '../../audit/audit-log.js';
 import { DASHBOARD_PAGE, isReturnPage } from '../return-to.js';
 import { AccountDisabledError } from '../../auth/auth.errors.js';
@@ -73,7 +74,15 @@ export class SessionLifecycle {
     if (method?.method === 'passkey') session.sudoByPasskey = true;
     session.credentialStamp = credentialStamp(user.passwordHash);
     noteActivity(req, now);
-    await promisify((done) => pageSession(req).save(done));
+    try {
+      await promisify((done) => pageSession(req).save(done));
+    } catch (error) {
+      if (!(error instanceof ReferenceNotFoundError)) throw error;
+      // The account was deleted as it signed in: there is nobody to sign in as, and the page
+      // says so in a visitor's session.
+      await promisify((done) => pageSession(req).regenerate(done));
+      throw new InvalidCredentialsError();
+    }
     this.audit.record(signedInActor(req, user.id), {
       event: 'sign-in.succeeded',
       ...(method ? { detail: method } : {}),
