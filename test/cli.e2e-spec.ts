@@ -796,6 +796,26 @@ describe('operator command line', () => {
     ]);
     expect(lines[1].split('\t').slice(5)).toEqual(['never', 'Listed Team']);
     expect(lines[2].split('\t')[6]).toBe('Listed Team only');
+    // A token pinned to a team since deleted acts nowhere, and says why, as its page does.
+    await cli(
+      'token:create',
+      '--email',
+      'lister@example.com',
+      '--name',
+      'gone',
+      '--team',
+      'listed-team',
+    );
+    // Deleted as its owner deletes it from its page: its pins then name no team.
+    await dataSource.query('DELETE FROM teams WHERE slug = ?', ['listed-team']);
+    const after = (await cli('token:list', '--email', 'lister@example.com')).stdout;
+    expect(
+      after
+        .trimEnd()
+        .split('\n')
+        .find((l) => l.split('\t')[1] === 'gone')
+        ?.split('\t')[6],
+    ).toBe('no team (refused: It is pinned to a team you are no longer in: the API refuses it.)');
     expect(tokens.stdout).not.toContain(lastLine(created));
     expect((await cli('token:list', '--email', 'nobody@example.com')).stderr).toBe(
       'error: No such user.\n',

@@ -687,6 +687,13 @@ describe('service accounts', () => {
       'x',
     );
     expect(both.code).not.toBe(0);
+
+    // Its tokens are listed as acting in its team, to which they are pinned.
+    const listed = await cli('token:list', '--email', address);
+    expect(listed.code).toBe(0);
+    expect(
+      listed.out.slice(1).map((line) => line.split('\t').slice(1, 3).concat(line.split('\t')[6])),
+    ).toEqual([['cron', 'active', `${team.name} only`]]);
   });
 });
 

@@ -368,9 +368,10 @@ export const COMMANDS: Record<string, Command> = {
       const { active, history } = await app.get(TokensService).list(Actors.operator(user.id));
       out(['id', 'name', 'status', 'abilities', 'expires', 'last used', 'acts in'].join('\t'));
       for (const t of [...active, ...history]) {
+        const refused = t.refusal ? ` (refused: ${t.refusal})` : '';
         const actsIn = t.teamName
-          ? `${t.teamName}${t.binding === 'pinned' ? ' only' : ''}${t.refusal ? ` (refused: ${t.refusal})` : ''}`
-          : 'no team';
+          ? `${t.teamName}${t.binding === 'pinned' ? ' only' : ''}${refused}`
+          : `no team${refused}`;
         out(
           [
             t.id,

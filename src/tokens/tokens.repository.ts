@@ -240,9 +240,10 @@ export class TokensRepository {
     const m = this.dataSource.manager;
     const [user, pins, memberships, twoFactor] = await Promise.all([
       known ??
-        m
-          .getRepository(User)
-          .findOne({ select: { id: true, currentTeamId: true }, where: { id: userId } }),
+        m.getRepository(User).findOne({
+          select: { id: true, currentTeamId: true, serviceAccountTeamId: true },
+          where: { id: userId },
+        }),
       pinned ??
         m
           .getRepository(TokenPin)
@@ -256,6 +257,12 @@ export class TokensRepository {
       known?.twoFactor ?? m.getRepository(TwoFactorCredential).exists({ where: { userId } }),
     ]);
     const teams = new Map(memberships.map((t) => [t.id, t]));
+    // A service account is no member of its team, yet its tokens act there (pinned to it).
+    const ownedBy = user && 'serviceAccountTeamId' in user ? user.serviceAccountTeamId : null;
+    if (ownedBy !== null) {
+      const team = await m.getRepository(Team).findOneBy({ id: ownedBy });
+      if (team) teams.set(team.id, governing(team));
+    }
     return {
       currentTeam: (user?.currentTeamId && teams.get(user.currentTeamId)) || null,
       pins: new Map(
