@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
@@ -16,6 +16,8 @@ import { startInstances, type Instances } from './support/instances.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
+import { TeamsRepository } from '../src/teams/teams.repository.js';
+import { QueryFailedError } from 'typeorm';
 
 const EVERY_ABILITY = [
   'user:read',
@@ -569,6 +571,41 @@ describe('the team API', () => {
     const changed = await get('/api/v1/team/members', tag);
     expect(changed.status).toBe(200);
     expect(changed.headers.etag).not.toBe(tag);
+  });
+
+  it('should answer 503 with Retry-After, and change nothing, when the same change keeps losing to others', async () => {
+    const { acme, owner, member, tokenOf } = await team();
+    // Each try is rolled back by a conflict (another node's write certified first, a deadlock).
+    const conflict = new QueryFailedError(
+      'UPDATE team_members SET role = ?',
+      [],
+      Object.assign(
+        new Error('Deadlock found when trying to get lock; try restarting transaction'),
+        {
+          code: 'ER_LOCK_DEADLOCK',
+          errno: 1213,
+        },
+      ),
+    );
+    const teams = t.app.get(TeamsRepository);
+    jest.spyOn(teams, 'setRole').mockRejectedValue(conflict);
+    let res: request.Response;
+    try {
+      res = await request(t.server)
+        .patch(`/api/v1/team/members/${member.id}`)
+        .set('Authorization', `Bearer ${await tokenOf(owner)}`)
+        .send({ role: 'admin' });
+    } finally {
+      jest.restoreAllMocks();
+    }
+    contract.expectMatches('PATCH', '/api/v1/team/members/{id}', res);
+    expect([res.status, res.headers['retry-after'], res.body.error.code]).toEqual([
+      503,
+      '1',
+      'service_unavailable',
+    ]);
+    expect(res.body.error.message).toContain('Try again in a moment.');
+    expect((await rolesIn(t, acme.id))[member.id]).toBe('member');
   });
 });
 

@@ -24,7 +24,7 @@ describe('AllExceptionsFilter.resolve', () => {
   };
   const filter = new AllExceptionsFilter(new SystemClock(), door);
   // The filter logs unexpected errors; keep the test output clean.
-  Object.assign(filter, { logger: { error: () => undefined } });
+  Object.assign(filter, { logger: { error: () => undefined, warn: () => undefined } });
 
   it("should map domain errors to their door's status and keep their message", () => {
     expect(filter.resolve(new RevokedTokenError(), request)).toEqual({
@@ -55,6 +55,28 @@ describe('AllExceptionsFilter.resolve', () => {
       Object.assign(new Error('gone'), { code: 'PROTOCOL_CONNECTION_LOST' }),
     );
     expect(filter.resolve(wrapped, request)).toMatchObject({ status: 503 });
+  });
+
+  it('should answer 503, soon to try again, when writes kept conflicting past their retries', () => {
+    for (const conflict of [
+      Object.assign(new Error('Deadlock found when trying to get lock'), {
+        code: 'ER_LOCK_DEADLOCK',
+        errno: 1213,
+      }),
+      new QueryFailedError(
+        'UPDATE t',
+        [],
+        Object.assign(new Error('certification'), { errno: 3101 }),
+      ),
+    ]) {
+      expect(filter.resolve(conflict, request)).toEqual({
+        status: 503,
+        code: 'service_unavailable',
+        message:
+          'Others changed the same thing at the same moment, and nothing was done. Try again in a moment.',
+        retryAfterSeconds: 1,
+      });
+    }
   });
 
   it('should hide everything internal when an error is unexpected', () => {

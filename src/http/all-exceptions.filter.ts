@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Clock } from '../clock/clock.js';
-import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
+import { isDatabaseUnavailable, isDeadlock } from '../common/errors/database-errors.js';
 import { ConflictError, DomainError, ValidationError } from '../common/errors/domain.error.js';
 import type { DomainErrorCode } from '../common/errors/error-codes.js';
 import { isApiPath } from './json-paths.js';
@@ -63,6 +63,9 @@ export interface PageErrorAnswers extends ErrorDoor {
  * reconnects, takes a few seconds.
  */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** Others kept changing the same thing at the same moment: nothing was done. */
+const CONFLICTING_WRITES =
+  'Others changed the same thing at the same moment, and nothing was done. Try again in a moment.';
 
 export const GENERIC_MESSAGES: Record<number, string> = {
   400: 'The request could not be understood.',
@@ -163,6 +166,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
           message: GENERIC_MESSAGES[status] ?? 'The request was refused.',
         };
       }
+    }
+    if (isDeadlock(exception)) {
+      // Run again and again (Transactions), and each time another write to the same rows won:
+      // nothing of it was kept, and the client may send it again in a moment.
+      this.logger.warn({
+        msg: `Writes kept conflicting during ${request.method} ${loggablePath(request.path)}: ${String(exception)}`,
+        reqId: requestIdOf(request),
+      });
+      return {
+        status: 503,
+        code: 'service_unavailable',
+        message: CONFLICTING_WRITES,
+        retryAfterSeconds: 1,
+      };
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.error({

@@ -31,7 +31,7 @@ export class TeamAuditLogController {
     ability: 'audit:read',
     summary: "The team's audit log",
     description:
-      'The events of the team the token acts in, newest first, filtered by `kind` as the audit log page is (`token`, `team`, `service_account`, `webhook`; `sign-in` and `account` are a person's own, in no team's log): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.',
+      'The events of the team the token acts in, newest first, filtered by `kind` as the audit log page is (`token`, `team`, `service_account`, `webhook`; `sign-in` and `account` belong to a person, in no team’s log): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.',
     data: [AuditEventSchema],
     query: AuditLogQuery,
     errors: ['forbidden', 'not_found'],
