@@ -3,7 +3,11 @@ import { createConnection, type Connection } from 'mysql2/promise';
 import type { DataSource, MigrationInterface } from 'typeorm';
 import { loadConfig } from '../src/config/config.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
-import { MIGRATION_LOCK_TABLE, runMigrations } from '../src/database/migrator.js';
+import {
+  MIGRATION_LOCK_TABLE,
+  revertLastMigration,
+  runMigrations,
+} from '../src/database/migrator.js';
 import { dataSourceFor } from '../src/entities.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { waitFor } from './support/wait-for.js';
@@ -174,5 +178,101 @@ describe('migration lock', () => {
     const c = await connect(target.url);
     const [rows] = await c.query('SELECT name FROM migrations ORDER BY id');
     expect((rows as { name: string }[]).map((r) => r.name)).toEqual(ALL);
+  });
+
+  /** The database's schema as information_schema has it: columns, indexes, foreign keys. */
+  async function schemaOf(c: Connection): Promise<string> {
+    const mine = `TABLE_SCHEMA = DATABASE() AND TABLE_NAME NOT IN ('migrations', '${MIGRATION_LOCK_TABLE}')`;
+    const [columns] = await c.query(
+      `SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA, COLLATION_NAME
+         FROM information_schema.COLUMNS WHERE ${mine} ORDER BY 1, 2`,
+    );
+    const [indexes] = await c.query(
+      `SELECT TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE
+         FROM information_schema.STATISTICS WHERE ${mine} ORDER BY 1, 2, 3`,
+    );
+    const [keys] = await c.query(
+      `SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
+         FROM information_schema.KEY_COLUMN_USAGE
+        WHERE ${mine} AND REFERENCED_TABLE_NAME IS NOT NULL ORDER BY 1, 2, 3`,
+    );
+    return JSON.stringify({ columns, indexes, keys });
+  }
+
+  const CUT = 'the process was killed here';
+  const SCHEMA_CHANGES = new Set([
+    'addColumn',
+    'addColumns',
+    'createTable',
+    'createIndex',
+    'createForeignKey',
+    'changeColumn',
+    'dropColumn',
+    'dropColumns',
+    'dropIndex',
+    'dropForeignKey',
+    'dropTable',
+  ]);
+
+  /**
+   * Runs a migration's `up` or `down` as a process killed right after its first schema change
+   * would have: that change is made (MySQL commits each at once), nothing after it, and no row
+   * in `migrations` says so.
+   */
+  async function cutOff(ds: DataSource, migration: MigrationInterface, step: 'up' | 'down') {
+    const runner = ds.createQueryRunner();
+    let changed = false;
+    const cutting = new Proxy(runner, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        const bound = (value as (...a: unknown[]) => Promise<unknown>).bind(target);
+        if (!SCHEMA_CHANGES.has(String(property))) return bound;
+        return async (...args: unknown[]) => {
+          if (changed) throw new Error(CUT);
+          const result = await bound(...args);
+          changed = true;
+          return result;
+        };
+      },
+    });
+    try {
+      await migration[step](cutting);
+      throw new Error(CUT);
+    } finally {
+      await runner.release();
+    }
+  }
+
+  it('should finish a migration, or its undoing, that a killed process left half-way, whichever migration it was', async () => {
+    const target = await fresh();
+    await runMigrations(target.ds[0]);
+    const c = await connect(target.url);
+    const config = loadConfig({ DATABASE_URL: target.url }).database;
+    for (let i = MIGRATIONS.length - 1; i >= 0; i--) {
+      // A process that knows the migrations up to this one: it is the last one to run.
+      const ds = await dataSourceFor(config, {
+        migrations: MIGRATIONS.slice(0, i + 1),
+      }).initialize();
+      try {
+        const migration = ds.migrations.at(-1)!;
+        const applied = await schemaOf(c);
+        expect(await revertLastMigration(ds)).toBe(migration.name);
+        const before = await schemaOf(c);
+
+        // Killed after the migration's first change, the next process to migrate finishes it.
+        await expect(cutOff(ds, migration, 'up')).rejects.toThrow(CUT);
+        expect(await runMigrations(ds)).toEqual([migration.name]);
+        expect([migration.name, await schemaOf(c)]).toEqual([migration.name, applied]);
+
+        // Killed after the first change of its undoing, undoing it again finishes it.
+        await expect(cutOff(ds, migration, 'down')).rejects.toThrow(CUT);
+        expect(await revertLastMigration(ds)).toBe(migration.name);
+        expect([migration.name, await schemaOf(c)]).toEqual([migration.name, before]);
+      } finally {
+        await ds.destroy();
+      }
+    }
+    expect(await tables(c)).toEqual(['migrations', MIGRATION_LOCK_TABLE]);
   });
 });

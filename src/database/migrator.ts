@@ -6,6 +6,7 @@ import type { DataSource, EntityManager, Migration, QueryRunner } from 'typeorm'
 import { isDatabaseUnavailable, isDeadlock } from '../common/errors/database-errors.js';
 import { withoutQueryLimits } from './pool-guard.js';
 import { inImmediateTransaction } from './sqlite-immediate.js';
+import { makeMigrationsResumable } from './resumable-migrations.js';
 
 /** The table of the one row whose holder migrates (MySQL/MariaDB), beside TypeORM's `migrations`. */
 export const MIGRATION_LOCK_TABLE = 'migrations_lock';
@@ -69,6 +70,8 @@ export async function runMigrations(
     }
   };
   if (sqlite(dataSource)) return migratingSqlite(dataSource, migrate);
+  // One cut off half-way (its process killed) is finished by whoever migrates next.
+  makeMigrationsResumable(dataSource);
   return withMigrationLock(dataSource, options, migrate);
 }
 
@@ -313,5 +316,7 @@ export async function revertLastMigration(dataSource: DataSource): Promise<strin
       await runner.release();
     }
   };
-  return sqlite(dataSource) ? undo() : withMigrationLock(dataSource, {}, undo);
+  if (sqlite(dataSource)) return undo();
+  makeMigrationsResumable(dataSource);
+  return withMigrationLock(dataSource, {}, undo);
 }

@@ -1,0 +1,125 @@
+import type {
+  DataSource,
+  MigrationInterface,
+  QueryRunner,
+  Table,
+  TableColumn,
+  TableForeignKey,
+  TableIndex,
+} from 'typeorm';
+
+type TableRef = Table | string;
+
+const nameOf = (ref: { name?: string } | string): string | undefined =>
+  typeof ref === 'string' ? ref : ref.name;
+const tableName = (ref: TableRef): string => nameOf(ref)!;
+const sameColumns = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((column, i) => column === b[i]);
+
+/**
+ * A migration's query runner whose schema changes are made only where they are not made yet:
+ * a column added once, a table or index created once, a drop of what is gone already skipped.
+ *
+ * MySQL and MariaDB commit each schema change as it is made (a DDL statement is no part of the
+ * migration's transaction). A process stopped half-way through a migration (killed, its node
+ * lost) leaves the changes made so far and no row saying the migration ran; whoever takes the
+ * migration lock over runs it again, from the start. With this runner that run goes past what
+ * was made and finishes the rest, where plain DDL would stop at the first change made already
+ * ("Duplicate column name") and keep every instance from starting. Statements a migration sends
+ * as text are sent as they are: they must be safe to send twice (a back-fill of derived values,
+ * a column changed to the type it has).
+ */
+export function resumableRunner(runner: QueryRunner): QueryRunner {
+  const table = (ref: TableRef) => runner.getTable(tableName(ref));
+  const hasColumn = (ref: TableRef, column: TableColumn | string) =>
+    runner.hasColumn(tableName(ref), nameOf(column)!);
+  const hasIndex = async (ref: TableRef, index: TableIndex | string): Promise<boolean> => {
+    const found = await table(ref);
+    if (!found) return false;
+    const name = nameOf(index);
+    const columns = typeof index === 'string' ? undefined : index.columnNames;
+    return [...found.indices, ...found.uniques].some((existing) =>
+      name ? existing.name === name : sameColumns(existing.columnNames, columns ?? []),
+    );
+  };
+  const hasForeignKey = async (ref: TableRef, key: TableForeignKey | string): Promise<boolean> => {
+    const found = await table(ref);
+    if (!found) return false;
+    const name = nameOf(key);
+    return found.foreignKeys.some((existing) =>
+      name
+        ? existing.name === name
+        : typeof key !== 'string' && sameColumns(existing.columnNames, key.columnNames),
+    );
+  };
+  const missing = async <T extends TableColumn | string>(ref: TableRef, columns: T[]) => {
+    const found: T[] = [];
+    for (const column of columns) if (!(await hasColumn(ref, column))) found.push(column);
+    return found;
+  };
+  const present = async <T extends TableColumn | string>(ref: TableRef, columns: T[]) => {
+    const absent = new Set(await missing(ref, columns));
+    return columns.filter((column) => !absent.has(column));
+  };
+
+  const steps: Partial<Record<keyof QueryRunner, (...args: never[]) => Promise<void>>> = {
+    addColumn: async (ref: TableRef, column: TableColumn) => {
+      if (!(await hasColumn(ref, column))) await runner.addColumn(ref, column);
+    },
+    addColumns: async (ref: TableRef, columns: TableColumn[]) => {
+      const added = await missing(ref, columns);
+      if (added.length > 0) await runner.addColumns(ref, added);
+    },
+    createTable: async (created: Table, _ifNotExist?: boolean, keys?: boolean, indices?: boolean) =>
+      runner.createTable(created, true, keys, indices),
+    createIndex: async (ref: TableRef, index: TableIndex) => {
+      if (!(await hasIndex(ref, index))) await runner.createIndex(ref, index);
+    },
+    createForeignKey: async (ref: TableRef, key: TableForeignKey) => {
+      if (!(await hasForeignKey(ref, key))) await runner.createForeignKey(ref, key);
+    },
+    dropColumn: async (ref: TableRef, column: TableColumn | string) => {
+      if (await hasColumn(ref, column)) await runner.dropColumn(ref, column);
+    },
+    dropColumns: async (ref: TableRef, columns: TableColumn[] | string[]) => {
+      const dropped = await present<TableColumn | string>(ref, columns);
+      if (dropped.length > 0) await runner.dropColumns(ref, dropped as TableColumn[]);
+    },
+    dropIndex: async (ref: TableRef, index: TableIndex | string) => {
+      if (await hasIndex(ref, index)) await runner.dropIndex(ref, index);
+    },
+    dropForeignKey: async (ref: TableRef, key: TableForeignKey | string) => {
+      if (await hasForeignKey(ref, key)) await runner.dropForeignKey(ref, key);
+    },
+    dropTable: async (ref: TableRef, _ifExist?: boolean, keys?: boolean, indices?: boolean) =>
+      runner.dropTable(ref, true, keys, indices),
+  };
+
+  return new Proxy(runner, {
+    get(target, property, receiver) {
+      const step = steps[property as keyof QueryRunner];
+      if (step) return step;
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function'
+        ? (value as (...a: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}
+
+const resumed = new WeakSet<MigrationInterface>();
+
+/**
+ * Makes the data source's migrations run, and undo, through `resumableRunner` (MySQL and
+ * MariaDB: SQLite changes its schema in the migration's transaction, all or nothing).
+ */
+export function makeMigrationsResumable(dataSource: DataSource): void {
+  for (const migration of dataSource.migrations) {
+    if (resumed.has(migration)) continue;
+    resumed.add(migration);
+    const up = migration.up.bind(migration);
+    const down = migration.down.bind(migration);
+    migration.up = (runner) => up(resumableRunner(runner));
+    migration.down = (runner) => down(resumableRunner(runner));
+  }
+}
