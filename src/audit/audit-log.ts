@@ -3,6 +3,11 @@ import { isIP } from 'node:net';
 import type { EntityManager } from 'typeorm';
 import type { Actor } from '../common/actor.js';
 import { Transactions } from '../database/transactions.js';
+import {
+  isDatabaseUnavailable,
+  isDeadlock,
+  isUniqueViolation,
+} from '../common/errors/database-errors.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import type { AuditEvent } from './audit-event.entity.js';
 import type { AuditEventName } from './audit-events.js';
@@ -55,18 +60,26 @@ const WRITE_JOB = 'security log writes';
 
 type Row = Omit<AuditEvent, 'id'>;
 
+/** An event waiting to be written: how many writes failed by themselves, and whether one may have stored it. */
+interface Waiting {
+  row: Row;
+  attempts: number;
+  maybeStored: boolean;
+}
+
 /**
  * Appends to the security log. Recording never fails, nor waits on, the action it records: the
  * event is built at once (with the actor's address, browser and session) and written a
- * moment later, with any others of the moment in one statement, off the caller's path. A failed
- * write is tried again twice, then the events are logged as lost (their names and ids only).
+ * moment later, with any others of the moment in one statement, off the caller's path. A write
+ * that fails by itself is tried again twice, then the events are logged as lost (their names and
+ * ids only); while the database cannot be reached they wait, within MAX_PENDING_EVENTS.
  * Events of the API's request path are not written here: the token usage's minute flush
  * writes them in its own transaction (`rows()` and the repository).
  */
 @Injectable()
 export class AuditLog implements OnApplicationShutdown {
   private readonly logger = new Logger('Audit');
-  private pending: { row: Row; attempts: number }[] = [];
+  private pending: Waiting[] = [];
   private lost = 0;
   private writing: Promise<void> | undefined;
 
@@ -91,7 +104,7 @@ export class AuditLog implements OnApplicationShutdown {
       this.lost++;
       return;
     }
-    this.pending.push({ row, attempts: 0 });
+    this.pending.push({ row, attempts: 0, maybeStored: false });
     this.scheduler.after(WRITE_JOB, 0, () => this.write());
   }
 
@@ -127,7 +140,7 @@ export class AuditLog implements OnApplicationShutdown {
     await this.writing;
   }
 
-  private async insert(batch: { row: Row; attempts: number }[]): Promise<void> {
+  private async insert(batch: Waiting[]): Promise<void> {
     if (this.lost > 0) {
       this.logger.error(`${this.lost} security log events were not recorded: too many waiting`);
       this.lost = 0;
@@ -141,7 +154,25 @@ export class AuditLog implements OnApplicationShutdown {
         await this.domainEvents.publish(m, 'audit.written', { ids });
       });
     } catch (error) {
-      const again = batch.filter((b) => ++b.attempts < WRITE_ATTEMPTS);
+      // A write whose answer was lost (the connection cut as it committed) may have stored the
+      // events: they keep the ids it gave them, and a later write finding those ids taken
+      // knows they are in the log. Ids of a write that certainly failed are given anew.
+      const unavailable = isDatabaseUnavailable(error);
+      if (isUniqueViolation(error) && batch.some((b) => b.maybeStored)) {
+        this.logger.warn(
+          `${batch.length} security log events were recorded by a write whose answer was lost`,
+        );
+        return;
+      }
+      for (const b of batch) {
+        const given = (b.row as Partial<AuditEvent>).id !== undefined;
+        if (unavailable && given) b.maybeStored = true;
+        else if (!b.maybeStored) delete (b.row as Partial<AuditEvent>).id;
+      }
+      // While the database cannot be reached (a node lost, a stall), the events wait, within
+      // MAX_PENDING_EVENTS, however long it lasts: only a write that fails by itself counts.
+      const transient = unavailable || isDeadlock(error);
+      const again = batch.filter((b) => transient || ++b.attempts < WRITE_ATTEMPTS);
       const given = batch.filter((b) => b.attempts >= WRITE_ATTEMPTS);
       if (given.length > 0) {
         const names = given.map((b) => `${b.row.event}(user ${b.row.userId ?? '-'})`).join(', ');

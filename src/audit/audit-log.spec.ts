@@ -1,0 +1,108 @@
+import { beforeEach, describe, expect, it, jest } from '@jest/globals';
+import type { EntityManager } from 'typeorm';
+import { Actors } from '../common/actor.js';
+import { ManualClock } from '../clock/clock.js';
+import type { Transactions } from '../database/transactions.js';
+import type { Events } from '../events/events.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { AuditEvent } from './audit-event.entity.js';
+import type { AuditEventsRepository } from './audit-events.repository.js';
+import { AuditLog } from './audit-log.js';
+
+const failure = (code: string, errno?: number) =>
+  Object.assign(new Error(code), { code, ...(errno ? { errno } : {}) });
+
+describe('AuditLog', () => {
+  const manager = {} as EntityManager;
+  const insert = jest.fn<AuditEventsRepository['insert']>();
+  const logged: string[] = [];
+  let log: AuditLog;
+  /** What each write was handed: the rows as they were at that moment. */
+  let writes: Partial<AuditEvent>[][];
+
+  beforeEach(() => {
+    writes = [];
+    logged.length = 0;
+    insert.mockReset();
+    const transactions = {
+      run: (work: (m: EntityManager) => Promise<unknown>) => work(manager),
+    } as unknown as Transactions;
+    log = new AuditLog(
+      { insert } as unknown as AuditEventsRepository,
+      transactions,
+      new ManualClock(Date.UTC(2026, 10, 27)),
+      { after: () => undefined } as unknown as Scheduler,
+      { publish: async () => undefined } as unknown as Events,
+    );
+    const record = (message: unknown) => logged.push(String(message));
+    Object.assign(log, { logger: { warn: record, error: record, log: record } });
+  });
+
+  /** A write that gives the rows ids, as TypeORM's insert does, then fails with `error`. */
+  const storedThenCut =
+    (error: Error) => async (_m: EntityManager, rows: Partial<AuditEvent>[]) => {
+      writes.push(rows.map((r) => ({ ...r })));
+      rows.forEach((row, i) => (row.id = 280 + i));
+      throw error;
+    };
+  const failing = (error: Error) => async (_m: EntityManager, rows: Partial<AuditEvent>[]) => {
+    writes.push(rows.map((r) => ({ ...r })));
+    throw error;
+  };
+  const stored = async (_m: EntityManager, rows: Partial<AuditEvent>[]) => {
+    writes.push(rows.map((r) => ({ ...r })));
+    return rows.map((_, i) => 500 + i);
+  };
+
+  const record = () => log.record(Actors.person(7), { event: 'account.password_changed' });
+
+  it('should keep events while the database cannot be reached, however many writes fail, and write them once it can', async () => {
+    record();
+    for (let i = 0; i < 6; i++) {
+      insert.mockImplementationOnce(failing(failure('ECONNREFUSED')));
+      await log.flush();
+    }
+    insert.mockImplementationOnce(stored);
+    await log.flush();
+    expect(writes).toHaveLength(7);
+    expect(writes.at(-1)).toEqual([expect.objectContaining({ event: 'account.password_changed' })]);
+    expect(logged.join('\n')).not.toContain('Gave up');
+  });
+
+  it('should give up after three writes that fail by themselves, naming the events', async () => {
+    record();
+    for (let i = 0; i < 3; i++) {
+      insert.mockImplementationOnce(failing(failure('ER_BAD_FIELD_ERROR')));
+      await log.flush();
+    }
+    await log.flush();
+    expect(writes).toHaveLength(3);
+    expect(logged.join('\n')).toContain(
+      'Gave up recording 1 security log events: account.password_changed(user 7)',
+    );
+  });
+
+  it('should know events are in the log when a write whose answer was lost had stored them', async () => {
+    record();
+    insert.mockImplementationOnce(storedThenCut(failure('PROTOCOL_CONNECTION_LOST')));
+    await log.flush();
+    insert.mockImplementationOnce(failing(failure('ER_DUP_ENTRY')));
+    await log.flush();
+    await log.flush();
+    // The second write sent the ids the first was given: taken, so the first had stored them.
+    expect(writes).toHaveLength(2);
+    expect(writes[1][0].id).toBe(280);
+    expect(logged.join('\n')).toContain('recorded by a write whose answer was lost');
+    expect(logged.join('\n')).not.toContain('Gave up');
+  });
+
+  it('should give events new ids after a write that certainly failed', async () => {
+    record();
+    insert.mockImplementationOnce(storedThenCut(failure('ER_LOCK_DEADLOCK', 1213)));
+    await log.flush();
+    insert.mockImplementationOnce(stored);
+    await log.flush();
+    expect(writes).toHaveLength(2);
+    expect(writes[1][0]).not.toHaveProperty('id');
+  });
+});
