@@ -11,6 +11,7 @@ import { Scheduler } from '../src/scheduler/scheduler.js';
 import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
 import type { Team } from '../src/teams/team.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
+import { BACKOFF_MARGIN_MS } from '../src/webhooks/webhook-sender.js';
 import { WebhookEndpoint } from '../src/webhooks/webhook-endpoint.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { MAX_ATTEMPTS } from '../src/webhooks/retry-schedule.js';
@@ -469,28 +470,42 @@ describe('webhooks: a failing endpoint backs off', () => {
     });
   };
 
-  it('should hold back its other deliveries and new ones until the retry, then send them in order, once each', async () => {
+  it('should hold back its other deliveries and new ones past the retry, then send them in order, once each', async () => {
     const failed = await failWithBacklog('retry');
     const requests = receiver.hosts.length;
     const retryAt = failed.nextAttemptAt.getTime();
     expect(retryAt).toBeGreaterThan(clock.nowMs());
+    // They wait until the retry has answered, however long it may take.
+    const heldUntil = retryAt + t.config.webhooks.timeoutMs + BACKOFF_MARGIN_MS;
     const waiting = (await deliveries()).filter((d) => d.id !== failed.id);
     expect(waiting.map((d) => [d.attempts, d.nextAttemptAt.getTime()])).toEqual(
-      Array(5).fill([0, retryAt]),
+      Array(5).fill([0, heldUntil]),
     );
     // A new event waits for the retry too.
     await event('retry-6');
-    expect((await deliveries()).at(-1)!.nextAttemptAt.getTime()).toBe(retryAt);
+    expect((await deliveries()).at(-1)!.nextAttemptAt.getTime()).toBe(heldUntil);
     expect(
       (
         await t.dataSource.getRepository(WebhookEndpoint).findOneByOrFail({ id: endpoint.id })
       ).backoffUntil?.getTime(),
-    ).toBe(retryAt);
+    ).toBe(heldUntil);
     await t.app.get(Scheduler).drain();
     expect(receiver.hosts).toHaveLength(requests);
 
+    // The retry is sent; while it waits for its answer, nothing else of the endpoint is due, so
+    // no other instance sends a newer event before it.
+    let release = (): void => undefined;
+    receiver.holding = new Promise<void>((resolve) => (release = resolve));
     receiver.answer = { status: 200 };
     clock.advance(retryAt - clock.nowMs());
+    await waitFor(() => receiver.hosts.length === requests + 1, { message: 'no retry' });
+    const dueMeanwhile = (await deliveries()).filter(
+      (d) =>
+        d.id !== failed.id && d.status === 'pending' && d.nextAttemptAt.getTime() <= clock.nowMs(),
+    );
+    expect(dueMeanwhile).toEqual([]);
+    receiver.holding = null;
+    release();
     await allDelivered();
     const sent = await deliveries();
     const delivered = receiver.received.filter((r) => r.type === 'service_account.created');

@@ -44,6 +44,11 @@ const PER_ENDPOINT_MAX = 5;
  * sends fit too; a send that would end past its lease is handed back instead.
  */
 const LEASE_MS = 2 * 60_000;
+/**
+ * How long past a failing endpoint's retry, beyond WEBHOOK_TIMEOUT_MS, its other deliveries wait
+ * when nobody records the retry's answer (its instance stopped): then they go anyway.
+ */
+export const BACKOFF_MARGIN_MS = 5_000;
 const SEND_JOB = 'webhook sending';
 /** For deliveries no commit of this process woke it for (written by another instance). */
 const POLL_MS = 60_000;
@@ -335,7 +340,15 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
         ...(retryAt === null ? { status: 'dead' as const } : { nextAttemptAt: retryAt }),
       });
       if (retryAt !== null && delivery.eventType !== TEST_EVENT && endpointAtFault(outcome)) {
-        await this.repository.backOff(m, endpoint.id, retryAt, { now, owner: this.owner });
+        // The others wait past the retry's answer (at most WEBHOOK_TIMEOUT_MS): on any instance
+        // only the retry is due then, and its success sends them at once, in order.
+        const heldUntil = new Date(retryAt.getTime() + this.timeoutMs + BACKOFF_MARGIN_MS);
+        await this.repository.backOff(m, endpoint.id, {
+          retried: delivery.id,
+          heldUntil,
+          now,
+          owner: this.owner,
+        });
         return 'backing off';
       }
       return off ? 'disabled' : 'failed';

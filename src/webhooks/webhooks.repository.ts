@@ -370,16 +370,21 @@ export class WebhooksRepository {
   }
 
   /**
-   * Holds the endpoint's pending deliveries back until `until` (when the one that just failed is
-   * tried again), with new ones (`backoffUntil`): those nobody holds and those `owner` claimed
-   * with it, which it hands back; another instance's claim is left alone, and so are test events,
-   * sent at once to show whether the endpoint works again. Sent in order then.
+   * Holds the endpoint's pending deliveries but `retried` (which just failed, and is tried again
+   * before `until`) back until `until`, with new ones (`backoffUntil`): those nobody holds and
+   * those `owner` claimed with it, which it hands back; another instance's claim is left alone,
+   * and so are test events, sent at once to show whether the endpoint works again. The retry's
+   * success makes them due at once (`markRecovered`), in order.
    */
   async backOff(
     manager: EntityManager,
     endpointId: number,
-    until: Date,
-    { now, owner }: { now: Date; owner: string },
+    {
+      retried,
+      heldUntil: until,
+      now,
+      owner,
+    }: { retried: number; heldUntil: Date; now: Date; owner: string },
   ): Promise<void> {
     // Only ever later: a shorter retry (a first attempt's) holds nothing back less long.
     await manager
@@ -401,6 +406,7 @@ export class WebhooksRepository {
         endpointId,
         until,
       })
+      .andWhere('id <> :retried', { retried })
       .andWhere('event_type <> :test', { test: TEST_EVENT })
       .andWhere('(claimed_until IS NULL OR claimed_until <= :now OR claimed_by = :owner)', {
         now,
