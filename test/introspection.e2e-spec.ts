@@ -181,7 +181,7 @@ describe('token introspection', () => {
   });
 
   it("should answer each of the API's refusals through required_abilities, and the team's own refusals as inactive", async () => {
-    const { member, team, caller } = await acme();
+    const { member, team, caller, gateway } = await acme();
     const reader = await createToken(t.app, member, { name: 'reader', abilities: ['team:read'] });
 
     const lacking = await check(a, caller, {
@@ -197,6 +197,44 @@ describe('token introspection', () => {
       required_abilities: 'team:read',
     });
     expect(enough.body).toMatchObject({ active: true, refusal: null });
+
+    // What only the team's owners and admins reach, a plain member's token is refused as the API
+    // refuses it, and its scope leaves it out; a service account's, what only members reach.
+    const inventory = await createToken(t.app, member, {
+      name: 'inventory',
+      abilities: ['team:read', 'tokens:read', 'audit:read'],
+    });
+    const asMember = await check(a, caller, {
+      token: inventory.plaintext,
+      required_abilities: 'tokens:read',
+    });
+    const api = await request(b)
+      .get('/api/v1/team/tokens')
+      .set('Authorization', `Bearer ${inventory.plaintext}`);
+    expect(api.status).toBe(403);
+    expect(asMember.body).toMatchObject({
+      active: true,
+      scope: 'team:read',
+      abilities: ['team:read', 'tokens:read', 'audit:read'],
+      refusal: { code: api.body.error.code, message: api.body.error.message },
+    });
+    // The service account's own token, holding members:read from before the rule (a database
+    // edit: none can be given it today), checks itself.
+    const tokens = t.dataSource.getRepository(PersonalAccessToken);
+    const own = await tokens.findOneByOrFail({ userId: gateway.id });
+    await tokens.update({ id: own.id }, { abilities: ['tokens:introspect', 'members:read'] });
+    const roster = await request(a)
+      .get('/api/v1/team/members')
+      .set('Authorization', `Bearer ${caller}`);
+    expect(roster.status).toBe(403);
+    const asAccount = await check(b, caller, { token: caller, required_abilities: 'members:read' });
+    expect(asAccount.body).toMatchObject({
+      active: true,
+      scope: 'tokens:introspect',
+      refusal: { code: roster.body.error.code, message: roster.body.error.message },
+    });
+    await tokens.update({ id: own.id }, { abilities: ['tokens:introspect'] });
+
     // A hint of another kind of token changes nothing (RFC 7662: the server searches on).
     for (const hint of ['access_token', 'refresh_token', 'urn:example:other']) {
       const hinted = await check(a, caller, {

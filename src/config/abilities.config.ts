@@ -19,6 +19,8 @@ export interface AbilityDefinition {
    * account, never a member of its team, could not use it, so its tokens are not given it.
    */
   membersOnly?: true;
+  /** What it reaches is the team's owners' and admins' alone: a plain member could not use it. */
+  managersOnly?: true;
 }
 
 /** Tessera's own abilities; a deployment adds its own in ABILITIES_FILE. */
@@ -54,12 +56,14 @@ export const BUILT_IN_ABILITIES: readonly AbilityDefinition[] = [
       "Read the team's token inventory, names and metadata only (owners and admins): GET /api/v1/team/tokens.",
     default: false,
     membersOnly: true,
+    managersOnly: true,
   },
   {
     name: 'audit:read',
     description: "Read the team's audit log (owners and admins): GET /api/v1/team/audit-log.",
     default: false,
     membersOnly: true,
+    managersOnly: true,
   },
   {
     name: 'tokens:introspect',
@@ -116,6 +120,11 @@ export class AbilityCatalog {
   /** The names among `names` that only a member's token can use. */
   membersOnly(names: readonly string[]): string[] {
     return names.filter((name) => this.byName.get(name)?.membersOnly);
+  }
+
+  /** The names among `names` that only a team's owners and admins can use. */
+  managersOnly(names: readonly string[]): string[] {
+    return names.filter((name) => this.byName.get(name)?.managersOnly);
   }
 
   /** The names among `held` that the catalog no longer offers. */

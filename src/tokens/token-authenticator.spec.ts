@@ -34,7 +34,7 @@ function row(overrides: Record<string, unknown> = {}): Record<string, unknown> {
     team_slug: 'adas-team',
     require_two_factor: 0,
     token_max_lifetime_days: null,
-    member: 1,
+    member_role: 'owner',
     ...overrides,
   };
 }
@@ -86,7 +86,7 @@ describe('TokenAuthenticator', () => {
       previousValue: false,
       user: { id: 1, name: 'Ada', email: 'ada@example.com', twoFactor: false },
       binding: 'current',
-      team: { id: 2, slug: 'adas-team', policy: { requireTwoFactor: false } },
+      team: { id: 2, slug: 'adas-team', role: 'owner', policy: { requireTwoFactor: false } },
       teamRefusal: null,
     });
     expect(get).toHaveBeenCalledWith(hashToken(plaintext), hashToken(plaintext));
@@ -153,7 +153,7 @@ describe('TokenAuthenticator', () => {
     await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
       teamRefusal: { code: 'two_factor_required' },
     });
-    answer(plaintext, { pinned: 7, pinned_team_id: 3, team_id: 3, member: null });
+    answer(plaintext, { pinned: 7, pinned_team_id: 3, team_id: 3, member_role: null });
     await expect(authenticator.authenticate(plaintext)).resolves.toMatchObject({
       binding: 'pinned',
       team: null,
@@ -173,7 +173,7 @@ describe('TokenAuthenticator', () => {
       team_id: 3,
       team_name: 'Acme',
       // Never a member of it, and no two-factor sign-in: the team requires it of people.
-      member: null,
+      member_role: null,
       require_two_factor: 1,
     };
     answer(plaintext, account);

@@ -6,6 +6,7 @@ import { toDate } from '../database/plain-rows.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Ability } from './abilities.js';
+import type { TeamRole } from '../teams/team-member.entity.js';
 import { LastUsedRecorder, TokenUsageRecorder } from './token-usage-recorder.js';
 import { hashToken, isWellFormedToken } from './token-format.js';
 import { teamRefusalOf } from './team-policy.js';
@@ -42,7 +43,14 @@ export interface TokenWithOwner {
   /** `current`: it follows its user's current team; `pinned`: it acts in one team only. */
   binding: 'current' | 'pinned';
   /** The team it acts in, while its user is a member of it (or the service account of it). */
-  team: { id: number; name: string; slug: string; policy: TeamPolicy } | null;
+  team: {
+    id: number;
+    name: string;
+    slug: string;
+    /** The user's role in it; null for the team's service account, which is no member. */
+    role: TeamRole | null;
+    policy: TeamPolicy;
+  } | null;
   /** The id of the team it is pinned to, even when its user has left it (null once deleted). */
   pinnedTeamId: number | null;
 }
@@ -73,7 +81,7 @@ interface TokenWithOwnerRow {
   require_two_factor: number | boolean | null;
   token_max_lifetime_days: number | null;
   allowed_abilities: string | null;
-  member: number | null;
+  member_role: TeamRole | null;
 }
 
 /**
@@ -98,7 +106,7 @@ export const FIND_BY_HASH_SQL = `
          tf.user_id AS two_factor, u.service_account_team_id,
          p.token_id AS pinned, p.team_id AS pinned_team_id,
          tm.id AS team_id, tm.name AS team_name, tm.slug AS team_slug, tm.require_two_factor,
-         tm.token_max_lifetime_days, tm.allowed_abilities, m.user_id AS member
+         tm.token_max_lifetime_days, tm.allowed_abilities, m.role AS member_role
     FROM personal_access_tokens t
     JOIN users u ON u.id = t.user_id
     LEFT JOIN two_factor_credentials tf ON tf.user_id = u.id
@@ -117,7 +125,7 @@ function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner 
   // Only a team the user is in (a pinned team they left is no team at all), or the team that
   // owns the service account.
   const inTeam =
-    row.team_id !== null && (row.member !== null || serviceAccountOf === Number(row.team_id));
+    row.team_id !== null && (row.member_role !== null || serviceAccountOf === Number(row.team_id));
   return {
     tokenId: Number(row.token_id),
     tokenName: row.token_name,
@@ -144,6 +152,7 @@ function toTokenWithOwner(row: TokenWithOwnerRow, hash: string): TokenWithOwner 
           id: Number(row.team_id),
           name: row.team_name!,
           slug: row.team_slug!,
+          role: row.member_role,
           policy: {
             requireTwoFactor: Boolean(Number(row.require_two_factor)),
             tokenMaxLifetimeDays:

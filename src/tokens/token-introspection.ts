@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { bearerRefusal } from '../auth/bearer-refusal.js';
 import { Clock } from '../clock/clock.js';
-import { ValidationError } from '../common/errors/domain.error.js';
-import { TeamNotFoundError } from '../teams/teams.errors.js';
+import { ValidationError, type DomainError } from '../common/errors/domain.error.js';
+import {
+  NotTeamManagerError,
+  ServiceAccountNotAllowedError,
+  TeamNotFoundError,
+} from '../teams/teams.errors.js';
 import { AbilityCatalog } from '../config/abilities.config.js';
 import type { AccountType } from '../users/user.view.js';
 import { TokenAuthenticator, type ClientInfo, type TokenPrincipal } from './token-authenticator.js';
@@ -106,14 +110,16 @@ export class TokenIntrospection {
     if (checked.teamRefusal) {
       return { active: false, refusal: refusalOf(checked.teamRefusal) };
     }
-    const refused = required
-      .map((ability) => bearerRefusal(checked, ability))
-      .find((refusal) => refusal !== null);
+    const refused =
+      required.map((ability) => bearerRefusal(checked, ability)).find((r) => r !== null) ??
+      this.roleRefusal(checked, required);
     const abilities = this.catalog.offered(checked.abilities);
     const allowed = checked.team.policy.allowedAbilities;
     return {
       active: true,
-      scope: abilities.filter((a) => !allowed || allowed.includes(a)).join(' '),
+      scope: abilities
+        .filter((a) => (!allowed || allowed.includes(a)) && !this.roleRefusal(checked, [a]))
+        .join(' '),
       token_type: 'bearer',
       ...(checked.expiresAt ? { exp: seconds(checked.expiresAt) } : {}),
       iat: seconds(checked.regeneratedAt ?? checked.createdAt),
@@ -130,6 +136,21 @@ export class TokenIntrospection {
       abilities,
       refusal: refused ? refusalOf(refused) : null,
     };
+  }
+
+  /**
+   * What the team's endpoints refuse the token for its account's place in the team, as the API
+   * would: a service account is no member (what only members reach), and a plain member is no
+   * owner or admin (what only they reach).
+   */
+  private roleRefusal(checked: TokenPrincipal, required: readonly string[]): DomainError | null {
+    if (checked.user.serviceAccount && this.catalog.membersOnly(required).length > 0) {
+      return new ServiceAccountNotAllowedError();
+    }
+    if (checked.team?.role === 'member' && this.catalog.managersOnly(required).length > 0) {
+      return new NotTeamManagerError();
+    }
+    return null;
   }
 }
 

@@ -24,6 +24,7 @@ export class IntrospectionRefusalSchema {
       'token_lifetime_exceeds_policy',
       'insufficient_scope',
       'ability_not_allowed_by_team',
+      'forbidden',
     ],
     example: 'insufficient_scope',
   })
