@@ -205,7 +205,7 @@ export interface paths {
         };
         /**
          * The team's audit log
-         * @description The events of the team the token acts in, newest first, filtered by `kind` as the audit log page is (`sign-in`, `account`, `token`, `team`): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.
+         * @description The events of the team the token acts in, newest first, filtered by `kind` as the audit log page is (`token`, `team`, `service_account`, `webhook`; `sign-in` and `account` belong to a person, in no team’s log): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -1105,7 +1105,7 @@ export interface components {
              * @example insufficient_scope
              * @enum {string}
              */
-            code: "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | "insufficient_scope" | "ability_not_allowed_by_team";
+            code: "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | "insufficient_scope" | "ability_not_allowed_by_team" | "forbidden";
             /** @example The token lacks the "invoices:write" ability. */
             message: string;
         };
@@ -1396,7 +1396,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -1552,7 +1552,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -1762,7 +1762,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -1942,7 +1942,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2145,7 +2145,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2318,7 +2318,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2552,7 +2552,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2749,7 +2749,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2954,7 +2954,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -3269,7 +3269,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -3512,7 +3512,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -3830,7 +3830,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4027,7 +4027,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4230,7 +4230,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4473,7 +4473,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4670,7 +4670,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4906,7 +4906,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5105,7 +5105,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5258,7 +5258,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5395,7 +5395,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5525,6 +5525,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description Nothing with this id in the team the token acts in (another team's ids are "not found" too), or the token acts in no team. */
+            404: {
+                headers: {
+                    /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
+                    "X-Request-Id": string;
+                    /** @description Answers are per token: never stored by a browser or a proxy. */
+                    "Cache-Control": "no-store";
+                    /** @description Requests allowed in the window: per token once authenticated, per client IP for requests with a missing or bad token. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Seconds until the window starts afresh. */
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
             /** @description The body is larger than 16 KB. */
             413: {
                 headers: {
@@ -5650,7 +5674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving; try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
