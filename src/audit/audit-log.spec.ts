@@ -7,7 +7,7 @@ import type { Events } from '../events/events.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { AuditEvent } from './audit-event.entity.js';
 import type { AuditEventsRepository } from './audit-events.repository.js';
-import { AuditLog } from './audit-log.js';
+import { AuditLog, MAX_PENDING_EVENTS } from './audit-log.js';
 
 const failure = (code: string, errno?: number) =>
   Object.assign(new Error(code), { code, ...(errno ? { errno } : {}) });
@@ -82,27 +82,32 @@ describe('AuditLog', () => {
     );
   });
 
-  it('should know events are in the log when a write whose answer was lost had stored them', async () => {
+  it('should send an event again without the id a failed write gave it, also when that write may have stored it', async () => {
     record();
     insert.mockImplementationOnce(storedThenCut(failure('PROTOCOL_CONNECTION_LOST')));
     await log.flush();
-    insert.mockImplementationOnce(failing(failure('ER_DUP_ENTRY')));
-    await log.flush();
-    await log.flush();
-    // The second write sent the ids the first was given: taken, so the first had stored them.
-    expect(writes).toHaveLength(2);
-    expect(writes[1][0].id).toBe(280);
-    expect(logged.join('\n')).toContain('recorded by a write whose answer was lost');
-    expect(logged.join('\n')).not.toContain('Gave up');
-  });
-
-  it('should give events new ids after a write that certainly failed', async () => {
-    record();
     insert.mockImplementationOnce(storedThenCut(failure('ER_LOCK_DEADLOCK', 1213)));
     await log.flush();
     insert.mockImplementationOnce(stored);
     await log.flush();
-    expect(writes).toHaveLength(2);
-    expect(writes[1][0]).not.toHaveProperty('id');
+    expect(writes).toHaveLength(3);
+    for (const sent of writes) expect(sent[0]).not.toHaveProperty('id');
+    expect(logged.join('\n')).not.toContain('Gave up');
+  });
+
+  it('should count, and say, what finds no room while writes fail', async () => {
+    for (let i = 0; i < MAX_PENDING_EVENTS; i++) record();
+    // The write takes them all; ten more are recorded while it fails.
+    insert.mockImplementationOnce(async (m, rows) => {
+      for (let i = 0; i < 10; i++) record();
+      return failing(failure('ECONNREFUSED'))(m, rows);
+    });
+    await log.flush();
+    insert.mockImplementation(stored);
+    await log.flush();
+    expect(logged.join('\n')).toContain(
+      '10 security log events were not recorded: too many waiting',
+    );
+    expect(writes.at(-1)).toHaveLength(MAX_PENDING_EVENTS);
   });
 });

@@ -3,11 +3,7 @@ import { isIP } from 'node:net';
 import type { EntityManager } from 'typeorm';
 import type { Actor } from '../common/actor.js';
 import { Transactions } from '../database/transactions.js';
-import {
-  isDatabaseUnavailable,
-  isDeadlock,
-  isUniqueViolation,
-} from '../common/errors/database-errors.js';
+import { isDatabaseUnavailable, isDeadlock } from '../common/errors/database-errors.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import type { AuditEvent } from './audit-event.entity.js';
 import type { AuditEventName } from './audit-events.js';
@@ -60,11 +56,10 @@ const WRITE_JOB = 'security log writes';
 
 type Row = Omit<AuditEvent, 'id'>;
 
-/** An event waiting to be written: how many writes failed by themselves, and whether one may have stored it. */
+/** An event waiting to be written, and how many writes of it failed by themselves. */
 interface Waiting {
   row: Row;
   attempts: number;
-  maybeStored: boolean;
 }
 
 /**
@@ -72,7 +67,9 @@ interface Waiting {
  * event is built at once (with the actor's address, browser and session) and written a
  * moment later, with any others of the moment in one statement, off the caller's path. A write
  * that fails by itself is tried again twice, then the events are logged as lost (their names and
- * ids only); while the database cannot be reached they wait, within MAX_PENDING_EVENTS.
+ * ids only); while the database cannot be reached they wait, within MAX_PENDING_EVENTS (past
+ * it, they are counted and logged as lost), and a write whose answer was lost may have them
+ * written twice, never not at all.
  * Events of the API's request path are not written here: the token usage's minute flush
  * writes them in its own transaction (`rows()` and the repository).
  */
@@ -104,7 +101,7 @@ export class AuditLog implements OnApplicationShutdown {
       this.lost++;
       return;
     }
-    this.pending.push({ row, attempts: 0, maybeStored: false });
+    this.pending.push({ row, attempts: 0 });
     this.scheduler.after(WRITE_JOB, 0, () => this.write());
   }
 
@@ -147,31 +144,20 @@ export class AuditLog implements OnApplicationShutdown {
     }
     try {
       await this.transactions.run(async (m) => {
+        // Copies: TypeORM writes the ids it was given into the rows it inserts, and a row sent
+        // again after a failed write must get a new one, never the id of a rolled-back try.
         const ids = await this.events.insert(
           m,
-          batch.map((b) => b.row),
+          batch.map((b) => ({ ...b.row })),
         );
         await this.domainEvents.publish(m, 'audit.written', { ids });
       });
     } catch (error) {
-      // A write whose answer was lost (the connection cut as it committed) may have stored the
-      // events: they keep the ids it gave them, and a later write finding those ids taken
-      // knows they are in the log. Ids of a write that certainly failed are given anew.
-      const unavailable = isDatabaseUnavailable(error);
-      if (isUniqueViolation(error) && batch.some((b) => b.maybeStored)) {
-        this.logger.warn(
-          `${batch.length} security log events were recorded by a write whose answer was lost`,
-        );
-        return;
-      }
-      for (const b of batch) {
-        const given = (b.row as Partial<AuditEvent>).id !== undefined;
-        if (unavailable && given) b.maybeStored = true;
-        else if (!b.maybeStored) delete (b.row as Partial<AuditEvent>).id;
-      }
       // While the database cannot be reached (a node lost, a stall), the events wait, within
-      // MAX_PENDING_EVENTS, however long it lasts: only a write that fails by itself counts.
-      const transient = unavailable || isDeadlock(error);
+      // MAX_PENDING_EVENTS, however long it lasts: only a write that fails by itself counts. A
+      // write whose answer was lost as it committed may have stored them: they are written
+      // again, rather than lost.
+      const transient = isDatabaseUnavailable(error) || isDeadlock(error);
       const again = batch.filter((b) => transient || ++b.attempts < WRITE_ATTEMPTS);
       const given = batch.filter((b) => b.attempts >= WRITE_ATTEMPTS);
       if (given.length > 0) {
@@ -179,8 +165,10 @@ export class AuditLog implements OnApplicationShutdown {
         this.logger.error(`Gave up recording ${given.length} security log events: ${names}`);
       }
       this.logger.warn(`Could not write the security log: ${String(error)}`);
-      const room = MAX_PENDING_EVENTS - this.pending.length;
-      this.pending.unshift(...again.slice(0, Math.max(0, room)));
+      const room = Math.max(0, MAX_PENDING_EVENTS - this.pending.length);
+      // Past the bound, those that find no room are counted, and logged as lost at the next write.
+      this.lost += Math.max(0, again.length - room);
+      this.pending.unshift(...again.slice(0, room));
       if (this.pending.length > 0) this.scheduler.after(WRITE_JOB, RETRY_MS, () => this.write());
     }
   }
