@@ -60,6 +60,7 @@ describe('ProfileService', () => {
   const use = jest.fn<OneTimeLinks['use']>();
   const cancel = jest.fn<OneTimeLinks['cancel']>();
   const reserve = jest.fn<OneTimeLinks['reserve']>();
+  const pending = jest.fn<OneTimeLinks['pending']>();
   const send = jest.fn<Mailer['send']>();
   const withdraw = jest.fn<Mailer['withdraw']>();
   const notify = jest.fn<SecurityNotices['send']>();
@@ -92,7 +93,7 @@ describe('ProfileService', () => {
           provide: UsersRepository,
           useValue: { findById, findByEmail, setName, setConfirmedEmail, lockForUpdate },
         },
-        { provide: OneTimeLinks, useValue: { check, use, cancel, reserve } },
+        { provide: OneTimeLinks, useValue: { check, use, cancel, reserve, pending } },
         { provide: Mailer, useValue: { send, withdraw } },
         { provide: SecurityNotices, useValue: { send: notify } },
         { provide: AddressLimiter, useValue: { allow } },
@@ -153,6 +154,15 @@ describe('ProfileService', () => {
       ).rejects.toBeInstanceOf(SignInRequiredError);
       expect(lockForUpdate).toHaveBeenCalledWith(manager, 7);
       expect(hasEnded).toHaveBeenCalledWith(manager, person);
+      expect(reserve).not.toHaveBeenCalled();
+      expect(send).not.toHaveBeenCalled();
+    });
+
+    it('should mail no new link for a waiting change from a session ended meanwhile', async () => {
+      pending.mockResolvedValue(link());
+      hasEnded.mockResolvedValue(true);
+      await expect(service.resendChange(person)).rejects.toBeInstanceOf(SignInRequiredError);
+      expect(lockForUpdate).toHaveBeenCalledWith(manager, 7);
       expect(reserve).not.toHaveBeenCalled();
       expect(send).not.toHaveBeenCalled();
     });

@@ -66,13 +66,8 @@ export class ProfileService {
     }
     const mail = newEmail && (await this.limiter.allow(CHANGE_EMAIL_MAIL, input.email));
     await this.transactions.run(async (m) => {
-      if (mail) {
-        // A reset that ended this session meanwhile cancels waiting changes; none follows it.
-        await this.users.lockForUpdate(m, user.id);
-        if (await this.sessions.hasEnded(m, actor)) throw new SignInRequiredError();
-      }
       if (input.name !== user.name) await this.users.setName(m, user.id, input.name);
-      if (mail) await this.askForLink(m, user.id, input.email);
+      if (mail) await this.askForLink(m, actor, user.id, input.email);
       if (newEmail) {
         this.audit.recordAfterCommit(m, actor, {
           event: 'account.email_change_requested',
@@ -100,7 +95,7 @@ export class ProfileService {
     await this.accountLimiter.consume('email-change', userId, 'asked to change your address');
     if (!(await this.limiter.allow(CHANGE_EMAIL_MAIL, pending.email))) return true;
     await this.transactions.run(async (m) => {
-      await this.askForLink(m, userId, pending.email);
+      await this.askForLink(m, actor, userId, pending.email);
       this.audit.recordAfterCommit(m, actor, {
         event: 'account.email_change_requested',
         detail: { to: pending.email, again: true },
@@ -180,9 +175,18 @@ export class ProfileService {
 
   /**
    * The change waits from now (its link's row, replacing any before it), and a message carries
-   * its link when it is sent: cancelling the change, or asking again, stops that message.
+   * its link when it is sent: cancelling the change, or asking again, stops that message. Asked
+   * from a session that has ended (a reset, signing out), nothing is asked.
    */
-  private async askForLink(m: EntityManager, userId: number, email: string): Promise<void> {
+  private async askForLink(
+    m: EntityManager,
+    actor: Actor,
+    userId: number,
+    email: string,
+  ): Promise<void> {
+    // A reset that ended the asking session meanwhile cancels waiting changes: none follows it.
+    await this.users.lockForUpdate(m, userId);
+    if (await this.sessions.hasEnded(m, actor)) throw new SignInRequiredError();
     const ttl = CHANGE_EMAIL_LINK_HOURS * 3_600_000;
     const linkId = await this.tokens.reserve(m, userId, 'change_email', ttl, email);
     await this.mailer.send(m, CHANGE_EMAIL_MAIL, email, { userId, linkId });
