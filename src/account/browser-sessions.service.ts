@@ -1,4 +1,5 @@
 import { AuditLog } from '../audit/audit-log.js';
+import { UsersRepository } from '../users/users.repository.js';
 import { Injectable } from '@nestjs/common';
 import { AuthService } from '../auth/auth.service.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
@@ -20,6 +21,7 @@ export class BrowserSessionsService {
     private readonly passkeys: PasskeysService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly users: UsersRepository,
   ) {}
 
   /** The account's live sessions, `currentId` (this browser's) marked and first. */
@@ -60,6 +62,9 @@ export class BrowserSessionsService {
   ): Promise<{ sessions: number; passkeys: number }> {
     await this.auth.confirmPassword(actor, password);
     return this.transactions.run(async (m) => {
+      // The account's row first, as a reset and adding a passkey take it: a passkey added from a
+      // session ended here waits, then finds its session gone.
+      await this.users.lockForUpdate(m, accountOf(actor));
       const sessions = await this.sessions.deleteOthersForUser(m, accountOf(actor), currentId);
       const passkeys = removePasskeys
         ? await this.passkeys.removeAll(m, actor, 'signed out everywhere else', { notify: true })

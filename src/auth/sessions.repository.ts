@@ -63,7 +63,7 @@ export class SessionsRepository {
    * Whether `actor` acts through a browser session that has ended since its request arrived
    * (signed out, revoked, ended by a reset), as committed now: a locking read, never an older
    * snapshot. Call it with the person's row locked, which a reset and signing out everywhere
-   * else hold too, so that what they end adds nothing after them. Anyone else: false.
+   * else take first too, so that what they end adds nothing after them. Anyone else: false.
    */
   async hasEnded(manager: EntityManager, actor: Actor): Promise<boolean> {
     if (actor.kind !== 'person' || actor.session === null) return false;

@@ -73,7 +73,7 @@ describe('AllExceptionsFilter.resolve', () => {
         status: 503,
         code: 'service_unavailable',
         message:
-          'Others changed the same thing at the same moment, and nothing was done. Try again in a moment.',
+          'Others were changing the same thing at the same moment. Try again in a moment.',
         retryAfterSeconds: 1,
       });
     }

@@ -63,9 +63,9 @@ export interface PageErrorAnswers extends ErrorDoor {
  * reconnects, takes a few seconds.
  */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
-/** Others kept changing the same thing at the same moment: nothing was done. */
+/** Others kept changing the same thing at the same moment. */
 const CONFLICTING_WRITES =
-  'Others changed the same thing at the same moment, and nothing was done. Try again in a moment.';
+  'Others were changing the same thing at the same moment. Try again in a moment.';
 
 export const GENERIC_MESSAGES: Record<number, string> = {
   400: 'The request could not be understood.',

@@ -338,7 +338,7 @@ const EVERY_ENDPOINT: MethodDecorator[] = [
   errorResponse(
     503,
     ['service_unavailable'],
-    'The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds.',
+    'The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds.',
     { code: 'service_unavailable', message: GENERIC_MESSAGES[503] },
     RETRY_AFTER,
   ),
