@@ -215,13 +215,18 @@ describe('migration lock', () => {
   ]);
 
   /**
-   * Runs a migration's `up` or `down` as a process killed right after its first schema change
-   * would have: that change is made (MySQL commits each at once), nothing after it, and no row
-   * in `migrations` says so.
+   * Runs a migration's `up` or `down` as a process killed right after its `after`-th schema
+   * change would have: those changes are made (MySQL commits each at once), nothing after them,
+   * and no row in `migrations` says so. Whether it was cut before its end.
    */
-  async function cutOff(ds: DataSource, migration: MigrationInterface, step: 'up' | 'down') {
+  async function cutOff(
+    ds: DataSource,
+    migration: MigrationInterface,
+    step: 'up' | 'down',
+    after: number,
+  ): Promise<boolean> {
     const runner = ds.createQueryRunner();
-    let changed = false;
+    let changes = 0;
     const cutting = new Proxy(runner, {
       get(target, property) {
         const value: unknown = Reflect.get(target, property);
@@ -229,22 +234,25 @@ describe('migration lock', () => {
         const bound = (value as (...a: unknown[]) => Promise<unknown>).bind(target);
         if (!SCHEMA_CHANGES.has(String(property))) return bound;
         return async (...args: unknown[]) => {
-          if (changed) throw new Error(CUT);
+          if (changes === after) throw new Error(CUT);
           const result = await bound(...args);
-          changed = true;
+          changes++;
           return result;
         };
       },
     });
     try {
       await migration[step](cutting);
-      throw new Error(CUT);
+      return false;
+    } catch (error) {
+      if ((error as Error).message !== CUT) throw error;
+      return true;
     } finally {
       await runner.release();
     }
   }
 
-  it('should finish a migration, or its undoing, that a killed process left half-way, whichever migration it was', async () => {
+  it('should finish a migration, or its undoing, that a killed process left half-way, wherever it stopped', async () => {
     const target = await fresh();
     await runMigrations(target.ds[0]);
     const c = await connect(target.url);
@@ -256,23 +264,45 @@ describe('migration lock', () => {
       }).initialize();
       try {
         const migration = ds.migrations.at(-1)!;
+        const { name } = migration;
         const applied = await schemaOf(c);
-        expect(await revertLastMigration(ds)).toBe(migration.name);
+        expect(await revertLastMigration(ds)).toBe(name);
         const before = await schemaOf(c);
 
-        // Killed after the migration's first change, the next process to migrate finishes it.
-        await expect(cutOff(ds, migration, 'up')).rejects.toThrow(CUT);
-        expect(await runMigrations(ds)).toEqual([migration.name]);
-        expect([migration.name, await schemaOf(c)]).toEqual([migration.name, applied]);
+        // Killed after each of the migration's changes in turn, and after its last one: the
+        // next process to migrate finishes it.
+        for (let after = 1; ; after++) {
+          const cut = await cutOff(ds, migration, 'up', after);
+          expect(await runMigrations(ds)).toEqual([name]);
+          expect([name, after, await schemaOf(c)]).toEqual([name, after, applied]);
+          if (!cut) break;
+          await revertLastMigration(ds);
+        }
 
         // Killed after the first change of its undoing, undoing it again finishes it.
-        await expect(cutOff(ds, migration, 'down')).rejects.toThrow(CUT);
-        expect(await revertLastMigration(ds)).toBe(migration.name);
-        expect([migration.name, await schemaOf(c)]).toEqual([migration.name, before]);
+        await cutOff(ds, migration, 'down', 1);
+        expect(await revertLastMigration(ds)).toBe(name);
+        expect([name, await schemaOf(c)]).toEqual([name, before]);
       } finally {
         await ds.destroy();
       }
     }
     expect(await tables(c)).toEqual(['migrations', MIGRATION_LOCK_TABLE]);
+  });
+
+  it('should stop, saying what, where a migration finds something of its name made otherwise', async () => {
+    const target = await fresh();
+    const [ds] = target.ds;
+    await runMigrations(ds);
+    const c = await connect(target.url);
+    const last = ALL.at(-1)!;
+    expect(await revertLastMigration(ds)).toBe(last);
+    // Made by hand, or by another version of the migration: not what the migration makes.
+    await c.query('ALTER TABLE webhook_endpoints ADD COLUMN backoff_until INT NULL');
+    await expect(runMigrations(ds)).rejects.toThrow(
+      /webhook_endpoints has a column backoff_until already, unlike the one this migration makes/,
+    );
+    await c.query('ALTER TABLE webhook_endpoints DROP COLUMN backoff_until');
+    expect(await runMigrations(ds)).toEqual([last]);
   });
 });
