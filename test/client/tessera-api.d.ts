@@ -1396,7 +1396,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -1552,7 +1552,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -1762,7 +1762,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -1942,7 +1942,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2145,7 +2145,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2318,7 +2318,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2552,7 +2552,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2749,7 +2749,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -2954,7 +2954,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -3269,7 +3269,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -3512,7 +3512,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -3830,7 +3830,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4027,7 +4027,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4230,7 +4230,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4473,7 +4473,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4670,7 +4670,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -4906,7 +4906,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5105,7 +5105,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5258,7 +5258,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5395,7 +5395,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */
@@ -5674,7 +5674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment (nothing was done); try again after Retry-After seconds. */
+            /** @description The database cannot be reached, gave no answer in time, or its cluster node is not serving, or the same rows kept being changed by others at the same moment; try again after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request's id: the client's own X-Request-Id when it is well formed (letters, digits and `._:-`, up to 128, beginning with a letter or digit), a new UUID otherwise. It names the request's log line. */

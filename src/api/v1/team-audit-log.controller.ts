@@ -1,6 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Clock } from '../../clock/clock.js';
+import { TEAM_AUDIT_KINDS } from '../../audit/audit-events.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
@@ -30,8 +31,7 @@ export class TeamAuditLogController {
     operationId: 'listAuditEvents',
     ability: 'audit:read',
     summary: "The team's audit log",
-    description:
-      'The events of the team the token acts in, newest first, filtered by `kind` as the audit log page is (`token`, `team`, `service_account`, `webhook`; `sign-in` and `account` belong to a person, in no team’s log): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.',
+    description: `The events of the team the token acts in, newest first, filtered by \`kind\` as the audit log page is (${TEAM_AUDIT_KINDS.map((kind) => `\`${kind}\``).join(', ')}; \`sign-in\` and \`account\` belong to a person, in no team’s log): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.`,
     data: [AuditEventSchema],
     query: AuditLogQuery,
     errors: ['forbidden', 'not_found'],
