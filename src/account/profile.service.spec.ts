@@ -153,7 +153,7 @@ describe('ProfileService', () => {
         service.update(person, { name: 'Ada', email: 'ada@new.example' }),
       ).rejects.toBeInstanceOf(SignInRequiredError);
       expect(lockForUpdate).toHaveBeenCalledWith(manager, 7);
-      expect(hasEnded).toHaveBeenCalledWith(manager, person);
+      expect(hasEnded).toHaveBeenCalledWith(manager, person, new Date(now));
       expect(reserve).not.toHaveBeenCalled();
       expect(send).not.toHaveBeenCalled();
     });

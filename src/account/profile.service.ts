@@ -186,7 +186,7 @@ export class ProfileService {
   ): Promise<void> {
     // A reset that ended the asking session meanwhile cancels waiting changes: none follows it.
     await this.users.lockForUpdate(m, userId);
-    if (await this.sessions.hasEnded(m, actor)) throw new SignInRequiredError();
+    if (await this.sessions.hasEnded(m, actor, this.clock.now())) throw new SignInRequiredError();
     const ttl = CHANGE_EMAIL_LINK_HOURS * 3_600_000;
     const linkId = await this.tokens.reserve(m, userId, 'change_email', ttl, email);
     await this.mailer.send(m, CHANGE_EMAIL_MAIL, email, { userId, linkId });

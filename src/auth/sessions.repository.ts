@@ -61,19 +61,23 @@ export class SessionsRepository {
 
   /**
    * Whether `actor` acts through a browser session that has ended since its request arrived
-   * (signed out, revoked, ended by a reset), as committed now: a locking read, never an older
-   * snapshot. Call it with the person's row locked, which a reset and signing out everywhere
-   * else take first too, so that what they end adds nothing after them. Anyone else: false.
+   * (signed out, revoked, ended by a reset), as committed now; anyone else: false. A session
+   * still there is marked active at `now`: a write, not a read, so that a cluster certifies it
+   * against a sign-out's or a reset's delete of the row made through another node at the same
+   * moment (a row lock reaches no other node), and one of the two is run again. Call it with
+   * the person's row locked, which a reset and signing out everywhere else take first too.
    */
-  async hasEnded(manager: EntityManager, actor: Actor): Promise<boolean> {
+  async hasEnded(manager: EntityManager, actor: Actor, now: Date): Promise<boolean> {
     if (actor.kind !== 'person' || actor.session === null) return false;
-    const sqlite = manager.connection.options.type === 'better-sqlite3';
-    const rows = await manager.getRepository(Session).find({
-      select: { id: true },
-      where: { userId: actor.userId },
-      ...(sqlite ? {} : { lock: { mode: 'pessimistic_read' as const } }),
-    });
-    return !rows.some((row) => sessionHandle(row.id) === actor.session);
+    const rows = await manager
+      .getRepository(Session)
+      .find({ select: { id: true }, where: { userId: actor.userId } });
+    const own = rows.find((row) => sessionHandle(row.id) === actor.session);
+    if (!own) return true;
+    const marked = await manager
+      .getRepository(Session)
+      .update({ id: own.id, userId: actor.userId }, { lastActiveAt: now });
+    return (marked.affected ?? 0) === 0;
   }
 
   /** Signs the account out everywhere but in the session `keepId`. */

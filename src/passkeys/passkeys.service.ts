@@ -5,6 +5,7 @@ import type {
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { AuditLog } from '../audit/audit-log.js';
+import { Clock } from '../clock/clock.js';
 import { SignInRequiredError } from '../auth/auth.errors.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import { accountOf, type Actor } from '../common/actor.js';
@@ -52,6 +53,7 @@ export class PasskeysService {
     private readonly audit: AuditLog,
     private readonly verification: EmailVerificationService,
     private readonly sessions: SessionsRepository,
+    private readonly clock: Clock,
     @Inject(CONFIG) config: Config,
   ) {
     this.rp = relyingPartyOf(config);
@@ -144,7 +146,9 @@ export class PasskeysService {
         await this.users.lockForUpdate(m, userId);
         // A reset, or signing out everywhere else, that ended this session while the passkey
         // was checked holds the same lock: what they end adds nothing after them.
-        if (await this.sessions.hasEnded(m, actor)) throw new SignInRequiredError();
+        if (await this.sessions.hasEnded(m, actor, this.clock.now())) {
+          throw new SignInRequiredError();
+        }
         if ((await this.passkeys.countForUser(m, userId)) >= MAX_PASSKEYS) {
           throw new TooManyPasskeysError(MAX_PASSKEYS);
         }
