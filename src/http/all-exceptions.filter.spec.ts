@@ -72,8 +72,7 @@ describe('AllExceptionsFilter.resolve', () => {
       expect(filter.resolve(conflict, request)).toEqual({
         status: 503,
         code: 'service_unavailable',
-        message:
-          'Others were changing the same thing at the same moment. Try again in a moment.',
+        message: 'Others were changing the same thing at the same moment. Try again in a moment.',
         retryAfterSeconds: 1,
       });
     }
