@@ -112,8 +112,23 @@ export function resumableRunner(runner: QueryRunner): QueryRunner {
       const added = await missing(ref, columns);
       if (added.length > 0) await runner.addColumns(ref, added);
     },
-    createTable: async (created: Table, _ifNotExist?: boolean, keys?: boolean, indices?: boolean) =>
-      runner.createTable(created, true, keys, indices),
+    createTable: async (
+      created: Table,
+      _ifNotExist?: boolean,
+      keys?: boolean,
+      indices?: boolean,
+    ) => {
+      if (!(await table(created))) return runner.createTable(created, false, keys, indices);
+      // There already (made in one statement, indexes and foreign keys with it): it must be the
+      // table the migration makes, not another of that name.
+      for (const column of created.columns) {
+        if (!(await hasColumn(created, column))) {
+          throw new Error(
+            `${created.name} is there already, unlike the table this migration makes (it has no column ${column.name}): make it as the migration does, or remove it, then start again`,
+          );
+        }
+      }
+    },
     createIndex: async (ref: TableRef, index: TableIndex) => {
       if (!(await hasIndex(ref, index))) await runner.createIndex(ref, index);
     },
