@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Passkey } from '../src/passkeys/passkey.entity.js';
-import { User } from '../src/users/user.entity.js';
 import { UsersRepository } from '../src/users/users.repository.js';
-import { uniqueEmail } from './factories/index.js';
-import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { SoftAuthenticator } from './support/webauthn.js';
-import { WebClient } from './support/web-client.js';
+import { addPasskeyFrom, registeredByAnother, resetLinkFor } from './support/held-accounts.js';
 
 /**
  * A password reset removes every passkey of the account, also one added after the reset's
@@ -25,26 +22,9 @@ describe("a password reset and a passkey committed inside the reset's transactio
     await t.close();
   });
 
-  async function addPasskey(client: WebClient, authenticator: SoftAuthenticator) {
-    const csrf = await client.csrfFrom('/settings/security');
-    const options = await client.post('/settings/passkeys/options', csrf);
-    expect(options.status).toBe(200);
-    const credential = authenticator.register(options.body, new URL(t.config.app.publicUrl).origin);
-    return client.post('/settings/passkeys', csrf, {
-      name: 'Planted',
-      credential: JSON.stringify(credential),
-    });
-  }
-
   it('should remove the passkey too, and say so', async () => {
-    const email = uniqueEmail('snapshot');
-    const intruder = new WebClient(t.server, t.mail);
-    await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
-    const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
-    const owner = new WebClient(t.server, t.mail);
-    await owner.submit('/forgot-password', '/forgot-password', { email });
-    const mail = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
-    const link = TestSmtpServer.linkPath(mail, '/reset-password/');
+    const { email, userId, intruder } = await registeredByAnother(t, 'snapshot');
+    const { owner, link } = await resetLinkFor(t, email);
 
     // The reset has read the account in its transaction; the passkey commits before it writes.
     const users = t.app.get(UsersRepository);
@@ -52,7 +32,7 @@ describe("a password reset and a passkey committed inside the reset's transactio
     let added: number | undefined;
     jest.spyOn(users, 'setPasswordHash').mockImplementation(async (...args) => {
       if (added === undefined)
-        added = (await addPasskey(intruder, SoftAuthenticator.create())).status;
+        added = (await addPasskeyFrom(t, intruder, SoftAuthenticator.create(), 'Planted')).status;
       return setPasswordHash(...args);
     });
     const fresh = 'the owner took it back';

@@ -7,10 +7,8 @@ import { PasskeyChallenge } from '../src/passkeys/passkey-challenge.entity.js';
 import { PasskeyChallenges } from '../src/passkeys/passkey-challenges.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { TwoFactorCredential } from '../src/two-factor/two-factor-credential.entity.js';
-import { User } from '../src/users/user.entity.js';
 import { burst, tally } from './support/burst.js';
 import { visibleText } from './support/html.js';
-import { uniqueEmail } from './factories/index.js';
 import { signedInPerson, type SignedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { forgetPasswordConfirmation } from './support/sessions.js';
@@ -18,22 +16,9 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 import { turnOnTwoFactor, turnOnTwoFactorOnPages, atTheChallenge } from './support/two-factor.js';
 import { SoftAuthenticator, type WebAuthnOverrides } from './support/webauthn.js';
 import { WebClient } from './support/web-client.js';
+import { addPasskeyFrom, registeredByAnother, resetLinkFor } from './support/held-accounts.js';
 
 const REFUSED = 'That passkey could not be verified.';
-
-/** Adds a passkey held by `authenticator` to the account signed in on `client`, from Security. */
-async function addPasskeyFrom(
-  t: TestApp,
-  client: WebClient,
-  authenticator: SoftAuthenticator,
-  name = 'Laptop',
-) {
-  const csrf = await client.csrfFrom('/settings/security');
-  const options = await client.post('/settings/passkeys/options', csrf);
-  expect(options.status).toBe(200);
-  const credential = authenticator.register(options.body, originOf(t));
-  return client.post('/settings/passkeys', csrf, { name, credential: JSON.stringify(credential) });
-}
 
 /** A visitor's try at signing in with the passkey from the sign-in page. */
 async function passkeySignIn(
@@ -303,10 +288,7 @@ describe('passkeys', () => {
 
   it('should refuse a passkey to an address not confirmed yet, so none outlasts its owner taking the account back', async () => {
     // Someone signs up with another person's address and signs in, unconfirmed (allowed).
-    const email = uniqueEmail('hijacked');
-    const intruder = new WebClient(t.server, t.mail);
-    await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
-    const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    const { email, userId, intruder } = await registeredByAnother(t, 'hijacked');
     expect(await intruder.textOf('/settings/security')).toContain(
       'Passkeys wait for your confirmed address. A passkey can be added once Tessera knows that',
     );
@@ -496,10 +478,7 @@ describe('passkeys where addresses are not confirmed (EMAIL_VERIFICATION=off)', 
 
   it('should remove a passkey planted before the owner took the account back with a password reset, and say so', async () => {
     // Someone signs up with another person's address, signs in and adds a passkey.
-    const email = uniqueEmail('planted');
-    const intruder = new WebClient(t.server, t.mail);
-    await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
-    const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
+    const { email, userId, intruder } = await registeredByAnother(t, 'planted');
     const planted = SoftAuthenticator.create();
     expect((await addPasskeyFrom(t, intruder, planted, 'Planted')).status).toBe(303);
     expect(await t.dataSource.getRepository(Passkey).countBy({ userId })).toBe(1);
@@ -563,14 +542,8 @@ describe('passkeys where addresses are not confirmed (EMAIL_VERIFICATION=off)', 
   }
 
   it("should add no passkey from a session that the owner's reset ended while it was being added", async () => {
-    const email = uniqueEmail('inflight');
-    const intruder = new WebClient(t.server, t.mail);
-    await intruder.register('Mallory', email, 'the intruder chose this', { confirm: false });
-    const { id: userId } = await t.dataSource.getRepository(User).findOneByOrFail({ email });
-    const owner = new WebClient(t.server, t.mail);
-    await owner.submit('/forgot-password', '/forgot-password', { email });
-    const mail = await t.mail.waitFor({ to: email, subject: 'Reset your Tessera password' });
-    const link = TestSmtpServer.linkPath(mail, '/reset-password/');
+    const { email, userId, intruder } = await registeredByAnother(t, 'inflight');
+    const { owner, link } = await resetLinkFor(t, email);
     const fresh = 'the owner took it back';
 
     const planted = SoftAuthenticator.create();
