@@ -10,7 +10,7 @@ import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
-import { newTokenValueIn } from './support/html.js';
+import { newTokenValueIn, visibleText } from './support/html.js';
 import { invite } from './support/teams.js';
 import { addressChangeLink, PASSWORD, signedInPerson } from './support/people.js';
 import { TestSmtpServer } from './support/smtp-server.js';
@@ -102,12 +102,14 @@ describe.each([
       }),
     );
     // One changes it; the others hear the current password is not that one any more, or find
-    // the session signed out (a refusal written back over the change's session ends it), or,
-    // while the hashing lanes are full, are told to try again shortly (503).
+    // the session signed out (a refusal written back over the change's session ends it: sent
+    // to sign in, or its form refused as the session's), or, while the hashing lanes are full,
+    // are told to try again shortly (503).
+    const signedOut = (res: request.Response) =>
+      res.headers.location?.startsWith('/login') ||
+      (res.status === 403 && visibleText(res.text).includes('your session has ended meanwhile'));
     const counts = tally(answers, (res) =>
-      res.headers.location?.startsWith('/login')
-        ? 'signed out'
-        : `${res.status} ${res.headers.location ?? ''}`,
+      signedOut(res) ? 'signed out' : `${res.status} ${res.headers.location ?? ''}`,
     );
     expect(counts['303 /settings/security']).toBe(1);
     const refused = ['303 /settings/password', 'signed out', '503 '];
