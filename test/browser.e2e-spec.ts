@@ -360,7 +360,19 @@ describe('in a real browser', () => {
     await page.getByRole('button', { name: 'Confirm' }).click();
     await page.waitForURL('**/settings/profile');
     await page.getByText('follow the link we are mailing to the new one').waitFor();
-    await t.mail.waitFor({ to: moved, subject: 'Confirm your new email address' });
+    const changeMail = await t.mail.waitFor({
+      to: moved,
+      subject: 'Confirm your new email address',
+    });
+    // Opened by another account signed in, its page says whose link it is not, and how to go on.
+    const other = await newPage();
+    await register(other, 'Other Person', uniqueEmail('other'));
+    await other.goto(TestSmtpServer.linkPath(changeMail, '/settings/profile/email/'));
+    await other.getByText('This link changes the address of another account.').waitFor();
+    axe.push(...(await accessibilityProblems(other, "a new address's link, another account's")));
+    await other.getByRole('main').getByRole('button', { name: 'Sign out' }).focus();
+    await other.keyboard.press('Enter');
+    await other.waitForURL('**/login?signed_out=1');
     // The change waits, shown with Resend and Cancel, until its link is followed.
     await page.reload();
     await page.getByText(`Waiting for confirmation: ${moved}`).waitFor();
