@@ -364,28 +364,43 @@ describe('security log and team audit log', () => {
     }
   });
 
-  it('should keep the action when the log cannot be written, and say so in the server log', async () => {
+  it('should make no change it cannot record, keep a sign-in it could not record yet, and say so in the server log', async () => {
     const person = await signedInPerson(t);
     await t.app.get(AuditLog).flush();
+    const signInsBefore = (await rowsOf(person.user.id, 'sign-in.succeeded')).length;
     await t.dataSource.query('ALTER TABLE audit_events RENAME TO audit_events_gone');
     try {
-      const created = await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
-        name: 'kept anyway',
+      // A change and its entry commit together: without the log, the change is not made.
+      const refused = await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+        name: 'not without its entry',
         abilities: 'user:read',
         expires_in_days: '30',
       });
-      expect(created.status).toBe(200);
-      expect(NEW_TOKEN_VALUE.test(created.text)).toBe(true);
+      expect(refused.status).toBe(500);
+      expect(visibleText(refused.text)).toContain('Sorry, that did not work');
+      expect(refused.text).not.toMatch(/audit_events|QueryFailedError|\bat \w+ \(/);
+      expect(NEW_TOKEN_VALUE.test(refused.text)).toBe(false);
+      // What is no change is recorded off its path: signing in works, its entry waits.
+      const elsewhere = new WebClient(t.server);
+      expect((await elsewhere.login(person.email, PASSWORD)).headers.location).toBe('/dashboard');
       await t.app.get(AuditLog).flush();
       expect(logs.text).toContain('Could not write the security log');
     } finally {
       await t.dataSource.query('ALTER TABLE audit_events_gone RENAME TO audit_events');
     }
-    // Tried again: the event is not lost to a short outage.
-    await t.app.get(AuditLog).flush();
-    await waitFor(async () => (await rowsOf(person.user.id, 'token.created')).length > 0, {
-      intervalMs: 200,
+    const tokens = t.dataSource.getRepository(PersonalAccessToken);
+    expect(await tokens.countBy({ userId: person.user.id, name: 'not without its entry' })).toBe(0);
+    // Tried again: the sign-in's entry is not lost to a short outage.
+    await waitFor(
+      async () => (await rowsOf(person.user.id, 'sign-in.succeeded')).length > signInsBefore,
+      { intervalMs: 200 },
+    );
+    const made = await person.client.submit('/settings/api-tokens', '/settings/api-tokens', {
+      name: 'not without its entry',
+      abilities: 'user:read',
+      expires_in_days: '30',
     });
+    expect(made.status).toBe(200);
     expect(await rowsOf(person.user.id, 'token.created')).toHaveLength(1);
   });
 

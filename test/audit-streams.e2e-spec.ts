@@ -192,7 +192,7 @@ describe('audit streams', () => {
     const endpoint = await register(team.id, receiver.url);
     await expect(
       deployment.first.app.get(Transactions).run(async (m) => {
-        deployment.first.app.get(AuditLog).recordAfterCommit(m, operator, {
+        deployment.first.app.get(AuditLog).recordIn(m, operator, {
           event: 'team.policy_changed',
           teamId: team.id,
           target: { type: 'team', id: team.id },

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mysql from 'mysql2/promise';
 import request from 'supertest';
+import { AuditEvent } from '../src/audit/audit-event.entity.js';
+import { AuditLog } from '../src/audit/audit-log.js';
 import { Transactions } from '../src/database/transactions.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
+import { PersonalAccessToken } from '../src/tokens/personal-access-token.entity.js';
 import { User } from '../src/users/user.entity.js';
 import { createToken, createUser, uniqueEmail } from './factories/index.js';
 import { burst } from './support/burst.js';
@@ -229,6 +232,29 @@ describe('database faults', () => {
         proxy.heal();
       },
     );
+    await expectServing();
+  });
+
+  it('should keep a change whose commit was answered to no one together with its security log entry', async () => {
+    const csrf = await person.client.csrfFrom('/settings/api-tokens');
+    proxy.loseCommitAnswer();
+    const res = await person.client.post('/settings/api-tokens', csrf, {
+      name: 'made unseen',
+      abilities: 'user:read',
+      expires_in_days: '30',
+    });
+    // The change was made, but its request cannot know: it answers that it could not tell.
+    expectUnavailable(res, 'page');
+    await t.app.get(AuditLog).flush();
+    const made = await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .findBy({ userId: person.user.id, name: 'made unseen' });
+    expect(made).toHaveLength(1);
+    const entries = await t.dataSource
+      .getRepository(AuditEvent)
+      .findBy({ event: 'token.created', tokenId: made[0].id });
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ userId: person.user.id, actorKind: 'user' });
     await expectServing();
   });
 

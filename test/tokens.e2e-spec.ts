@@ -103,8 +103,9 @@ describe('personal access tokens', () => {
     // The requests' usage, gathered in memory, is written by the flush in a few statements.
     t.queries.clear();
     await usage.flush();
-    // The day's count, the address (added alone first: it is new), and all addresses' last use.
-    expect(t.queries.count('INSERT')).toBe(3);
+    // The day's count, the address (added alone first: it is new), and all addresses' last use;
+    // the security log's entry of the new address, and the audit streams' share of it.
+    expect(t.queries.count('INSERT')).toBe(5);
     expect(t.queries.count('DELETE')).toBe(2);
     // One read of the token's recorded addresses, to find the first use from a new one; this
     // first use is one: the token's name and team, and the webhook endpoints it may go to.

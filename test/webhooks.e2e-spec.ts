@@ -191,7 +191,7 @@ describe('webhooks: delivery', () => {
     const { endpoint } = await register(receiver.url, ['team.policy_changed']);
     await expect(
       deployment.first.app.get(Transactions).run(async (m) => {
-        deployment.first.app.get(AuditLog).recordAfterCommit(m, operator, {
+        deployment.first.app.get(AuditLog).recordIn(m, operator, {
           event: 'team.policy_changed',
           teamId: team.id,
           target: { type: 'team', id: team.id },

@@ -59,7 +59,7 @@ export class AccountAccessService {
       }
       const sessions = await this.sessions.deleteForUser(m, user.id);
       await this.notices.send(m, user.id, 'account-disabled');
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'account.disabled',
         userId: user.id,
         detail: { sessions_ended: sessions },
@@ -77,7 +77,7 @@ export class AccountAccessService {
         throw new AccountStateUnchangedError(user.email, false);
       }
       await this.notices.send(m, user.id, 'account-enabled');
-      this.audit.recordAfterCommit(m, actor, { event: 'account.enabled', userId: user.id });
+      this.audit.recordIn(m, actor, { event: 'account.enabled', userId: user.id });
       return user;
     });
   }
@@ -102,7 +102,7 @@ export class AccountAccessService {
         ...(passkeys > 0 ? [`${passkeys} passkey${passkeys === 1 ? '' : 's'}`] : []),
       ];
       await this.notices.send(m, user.id, 'two-factor-reset', { detail: removed.join(' and ') });
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'account.two_factor_reset',
         userId: user.id,
         detail: { authenticator_app: totp, passkeys, sessions_ended: sessions },

@@ -43,7 +43,7 @@ export class BrowserSessionsService {
       if (!row || !(await this.sessions.deleteForOwner(m, userId, row.id))) {
         throw new NotFoundError('session');
       }
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'account.session_revoked',
         detail: { sessions: 1, signed_in_from: row.ip ?? 'unknown address' },
       });
@@ -70,7 +70,7 @@ export class BrowserSessionsService {
         ? await this.passkeys.removeAll(m, actor, 'signed out everywhere else', { notify: true })
         : 0;
       if (sessions > 0) {
-        this.audit.recordAfterCommit(m, actor, {
+        this.audit.recordIn(m, actor, {
           event: 'account.session_revoked',
           detail: { sessions, ...(removePasskeys ? { passkeys_removed: passkeys } : {}) },
         });

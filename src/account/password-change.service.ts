@@ -88,7 +88,7 @@ export class PasswordChangeService {
         userId: user.id,
         keptSession: 1,
       });
-      this.audit.recordAfterCommit(m, actor, { event: 'account.password_changed' });
+      this.audit.recordIn(m, actor, { event: 'account.password_changed' });
     });
     return credentialStamp(passwordHash);
   }

@@ -66,13 +66,13 @@ describe('ProfileService', () => {
   const notify = jest.fn<SecurityNotices['send']>();
   const allow = jest.fn<AddressLimiter['allow']>();
   const consume = jest.fn<AccountLimiter['consume']>();
-  const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
+  const recordIn = jest.fn<AuditLog['recordIn']>();
   const record = jest.fn<AuditLog['record']>();
   const lockForUpdate = jest.fn<UsersRepository['lockForUpdate']>();
   const hasEnded = jest.fn<SessionsRepository['hasEnded']>();
 
   beforeEach(async () => {
-    for (const mock of [run, setName, cancel, send, withdraw, notify, recordAfterCommit, record]) {
+    for (const mock of [run, setName, cancel, send, withdraw, notify, recordIn, record]) {
       mock.mockClear();
     }
     findById.mockReset().mockResolvedValue(account());
@@ -88,7 +88,7 @@ describe('ProfileService', () => {
     const moduleRef = await Test.createTestingModule({
       providers: [
         ProfileService,
-        { provide: AuditLog, useValue: { recordAfterCommit, record } },
+        { provide: AuditLog, useValue: { recordIn, record } },
         {
           provide: UsersRepository,
           useValue: { findById, findByEmail, setName, setConfirmedEmail, lockForUpdate },
@@ -116,7 +116,7 @@ describe('ProfileService', () => {
       expect(consume).not.toHaveBeenCalled();
       expect(allow).not.toHaveBeenCalled();
       expect(send).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it('should write nothing when neither the name nor the address changes', async () => {
@@ -169,7 +169,7 @@ describe('ProfileService', () => {
 
     it('should record the request for a new address in the security log after commit', async () => {
       await service.update(person, { name: 'Ada', email: 'ada@new.example' });
-      expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
+      expect(recordIn).toHaveBeenCalledWith(manager, person, {
         event: 'account.email_change_requested',
         detail: { to: 'ada@new.example' },
       });
@@ -192,7 +192,7 @@ describe('ProfileService', () => {
       expect(setName).not.toHaveBeenCalled();
       expect(allow).not.toHaveBeenCalled();
       expect(send).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it('should answer the same, rename and log the request, but mail nothing when the new address is past its limit', async () => {
@@ -203,7 +203,7 @@ describe('ProfileService', () => {
       expect(send).not.toHaveBeenCalled();
       expect(reserve).not.toHaveBeenCalled();
       expect(setName).toHaveBeenCalledWith(manager, 7, 'Ada Lovelace');
-      expect(recordAfterCommit).toHaveBeenCalledTimes(1);
+      expect(recordIn).toHaveBeenCalledTimes(1);
     });
 
     it('should refuse with UserNotFoundError when the account is gone', async () => {
@@ -275,7 +275,7 @@ describe('ProfileService', () => {
 
     it('should record the change from the old address to the new one in the security log', async () => {
       await service.confirmEmail(person, token);
-      expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
+      expect(recordIn).toHaveBeenCalledWith(manager, person, {
         event: 'account.email_changed',
         detail: { from: 'ada@example.com', to: 'ada@new.example' },
       });
@@ -302,7 +302,7 @@ describe('ProfileService', () => {
         expect(setConfirmedEmail).not.toHaveBeenCalled();
         expect(notify).not.toHaveBeenCalled();
         expect(cancel).not.toHaveBeenCalled();
-        expect(recordAfterCommit).not.toHaveBeenCalled();
+        expect(recordIn).not.toHaveBeenCalled();
       },
     );
 
@@ -332,7 +332,7 @@ describe('ProfileService', () => {
       await expect(service.confirmEmail(person, token)).resolves.toBeUndefined();
       expect(setConfirmedEmail).not.toHaveBeenCalled();
       expect(notify).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
   });
 });

@@ -69,7 +69,7 @@ export class ProfileService {
       if (input.name !== user.name) await this.users.setName(m, user.id, input.name);
       if (mail) await this.askForLink(m, actor, user.id, input.email);
       if (newEmail) {
-        this.audit.recordAfterCommit(m, actor, {
+        this.audit.recordIn(m, actor, {
           event: 'account.email_change_requested',
           detail: { to: input.email },
         });
@@ -96,7 +96,7 @@ export class ProfileService {
     if (!(await this.limiter.allow(CHANGE_EMAIL_MAIL, pending.email))) return true;
     await this.transactions.run(async (m) => {
       await this.askForLink(m, actor, userId, pending.email);
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'account.email_change_requested',
         detail: { to: pending.email, again: true },
       });
@@ -112,7 +112,7 @@ export class ProfileService {
     const userId = accountOf(actor);
     return this.transactions.run(async (m) => {
       if (!(await this.tokens.cancelPending(m, userId, 'change_email'))) return false;
-      this.audit.recordAfterCommit(m, actor, { event: 'account.email_change_cancelled' });
+      this.audit.recordIn(m, actor, { event: 'account.email_change_cancelled' });
       return true;
     });
   }
@@ -161,7 +161,7 @@ export class ProfileService {
         await this.mailer.withdraw(m, PASSWORD_RESET_MAIL, user.email);
         await this.tokens.cancel(m, user.id, 'reset_password');
         await this.notices.send(m, user.id, 'email-changed', { to: user.email });
-        this.audit.recordAfterCommit(m, actor, {
+        this.audit.recordIn(m, actor, {
           event: 'account.email_changed',
           detail: { from: user.email, to: email },
         });

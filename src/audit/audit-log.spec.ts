@@ -110,4 +110,58 @@ describe('AuditLog', () => {
     );
     expect(writes.at(-1)).toHaveLength(MAX_PENDING_EVENTS);
   });
+
+  describe("in a change's transaction", () => {
+    /** The steps `beforeCommit` was asked for, run as Transactions.run runs them. */
+    async function transaction(work: (m: EntityManager) => void): Promise<void> {
+      const steps: ((m: EntityManager) => Promise<void>)[] = [];
+      const inTransaction = log as unknown as { transactions: Partial<Transactions> };
+      inTransaction.transactions.beforeCommit = (_m, step) => void steps.push(step);
+      work(manager);
+      for (let i = 0; i < steps.length; i++) await steps[i](manager);
+    }
+    const published: [string, unknown][] = [];
+    beforeEach(() => {
+      published.length = 0;
+      Object.assign(log, {
+        domainEvents: {
+          publish: async (_m: EntityManager, name: string, payload: unknown) => {
+            published.push([name, payload]);
+            // What a subscriber records in the transaction joins it, in the next statement.
+            if (name === 'audit.recording' && published.length === 1) {
+              log.recordIn(manager, Actors.operator(), { event: 'team.deleted' });
+            }
+          },
+        },
+      });
+      insert.mockImplementation(stored);
+    });
+
+    it('should write its entries before it commits, in one statement, then say which were written', async () => {
+      await transaction((m) => {
+        log.recordIn(m, Actors.person(7), { event: 'account.password_changed' });
+        log.recordIn(m, Actors.person(7), { event: 'account.email_changed' });
+      });
+      expect(writes.map((rows) => rows.map((r) => r.event))).toEqual([
+        ['account.password_changed', 'account.email_changed', 'team.deleted'],
+      ]);
+      expect(published.map(([name]) => name)).toEqual([
+        'audit.recording',
+        'audit.recording',
+        'audit.recording',
+        'audit.written',
+      ]);
+      expect(published.at(-1)![1]).toEqual({ ids: [500, 501, 502] });
+    });
+
+    it('should fail the change with its write, and keep nothing to write later', async () => {
+      insert.mockImplementation(failing(failure('ER_DISK_FULL')));
+      await expect(
+        transaction((m) => log.recordIn(m, Actors.person(7), { event: 'account.email_changed' })),
+      ).rejects.toThrow('ER_DISK_FULL');
+      insert.mockImplementation(stored);
+      await log.flush();
+      expect(writes).toHaveLength(1);
+    });
+  });
 });

@@ -15,7 +15,7 @@ declare module '../events/events.js' {
   interface DomainEvents {
     /**
      * An entry of the security log, published in the transaction of the change it records
-     * (`recordAfterCommit`), before that commits; written to the log after the commit.
+     * (`recordIn`), before that commits and before the entry is written in it.
      */
     'audit.recording': { actor: Actor; entry: AuditEntry & { at: Date } };
     /**
@@ -63,7 +63,10 @@ interface Waiting {
 }
 
 /**
- * Appends to the security log. Recording never fails, nor waits on, the action it records: the
+ * Appends to the security log, in two ways. A change's entries (`recordIn`) are written in the
+ * change's own transaction, as its last statements: the change and its entries commit together
+ * or not at all, whatever becomes of the answer. What is no change (a refused sign-in, a
+ * sign-out) is recorded with `record`, which never fails, nor waits on, what it records: the
  * event is built at once (with the actor's address, browser and session) and written a
  * moment later, with any others of the moment in one statement, off the caller's path. A write
  * that fails by itself is tried again twice, then the events are logged as lost (their names and
@@ -79,6 +82,8 @@ export class AuditLog implements OnApplicationShutdown {
   private pending: Waiting[] = [];
   private lost = 0;
   private writing: Promise<void> | undefined;
+  /** A transaction's entries not yet written in it (`recordIn`). */
+  private readonly unwritten = new WeakMap<EntityManager, Row[]>();
 
   constructor(
     private readonly events: AuditEventsRepository,
@@ -106,16 +111,27 @@ export class AuditLog implements OnApplicationShutdown {
   }
 
   /**
-   * Records the event once the transaction of `manager` commits; nothing if it rolls back. Before
-   * it commits, `audit.recording` is published in it, so that subscribers (the webhook outbox)
-   * write what the entry calls for in the same transaction.
+   * Records the event in the transaction of `manager`, once its work is done: it commits with the
+   * change, or rolls back with it. Before it is written, `audit.recording` is published in the
+   * transaction (the webhook outbox writes the deliveries it calls for); once it is,
+   * `audit.written` (the audit streams' outbox queues it). The entries of one transaction are
+   * written in one statement.
    */
-  recordAfterCommit(manager: EntityManager, actor: Actor, entry: AuditEntry): void {
+  recordIn(manager: EntityManager, actor: Actor, entry: AuditEntry): void {
     const at = entry.at ?? this.clock.now();
-    this.transactions.beforeCommit(manager, (m) =>
-      this.domainEvents.publish(m, 'audit.recording', { actor, entry: { ...entry, at } }),
-    );
-    this.transactions.afterCommit(manager, () => this.record(actor, { ...entry, at }));
+    const recorded = { ...entry, at };
+    const row = toRow(actor, recorded, at);
+    this.transactions.beforeCommit(manager, async (m) => {
+      await this.domainEvents.publish(m, 'audit.recording', { actor, entry: recorded });
+      let rows = this.unwritten.get(m);
+      if (!rows) {
+        rows = [];
+        this.unwritten.set(m, rows);
+        // After every step asked for so far: the entries those record join this statement.
+        this.transactions.beforeCommit(m, (tm) => this.writeIn(tm));
+      }
+      rows.push(row);
+    });
   }
 
   /** Writes everything recorded so far (before a page reads the log, and at shutdown). */
@@ -126,6 +142,14 @@ export class AuditLog implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.flush();
+  }
+
+  /** Writes the entries `recordIn` gathered in the transaction of `m`, in one statement. */
+  private async writeIn(m: EntityManager): Promise<void> {
+    const rows = this.unwritten.get(m) ?? [];
+    this.unwritten.delete(m);
+    const ids = await this.events.insert(m, rows);
+    await this.domainEvents.publish(m, 'audit.written', { ids });
   }
 
   private async write(): Promise<void> {

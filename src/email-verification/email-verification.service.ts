@@ -129,7 +129,7 @@ export class EmailVerificationService {
       if (used.ok) {
         await this.users.markEmailVerified(m, userId, this.clock.now());
         await this.events.publish(m, 'address.confirmed', { actor, joined });
-        this.audit.recordAfterCommit(m, actor, { event: 'account.email_confirmed' });
+        this.audit.recordIn(m, actor, { event: 'account.email_confirmed' });
         return undefined;
       }
       return used.problem;

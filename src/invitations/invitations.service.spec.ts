@@ -28,7 +28,7 @@ import { type InvitationsService, TEAM_INVITATION_MAIL } from './invitations.ser
 
 describe('InvitationsService', () => {
   const h = new InvitationServices();
-  const { getManageableTeam, isMember, join, send, recordAfterCommit } = h;
+  const { getManageableTeam, isMember, join, send, recordIn } = h;
   let service: InvitationsService;
   let responses: InvitationResponsesService;
   let store: Store;
@@ -60,7 +60,7 @@ describe('InvitationsService', () => {
       expect(send).toHaveBeenCalledWith(store.manager, TEAM_INVITATION_MAIL, 'new@example.com', {
         invitationId: invitation.id,
       });
-      expect(recordAfterCommit).toHaveBeenCalledWith(store.manager, actor, {
+      expect(recordIn).toHaveBeenCalledWith(store.manager, actor, {
         event: 'team.member_invited',
         teamId: APOLLO,
         target: { type: 'invitation', id: invitation.id },
@@ -86,7 +86,7 @@ describe('InvitationsService', () => {
 
       expect(store.rows.size).toBe(0);
       expect(send).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
       // An address with an account outside the team is invited as any other.
       await expect(
         service.invite(Actors.person(OLIVIA), APOLLO, {

@@ -101,7 +101,7 @@ export class InvitationsService {
         throw error;
       }
       await this.mail(m, invitation);
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'team.member_invited',
         teamId: team.id,
         target: { type: 'invitation', id: invitation.id },

@@ -165,7 +165,7 @@ export class PasskeysService {
         });
         await this.notices.send(m, userId, 'passkey-added', { detail: name });
         const view = toView(saved);
-        this.audit.recordAfterCommit(m, actor, {
+        this.audit.recordIn(m, actor, {
           event: 'account.passkey_added',
           detail: { name, kind: view.kind },
         });
@@ -201,7 +201,7 @@ export class PasskeysService {
       // Of two removals at once, one removes, mails and logs; the other finds nothing.
       if (!(await this.passkeys.remove(m, userId, id))) throw new PasskeyNotFoundError();
       await this.notices.send(m, userId, 'passkey-removed', { detail: passkey.name });
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'account.passkey_removed',
         detail: { name: passkey.name },
       });
@@ -224,7 +224,7 @@ export class PasskeysService {
     await this.users.lockForUpdate(manager, userId);
     const removed = await this.passkeys.removeAllForUser(manager, userId);
     for (const name of removed) {
-      this.audit.recordAfterCommit(manager, actor, {
+      this.audit.recordIn(manager, actor, {
         event: 'account.passkey_removed',
         detail: { name, because },
       });

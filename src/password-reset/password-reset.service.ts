@@ -105,7 +105,7 @@ export class PasswordResetService {
       const owner = asPerson(actor, userId);
       const passkeysRemoved = await this.passkeys.removeAll(m, owner, 'password reset');
       await this.mailer.send(m, PASSWORD_CHANGED_MAIL, user.email, { userId, passkeysRemoved });
-      this.audit.recordAfterCommit(m, owner, {
+      this.audit.recordIn(m, owner, {
         event: 'account.password_reset',
         detail: { via: 'mailed link' },
       });

@@ -36,12 +36,12 @@ describe('ServiceAccountsService', () => {
     delete: jest.fn<ServiceAccountsRepository['delete']>(),
   };
   const publish = jest.fn<Events['publish']>();
-  const recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
+  const recordIn = jest.fn<AuditLog['recordIn']>();
   const createForServiceAccount = jest.fn<TokensService['createForServiceAccount']>();
   let service: ServiceAccountsService;
 
   beforeEach(async () => {
-    for (const mock of [run, publish, recordAfterCommit, ...Object.values(accounts)]) {
+    for (const mock of [run, publish, recordIn, ...Object.values(accounts)]) {
       mock.mockClear();
     }
     teams.getManageableTeam.mockReset().mockResolvedValue({ ...acme } as Team);
@@ -63,7 +63,7 @@ describe('ServiceAccountsService', () => {
         { provide: ServiceAccountsRepository, useValue: accounts },
         { provide: Transactions, useValue: { run } },
         { provide: Events, useValue: { publish } },
-        { provide: AuditLog, useValue: { recordAfterCommit } },
+        { provide: AuditLog, useValue: { recordIn } },
         { provide: Clock, useValue: new ManualClock() },
         { provide: CONFIG, useValue: { teams: { serviceAccountsPerTeam: 2 } } },
       ],
@@ -89,7 +89,7 @@ describe('ServiceAccountsService', () => {
       account: { id: 40, name: 'deploy-bot', description: null },
       team: { id: acme.id, name: 'Acme' },
     });
-    expect(recordAfterCommit).toHaveBeenCalledWith(
+    expect(recordIn).toHaveBeenCalledWith(
       manager,
       ada,
       expect.objectContaining({ event: 'service_account.created', teamId: acme.id }),

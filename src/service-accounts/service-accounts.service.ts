@@ -122,7 +122,7 @@ export class ServiceAccountsService {
       }
       const account = await this.accounts.insert(m, team.id, { name: input.name, description });
       await this.events.publish(m, 'service_account.created', eventOf(actor, account, team));
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'service_account.created',
         teamId: team.id,
         target: { type: 'service_account', id: account.id },
@@ -148,7 +148,7 @@ export class ServiceAccountsService {
       }
       await this.accounts.release(m, team.id);
       await this.events.publish(m, 'service_account.deleted', eventOf(actor, account, team));
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'service_account.deleted',
         teamId: team.id,
         target: { type: 'service_account', id: account.id },

@@ -76,7 +76,7 @@ describe('RegistrationService', () => {
         { provide: Mailer, useValue: { send } },
         { provide: AddressLimiter, useValue: { allow } },
         { provide: Events, useValue: { publish } },
-        { provide: AuditLog, useValue: { recordAfterCommit: jest.fn() } },
+        { provide: AuditLog, useValue: { recordIn: jest.fn() } },
         { provide: Clock, useValue: clock },
         { provide: CONFIG, useValue: { app: { publicUrl: 'https://tessera.test' } } },
       ],

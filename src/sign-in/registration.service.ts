@@ -126,7 +126,7 @@ export class RegistrationService {
     const team = await this.teams.createPersonalTeam(manager, user);
     user.currentTeamId = team.id;
     const by = actor.kind === 'operator' ? Actors.operator(user.id) : asPerson(actor, user.id);
-    this.audit.recordAfterCommit(manager, by, {
+    this.audit.recordIn(manager, by, {
       event: 'account.created',
       userId: user.id,
       detail: { via, address_confirmed: fields.emailVerifiedAt !== null },

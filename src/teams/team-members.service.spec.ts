@@ -40,7 +40,7 @@ describe('TeamMembersService', () => {
       expect.objectContaining({ id: APOLLO }),
       'admin',
     );
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(
+    expect(h.recordIn).toHaveBeenCalledWith(
       h.manager,
       actor,
       expect.objectContaining({
@@ -75,7 +75,7 @@ describe('TeamMembersService', () => {
   it("should let only the owner change an admin's role, and no one change the owner's", async () => {
     await h.members.changeRole(Actors.person(OLIVIA), APOLLO, ADA, 'member');
     expect(h.roleIn(APOLLO, ADA)).toBe('member');
-    h.recordAfterCommit.mockReset();
+    h.recordIn.mockReset();
     h.send.mockReset();
     h.teams.setRole.mockClear();
     h.teams.certifyRole.mockClear();
@@ -165,7 +165,7 @@ describe('TeamMembersService', () => {
       'removed',
       expect.objectContaining({ id: APOLLO }),
     );
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(
+    expect(h.recordIn).toHaveBeenCalledWith(
       h.manager,
       actor,
       expect.objectContaining({
@@ -207,7 +207,7 @@ describe('TeamMembersService', () => {
     expect(h.currentTeamOf(MEL)).toBe(personalOf(MEL));
     expect(h.send).not.toHaveBeenCalled();
     expect(h.auditEvents()).toEqual(['team.member_left']);
-    expect(h.recordAfterCommit.mock.calls[0][1]).toBe(actor);
+    expect(h.recordIn.mock.calls[0][1]).toBe(actor);
   });
 
   it('should refuse the owner leaving their team and anyone leaving a personal team', async () => {
@@ -238,7 +238,7 @@ describe('TeamMembersService', () => {
         [OLIVIA, 'transferred-away'],
       ]),
     );
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(
+    expect(h.recordIn).toHaveBeenCalledWith(
       h.manager,
       actor,
       expect.objectContaining({
@@ -274,7 +274,7 @@ describe('TeamMembersService', () => {
     await expect(h.run.mock.results[0].value).rejects.toBeInstanceOf(MemberNotFoundError);
     expect(h.roleIn(APOLLO, OLIVIA)).toBe('owner');
     expect(h.send).not.toHaveBeenCalled();
-    expect(h.recordAfterCommit).not.toHaveBeenCalled();
+    expect(h.recordIn).not.toHaveBeenCalled();
   });
 
   it('should let the operator add an account by its address, and say when it is unknown or in the team already', async () => {
@@ -292,7 +292,7 @@ describe('TeamMembersService', () => {
       expect.objectContaining({ id: APOLLO }),
       'admin',
     );
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(
+    expect(h.recordIn).toHaveBeenCalledWith(
       h.manager,
       actor,
       expect.objectContaining({ event: 'team.member_joined', userId: STRANGER, teamId: APOLLO }),
@@ -315,7 +315,7 @@ describe('TeamMembersService', () => {
     await h.members.join(h.manager, joiner, APOLLO, 'member');
     expect(h.roleIn(APOLLO, STRANGER)).toBe('member');
     expect(h.currentTeamOf(STRANGER)).toBe(APOLLO);
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(
+    expect(h.recordIn).toHaveBeenCalledWith(
       h.manager,
       joiner,
       expect.objectContaining({
@@ -324,11 +324,11 @@ describe('TeamMembersService', () => {
       }),
     );
 
-    h.recordAfterCommit.mockReset();
+    h.recordIn.mockReset();
     h.store.users.get(ADAM)!.currentTeamId = personalOf(ADAM);
     await h.members.join(h.manager, Actors.person(ADAM), APOLLO, 'member');
     expect(h.roleIn(APOLLO, ADAM)).toBe('admin');
     expect(h.currentTeamOf(ADAM)).toBe(APOLLO);
-    expect(h.recordAfterCommit).not.toHaveBeenCalled();
+    expect(h.recordIn).not.toHaveBeenCalled();
   });
 });

@@ -52,7 +52,7 @@ export class TeamMembersService {
       await this.transactions.run(async (m) => {
         await this.teams.insertMember(m, team.id, user.id, input.role);
         await this.notices.send(m, user.id, 'added', team, input.role);
-        this.audit.recordAfterCommit(m, actor, {
+        this.audit.recordIn(m, actor, {
           event: 'team.member_joined',
           userId: user.id,
           teamId: team.id,
@@ -105,7 +105,7 @@ export class TeamMembersService {
       await this.teams.resetCurrentTeam(manager, userId, team.id);
       if (!leaving) await this.notices.send(manager, userId, 'removed', team);
       const member = await this.users.findById(userId, manager);
-      this.audit.recordAfterCommit(manager, actor, {
+      this.audit.recordIn(manager, actor, {
         event: leaving ? 'team.member_left' : 'team.member_removed',
         userId,
         teamId: team.id,
@@ -144,7 +144,7 @@ export class TeamMembersService {
       if (previous === role) return;
       await this.notices.send(m, userId, 'role', team, role);
       const member = await this.users.findById(userId, m);
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'team.role_changed',
         userId,
         teamId: team.id,
@@ -177,7 +177,7 @@ export class TeamMembersService {
       await this.notices.send(m, newOwnerId, 'transferred-to', team);
       await this.notices.send(m, ownerId, 'transferred-away', team);
       const owner = await this.users.findById(newOwnerId, m);
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'team.ownership_transferred',
         userId: newOwnerId,
         teamId: team.id,
@@ -211,7 +211,7 @@ export class TeamMembersService {
       await this.teams.insertMember(manager, teamId, userId, role);
       const team = await this.teams.findById(teamId, manager);
       const user = joining;
-      this.audit.recordAfterCommit(manager, actor, {
+      this.audit.recordIn(manager, actor, {
         event: 'team.member_joined',
         teamId,
         target: { type: 'user', id: userId },

@@ -131,7 +131,7 @@ export class TeamPoliciesService {
           previous,
           policy,
         });
-        this.audit.recordAfterCommit(m, actor, {
+        this.audit.recordIn(m, actor, {
           event: 'team.policy_changed',
           teamId: team.id,
           target: { type: 'team', id: team.id },

@@ -37,8 +37,8 @@ describe('TeamsService', () => {
     expect(team).toMatchObject({ name: 'Borealis', ownerId: STRANGER, personal: false });
     expect(h.roleIn(team.id, STRANGER)).toBe('owner');
     expect(h.currentTeamOf(STRANGER)).toBe(team.id);
-    expect(h.recordAfterCommit).toHaveBeenCalledTimes(1);
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(
+    expect(h.recordIn).toHaveBeenCalledTimes(1);
+    expect(h.recordIn).toHaveBeenCalledWith(
       h.manager,
       actor,
       expect.objectContaining({ event: 'team.created', teamId: team.id }),
@@ -118,7 +118,7 @@ describe('TeamsService', () => {
     const renamed = await h.service.rename(actor, APOLLO, { name: 'Artemis' });
     expect(renamed.name).toBe('Artemis');
     expect(h.store.teams.get(APOLLO)!.name).toBe('Artemis');
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(h.manager, actor, {
+    expect(h.recordIn).toHaveBeenCalledWith(h.manager, actor, {
       event: 'team.renamed',
       teamId: APOLLO,
       target: { type: 'team', id: APOLLO },
@@ -126,7 +126,7 @@ describe('TeamsService', () => {
     });
     // The same name again is no rename worth an event.
     await h.service.rename(Actors.person(OLIVIA), APOLLO, { name: 'Artemis' });
-    expect(h.recordAfterCommit).toHaveBeenCalledTimes(1);
+    expect(h.recordIn).toHaveBeenCalledTimes(1);
   });
 
   it('should refuse a rename by a member and by someone outside the team, writing nothing', async () => {
@@ -154,7 +154,7 @@ describe('TeamsService', () => {
     expect(h.store.teams.has(APOLLO)).toBe(false);
     for (const id of [OLIVIA, ADAM, ADA, MEL, MAX])
       expect(h.currentTeamOf(id)).toBe(personalOf(id));
-    expect(h.recordAfterCommit).toHaveBeenCalledWith(
+    expect(h.recordIn).toHaveBeenCalledWith(
       h.manager,
       actor,
       expect.objectContaining({

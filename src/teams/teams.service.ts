@@ -75,7 +75,7 @@ export class TeamsService {
       await this.users.lockForUpdate(manager, userId);
       const team = await this.teams.insertWithOwner(manager, userId, input.name, false);
       await this.users.setCurrentTeamIfMember(manager, userId, team.id);
-      this.audit.recordAfterCommit(manager, actor, {
+      this.audit.recordIn(manager, actor, {
         event: 'team.created',
         teamId: team.id,
         target: { type: 'team', id: team.id },
@@ -118,7 +118,7 @@ export class TeamsService {
         '',
         `${member.name} (${member.email})`,
       );
-      this.audit.recordAfterCommit(manager, actor, {
+      this.audit.recordIn(manager, actor, {
         event: 'team.member_left',
         userId,
         teamId: team.id,
@@ -220,7 +220,7 @@ export class TeamsService {
     return this.transactions.run(async (m) => {
       const renamed = await this.teams.rename(m, team, input.name);
       if (renamed.name !== previousName) {
-        this.audit.recordAfterCommit(m, actor, {
+        this.audit.recordIn(m, actor, {
           event: 'team.renamed',
           teamId: team.id,
           target: { type: 'team', id: team.id },
@@ -256,7 +256,7 @@ export class TeamsService {
       if (!locked) throw new TeamNotFoundError();
       if (locked.ownerId !== ownerId) throw new OwnerOnlyError('delete the team');
       await this.teams.deleteTeam(m, team.id);
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'team.deleted',
         teamId: team.id,
         target: { type: 'team', id: team.id },

@@ -113,7 +113,7 @@ export class LeakedTokens {
       token.name,
       foundAt ?? undefined,
     );
-    this.audit.recordAfterCommit(m, actor, {
+    this.audit.recordIn(m, actor, {
       event: 'token.revoked',
       userId: token.userId,
       teamId: account?.teamId,

@@ -95,7 +95,7 @@ export class TokenExpiryReminders {
               }
               if (recipients.length > 0) {
                 // In this transaction: the webhook outbox writes `token.expiring` with it.
-                this.audit.recordAfterCommit(m, Actors.system, {
+                this.audit.recordIn(m, Actors.system, {
                   event: 'token.expiry_reminded',
                   userId: token.userId,
                   teamId,
@@ -109,7 +109,7 @@ export class TokenExpiryReminders {
             if (!step.mail) {
               // A service account's token is its team's: `token.revoked` goes to its webhooks.
               const account = await this.tokens.findServiceAccountOwner(m, token.userId);
-              this.audit.recordAfterCommit(m, Actors.system, {
+              this.audit.recordIn(m, Actors.system, {
                 event: 'token.expired',
                 userId: token.userId,
                 teamId: account?.teamId ?? null,

@@ -16,7 +16,7 @@ describe('TokenRegenerationService', () => {
     replaceValue,
     findPin,
     findCurrentTeamOf,
-    recordAfterCommit,
+    recordIn,
     current,
     stored,
   } = h;
@@ -108,7 +108,7 @@ describe('TokenRegenerationService', () => {
         version: now,
         status: 'active',
       });
-      expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
+      expect(recordIn).toHaveBeenCalledWith(manager, person, {
         event: 'token.regenerated',
         userId: 1,
         tokenId: 7,
@@ -138,7 +138,7 @@ describe('TokenRegenerationService', () => {
         current.hash,
         expect.objectContaining({ previousValidUntil: new Date(now) }),
       );
-      expect(recordAfterCommit).toHaveBeenCalledWith(
+      expect(recordIn).toHaveBeenCalledWith(
         manager,
         person,
         expect.objectContaining({ detail: { name: 'laptop', grace_minutes: 0 } }),
@@ -152,13 +152,13 @@ describe('TokenRegenerationService', () => {
         service.regenerate(person, 7, 0, token.createdAt.getTime()),
       ).rejects.toBeInstanceOf(TokenChangedError);
       expect(replaceValue).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it('should refuse with TokenChangedError when another regeneration replaced the value first', async () => {
       replaceValue.mockResolvedValue(false);
       await expect(service.regenerate(person, 7, 5)).rejects.toBeInstanceOf(TokenChangedError);
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it('should refuse to give a revoked token a new value', async () => {

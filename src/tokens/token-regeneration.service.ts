@@ -123,7 +123,7 @@ export class TokenRegenerationService {
       };
       const replaced = await this.tokens.replaceValue(m, userId, tokenId, token.tokenHash, next);
       if (!replaced) throw new TokenChangedError();
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'token.regenerated',
         userId,
         tokenId,

@@ -36,7 +36,7 @@ describe('TokenUsageRecorder', () => {
   let afterCommit: (() => void)[] = [];
   const audit = {
     record: jest.fn<AuditLog['record']>(),
-    recordAfterCommit: jest.fn<AuditLog['recordAfterCommit']>(),
+    recordIn: jest.fn<AuditLog['recordIn']>(),
     flush: jest.fn<AuditLog['flush']>(),
   };
   const use = (overrides: Partial<TokenUse> = {}): TokenUse => ({
@@ -54,7 +54,7 @@ describe('TokenUsageRecorder', () => {
     addAddressIfNew.mockReset().mockResolvedValue(true);
     findTokenFacts.mockReset().mockResolvedValue(new Map([[1, { name: 'deploy', teamId: null }]]));
     audit.record.mockReset();
-    audit.recordAfterCommit
+    audit.recordIn
       .mockReset()
       .mockImplementation((_m, actor, entry) => afterCommit.push(() => audit.record(actor, entry)));
     audit.flush.mockReset().mockResolvedValue(undefined);
@@ -224,7 +224,7 @@ describe('TokenUsageRecorder', () => {
       }),
     );
     // In the transaction that writes the usage, for the webhook outbox to join.
-    expect(audit.recordAfterCommit).toHaveBeenCalledTimes(1);
+    expect(audit.recordIn).toHaveBeenCalledTimes(1);
   });
 
   it('should leave a new address to the flush that added it, when another instance added it first', async () => {
@@ -233,7 +233,7 @@ describe('TokenUsageRecorder', () => {
     await recorder.flush();
     expect(addAddressIfNew).toHaveBeenCalledTimes(1);
     expect(repo.saveAddresses).toHaveBeenCalledTimes(1);
-    expect(audit.recordAfterCommit).not.toHaveBeenCalled();
+    expect(audit.recordIn).not.toHaveBeenCalled();
   });
 
   it('should date a first use from an address by when it happened even when its first write failed', async () => {

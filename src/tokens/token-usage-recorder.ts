@@ -299,7 +299,7 @@ export class TokenUsageRecorder implements OnApplicationShutdown {
       const { userId, addresses: seen } = batch.get(a.tokenId)!;
       const token = facts.get(a.tokenId);
       const client = { ip: a.ip, userAgent: a.userAgent };
-      this.audit.recordAfterCommit(
+      this.audit.recordIn(
         m,
         { kind: 'token', userId, tokenId: a.tokenId, client },
         {

@@ -139,7 +139,7 @@ export class TokensInTeamService {
           detail: `"${row.name}" (${team.name})`,
         });
       }
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'token.revoked',
         userId: row.person.id,
         teamId: team.id,

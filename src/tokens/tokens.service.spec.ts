@@ -27,7 +27,7 @@ describe('TokensService token lifecycle', () => {
     insertPin,
     assertConfirmed,
     notify,
-    recordAfterCommit,
+    recordIn,
     current,
     stored,
   } = h;
@@ -141,7 +141,7 @@ describe('TokensService token lifecycle', () => {
       expect(assertConfirmed).toHaveBeenCalledWith(person);
       expect(insert).not.toHaveBeenCalled();
       expect(notify).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it('should store only the hash of the value it shows once', async () => {
@@ -165,7 +165,7 @@ describe('TokensService token lifecycle', () => {
     it('should tell the owner and record token.created in the transaction that creates it', async () => {
       await service.create(person, { name: 'ci', abilities: ['team:read'], expiresInDays: 7 });
       expect(notify).toHaveBeenCalledWith(manager, 1, 'token-created', 'ci');
-      expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
+      expect(recordIn).toHaveBeenCalledWith(manager, person, {
         event: 'token.created',
         userId: 1,
         tokenId: 12,
@@ -207,7 +207,7 @@ describe('TokensService token lifecycle', () => {
       );
       expect(insertPin).toHaveBeenCalledWith(manager, 12, 3);
       expect(notify).toHaveBeenCalledWith(manager, 40, 'token-created', 'ci');
-      expect(recordAfterCommit).toHaveBeenCalledWith(
+      expect(recordIn).toHaveBeenCalledWith(
         manager,
         person,
         expect.objectContaining({
@@ -258,7 +258,7 @@ describe('TokensService token lifecycle', () => {
         abilities: ['user:read', 'team:read'],
       });
       expect(view).toMatchObject({ id: 7, name: 'desktop', hint: `tsr_…${current.lastFour}` });
-      expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
+      expect(recordIn).toHaveBeenCalledWith(manager, person, {
         event: 'token.updated',
         userId: 1,
         tokenId: 7,
@@ -270,7 +270,7 @@ describe('TokensService token lifecycle', () => {
     it('should record no previous name when only the abilities change', async () => {
       const view = await service.update(person, 7, { name: 'laptop', abilities: ['user:read'] });
       expect(view.abilities).toEqual(['user:read']);
-      expect(recordAfterCommit).toHaveBeenCalledWith(
+      expect(recordIn).toHaveBeenCalledWith(
         manager,
         person,
         expect.objectContaining({ detail: { name: 'laptop', abilities: 'user:read' } }),
@@ -283,7 +283,7 @@ describe('TokensService token lifecycle', () => {
         service.update(person, 7, { name: 'desktop', abilities: ['user:read'] }),
       ).rejects.toBeInstanceOf(TokenRevokedError);
       expect(updateDetails).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it('should refuse, and record nothing, when the token was revoked after it was read', async () => {
@@ -291,7 +291,7 @@ describe('TokensService token lifecycle', () => {
       await expect(
         service.update(person, 7, { name: 'desktop', abilities: ['user:read'] }),
       ).rejects.toBeInstanceOf(TokenRevokedError);
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it("should answer not found for another user's token", async () => {
@@ -311,7 +311,7 @@ describe('TokensService token lifecycle', () => {
         token: { id: 7, status: 'revoked', revokedAt: new Date(now) },
       });
       expect(revokeForOwner).toHaveBeenCalledWith(manager, 1, 7, new Date(now));
-      expect(recordAfterCommit).toHaveBeenCalledWith(manager, person, {
+      expect(recordIn).toHaveBeenCalledWith(manager, person, {
         event: 'token.revoked',
         userId: 1,
         tokenId: 7,
@@ -329,7 +329,7 @@ describe('TokensService token lifecycle', () => {
       });
       expect(run).not.toHaveBeenCalled();
       expect(revokeForOwner).not.toHaveBeenCalled();
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it('should say alreadyRevoked, and record nothing, when another revocation got there first', async () => {
@@ -342,7 +342,7 @@ describe('TokensService token lifecycle', () => {
         alreadyRevoked: true,
         token: { status: 'revoked', revokedAt: first },
       });
-      expect(recordAfterCommit).not.toHaveBeenCalled();
+      expect(recordIn).not.toHaveBeenCalled();
     });
 
     it("should answer not found for another user's token", async () => {

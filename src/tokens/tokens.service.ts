@@ -160,7 +160,7 @@ export class TokensService {
       } else {
         await this.notices.send(m, userId, 'token-created', input.name);
       }
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'token.created',
         userId,
         // A service account's tokens are its team's business: in the team's audit log too.
@@ -262,7 +262,7 @@ export class TokensService {
       // Revoked since it was read: nothing changes, and nothing is recorded.
       if (!(await this.tokens.updateDetails(m, userId, tokenId, { name: details.name, abilities })))
         throw new TokenRevokedError();
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'token.updated',
         userId,
         tokenId,
@@ -291,7 +291,7 @@ export class TokensService {
     const at = this.clock.now();
     const revoked = await this.transactions.run(async (m) => {
       if (!(await this.tokens.revokeForOwner(m, userId, tokenId, at))) return false;
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'token.revoked',
         userId,
         tokenId,

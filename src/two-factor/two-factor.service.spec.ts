@@ -73,7 +73,7 @@ describe('TwoFactorService.verifySignIn', () => {
         { provide: TwoFactorLimiter, useValue: { reserve } },
         {
           provide: AuditLog,
-          useValue: { record: () => undefined, recordAfterCommit: () => undefined },
+          useValue: { record: () => undefined, recordIn: () => undefined },
         },
         { provide: EmailVerificationService, useValue: {} },
         { provide: Clock, useValue: new ManualClock(now) },

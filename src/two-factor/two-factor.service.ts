@@ -146,7 +146,7 @@ export class TwoFactorService {
         });
         await this.repository.replaceRecoveryCodes(m, accountOf(actor), codes.map(hashOf));
         await this.notices.send(m, accountOf(actor), 'two-factor-enabled');
-        this.audit.recordAfterCommit(m, actor, { event: 'account.two_factor_enabled' });
+        this.audit.recordIn(m, actor, { event: 'account.two_factor_enabled' });
       });
     } catch (error) {
       // Two confirmations at once: the primary key lets one in.
@@ -178,7 +178,7 @@ export class TwoFactorService {
         throw new RecoveryCodesChangedError();
       }
       await this.repository.replaceRecoveryCodes(m, accountOf(actor), codes.map(hashOf));
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'account.recovery_codes_regenerated',
       });
     });
@@ -190,7 +190,7 @@ export class TwoFactorService {
       if (!(await this.repository.deleteAll(m, accountOf(actor))))
         throw new TwoFactorNotEnabledError();
       await this.notices.send(m, accountOf(actor), 'two-factor-disabled');
-      this.audit.recordAfterCommit(m, actor, { event: 'account.two_factor_disabled' });
+      this.audit.recordIn(m, actor, { event: 'account.two_factor_disabled' });
     });
   }
 
@@ -202,7 +202,7 @@ export class TwoFactorService {
   async removeAll(manager: EntityManager, actor: Actor, because: string): Promise<boolean> {
     const removed = await this.repository.deleteAll(manager, accountOf(actor));
     if (removed) {
-      this.audit.recordAfterCommit(manager, actor, {
+      this.audit.recordIn(manager, actor, {
         event: 'account.two_factor_disabled',
         detail: { because },
       });

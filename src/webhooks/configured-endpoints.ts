@@ -186,7 +186,7 @@ export class ConfiguredEndpoints implements OnApplicationBootstrap {
     endpoint: WebhookEndpoint,
     detail: Record<string, string>,
   ): void {
-    this.audit.recordAfterCommit(m, Actors.system, {
+    this.audit.recordIn(m, Actors.system, {
       event,
       userId: null,
       teamId: null,

@@ -46,7 +46,7 @@ export class EndpointHealth {
     if (!(await this.repository.disable(manager, endpoint.id, reason))) return true;
     await this.repository.buryPending(manager, endpoint.id, now);
     this.logger.warn(`Disabled webhook endpoint ${endpoint.id} (${endpoint.url}): ${reason}`);
-    this.audit.recordAfterCommit(manager, Actors.system, {
+    this.audit.recordIn(manager, Actors.system, {
       event: 'webhook.disabled',
       userId: null,
       teamId: endpoint.teamId,

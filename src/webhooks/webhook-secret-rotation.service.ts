@@ -90,7 +90,7 @@ export class WebhookSecretRotationService {
     if (!(await this.repository.replaceSecret(m, endpoint.id, endpoint.secret, next))) {
       throw new WebhookSecretChangedError();
     }
-    this.audit.recordAfterCommit(m, actor, {
+    this.audit.recordIn(m, actor, {
       event: 'webhook.secret_rotated',
       teamId: endpoint.teamId,
       target: { type: 'webhook', id: endpoint.id },

@@ -170,7 +170,7 @@ export class WebhooksService {
         createdById: 'userId' in actor ? (actor.userId ?? null) : null,
         createdAt: this.clock.now(),
       });
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'webhook.created',
         teamId: team?.id ?? null,
         target: { type: 'webhook', id: inserted.id },
@@ -197,7 +197,7 @@ export class WebhooksService {
         throw new WebhookEndpointNotFoundError();
       }
       if (endpoint.teamId !== null) await this.repository.releaseEndpoint(m, endpoint.teamId);
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'webhook.deleted',
         teamId: endpoint.teamId,
         target: { type: 'webhook', id: endpoint.id },
@@ -258,7 +258,7 @@ export class WebhooksService {
         at: this.clock.now(),
         data: { team_id: endpoint.teamId, endpoint_id: endpoint.id },
       }))!;
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'webhook.test_sent',
         teamId: endpoint.teamId,
         target: { type: 'webhook', id: endpoint.id },
@@ -292,7 +292,7 @@ export class WebhooksService {
         throw new WebhookDeliveryNotFoundError();
       }
       await this.events.publish(m, 'webhooks.enqueued', {});
-      this.audit.recordAfterCommit(m, actor, {
+      this.audit.recordIn(m, actor, {
         event: 'webhook.replayed',
         teamId: endpoint.teamId,
         target: { type: 'webhook', id: endpoint.id },

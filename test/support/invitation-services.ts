@@ -210,7 +210,7 @@ export class InvitationServices {
   readonly join = jest.fn<TeamMembersService['join']>();
   readonly certifyRole = jest.fn<TeamsService['certifyRole']>();
   readonly send = jest.fn<Mailer['send']>();
-  readonly recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
+  readonly recordIn = jest.fn<AuditLog['recordIn']>();
 
   async reset(): Promise<void> {
     const store = makeStore();
@@ -228,8 +228,8 @@ export class InvitationServices {
     this.join.mockReset().mockResolvedValue();
     this.certifyRole.mockReset().mockResolvedValue();
     this.send.mockReset().mockResolvedValue();
-    this.recordAfterCommit.mockReset();
-    const { getManageableTeam, isMember, certifyRole, join, send, recordAfterCommit } = this;
+    this.recordIn.mockReset();
+    const { getManageableTeam, isMember, certifyRole, join, send, recordIn } = this;
     const moduleRef = await Test.createTestingModule({
       providers: [
         InvitationsService,
@@ -254,7 +254,7 @@ export class InvitationServices {
         },
         { provide: Mailer, useValue: { send, render: jest.fn() } },
         { provide: EmailVerificationService, useValue: this.verification },
-        { provide: AuditLog, useValue: { recordAfterCommit, record: jest.fn() } },
+        { provide: AuditLog, useValue: { recordIn, record: jest.fn() } },
         { provide: Clock, useValue: this.clock },
         {
           provide: CONFIG,

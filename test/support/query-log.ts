@@ -1,7 +1,5 @@
 import type { DataSource, Logger } from 'typeorm';
 
-const SECURITY_LOG_WRITE = /^\s*INSERT INTO [`"]audit_events[`"]/i;
-
 /** Records every query TypeORM sends, so tests can count what a request costs. */
 export class QueryLog implements Logger {
   queries: string[] = [];
@@ -21,10 +19,9 @@ export class QueryLog implements Logger {
 
   /**
    * The queries of a request that wrote in one transaction, without the transactions the work
-   * it left for afterwards ran (the security log's event, the mail sender's claims): those begin
-   * after its commit, each on a query runner of its own. The security log's events are written
-   * by the scheduler's round after the request in one statement, a transaction of its own on
-   * SQLite and a lone INSERT on MariaDB: never the request's.
+   * it left for afterwards ran (the mail sender's claims, the security log's writes of what was
+   * no change): those begin after its commit, each on a query runner of its own. A change's own
+   * security log entry is written in its transaction, and counted.
    */
   requestQueries(): string[] {
     let committed = false;
@@ -35,7 +32,7 @@ export class QueryLog implements Logger {
       if (committed && (verb.startsWith('BEGIN') || verb.startsWith('START TRANSACTION'))) {
         background.add(runner);
       }
-      const mine = !background.has(runner) && !SECURITY_LOG_WRITE.test(query);
+      const mine = !background.has(runner);
       if (verb.startsWith('COMMIT')) {
         if (mine) committed = true;
         else background.delete(runner);

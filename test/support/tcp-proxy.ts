@@ -1,5 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
+const COMMIT_QUERY = Buffer.from('\x03COMMIT', 'latin1');
+
 /** What the proxy does with connections: forward them, reset them, or swallow them. */
 export type ProxyFault = 'none' | 'reset' | 'black-hole';
 
@@ -22,11 +24,15 @@ interface Link {
  *   flows).
  * - `heal()` forwards new connections again; those black-holed stay silent, as after a network
  *   partition the client gave up on.
+ * - `loseCommitAnswer()` lets the next MySQL `COMMIT` through to the server and, once the server
+ *   answers it, resets that connection instead of passing the answer on: a change that was made,
+ *   whose client never learns it.
  */
 export class TcpProxy {
   private server?: Server;
   private readonly links = new Set<Link>();
   private fault: ProxyFault = 'none';
+  private commitAnswersToLose = 0;
   port = 0;
 
   constructor(
@@ -51,6 +57,10 @@ export class TcpProxy {
 
   heal(): void {
     this.fault = 'none';
+  }
+
+  loseCommitAnswer(): void {
+    this.commitAnswersToLose++;
   }
 
   /** Drops every open connection and refuses new ones until `restore()`. */
@@ -92,6 +102,13 @@ export class TcpProxy {
       if (!link.swallowed) client.destroy();
     });
     client.pipe(upstream).pipe(client);
+    client.on('data', (chunk: Buffer) => {
+      // A COM_QUERY packet (0x03) whose text is COMMIT: its answer is the next the server sends.
+      if (this.commitAnswersToLose === 0 || !chunk.includes(COMMIT_QUERY)) return;
+      this.commitAnswersToLose--;
+      upstream.unpipe(client);
+      upstream.once('data', () => this.reset(link));
+    });
   }
 
   /**

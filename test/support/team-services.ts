@@ -205,7 +205,7 @@ export class TeamServices {
   readonly run = jest.fn(async (work: (m: EntityManager) => Promise<unknown>) =>
     work(this.manager),
   );
-  readonly recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
+  readonly recordIn = jest.fn<AuditLog['recordIn']>();
   readonly send = jest.fn<TeamNotices['send']>();
   readonly publish = jest.fn<Events['publish']>();
   store!: Store;
@@ -220,7 +220,7 @@ export class TeamServices {
     this.teams = fakeTeamsRepository(this.store);
     this.users = fakeUsersRepository(this.store);
     this.run.mockClear();
-    this.recordAfterCommit.mockReset();
+    this.recordIn.mockReset();
     this.send.mockReset().mockResolvedValue();
     this.publish.mockReset().mockResolvedValue();
     const moduleRef = await Test.createTestingModule({
@@ -234,7 +234,7 @@ export class TeamServices {
         { provide: Transactions, useValue: { run: this.run, afterCommit: jest.fn() } },
         {
           provide: AuditLog,
-          useValue: { recordAfterCommit: this.recordAfterCommit, record: jest.fn() },
+          useValue: { recordIn: this.recordIn, record: jest.fn() },
         },
         { provide: TeamNotices, useValue: { send: this.send } },
         { provide: Events, useValue: { publish: this.publish } },
@@ -254,7 +254,7 @@ export class TeamServices {
   }
 
   auditEvents(): string[] {
-    return this.recordAfterCommit.mock.calls.map(([, , entry]) => entry.event);
+    return this.recordIn.mock.calls.map(([, , entry]) => entry.event);
   }
 
   /** A refused action: no repository write, no mail, no audit event. */
@@ -274,6 +274,6 @@ export class TeamServices {
       expect(write).not.toHaveBeenCalled();
     }
     expect(this.send).not.toHaveBeenCalled();
-    expect(this.recordAfterCommit).not.toHaveBeenCalled();
+    expect(this.recordIn).not.toHaveBeenCalled();
   }
 }

@@ -45,7 +45,7 @@ export class TokenServices {
   readonly insertPin = jest.fn<TokensRepository['insertPin']>();
   readonly assertConfirmed = jest.fn<EmailVerificationService['assertConfirmed']>();
   readonly notify = jest.fn<TokenNotices['send']>();
-  readonly recordAfterCommit = jest.fn<AuditLog['recordAfterCommit']>();
+  readonly recordIn = jest.fn<AuditLog['recordIn']>();
   readonly current = generateToken();
 
   /** Token 7 of user 1, made ten days ago to live thirty. */
@@ -74,7 +74,7 @@ export class TokenServices {
   async reset(): Promise<void> {
     const { now, clock, stored } = this;
     clock.set(now);
-    for (const mock of [this.run, this.notify, this.recordAfterCommit]) mock.mockClear();
+    for (const mock of [this.run, this.notify, this.recordIn]) mock.mockClear();
     this.updateDetails.mockReset().mockResolvedValue(true);
     this.revokeForOwner.mockReset().mockResolvedValue(true);
     this.insert.mockReset().mockImplementation(async (_m, row) => stored({ ...row, id: 12 }));
@@ -111,7 +111,7 @@ export class TokenServices {
         { provide: TokenNotices, useValue: { send: this.notify } },
         {
           provide: AuditLog,
-          useValue: { recordAfterCommit: this.recordAfterCommit, record: jest.fn() },
+          useValue: { recordIn: this.recordIn, record: jest.fn() },
         },
         { provide: Clock, useValue: clock },
         { provide: AbilityCatalog, useValue: new AbilityCatalog(BUILT_IN_ABILITIES) },
