@@ -4,6 +4,7 @@ import { AuditEventsRepository } from '../src/audit/audit-events.repository.js';
 import { AuditLog, toRow } from '../src/audit/audit-log.js';
 import { Actors } from '../src/common/actor.js';
 import { Clock } from '../src/clock/clock.js';
+import { TeamsService } from '../src/teams/teams.service.js';
 import type { Team } from '../src/teams/team.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookSender } from '../src/webhooks/webhook-sender.js';
@@ -100,6 +101,64 @@ describe('audit streams when transactions commit out of id order', () => {
         ).map((d) => d.status);
       await waitFor(async () => (await statuses()).every((s) => s === 'delivered'));
       expect(await statuses()).toEqual(['delivered', 'delivered', 'delivered']);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
+});
+
+/**
+ * Each change queues its security log entry for the audit streams that get it in its own
+ * transaction, and MySQL share-locks what that statement reads until the change commits. It
+ * reads the active audit streams only: a team's webhooks, whose rows deliveries update, and a
+ * new endpoint of the team do not wait on its changes, nor they on them.
+ */
+describe('audit streams: what a change holds while it commits', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
+      RATE_LIMIT_ENABLED: 'false',
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("should change a team while a delivery holds its webhook's row, and hold none of its webhooks itself", async () => {
+    const owner = await createUser(t.app, { name: 'Held Owner' });
+    const team = await createTeam(t.app, owner, 'Held');
+    const hooks = t.app.get(WebhooksService);
+    const { endpoint } = await hooks.create(operator, team.id, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['member.role_changed'],
+    });
+    const runner: QueryRunner = t.dataSource.createQueryRunner();
+    try {
+      // A delivery's bookkeeping under way on the team's webhook.
+      await runner.startTransaction();
+      await runner.query('SELECT id FROM webhook_endpoints WHERE id = ? FOR UPDATE', [endpoint.id]);
+      const renamed = await t.app
+        .get(TeamsService)
+        .rename(Actors.person(owner.id), team.id, { name: 'Held Renamed' });
+      expect(renamed.name).toBe('Held Renamed');
+      await runner.commitTransaction();
+
+      // A change under way (its entry queued, not committed) holds none of the team's webhooks.
+      await runner.startTransaction();
+      const [id] = await t.app
+        .get(AuditEventsRepository)
+        .insert(runner.manager, [
+          toRow(operator, { event: 'team.renamed', teamId: team.id }, t.app.get(Clock).now()),
+        ]);
+      await t.app.get(WebhooksRepository).queueStreamEntries(runner.manager, [id]);
+      const second = await hooks.create(operator, team.id, {
+        url: 'http://127.0.0.1:9/second',
+        events: ['member.role_changed'],
+      });
+      expect(second.endpoint.teamId).toBe(team.id);
     } finally {
       if (runner.isTransactionActive) await runner.rollbackTransaction();
       await runner.release();

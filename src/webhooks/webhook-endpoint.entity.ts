@@ -23,6 +23,7 @@ export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 @Entity({ name: 'webhook_endpoints' })
 @Index('UQ_webhook_endpoints_uid', ['uid'], { unique: true })
 @Index('UQ_webhook_endpoints_config_key', ['configKey'], { unique: true })
+@Index('IDX_webhook_endpoints_kind_status_team', ['kind', 'status', 'teamId'])
 export class WebhookEndpoint {
   @PrimaryGeneratedColumn({ name: 'id' })
   id!: number;

@@ -24,6 +24,7 @@ import { OneFormOfEachAddress1765612800000 } from './1765612800000-one-form-of-e
 import { MailOutboxByRecipient1765616400000 } from './1765616400000-mail-outbox-by-recipient.js';
 import { WebhookEndpointsPerTeam1765620000000 } from './1765620000000-webhook-endpoints-per-team.js';
 import { WebhookEndpointBackoff1765623600000 } from './1765623600000-webhook-endpoint-backoff.js';
+import { AuditStreamsByState1765627200000 } from './1765627200000-audit-streams-by-state.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   MailOutboxByRecipient1765616400000,
   WebhookEndpointsPerTeam1765620000000,
   WebhookEndpointBackoff1765623600000,
+  AuditStreamsByState1765627200000,
 ];
