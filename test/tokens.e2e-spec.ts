@@ -62,6 +62,34 @@ describe('personal access tokens', () => {
     expect(days).toBeLessThanOrEqual(30);
   });
 
+  it('should give back a new token as the database stores it, without reading it back', async () => {
+    const user = await createUser(t.app);
+    const other = await createUser(t.app);
+    const tokens = t.dataSource.getRepository(PersonalAccessToken);
+    const rows = [
+      { name: 'no expiry', abilities: ['team:read' as const], expiresAt: null, lifetimeDays: null },
+      {
+        name: 'Überall ✓ a month ',
+        abilities: ['user:read' as const, 'team:read' as const],
+        expiresAt: new Date(clock.nowMs() + 30 * 86_400_000 + 123),
+        lifetimeDays: 30,
+        createdById: other.id,
+      },
+    ];
+    for (const [i, row] of rows.entries()) {
+      const made = await t.app.get(Transactions).run((m) =>
+        t.app.get(TokensRepository).insert(m, {
+          userId: user.id,
+          tokenHash: createHash('sha256').update(`stored ${i}`).digest('hex'),
+          lastFour: `abc${i}`,
+          createdAt: clock.now(),
+          ...row,
+        }),
+      );
+      expect(made).toEqual(await tokens.findOneByOrFail({ id: made.id }));
+    }
+  });
+
   it('should never show the token again after creation', async () => {
     const user = await createUser(t.app);
     const { plaintext } = await createToken(t.app, user);

@@ -27,6 +27,19 @@ export type NewToken = Pick<
 > &
   Partial<Pick<PersonalAccessToken, 'createdById'>>;
 
+/** What a new token's row holds besides what it is given: the table's defaults. */
+const NEW_TOKEN_ROW = {
+  createdById: null,
+  previousTokenHash: null,
+  previousValidUntil: null,
+  previousRequests: 0,
+  previousLastUsedAt: null,
+  expiryNotices: 0,
+  lastUsedAt: null,
+  revokedAt: null,
+  regeneratedAt: null,
+} satisfies Partial<PersonalAccessToken>;
+
 /** A regenerated token's new value and what changes with it. */
 export interface NewValue {
   tokenHash: string;
@@ -471,7 +484,8 @@ export class TokensRepository {
     const id = Number(
       typeof raw === 'object' && raw !== null && 'insertId' in raw ? raw.insertId : raw,
     );
-    return await tokens.findOneByOrFail({ id });
+    // The row as stored, made from what was written and the table's defaults, not read back.
+    return tokens.create({ ...NEW_TOKEN_ROW, ...token, id });
   }
 
   /** One of the user's tokens, read through `manager` when given (inside a transaction). */
