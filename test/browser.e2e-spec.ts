@@ -427,7 +427,7 @@ describe('in a real browser', () => {
     expect(t.mail.find({ to: moved })).toEqual([]);
   });
 
-  it('should keep one header menu open at a time, close it on Escape or a click elsewhere, and keep it on a 390 px screen', async () => {
+  it('should keep one header menu open at a time, close it on Escape, a click elsewhere or the focus leaving it, and keep it on a 390 px screen', async () => {
     const page = await newPage({ width: 390, height: 844 });
     await register(page, 'Menu Person', uniqueEmail('menus'));
     await page.goto('/teams');
@@ -454,6 +454,19 @@ describe('in a real browser', () => {
     await teams.locator('summary').click();
     await page.locator('main h1').click();
     expect(await isOpen(teams)).toBe(false);
+    // Tabbing out of an open menu closes it: its panel would cover what takes the focus.
+    await account.locator('summary').focus();
+    await page.keyboard.press('Enter');
+    const items = await account.locator('a, button').count();
+    for (let i = 0; i <= items; i++) await page.keyboard.press('Tab');
+    expect(await isOpen(account)).toBe(false);
+    const covered = await page.evaluate(() => {
+      const focused = document.activeElement!;
+      const box = focused.getBoundingClientRect();
+      const top = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+      return top !== null && !focused.contains(top) && !top.contains(focused);
+    });
+    expect(covered).toBe(false);
     const overflow = await page.evaluate(
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
@@ -684,7 +697,7 @@ describe('in a real browser', () => {
     await page.screenshot({ path: join(shots, 'security-log.png'), fullPage: true });
   });
 
-  it('should keep every word of the token tables whole and their actions in reach at 1280 and 390 pixels', async () => {
+  it('should keep every word of the token tables whole and their actions in reach at 1280, 1100 and 390 pixels', async () => {
     const user = await createUser(t.app, {
       name: 'Narrow Screen',
       email: uniqueEmail('narrow'),
@@ -701,6 +714,8 @@ describe('in a real browser', () => {
     for (const [name, email] of [
       ['Augusta Ada King-Noel Lovelace', uniqueEmail('augusta.ada.king-noel.lovelace')],
       ['Charles Babbage', uniqueEmail('charles')],
+      // One run of 48 characters before the @: too long for the column, so it breaks every 16.
+      ['Ada', uniqueEmail('averyveryveryverylongemailaddressthatgoesonandon.forever')],
     ]) {
       const member = await createUser(t.app, { name, email });
       await addMember(t.app, team.id, member, 'member');
@@ -714,7 +729,9 @@ describe('in a real browser', () => {
       tokenMaxLifetimeDays: 30,
     });
 
-    for (const width of [1280, 390]) {
+    // A laptop's window a little narrower than the screen: the token table's eight columns beside
+    // the settings' sections, with no room to spare.
+    for (const width of [1280, 1100, 390]) {
       const page = await newPage({ width, height: 900 });
       await page.goto('/login');
       await page.getByLabel('Email').fill(user.email);
@@ -749,6 +766,7 @@ describe('in a real browser', () => {
         const box = (await select.boundingBox())!;
         expect(box.x + box.width).toBeLessThanOrEqual(width);
       }
+      expect(await page.evaluate(TABLES_PAST_THEIR_CARD)).toBe(0);
       // The team's inventory: people's names and addresses whole, the table inside its card.
       await page.goto(`/teams/${team.id}/tokens`);
       await page.locator('[data-team-refusal]').first().waitFor();
@@ -1099,6 +1117,36 @@ describe('in a real browser', () => {
     expect(box.y).toBeGreaterThanOrEqual(0);
     expect(box.y + box.height).toBeLessThanOrEqual(800);
     expect(await field.getAttribute('aria-describedby')).toBe('password-error');
+  });
+
+  it('should focus a group of choices sent with none chosen, each choice read with its message, on a phone', async () => {
+    const page = await newPage({ width: 390, height: 800 });
+    await register(page, 'No Ability Person', uniqueEmail('no-ability'));
+    await page.goto('/settings/api-tokens');
+    await page.locator('#token-name').fill('Chose nothing');
+    for (const box of await page.locator('input[name="abilities"]').all()) {
+      await box.setChecked(false);
+    }
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.locator('#abilities-error').waitFor();
+    const focused = await page.evaluate(() => {
+      const e = document.activeElement!;
+      return [
+        e.getAttribute('name'),
+        e.getAttribute('aria-invalid'),
+        e.getAttribute('aria-describedby'),
+      ];
+    });
+    expect(focused.slice(0, 2)).toEqual(['abilities', 'true']);
+    expect(focused[2]!.split(' ')).toContain('abilities-error');
+    const choices = page.locator('input[name="abilities"]');
+    for (const choice of await choices.all()) {
+      expect(await choice.getAttribute('aria-describedby')).toMatch(/\babilities-error\b/);
+    }
+    const box = (await choices.first().boundingBox())!;
+    expect(box.y).toBeGreaterThanOrEqual(0);
+    expect(box.y + box.height).toBeLessThanOrEqual(800);
+    expect(await axeProblems(page, 'no ability chosen')).toEqual([]);
   });
 
   it('should let a developer try the API from the docs page, with nothing loaded from elsewhere', async () => {

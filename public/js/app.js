@@ -118,11 +118,15 @@ const resume = document.querySelector('form[data-resume]');
 if (resume) resume.requestSubmit();
 
 // The header's menus (disclosures, which open by keyboard without this script): one open at a
-// time, and Escape or a click elsewhere closes them (Escape gives the focus back to the menu).
+// time, and Escape, a click elsewhere or the focus moving out of one closes them (Escape gives
+// the focus back to the menu). Left open, a menu's panel would cover what the focus moves to.
 const menus = [...document.querySelectorAll('.site-header details')];
 for (const menu of menus) {
   menu.addEventListener('toggle', () => {
     if (menu.open) for (const other of menus) if (other !== menu) other.open = false;
+  });
+  menu.addEventListener('focusout', (event) => {
+    if (menu.open && event.relatedTarget && !menu.contains(event.relatedTarget)) menu.open = false;
   });
 }
 document.addEventListener('keydown', (event) => {

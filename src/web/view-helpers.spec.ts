@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { relativeTime } from './view-helpers.js';
+import { relativeTime, VIEW_HELPERS } from './view-helpers.js';
 
 const NOW = Date.UTC(2026, 10, 24, 12, 0, 0);
 const MIN = 60_000;
@@ -19,5 +19,21 @@ describe('relativeTime', () => {
     [NOW - MIN, '1 minute ago'],
   ])('should say %s as "%s"', (at, words) => {
     expect(relativeTime(at, NOW)).toBe(words);
+  });
+});
+
+describe('breakableEmail', () => {
+  it.each([
+    ['ada.lovelace@example.com', 'ada<wbr>.lovelace@<wbr>example<wbr>.com'],
+    [
+      'averyveryveryverylongemailaddressthatgoesonandon.forever@sub.example-long-domain-name.com',
+      'averyveryveryver<wbr>ylongemailaddres<wbr>sthatgoesonandon<wbr>.forever@<wbr>sub<wbr>.example-long-dom<wbr>ain-name<wbr>.com',
+    ],
+    ['<b>"x"@example.com', '&lt;b&gt;&quot;x&quot;@<wbr>example<wbr>.com'],
+    ['no-at-sign', 'no-at-sign'],
+  ])('should let %s break only where it says', (address, html) => {
+    expect(VIEW_HELPERS.breakableEmail(address).toString()).toBe(
+      `<span class="email">${html}</span>`,
+    );
   });
 });

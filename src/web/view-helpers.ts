@@ -43,21 +43,24 @@ export const VIEW_HELPERS = {
   includes: (list: unknown, value: unknown): boolean => Array.isArray(list) && list.includes(value),
 
   /**
-   * An e-mail address that may break after its @ and before each dot, and nowhere else: for
-   * narrow table cells, where breaking anywhere would cut a word in two.
+   * An e-mail address that may break after its @, before each dot and, in a run of more than
+   * 20 characters between them, every 16: for narrow table cells, where breaking anywhere would
+   * cut a word in two, and an address with a long run would widen its table past its card.
    */
   breakableEmail(address: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
     const escape = hbs.handlebars.escapeExpression;
+    const run = (part: string) =>
+      part.length <= 20
+        ? escape(part)
+        : part
+            .match(/.{1,16}/gsu)!
+            .map(escape)
+            .join('<wbr>');
+    const parts = (text: string) => text.split('.').map(run).join('<wbr>.');
     const text = String(address ?? '');
     const at = text.lastIndexOf('@');
     const html =
-      at < 0
-        ? escape(text)
-        : `${escape(text.slice(0, at + 1))}<wbr>${text
-            .slice(at + 1)
-            .split('.')
-            .map(escape)
-            .join('<wbr>.')}`;
+      at < 0 ? escape(text) : `${parts(text.slice(0, at))}@<wbr>${parts(text.slice(at + 1))}`;
     return new hbs.handlebars.SafeString(`<span class="email">${html}</span>`);
   },
 
