@@ -6,6 +6,8 @@ import { Actors } from '../src/common/actor.js';
 import { Clock } from '../src/clock/clock.js';
 import { TeamsService } from '../src/teams/teams.service.js';
 import type { Team } from '../src/teams/team.entity.js';
+import type { User } from '../src/users/user.entity.js';
+import { AuditStreamEntry } from '../src/webhooks/audit-stream-entry.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository.js';
@@ -110,58 +112,115 @@ describe('audit streams when transactions commit out of id order', () => {
 
 /**
  * Each change queues its security log entry for the audit streams that get it in its own
- * transaction, and MySQL share-locks what that statement reads until the change commits. It
- * reads the active audit streams only: a team's webhooks, whose rows deliveries update, and a
- * new endpoint of the team do not wait on its changes, nor they on them.
+ * transaction: it reads which with a plain read, which locks nothing, and inserts the rows, whose
+ * foreign key share-locks those streams' rows until it commits. A team's webhooks, whose rows
+ * deliveries update, and new endpoints do not wait on its changes; a change that waits on one of
+ * its streams' rows (a batch being taken) holds up no other team's.
  */
 describe('audit streams: what a change holds while it commits', () => {
   let t: TestApp;
+  let owner: User;
 
   beforeAll(async () => {
     t = await createTestApp({
       WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32',
       RATE_LIMIT_ENABLED: 'false',
     });
+    owner = await createUser(t.app, { name: 'Held Owner' });
   });
   afterAll(async () => {
     await t.close();
   });
 
-  it("should change a team while a delivery holds its webhook's row, and hold none of its webhooks itself", async () => {
-    const owner = await createUser(t.app, { name: 'Held Owner' });
+  /** A transaction of the test's own, rolled back at the end unless committed. */
+  async function inTransaction(work: (runner: QueryRunner) => Promise<void>): Promise<void> {
+    const runner = t.dataSource.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      await work(runner);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }
+  const entryOf = (teamId: number) =>
+    toRow(operator, { event: 'team.renamed', teamId }, t.app.get(Clock).now());
+  const rename = (teamId: number, name: string) =>
+    t.app.get(TeamsService).rename(Actors.person(owner.id), teamId, { name });
+  const stream = async (teamId: number | null, path: string) =>
+    (
+      await t.app
+        .get(WebhooksService)
+        .createAuditStream(operator, teamId, { url: `http://127.0.0.1:9/${path}` })
+    ).endpoint;
+
+  it("should change a team while a delivery holds its webhook's row, and hold none of its endpoints itself", async () => {
     const team = await createTeam(t.app, owner, 'Held');
     const hooks = t.app.get(WebhooksService);
     const { endpoint } = await hooks.create(operator, team.id, {
       url: 'http://127.0.0.1:9/hook',
       events: ['member.role_changed'],
     });
-    const runner: QueryRunner = t.dataSource.createQueryRunner();
-    try {
+    await inTransaction(async (runner) => {
       // A delivery's bookkeeping under way on the team's webhook.
-      await runner.startTransaction();
       await runner.query('SELECT id FROM webhook_endpoints WHERE id = ? FOR UPDATE', [endpoint.id]);
-      const renamed = await t.app
-        .get(TeamsService)
-        .rename(Actors.person(owner.id), team.id, { name: 'Held Renamed' });
-      expect(renamed.name).toBe('Held Renamed');
-      await runner.commitTransaction();
-
-      // A change under way (its entry queued, not committed) holds none of the team's webhooks.
-      await runner.startTransaction();
+      expect((await rename(team.id, 'Held Renamed')).name).toBe('Held Renamed');
+    });
+    // A change under way (its entry's streams read, none found, not committed) holds none of the
+    // team's endpoints, and keeps no new one, of either kind, from being made.
+    await inTransaction(async (runner) => {
       const [id] = await t.app
         .get(AuditEventsRepository)
-        .insert(runner.manager, [
-          toRow(operator, { event: 'team.renamed', teamId: team.id }, t.app.get(Clock).now()),
-        ]);
-      await t.app.get(WebhooksRepository).queueStreamEntries(runner.manager, [id]);
+        .insert(runner.manager, [entryOf(team.id)]);
+      expect(await t.app.get(WebhooksRepository).queueStreamEntries(runner.manager, [id])).toBe(0);
       const second = await hooks.create(operator, team.id, {
         url: 'http://127.0.0.1:9/second',
         events: ['member.role_changed'],
       });
       expect(second.endpoint.teamId).toBe(team.id);
-    } finally {
-      if (runner.isTransactionActive) await runner.rollbackTransaction();
-      await runner.release();
-    }
+      expect((await stream(team.id, 'second-stream')).teamId).toBe(team.id);
+    });
+  });
+
+  it("should not hold up one team's change while another waits for its stream's row", async () => {
+    const waiting = await createTeam(t.app, owner, 'Waiting');
+    const other = await createTeam(t.app, owner, 'Going On');
+    const held = await stream(waiting.id, 'held');
+    await stream(other.id, 'free');
+    await inTransaction(async (runner) => {
+      // A batch being taken from the waiting team's stream.
+      await runner.query('SELECT id FROM webhook_endpoints WHERE id = ? FOR UPDATE', [held.id]);
+      let settled = false;
+      const first = rename(waiting.id, 'Waiting Renamed').finally(() => (settled = true));
+      // Its entry's queueing under way, waiting for the stream's row.
+      await waitFor(async () => {
+        const [{ n }] = await t.dataSource.query(
+          "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'INSERT INTO%audit_stream_entries%'",
+        );
+        return Number(n) > 0;
+      });
+      expect((await rename(other.id, 'Went On')).name).toBe('Went On');
+      expect(settled).toBe(false);
+      await runner.commitTransaction();
+      expect((await first).name).toBe('Waiting Renamed');
+    });
+  });
+
+  it('should queue nothing for a stream deleted since it read which streams get the entry, and go on', async () => {
+    const team = await createTeam(t.app, owner, 'Deleted Meanwhile');
+    const deleted = await stream(team.id, 'deleted');
+    const kept = await stream(team.id, 'kept');
+    const entries = t.dataSource.getRepository(AuditStreamEntry);
+    let id = 0;
+    await inTransaction(async (runner) => {
+      // The transaction's view is taken before the stream is deleted, and still shows it.
+      await runner.query('SELECT COUNT(*) AS n FROM webhook_endpoints');
+      await t.app.get(WebhooksService).delete(operator, team.id, deleted.id);
+      [id] = await t.app.get(AuditEventsRepository).insert(runner.manager, [entryOf(team.id)]);
+      expect(await t.app.get(WebhooksRepository).queueStreamEntries(runner.manager, [id])).toBe(1);
+      await runner.commitTransaction();
+    });
+    expect(await entries.countBy({ auditEventId: id, endpointId: kept.id })).toBe(1);
+    expect(await entries.countBy({ auditEventId: id })).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { In, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuditEvent } from '../audit/audit-event.entity.js';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { foreignKeyViolation, isUniqueViolation } from '../common/errors/database-errors.js';
 import { releaseTeamCount, reserveTeamCount } from '../teams/team-counts.js';
 import { claimDueRows, nextChanceOf, releaseRows, type Claim } from '../database/leased-rows.js';
 import { AuditStreamEntry } from './audit-stream-entry.entity.js';
@@ -274,24 +274,65 @@ export class WebhooksRepository {
 
   /**
    * Queues the log's entries `auditEventIds` for every active audit stream that gets them (the
-   * team's and the operator's): one INSERT, in the transaction that writes them to the log.
-   * Returns how many rows it queued.
+   * team's and the operator's), in the transaction that writes them to the log; returns how many
+   * rows it queued. Which streams is a plain read, which locks nothing; the rows then go in with
+   * their values, a simple insert, which on MySQL/MariaDB holds no table-wide AUTO-INC lock while
+   * it waits (an `INSERT … SELECT` held it, so one change waiting on a stream held up every
+   * other's). Their foreign key share-locks each stream's row until the change commits, so a
+   * stream is not deleted under them, and a change waits at most for a batch being taken from
+   * one of its streams. A stream deleted since the read refuses its rows and gets none.
    */
   async queueStreamEntries(manager: EntityManager, auditEventIds: number[]): Promise<number> {
     let queued = 0;
     for (let i = 0; i < auditEventIds.length; i += STREAM_QUEUE_CHUNK) {
       const ids = auditEventIds.slice(i, i + STREAM_QUEUE_CHUNK);
-      const result = await manager.queryRunner!.query(
-        `INSERT INTO audit_stream_entries (endpoint_id, audit_event_id)
-         SELECT e.id, a.id FROM audit_events a
-         INNER JOIN webhook_endpoints e ON e.kind = 'audit_stream' AND e.status = 'active'
-           AND (e.team_id IS NULL OR e.team_id = a.team_id)
-         WHERE a.id IN (${ids.map(() => '?').join(', ')})
-         ORDER BY a.id, e.id`,
-        ids,
-        true,
+      const pairs: { endpoint_id: number | string; audit_event_id: number | string }[] =
+        await manager.query(
+          `SELECT e.id AS endpoint_id, a.id AS audit_event_id FROM audit_events a
+           INNER JOIN webhook_endpoints e ON e.kind = 'audit_stream' AND e.status = 'active'
+             AND (e.team_id IS NULL OR e.team_id = a.team_id)
+           WHERE a.id IN (${ids.map(() => '?').join(', ')})
+           ORDER BY a.id, e.id`,
+          ids,
+        );
+      queued += await this.insertStreamEntries(
+        manager,
+        pairs.map((p) => ({
+          endpointId: Number(p.endpoint_id),
+          auditEventId: Number(p.audit_event_id),
+        })),
       );
-      queued += result.affected ?? 0;
+    }
+    return queued;
+  }
+
+  /** The rows, in one INSERT; when a stream was deleted meanwhile, each stream's alone. */
+  private async insertStreamEntries(
+    manager: EntityManager,
+    rows: Pick<AuditStreamEntry, 'endpointId' | 'auditEventId'>[],
+  ): Promise<number> {
+    if (rows.length === 0) return 0;
+    // A refused statement is undone alone: the transaction goes on.
+    const insert = async (some: typeof rows) => {
+      try {
+        await manager
+          .createQueryBuilder()
+          .insert()
+          .into(AuditStreamEntry)
+          .values(some)
+          .updateEntity(false)
+          .execute();
+        return some.length;
+      } catch (error) {
+        if (foreignKeyViolation(error) !== 'missing') throw error;
+        return 0;
+      }
+    };
+    const all = await insert(rows);
+    if (all > 0) return all;
+    let queued = 0;
+    for (const endpointId of new Set(rows.map((r) => r.endpointId))) {
+      queued += await insert(rows.filter((r) => r.endpointId === endpointId));
     }
     return queued;
   }

@@ -12,6 +12,7 @@ describe('cluster errors', () => {
     [1047, 'ER_UNKNOWN_COM_ERROR', 'a Galera node outside the primary component'],
     [1180, 'ER_ERROR_DURING_COMMIT', 'a Galera commit the node could not replicate'],
     [1205, 'ER_LOCK_WAIT_TIMEOUT', 'a causal read that could not catch up with the cluster'],
+    [1467, 'ER_AUTOINC_READ_FAILED', "a table's AUTO-INC lock not had within the lock wait"],
     [1290, 'ER_OPTION_PREVENTS_STATEMENT', 'a Group Replication secondary (super_read_only)'],
     [1836, 'ER_READ_ONLY_MODE', 'a read-only member'],
     [3100, 'ER_RUN_HOOK_ERROR', 'a Group Replication member that is not ONLINE'],

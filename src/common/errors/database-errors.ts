@@ -29,6 +29,8 @@ const UNAVAILABLE_CODES = new Set([
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
   'ER_LOCK_WAIT_TIMEOUT',
+  // The table's AUTO-INC lock not had within the lock wait timeout: a lock wait as the above.
+  'ER_AUTOINC_READ_FAILED',
   'ER_QUERY_TIMEOUT',
   'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
@@ -51,7 +53,6 @@ function codeOf(error: unknown): string | undefined {
   return e?.driverError?.code ?? e?.code;
 }
 
-/** A unique index refused a row; with `column`, only when the message names that column. */
 /** The server answered but refused us: no such database, wrong credentials. */
 export function isDatabaseRefusal(error: unknown): boolean {
   return ['ER_BAD_DB_ERROR', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(
@@ -59,6 +60,7 @@ export function isDatabaseRefusal(error: unknown): boolean {
   );
 }
 
+/** A unique index refused a row; with `column`, only when the message names that column. */
 export function isUniqueViolation(error: unknown, column?: string): boolean {
   if (!UNIQUE_VIOLATION_CODES.has(codeOf(error) ?? '')) return false;
   return column === undefined || String((error as Error).message).includes(column);

@@ -2,11 +2,9 @@ import { TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
  * The active audit streams that get a team's entries, by kind, state and team: every change
- * queues its security log entry for them in its own transaction (`INSERT … SELECT`), and on
- * MySQL/MariaDB that statement share-locks, until the change commits, what it reads. Read
- * through the team's index, that was every endpoint of the team, webhooks included, so a
- * delivery's bookkeeping on one of them (and a new endpoint) waited on each of the team's
- * changes under way; through this index, it is the audit streams that get the entry.
+ * reads them in its own transaction to queue its security log entry for them. Through the
+ * team's index that read went over every endpoint of the team, webhooks included; through this
+ * one it finds the audit streams alone.
  */
 export class AuditStreamsByState1765627200000 implements MigrationInterface {
   name = 'AuditStreamsByState1765627200000';
