@@ -2,6 +2,7 @@ import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/database.config.js';
 import { UpdateDatesWithMilliseconds } from './millisecond-times.js';
 import { DatabaseHealth } from './database-health.js';
+import { DatabaseLog } from './database-log.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { guardedMysql2 } from './pool-guard.js';
 
@@ -23,6 +24,7 @@ export function buildDataSourceOptions(
     migrationsTransactionMode: 'each' as const,
     synchronize: false,
     logging: false,
+    logger: new DatabaseLog(),
   };
   const target = config.target;
   if (target.type === 'sqlite') {
