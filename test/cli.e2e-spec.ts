@@ -462,6 +462,11 @@ describe('operator command line', () => {
       /Unknown option '--admin'/,
     ],
     ['a missing option', ['token:create', '--email', 'ada@example.com'], /Missing --name/],
+    [
+      'an option given twice',
+      ['token:create', '--email', 'ada@example.com', '--name', 'one', '--name', 'two'],
+      /--name was given twice/,
+    ],
     ['a bad email', ['user:create', '--name', 'X', '--email', 'not-an-email'], /valid email/],
     [
       'a duplicate email in another case',

@@ -96,8 +96,8 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       });
       expect(empty.headers.location).toBe(`/teams/${team.id}`);
       expect(await owner.client.textOf(`/teams/${team.id}`)).toContain('Give the team a name.');
-      // Letters that draw nothing are no name either.
-      for (const blank of ['\u3164', '\u2800\u2800']) {
+      // Letters that draw nothing are no name either, nor marks without a letter.
+      for (const blank of ['\u3164', '\u2800\u2800', '\u0301\u0308', 'Keep\u034fName']) {
         const res = await owner.client.submit(`/teams/${team.id}`, `/teams/${team.id}`, {
           name: blank,
         });

@@ -40,16 +40,22 @@ function usage(): string {
 
 function parse(command: Command, args: string[]): Record<string, string | undefined> {
   let values: Record<string, string | boolean | undefined>;
+  let tokens: { kind: string; name?: string }[];
   try {
-    ({ values } = parseArgs({
+    ({ values, tokens } = parseArgs({
       args,
       strict: true,
       allowPositionals: false,
+      tokens: true,
       options: Object.fromEntries(command.options.map((o) => [o, { type: 'string' as const }])),
     }));
   } catch (error) {
     throw new UsageError(`${(error as Error).message} (usage: ${command.usage})`);
   }
+  // The last of two values would win unseen: `token:revoke --id 5 --id 6` must not revoke 6.
+  const named = tokens.flatMap((t) => (t.kind === 'option' && t.name ? [t.name] : []));
+  const twice = named.find((name, i) => named.indexOf(name) !== i);
+  if (twice) throw new UsageError(`--${twice} was given twice (usage: ${command.usage})`);
   const missing = command.required.filter((name) => !values[name]);
   if (missing.length > 0) {
     const names = missing.map((m) => `--${m}`).join(', ');
