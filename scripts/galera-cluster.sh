@@ -73,7 +73,17 @@ wsrep-slave-threads=2
 EOF
 }
 
-running() { [[ -f "$(proc_file "$1")" ]] && kill -0 "$(cat "$(proc_file "$1")")" 2>/dev/null; }
+# Node N's server is running: the process its file names is alive and is that node's server
+# (a node that died leaves its number behind, which another process, the machine's own database
+# server say, may have been given since: that one must never be signalled).
+running() {
+  local file pid
+  file=$(proc_file "$1")
+  [[ -f "$file" ]] || return 1
+  pid=$(cat "$file")
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--defaults-file=$GALERA_DIR/node$1.cnf"
+}
 
 # Waits until node N says it is synced with a cluster of `size` nodes (or fails after a minute).
 wait_synced() {
