@@ -456,6 +456,7 @@ describe('operator command line', () => {
 
   it.each([
     ['an unknown command', ['frobnicate'], /Unknown command "frobnicate"/],
+    ['help for an unknown command', ['help', 'frobnicate'], /Unknown command "frobnicate"/],
     [
       'an unknown option',
       ['user:create', '--name', 'X', '--email', 'x@example.com', '--admin', 'yes'],

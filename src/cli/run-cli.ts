@@ -157,8 +157,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   if (name === 'help' || (name !== undefined && HELP.includes(name))) {
-    const asked = args[0] === undefined ? undefined : COMMANDS[args[0]];
-    io.out(asked ? commandHelp(asked, io.env) : usage());
+    if (args[0] !== undefined && !COMMANDS[args[0]]) {
+      throw new UsageError(
+        `Unknown command "${args[0]}"; "npm run cli -- help" lists the commands`,
+      );
+    }
+    io.out(args[0] === undefined ? usage() : commandHelp(COMMANDS[args[0]], io.env));
     return 0;
   }
   if (!name) throw new UsageError('No command given; "npm run cli -- help" lists the commands');

@@ -192,6 +192,23 @@ describe('parseDatabaseUrl', () => {
   it('should mask the password when a URL is shown', () => {
     expect(redactDatabaseUrl('mysql://app:secret@db/tessera')).toBe('mysql://app:***@db/tessera');
   });
+
+  it.each([
+    ['DATABASE_URL', 'mysql:/app:s3cretPW@db/tessera'],
+    ['DATABASE_URL', 'mysql:app:s3cretPW@db'],
+    ['MAIL_URL', 'smtps:/mailer:s3cretPW@smtp.example.com:465'],
+    ['REDIS_URL', 'rediss:/default:s3cretPW@127.0.0.1:6379'],
+    ['REDIS_URL', 'redis:s3cretPW@127.0.0.1:6379'],
+  ])('should not show the password of a mistyped %s (%s)', (name, value) => {
+    let message = '';
+    try {
+      loadConfig({ NODE_ENV: 'production', [name]: value });
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).toContain(name);
+    expect(message).not.toContain('s3cretPW');
+  });
 });
 
 describe('loadConfig, public URL', () => {

@@ -1,3 +1,4 @@
+import { redactUrl } from './env-reader.js';
 export type DatabaseTarget =
   | { type: 'sqlite'; database: string }
   | {
@@ -44,6 +45,4 @@ export function parseDatabaseUrl(url: string): DatabaseTarget | string {
 }
 
 /** The URL with its password masked, for log lines. */
-export function redactDatabaseUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
-}
+export const redactDatabaseUrl = redactUrl;

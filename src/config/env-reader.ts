@@ -1,4 +1,20 @@
 type Env = Record<string, string | undefined>;
+
+/**
+ * A URL with what stands before its host masked, however it is written (`scheme://user:pass@`,
+ * or mistyped `scheme:/user:pass@`, `scheme:user:pass@`): the user is kept, the password becomes
+ * `***`; without a `:` there, all of it is masked, since it may be a password alone.
+ */
+export function redactUrl(url: string): string {
+  const at = url.lastIndexOf('@');
+  if (at < 0) return url;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/*/i.exec(url)?.[0] ?? '';
+  if (scheme.length > at) return url;
+  const userinfo = url.slice(scheme.length, at);
+  const colon = userinfo.indexOf(':');
+  const shown = colon < 0 ? '***' : `${userinfo.slice(0, colon)}:***`;
+  return `${scheme}${shown}${url.slice(at)}`;
+}
 type Parsed<T> = T | { error: string };
 
 /** Reads variables one by one and collects every problem, so one boot error names them all. */

@@ -1,5 +1,5 @@
 import addressparser from 'nodemailer/lib/addressparser';
-import { EnvReader, integer, oneOf, text } from './env-reader.js';
+import { EnvReader, integer, oneOf, redactUrl, text } from './env-reader.js';
 
 export const EMAIL_VERIFICATION_MODES = ['required', 'off'] as const;
 
@@ -35,9 +35,7 @@ const smtpUrl = (raw: string): string | null | { error: string } => {
 };
 
 /** The URL with its password masked, for messages. */
-export function redactMailUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
-}
+export const redactMailUrl = redactUrl;
 
 const fromAddress = (raw: string): string | { error: string } => {
   const parsed = addressparser(raw, { flatten: true });

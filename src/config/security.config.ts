@@ -1,4 +1,4 @@
-import { boolean, EnvReader, integer, text } from './env-reader.js';
+import { boolean, EnvReader, integer, redactUrl, text } from './env-reader.js';
 import { parseTokenReportKeys, type TokenReportKey } from './token-report-keys.js';
 
 export interface RateLimitConfig {
@@ -123,7 +123,7 @@ export function readSecurityConfig(r: EnvReader): SecurityConfig {
         integer(1, 10_000_000),
       ),
       memoryMaxKeys: r.read('RATE_LIMIT_MEMORY_MAX_KEYS', '50000', integer(100, 10_000_000)),
-      redisUrl: r.read('REDIS_URL', '', redisUrl, (raw) => raw.replace(/\/\/[^@/]*@/, '//***@')),
+      redisUrl: r.read('REDIS_URL', '', redisUrl, redactUrl),
       redisPrefix: r.read('RATE_LIMIT_REDIS_PREFIX', 'tessera:rl:', text),
       redisCommandTimeoutMs: r.read('REDIS_COMMAND_TIMEOUT_MS', '500', integer(10, 60_000)),
     },
