@@ -149,9 +149,18 @@ describe('team settings: name, roles, ownership, leaving, deletion, switcher', (
       expect((await role(plain, admin, 'member')).status).toBe(403);
       const madeOwner = await role(owner, plain, 'owner');
       expect(madeOwner.status).toBe(303);
-      expect(await owner.client.textOf(`/teams/${team.id}`)).toContain(
-        'Role must be one of member, admin.',
+      const refused = (await owner.client.get(`/teams/${team.id}`)).text;
+      expect(visibleText(refused)).toContain('Role must be one of member, admin.');
+      // Under the member's own select, tied to it, not under the invitation form's.
+      expect(refused).toContain(
+        `<p class="field-error" id="role-${plain.user.id}-error">Role must be one of member, admin.</p>`,
       );
+      expect(refused).toMatch(
+        new RegExp(
+          `id="role-${plain.user.id}"[^>]*role-${plain.user.id}-error" aria-invalid="true"`,
+        ),
+      );
+      expect(refused).not.toContain('id="role-error"');
       expect(await rolesIn(t, team.id)).toEqual({
         [owner.user.id]: 'owner',
         [admin.user.id]: 'admin',

@@ -26,7 +26,7 @@ export class UsersService {
     const user = await this.getByEmail(email);
     if (isServiceAccount(user)) {
       throw new ValidationError({
-        email: `${user.email} is a service account: name it with --service-account ${user.id}.`,
+        email: `${user.email} is a service account, which acts as no person.`,
       });
     }
     return user;
