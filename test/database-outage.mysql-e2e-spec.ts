@@ -255,7 +255,8 @@ describe('database faults', () => {
 
   it('should keep a change whose commit was answered to no one together with its security log entry', async () => {
     const csrf = await person.client.csrfFrom('/settings/api-tokens');
-    proxy.loseCommitAnswer();
+    // The answer to the commit of the transaction that inserts the token, and to no other.
+    proxy.loseCommitAnswerAfter('INSERT INTO `personal_access_tokens`');
     const res = await person.client.post('/settings/api-tokens', csrf, {
       name: 'made unseen',
       abilities: 'user:read',

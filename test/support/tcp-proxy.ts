@@ -24,15 +24,17 @@ interface Link {
  *   flows).
  * - `heal()` forwards new connections again; those black-holed stay silent, as after a network
  *   partition the client gave up on.
- * - `loseCommitAnswer()` lets the next MySQL `COMMIT` through to the server and, once the server
- *   answers it, resets that connection instead of passing the answer on: a change that was made,
- *   whose client never learns it.
+ * - `loseCommitAnswerAfter(statement)` lets through the next MySQL `COMMIT` of a connection that
+ *   sent `statement` (a text in it) and, once the server answers it, resets that connection
+ *   instead of passing the answer on: a change that was made, whose client never learns it. Other
+ *   connections' commits (the app's background work) pass as usual.
  */
 export class TcpProxy {
   private server?: Server;
   private readonly links = new Set<Link>();
   private fault: ProxyFault = 'none';
-  private commitAnswersToLose = 0;
+  /** What a connection must have sent for its next COMMIT's answer to be lost. */
+  private commitFault?: Buffer;
   port = 0;
 
   constructor(
@@ -59,8 +61,8 @@ export class TcpProxy {
     this.fault = 'none';
   }
 
-  loseCommitAnswer(): void {
-    this.commitAnswersToLose++;
+  loseCommitAnswerAfter(statement: string): void {
+    this.commitFault = Buffer.from(statement, 'utf8');
   }
 
   /** Drops every open connection and refuses new ones until `restore()`. */
@@ -102,10 +104,14 @@ export class TcpProxy {
       if (!link.swallowed) client.destroy();
     });
     client.pipe(upstream).pipe(client);
+    let sentStatement = false;
     client.on('data', (chunk: Buffer) => {
+      const fault = this.commitFault;
+      if (!fault) return;
+      if (chunk.includes(fault)) sentStatement = true;
       // A COM_QUERY packet (0x03) whose text is COMMIT: its answer is the next the server sends.
-      if (this.commitAnswersToLose === 0 || !chunk.includes(COMMIT_QUERY)) return;
-      this.commitAnswersToLose--;
+      if (!sentStatement || !chunk.includes(COMMIT_QUERY)) return;
+      this.commitFault = undefined;
       upstream.unpipe(client);
       upstream.once('data', () => this.reset(link));
     });
