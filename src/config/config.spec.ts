@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig as load } from './config.js';
-import { parseDatabaseUrl, redactDatabaseUrl } from './database-url.js';
+import { parseDatabaseUrl } from './database-url.js';
+import { redactUrl } from './env-reader.js';
 
 /** Development keeps its session secret in a file: here, one of this spec's own. */
 const scratch = mkdtempSync(join(tmpdir(), 'tessera-config-'));
@@ -190,7 +191,7 @@ describe('parseDatabaseUrl', () => {
   });
 
   it('should mask the password when a URL is shown', () => {
-    expect(redactDatabaseUrl('mysql://app:secret@db/tessera')).toBe('mysql://app:***@db/tessera');
+    expect(redactUrl('mysql://app:secret@db/tessera')).toBe('mysql://app:***@db/tessera');
   });
 
   it.each([

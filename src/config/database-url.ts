@@ -1,4 +1,3 @@
-import { redactUrl } from './env-reader.js';
 export type DatabaseTarget =
   | { type: 'sqlite'; database: string }
   | {
@@ -43,6 +42,3 @@ export function parseDatabaseUrl(url: string): DatabaseTarget | string {
     database,
   };
 }
-
-/** The URL with its password masked, for log lines. */
-export const redactDatabaseUrl = redactUrl;

@@ -1,5 +1,5 @@
-import { boolean, EnvReader, integer } from './env-reader.js';
-import { parseDatabaseUrl, redactDatabaseUrl, type DatabaseTarget } from './database-url.js';
+import { boolean, EnvReader, integer, redactUrl } from './env-reader.js';
+import { parseDatabaseUrl, type DatabaseTarget } from './database-url.js';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:data/tessera.sqlite';
 
@@ -27,7 +27,7 @@ const databaseUrl = (raw: string): DatabaseTarget | { error: string } => {
 
 export function readDatabaseConfig(r: EnvReader): DatabaseConfig {
   return {
-    target: r.read('DATABASE_URL', DEFAULT_DATABASE_URL, databaseUrl, redactDatabaseUrl),
+    target: r.read('DATABASE_URL', DEFAULT_DATABASE_URL, databaseUrl, redactUrl),
     migrate: r.read('DB_MIGRATE', 'true', boolean),
     poolSize: r.read('DB_POOL_SIZE', '10', integer(1, 1000)),
     queryTimeoutMs: r.read('DB_QUERY_TIMEOUT_MS', '1500', integer(100, 600_000)),

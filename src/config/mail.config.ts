@@ -34,9 +34,6 @@ const smtpUrl = (raw: string): string | null | { error: string } => {
   return raw;
 };
 
-/** The URL with its password masked, for messages. */
-export const redactMailUrl = redactUrl;
-
 const fromAddress = (raw: string): string | { error: string } => {
   const parsed = addressparser(raw, { flatten: true });
   return parsed.length === 1 && /^[^@\s]+@[^@\s]+$/.test(parsed[0].address)
@@ -50,7 +47,7 @@ export function readMailConfig(
 ): MailConfig {
   const host = app.publicUrl ? new URL(app.publicUrl).hostname : 'localhost';
   const config: MailConfig = {
-    smtpUrl: r.read('MAIL_URL', '', smtpUrl, redactMailUrl),
+    smtpUrl: r.read('MAIL_URL', '', smtpUrl, redactUrl),
     from: r.read('MAIL_FROM', `Tessera <no-reply@${host}>`, fromAddress),
     dir: r.read('MAIL_DIR', 'data/mail', text),
     verification: r.read('EMAIL_VERIFICATION', 'required', oneOf(EMAIL_VERIFICATION_MODES)),
