@@ -677,6 +677,12 @@ describe('service accounts', () => {
     const asPerson = await cli('token:create', '--email', address, '--name', 'x');
     expect(asPerson.code).not.toBe(0);
     expect(asPerson.err.join('\n')).toContain('is a service account');
+    const passwordLink = await cli('user:password-link', '--email', address);
+    expect([passwordLink.code, passwordLink.err.at(-1)]).toEqual([
+      1,
+      `error: ${address} is a service account, which signs in with no password.`,
+    ]);
+    expect(passwordLink.out).toEqual([]);
     const both = await cli(
       'token:create',
       '--service-account',

@@ -2,6 +2,7 @@ import { asPerson, type Actor } from '../common/actor.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { ValidationError } from '../common/errors/domain.error.js';
 import { AccountLinkError } from '../one-time-links/one-time-links.errors.js';
 import { OneTimeLinks } from '../one-time-links/one-time-links.service.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
@@ -59,8 +60,12 @@ export class PasswordResetService {
   async linkFor(email: string): Promise<{ user: User; link: string; minutes: number }> {
     return this.transactions.run(async (m) => {
       const user = await this.users.findByEmail(email, m);
-      // A service account has no password to set.
-      if (!user || isServiceAccount(user)) throw new UserNotFoundError();
+      if (!user) throw new UserNotFoundError();
+      if (isServiceAccount(user)) {
+        throw new ValidationError({
+          email: `${user.email} is a service account, which signs in with no password.`,
+        });
+      }
       return { user, link: await this.issueLink(m, user), minutes: RESET_LINK_MINUTES };
     });
   }
