@@ -85,7 +85,7 @@ export class Metrics {
     transactions.onRetry((work) => retries.inc({ work }));
     this.uncountedHits = new Counter({
       name: 'tessera_rate_limit_uncounted_total',
-      help: 'Rate-limit hits that could not be counted (Redis unreachable, or a full in-process security pool), by limit and outcome: refused (503, or 429 for a full pool) or allowed (let through uncounted)',
+      help: 'Rate-limit counters a hit could not reach (Redis unreachable, or a full in-process security pool), by limit and outcome: refused (503, or 429 for a full pool) or allowed (let through uncounted). One request may miss several counters: a sign-in has three',
       labelNames: ['kind', 'outcome'],
       registers,
     });
