@@ -142,7 +142,12 @@ describe('in a real browser', () => {
     await page.getByLabel('Email').fill(uniqueEmail('nobody'));
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('alert').waitFor();
+    // The password is marked, tied to the message and focused, to be typed again.
+    await page.locator('#password-error').waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('password');
+    expect(await page.getByLabel('Password').getAttribute('aria-describedby')).toBe(
+      'password-error',
+    );
     await check('sign-in, refused');
     await page.goto('/register');
     await check('register');

@@ -247,7 +247,13 @@ describe('sign-up, sign-in and sessions', () => {
         const res = await client.login(who, password);
         expect(res.headers.location).toBe('/login');
         const page = await client.get('/login');
-        messages.push(/class="alert alert-error"[^>]*>([^<]+)</.exec(page.text)![1]);
+        // The message is the password's, which is marked and tied to it; the address is kept.
+        messages.push(/<p class="field-error" id="password-error">([^<]+)</.exec(page.text)![1]);
+        expect(page.text).toMatch(
+          /<input id="password" [^>]*aria-invalid="true" aria-describedby="password-error">/,
+        );
+        expect(page.text).not.toContain('alert-error');
+        expect(page.text).not.toMatch(/id="email"[^>]*aria-invalid/);
         expect(page.text).toContain(`value="${who}"`);
         expect((await client.get('/dashboard')).headers.location).toBe('/login');
       }

@@ -37,6 +37,8 @@ interface PageAnswer {
   nextStep?: NextStep;
   /** What the error page says first, where its status's heading would not fit. */
   heading?: string;
+  /** The form field a refused form shows the message under, when the form has it. */
+  field?: string;
 }
 
 const TO_DASHBOARD: NextStep = { href: DASHBOARD_PAGE, label: 'Go to your dashboard' };
@@ -105,7 +107,9 @@ const PAGE_ANSWERS: AnswerTable<PageAnswer> = {
   unknown_key: { status: 401 },
   invalid_signature: { status: 401 },
   malformed_report: { status: 400 },
-  invalid_credentials: { status: 422 },
+  // Under the password, which is typed again (the address is kept): that field is marked and
+  // focused. Which of the two was wrong is not said.
+  invalid_credentials: { status: 422, field: 'password' },
   // After signing in, a visitor goes on to the page they asked for: it travels in the sign-in
   // page's address, so an anonymous visit stores nothing.
   sign_in_required: {
@@ -201,8 +205,13 @@ export class PageErrors implements PageErrorAnswers {
     }
     const form = formOriginOf(request);
     if (form && request.session && (error.status === 409 || error.status === 422)) {
+      const fields =
+        error.fields ??
+        (answer?.field && form.fields.includes(answer.field)
+          ? { [answer.field]: error.message }
+          : undefined);
       flash(pageSession(request), {
-        ...(error.fields ? { fields: error.fields } : { error: error.message }),
+        ...(fields ? { fields } : { error: error.message }),
         old: keptInput(request.body, form.fields),
         form: request.path,
       });
