@@ -77,7 +77,17 @@ describe('passkeys in a real browser', () => {
     await page.waitForURL('**/dashboard');
 
     await page.goto('/settings/security');
-    await page.getByLabel('Name of the new passkey').fill('Chromium');
+    // Sent with no name, the name is marked, focused and read with the message.
+    const newName = page.getByLabel('Name of the new passkey');
+    await newName.fill('  ');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    expect(await page.getByRole('alert').textContent()).toBe('Give the passkey a name first.');
+    expect(await newName.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('passkey-name');
+    const describedBy = (await newName.getAttribute('aria-describedby'))!.split(' ');
+    expect(describedBy).toEqual(['passkey-name-hint', 'passkey-name-script-error']);
+    problems.push(...(await pageProblems(page, 'security page, a passkey with no name')));
+    await newName.fill('Chromium');
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await expect(page.getByRole('status').first().textContent()).resolves.toContain(
       'Passkey "Chromium" added',

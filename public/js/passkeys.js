@@ -13,16 +13,30 @@
     error.hidden = !message;
   };
 
+  // The name field is marked as wrong, and read with the message, while it is empty.
+  const markName = (name, error, wrong) => {
+    const described = (name.getAttribute('aria-describedby') || '')
+      .split(' ')
+      .filter((id) => id && id !== error.id);
+    if (wrong) described.push(error.id);
+    name.setAttribute('aria-describedby', described.join(' '));
+    name.setAttribute('aria-invalid', String(wrong));
+  };
+
   document.addEventListener('submit', async (event) => {
     const form = event.target.closest('form[data-passkey]');
     if (!form) return;
     event.preventDefault();
     if (form.dataset.busy) return;
     const name = form.querySelector('[name="name"]');
-    if (name && !name.value.trim()) {
-      say(form, 'Give the passkey a name first.');
-      name.focus();
-      return;
+    if (name) {
+      const unnamed = !name.value.trim();
+      markName(name, form.querySelector('[data-passkey-error]'), unnamed);
+      if (unnamed) {
+        say(form, 'Give the passkey a name first.');
+        name.focus();
+        return;
+      }
     }
     form.dataset.busy = 'true';
     say(form, '');
