@@ -139,8 +139,16 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       events: ['member.joined'],
     });
     expect(visibleText((await owner.client.get(empty.headers.location!)).text)).toContain(
-      'Give the endpoint a URL of at most 2048 characters.',
+      'Give the endpoint a URL.',
     );
+    // A URL whose address is refused is told with the missing events, not after them.
+    const refused = await owner.client.submit(list(team.id), list(team.id), {
+      url: 'https://169.254.169.254/x',
+    });
+    const told = (await owner.client.get(refused.headers.location!)).text;
+    expect(visibleText(told)).toContain('Choose at least one event.');
+    expect(visibleText(told)).toContain('The URL resolves to 169.254.169.254: a loopback, private');
+    expect(told).toMatch(/id="webhook-url"[^>]*aria-invalid="true"/);
     expect(await endpoints().countBy({ teamId: team.id })).toBe(before);
   });
 

@@ -4,7 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { Clock } from '../clock/clock.js';
 import { accountOf, type Actor } from '../common/actor.js';
-import { ValidationError } from '../common/errors/domain.error.js';
+import { checkedTogether, ValidationError } from '../common/errors/domain.error.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
@@ -126,8 +126,10 @@ export class WebhooksService {
     input: NewEndpointInput,
   ): Promise<CreatedEndpoint> {
     const { team } = await manageableBy(this.teams, actor, teamId);
-    const events = this.chosenEvents(input.events);
-    const url = await this.acceptableUrl(input.url);
+    const [events, url] = await checkedTogether(
+      () => this.chosenEvents(input.events),
+      () => this.acceptableUrl(input.url, 'endpoint'),
+    );
     return this.register(actor, team, { kind: 'events', url, events: events.join(',') });
   }
 
@@ -142,8 +144,10 @@ export class WebhooksService {
     input: NewAuditStreamInput,
   ): Promise<CreatedEndpoint> {
     const { team } = await manageableBy(this.teams, actor, teamId);
-    const url = await this.acceptableUrl(input.url);
-    const authorization = acceptableAuthorization(input.authorization);
+    const [url, authorization] = await checkedTogether(
+      () => this.acceptableUrl(input.url, 'collector'),
+      () => acceptableAuthorization(input.authorization),
+    );
     return this.register(actor, team, { kind: 'audit_stream', url, events: '', authorization });
   }
 
@@ -338,7 +342,8 @@ export class WebhooksService {
     return WEBHOOK_EVENT_TYPES.filter((e) => events.includes(e));
   }
 
-  private async acceptableUrl(raw: string): Promise<string> {
+  private async acceptableUrl(raw: string, whose: 'endpoint' | 'collector'): Promise<string> {
+    if (raw.trim() === '') throw new ValidationError({ url: `Give the ${whose} a URL.` });
     try {
       const url = this.policy.parse(raw.trim());
       // Kept as the URL parser writes it: letters outside ASCII grow to %XX each.

@@ -46,6 +46,24 @@ export class ValidationError extends DomainError {
   }
 }
 
+/**
+ * Runs every check, so that a form hears of all its mistakes at once: the fields of the
+ * ValidationErrors they throw are told together; any other error is thrown as it is.
+ */
+export async function checkedTogether<T extends unknown[]>(
+  ...checks: { [K in keyof T]: () => T[K] | Promise<T[K]> }
+): Promise<T> {
+  const results = await Promise.allSettled(checks.map(async (check) => check()));
+  const fields: Record<string, string> = {};
+  for (const result of results) {
+    if (result.status === 'fulfilled') continue;
+    if (!(result.reason instanceof ValidationError)) throw result.reason;
+    Object.assign(fields, result.reason.fields);
+  }
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields);
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as T;
+}
+
 /** A clash with what exists; `field` is the form field it is about, when there is one. */
 export class ConflictError extends DomainError {
   constructor(
