@@ -503,8 +503,10 @@ describe('in a real browser', () => {
         await page.goto(path);
         const height = await headerHeight();
         if (height > most) problems.push(`${path} at ${width} px: header ${height} px high`);
-        if ((await linesOfText(page, '.site-user button')) !== 1) {
-          problems.push(`${path} at ${width} px: Sign out on more than one line`);
+        const signOut = width === 390 ? '.header-menu-sign-out button' : '.site-user button';
+        if (width === 390) await page.locator('.account-menu summary').click();
+        if ((await linesOfText(page, signOut)) !== 1) {
+          problems.push(`${path} at ${width} px: Sign out not on one line`);
         }
         const wide = await page.evaluate(() => document.documentElement.scrollWidth);
         if (wide > width) problems.push(`${path} at ${width} px: ${wide} px wide`);
@@ -521,6 +523,45 @@ describe('in a real browser', () => {
     await page
       .getByText('Signed in as Maximilian Alexander Featherstonehaugh-Worthington')
       .waitFor();
+    // The focus goes through the header in the order it is drawn, Sign out in the menu.
+    await page.keyboard.press('Escape');
+    await page.goto('/dashboard');
+    const order: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      await page.keyboard.press('Tab');
+      order.push(await page.evaluate(() => document.activeElement!.textContent!.trim()));
+    }
+    expect(order.slice(0, 5)).toEqual([
+      'Skip to content',
+      'Tessera',
+      'Dashboard',
+      'Teams',
+      'Account Settings',
+    ]);
+    expect(order[5]).toContain('Team');
+    // Two rows: the site's links, then the two menus (centred in their rows).
+    const middles = await page.evaluate(() =>
+      ['.brand', '.site-nav', '.account-menu summary', '.team-switcher summary'].map((selector) => {
+        const box = document.querySelector(selector)!.getBoundingClientRect();
+        return Math.round(box.top + box.height / 2);
+      }),
+    );
+    expect(Math.abs(middles[1] - middles[0])).toBeLessThanOrEqual(1);
+    expect(middles[2]).toBeGreaterThan(middles[1] + 20);
+    expect(Math.abs(middles[3] - middles[2])).toBeLessThanOrEqual(1);
+    // Nothing the focus reaches later in the header is drawn on an earlier row (the menus'
+    // panels aside).
+    const rows = await page.evaluate(() =>
+      [...document.querySelectorAll('.site-header a, .site-header summary, .site-header button')]
+        .filter((e) => !e.closest('.header-menu-panel, .team-switcher-menu'))
+        .map((e) => e.getBoundingClientRect())
+        .filter((box) => box.height > 0)
+        .map((box) => Math.round(box.top + box.height / 2)),
+    );
+    expect(rows.every((middle, i) => i === 0 || middle >= rows[i - 1] - 1)).toBe(true);
+    await page.locator('.account-menu summary').click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login?signed_out=1');
     expect(problems).toEqual([]);
   });
 
