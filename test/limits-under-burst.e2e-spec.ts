@@ -235,6 +235,34 @@ describe.each([
     expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(5);
   });
 
+  it("should send exactly RATE_LIMIT_TEAM_INVITES_PER_HOUR of 30 invitations sent at once through the team's page and the API together", async () => {
+    const owner = await person();
+    const team = await createTeam(t.app, owner.user, 'Burst Both');
+    const { plaintext } = await createToken(t.app, owner.user, {
+      abilities: ['members:write'],
+      teamId: team.id,
+    });
+    const csrf = await owner.client.csrfFrom(`/teams/${team.id}`);
+    const browsers = owner.client.onEach(servers);
+    // Without the limit on the API, its half alone would invite RATE_LIMIT_API_PER_TOKEN (10).
+    const answers = await burst(30, servers, (i, server) =>
+      i % 2 === 0
+        ? browsers[i % browsers.length].post(`/teams/${team.id}/invitations`, csrf, {
+            email: uniqueEmail(`page-invitee${i}`),
+            role: 'member',
+          })
+        : request(server)
+            .post('/api/v1/team/invitations')
+            .set('Authorization', `Bearer ${plaintext}`)
+            .send({ email: uniqueEmail(`api-invitee${i}`), role: 'member' }),
+    );
+    expect(tally(answers, outcome)).toEqual({ checked: 5, refused: 25 });
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(5);
+    const refused = answers.find((a) => a.status === 429 && a.body?.error)!;
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
   it('should mail exactly RATE_LIMIT_EMAIL_CHANGE_PER_HOUR of 30 address changes asked for at once', async () => {
     const someone = await person();
     const csrf = await someone.client.csrfFrom('/settings/profile');
