@@ -120,6 +120,27 @@ describe('Idempotency-Key over time', () => {
     }
   });
 
+  it('should keep no answer for a body that was never read, so the corrected request acts under its key', async () => {
+    const email = uniqueEmail('unread');
+    const send = (type: string, body: string) =>
+      request(t.server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', auth)
+        .set('Idempotency-Key', 'unread-key')
+        .set('Content-Type', type)
+        .send(body);
+    const notJson = await send('application/json', '{"email": ');
+    expect([notJson.status, notJson.body.error.code]).toEqual([400, 'bad_request']);
+    const notOurs = await send('text/plain', JSON.stringify({ email }));
+    expect(notOurs.status).toBe(415);
+    const acted = await send('application/json', JSON.stringify({ email }));
+    expect(acted.status).toBe(201);
+    expect(acted.headers['idempotent-replayed']).toBeUndefined();
+    const replayed = await send('application/json', JSON.stringify({ email }));
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body).toEqual(acted.body);
+  });
+
   it('should replay, not refuse, the retry of a request whose key was stored before the team joined the digest', async () => {
     const email = uniqueEmail('upgrade');
     const store = t.app.get(IdempotencyStore);
