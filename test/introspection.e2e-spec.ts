@@ -330,6 +330,17 @@ describe('token introspection', () => {
       .send(`token=${plain.plaintext}`);
     contract.expectMatches('POST', '/api/v1/introspect', text);
     expect([text.status, text.body.error.code]).toEqual([415, 'unsupported_media_type']);
+    // A short form of too many fields is told as such, not as a body too large.
+    const crowded = await request(a)
+      .post('/api/v1/introspect')
+      .set('Authorization', `Bearer ${caller}`)
+      .type('form')
+      .send(Array.from({ length: 1001 }, (_, i) => `f${i}=`).join('&'));
+    contract.expectMatches('POST', '/api/v1/introspect', crowded);
+    expect([crowded.status, crowded.body.error]).toEqual([
+      413,
+      { code: 'payload_too_large', message: 'The form has more than 1000 fields.' },
+    ]);
     const noCaller = await check(a, generateToken().plaintext, { token: plain.plaintext });
     expect([noCaller.status, noCaller.body.error.code]).toEqual([401, 'invalid_token']);
     // A caller that acts in no team (its current team gone) has no team's tokens to check, and

@@ -27,10 +27,13 @@ export class UnsupportedMediaTypeError extends DomainError {
 const FORM_OR_JSON =
   'Send the body as a form ("Content-Type: application/x-www-form-urlencoded") or as JSON.';
 
+/** The most fields a form may have (the form parser's own limit). */
+const FORM_FIELDS_MAX = 1000;
+
 export class PayloadTooLargeError extends DomainError {
   readonly code = 'payload_too_large';
-  constructor() {
-    super(`The body is larger than ${BODY_LIMIT_BYTES / 1024} KB.`);
+  constructor(message = `The body is larger than ${BODY_LIMIT_BYTES / 1024} KB.`) {
+    super(message);
   }
 }
 
@@ -86,6 +89,7 @@ function readBody(formsToo: boolean): RequestHandler {
   const namesProto = new WeakSet<object>();
   const parseForm = urlencoded({
     limit: BODY_LIMIT_BYTES,
+    parameterLimit: FORM_FIELDS_MAX,
     extended: false,
     type: () => true,
     verify: (req, _res, raw) => {
@@ -111,13 +115,15 @@ function readBody(formsToo: boolean): RequestHandler {
         if (nestedDeeperThan(req.body)) return next(new BodyTooDeepError());
         return next(hasIllFormedText(req.body) ? new IllFormedTextError() : undefined);
       }
-      const status = (error as { status?: number }).status;
+      const { status, type: kind } = error as { status?: number; type?: string };
       next(
-        status === 413
-          ? new PayloadTooLargeError()
-          : status === 415
-            ? unsupported()
-            : new InvalidJsonError(),
+        kind === 'parameters.too.many'
+          ? new PayloadTooLargeError(`The form has more than ${FORM_FIELDS_MAX} fields.`)
+          : status === 413
+            ? new PayloadTooLargeError()
+            : status === 415
+              ? unsupported()
+              : new InvalidJsonError(),
       );
     });
   };
