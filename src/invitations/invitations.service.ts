@@ -129,13 +129,17 @@ export class InvitationsService {
   /** Withdraws an invitation still waiting; one answered meanwhile is said to be used. */
   async revoke(actor: Actor, teamId: number, invitationId: number): Promise<TeamInvitation> {
     const invitation = await this.ofTeam(actor, teamId, invitationId);
-    const done = await this.transactions.run((m) =>
-      this.repo(m).update(
+    const answered = await this.transactions.run(async (m) => {
+      const { affected } = await this.repo(m).update(
         { id: invitation.id, status: 'pending' },
         { status: 'revoked', respondedAt: this.clock.now() },
-      ),
-    );
-    if (!done.affected) throw new InvitationLinkError('used');
+      );
+      return affected ? null : (await this.repo(m).findOneBy({ id: invitation.id }))?.status;
+    });
+    // Answered since it was read: accepted, the link was used; withdrawn by a request racing
+    // this one (or declined), it is gone, as it is to a withdrawal sent after.
+    if (answered === 'accepted') throw new InvitationLinkError('used');
+    if (answered !== null) throw new InvitationNotFoundError();
     return invitation;
   }
 
