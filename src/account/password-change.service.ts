@@ -14,20 +14,9 @@ import { UserNotFoundError } from '../users/users.errors.js';
 import { accountOf, type Actor } from '../common/actor.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { Mailer } from '../mail/mailer.js';
-import { ValidationError } from '../common/errors/domain.error.js';
+import { checkedTogether, ValidationError } from '../common/errors/domain.error.js';
 import { validateInput } from '../common/validation/validate-input.js';
 import { NewPasswordFields } from './new-password.fields.js';
-
-/** The fields `check` refuses (none when it passes); any other error goes on. */
-async function fieldsRefused(check: () => Promise<void>): Promise<Record<string, string>> {
-  try {
-    await check();
-    return {};
-  } catch (error) {
-    if (error instanceof ValidationError) return error.fields;
-    throw error;
-  }
-}
 
 const CHANGED_MEANWHILE =
   'Your password was changed meanwhile, so that is no longer your password. Nothing was changed.';
@@ -57,20 +46,15 @@ export class PasswordChangeService {
     input: { current: string; password: string; confirmation: string },
     keepSessionId: string,
   ): Promise<string> {
-    // Every mistake at once: the current password, then the new one's rules.
-    let checkedHash = '';
-    const problems = {
-      ...(await fieldsRefused(async () => {
-        checkedHash = await this.auth.confirmPassword(actor, input.current, 'current_password');
-      })),
-      ...(await fieldsRefused(async () => {
+    // Every mistake at once: the current password, and the new one's rules.
+    const [checkedHash] = await checkedTogether(
+      () => this.auth.confirmPassword(actor, input.current, 'current_password'),
+      () =>
         validateInput(NewPasswordFields, {
           password: input.password,
           password_confirmation: input.confirmation,
-        });
-      })),
-    };
-    if (Object.keys(problems).length > 0) throw new ValidationError(problems);
+        }),
+    );
     const passwordHash = await this.passwords.hash(input.password);
     await this.transactions.run(async (m) => {
       const user = await this.users.findById(accountOf(actor), m);
