@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import request from 'supertest';
 import { In, Like } from 'typeorm';
 import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { AuditLog } from '../src/audit/audit-log.js';
 import { Actors } from '../src/common/actor.js';
+import { PasswordChangeService } from '../src/account/password-change.service.js';
+import { ProfileService } from '../src/account/profile.service.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { OneTimeLink } from '../src/one-time-links/one-time-link.entity.js';
 import { TeamsService } from '../src/teams/teams.service.js';
@@ -27,7 +29,12 @@ import { forgetPasswordConfirmation } from './support/sessions.js';
 import { retriedAfter } from './support/mail-retries.js';
 import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { turnOnTwoFactorOnPages } from './support/two-factor.js';
+import {
+  recoveryCodesOf,
+  totpCodeAt,
+  totpSecretIn,
+  turnOnTwoFactorOnPages,
+} from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
 
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
@@ -160,6 +167,94 @@ describe('account settings', () => {
       const fresh = new WebClient(t.server, t.mail);
       expect((await fresh.login(person.email, PASSWORD)).headers.location).toBe('/login');
       expect((await fresh.login(person.email, NEW_PASSWORD)).headers.location).toBe('/dashboard');
+    });
+  });
+
+  describe('one session, its requests overlapping', () => {
+    /**
+     * A rename sent now, that reads the session and then waits in the service until `finish`:
+     * it writes the session back (with its message) after whatever the test does meanwhile.
+     */
+    async function renameWaiting(person: SignedInPerson) {
+      const profiles = t.app.get(ProfileService);
+      const update = profiles.update.bind(profiles);
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const started = new Promise<void>((resolve) => {
+        jest.spyOn(profiles, 'update').mockImplementationOnce(async (...args) => {
+          resolve();
+          await released;
+          return update(...args);
+        });
+      });
+      const csrf = await person.client.csrfFrom('/settings/profile');
+      // Sent now (a request starts when it is awaited).
+      const answer = person.client
+        .post('/settings/profile', csrf, { name: 'Renamed Meanwhile', email: person.email })
+        .then((res) => res);
+      await Promise.race([started, answer]);
+      return {
+        /** Lets the rename go on (at once if it never reached the service), and its answer. */
+        finish: () => {
+          release();
+          return answer;
+        },
+      };
+    }
+
+    it('should keep the session signed in through a password change, for a page read between the change and its answer, and for a form that read the session before it', async () => {
+      const person = await signedInPerson(t);
+      const passwords = t.app.get(PasswordChangeService);
+      const change = passwords.change.bind(passwords);
+      let between: number | undefined;
+      // A page of the same session read once the change is made, before its answer.
+      jest.spyOn(passwords, 'change').mockImplementationOnce(async (...args) => {
+        const stamp = await change(...args);
+        between = (await person.client.get('/dashboard')).status;
+        return stamp;
+      });
+      const rename = await renameWaiting(person);
+      try {
+        const res = await person.client.submit('/settings/password', '/settings/password', {
+          current_password: PASSWORD,
+          password: NEW_PASSWORD,
+          password_confirmation: NEW_PASSWORD,
+        });
+        expect(`${res.status} ${res.headers.location}`).toBe('303 /settings/security');
+        expect(between).toBe(200);
+        expect(await signedIn(person.client)).toBe(true);
+        expect((await rename.finish()).status).toBe(303);
+      } finally {
+        // Never left waiting, whatever failed: the app closes once its requests have answered.
+        await rename.finish();
+        jest.restoreAllMocks();
+      }
+      expect(await signedIn(person.client)).toBe(true);
+      expect(await person.client.textOf('/settings/profile')).toContain('Renamed Meanwhile');
+      expect(await sessionsOf(person.user.id)).toHaveLength(1);
+    });
+
+    it('should keep a two-factor setup begun while a form of the same session that read it before was under way', async () => {
+      const person = await signedInPerson(t);
+      const rename = await renameWaiting(person);
+      let secret: string | undefined;
+      try {
+        secret = totpSecretIn(
+          (await person.client.submit('/settings/security', '/settings/two-factor')).text,
+        );
+        expect((await rename.finish()).status).toBe(303);
+      } finally {
+        await rename.finish();
+        jest.restoreAllMocks();
+      }
+      // The code of the secret shown turns two-factor sign-in on: the setup was not lost.
+      const done = await person.client.submit(
+        '/settings/two-factor',
+        '/settings/two-factor/confirm',
+        { code: totpCodeAt(t, secret!) },
+      );
+      expect(recoveryCodesOf(done.text)).toHaveLength(10);
+      expect(await person.client.textOf('/settings/profile')).toContain('Renamed Meanwhile');
     });
   });
 

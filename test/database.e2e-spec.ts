@@ -787,7 +787,7 @@ describe('the reads every page makes', () => {
       await ds.getRepository(Session).insert([
         { id: 's-person', userId: person.id, data: '{"userId":1}', expiresAt: later },
         { id: 's-other', userId: other.id, data: '{}', expiresAt: later },
-        { id: 's-visitor', userId: null, data: '{"x":1}', expiresAt: later },
+        { id: 's-visitor', userId: null, data: '{"x":1}', expiresAt: later, version: 3 },
         { id: 's-ended', userId: person.id, data: '{}', expiresAt: now },
       ]);
 
@@ -820,7 +820,11 @@ describe('the reads every page makes', () => {
       };
       const sessions = t.app.get(TeamsRepository);
       const read = await sessions.findLiveSession('s-person', now);
-      expect(read).toStrictEqual({ data: '{"userId":1}', person: await built(person.id) });
+      expect(read).toStrictEqual({
+        data: '{"userId":1}',
+        version: 0,
+        person: await built(person.id),
+      });
       expect(read!.person!.known.memberships.map((m) => m.team.id)).toHaveLength(5);
       expect(read!.person!.known.twoFactor).toBe(true);
       expect((await sessions.findLiveSession('s-other', now))!.person).toStrictEqual(
@@ -828,6 +832,7 @@ describe('the reads every page makes', () => {
       );
       expect(await sessions.findLiveSession('s-visitor', now)).toStrictEqual({
         data: '{"x":1}',
+        version: 3,
         person: null,
       });
       expect(await sessions.findLiveSession('s-ended', now)).toBeNull();

@@ -65,6 +65,7 @@ export class PasswordChangeService {
         throw new ValidationError({ current_password: CHANGED_MEANWHILE });
       }
       await this.sessions.deleteOthersForUser(m, user.id, keepSessionId);
+      await this.sessions.restamp(m, keepSessionId, credentialStamp(passwordHash));
       // A reset asked for before, mailed or still waiting to be, could otherwise undo the change.
       await this.mailer.withdraw(m, PASSWORD_RESET_MAIL, user.email);
       await this.links.cancel(m, user.id, 'reset_password');

@@ -9,6 +9,9 @@ export function sessionHandle(sessionId: string): string {
   return createHash('sha256').update(`tessera-session-handle:${sessionId}`).digest('base64url');
 }
 
+/** The session data's key that holds its credential stamp (`credentialStamp` below). */
+export const CREDENTIAL_STAMP_KEY = 'credentialStamp';
+
 /**
  * A short digest of the account's password hash, kept in the session at sign-in: when the
  * password changes, every session signed in under the old one no longer matches and ends, on

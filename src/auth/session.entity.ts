@@ -28,6 +28,13 @@ export class Session {
   @Column({ name: 'data', type: 'text' })
   data!: string;
 
+  /**
+   * Counted up by every write of `data`: a request whose session was written by another since
+   * it read it merges what it changed into the row as it is now.
+   */
+  @Column({ name: 'version', type: 'integer', default: 0 })
+  version!: number;
+
   @Index('IDX_sessions_expires_at')
   @Column({ name: 'expires_at', type: 'datetime', precision: 3 })
   expiresAt!: Date;

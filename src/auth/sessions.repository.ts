@@ -2,26 +2,62 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, LessThan, MoreThan, Not } from 'typeorm';
 import { Session } from './session.entity.js';
-import { sessionHandle } from './session-digests.js';
+import { CREDENTIAL_STAMP_KEY, sessionHandle } from './session-digests.js';
 import type { Actor } from '../common/actor.js';
+
+/** A session's row as a request writes it: its version is the repository's to count. */
+export type SessionRow = Omit<Session, 'createdAt' | 'user' | 'version'>;
 
 @Injectable()
 export class SessionsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** A new session's row, stored by the request that made it. */
-  async insert(manager: EntityManager, row: Omit<Session, 'createdAt' | 'user'>): Promise<void> {
-    await manager.getRepository(Session).insert(row);
+  /** A new session's row, stored by the request that made it (at version 0). */
+  async insert(manager: EntityManager, row: SessionRow): Promise<void> {
+    await manager.getRepository(Session).insert({ ...row, version: 0 });
   }
 
   /**
-   * Writes a session back, only if its row still exists: a session deleted meanwhile (signed
-   * out, revoked from the Sessions page, ended by a password change) is not brought back. Its
-   * `userId` is always the data's: a page's session is read with the person that column names.
+   * Writes a session back over the row read at `version`, only if the row still is that
+   * version: false when another write came between (or the session was deleted meanwhile:
+   * signed out, revoked from the Sessions page, ended by a password change, and not brought
+   * back). Its `userId` is always the data's: a page's session is read with the person that
+   * column names.
    */
-  async update(manager: EntityManager, row: Omit<Session, 'createdAt' | 'user'>): Promise<void> {
+  async update(manager: EntityManager, row: SessionRow, version: number): Promise<boolean> {
     const { id, ...fields } = row;
-    await manager.getRepository(Session).update({ id }, fields);
+    const result = await manager
+      .getRepository(Session)
+      .update({ id, version }, { ...fields, version: version + 1 });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** The session's data and version, its row locked until the transaction ends; null if gone. */
+  async findForUpdate(
+    manager: EntityManager,
+    id: string,
+  ): Promise<{ data: string; version: number } | null> {
+    const sqlite = manager.connection.options.type === 'better-sqlite3';
+    return manager.getRepository(Session).findOne({
+      select: { id: true, data: true, version: true },
+      where: { id },
+      // SQLite's write transactions run one at a time: the row needs no lock of its own.
+      ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+    });
+  }
+
+  /**
+   * The session stays signed in under a new password: its stamp is written in the change's own
+   * transaction, so that no request of the session reads the new password with the old stamp.
+   */
+  async restamp(manager: EntityManager, id: string, stamp: string): Promise<void> {
+    const current = await this.findForUpdate(manager, id);
+    if (!current) return;
+    const data = JSON.parse(current.data) as Record<string, unknown>;
+    data[CREDENTIAL_STAMP_KEY] = stamp;
+    await manager
+      .getRepository(Session)
+      .update({ id }, { data: JSON.stringify(data), version: current.version + 1 });
   }
 
   /** Moves the expiry forward, unless it was moved less than `slackMs` ago (saves a write per page). */

@@ -18,6 +18,13 @@ export interface SignedInPerson {
   known: PersonSnapshot;
 }
 
+/** A live browser session's data, the version of it read, and the person signed in to it. */
+export interface LiveSession {
+  data: string;
+  version: number;
+  person: SignedInPerson | null;
+}
+
 /** A member as a page of the team's members lists them. */
 export interface MemberRow {
   userId: number;
@@ -229,7 +236,7 @@ export class TeamsRepository {
   async findLiveSession(
     sessionId: string,
     now: Date,
-  ): Promise<{ data: string; person: SignedInPerson | null } | null> {
+  ): Promise<LiveSession | null> {
     const sqlite = this.dataSource.options.type === 'better-sqlite3';
     const rows: Record<string, unknown>[] = await this.manager.query(this.liveSessionSql(), [
       sessionId,
@@ -237,14 +244,16 @@ export class TeamsRepository {
     ]);
     if (rows.length === 0) return null;
     const data = String(rows[0].s_data);
+    const version = Number(rows[0].s_version);
     const user = entityOf(this.dataSource, User, rows[0], 'u');
-    if (!user) return { data, person: null };
+    if (!user) return { data, version, person: null };
     const memberships = rows.flatMap((row) => {
       const team = entityOf(this.dataSource, Team, row, 't');
       return team ? [{ team, role: row.m_role as TeamRole }] : [];
     });
     return {
       data,
+      version,
       person: {
         user,
         known: {
@@ -264,7 +273,7 @@ export class TeamsRepository {
    */
   private liveSessionSql(): string {
     return (this.liveSession ??= `
-      SELECT s.data AS s_data, ${selectColumns(this.dataSource, User, 'u')},
+      SELECT s.data AS s_data, s.version AS s_version, ${selectColumns(this.dataSource, User, 'u')},
              m.role AS m_role, ${selectColumns(this.dataSource, Team, 't')},
              CASE WHEN EXISTS (SELECT 1 FROM two_factor_credentials c WHERE c.user_id = u.id)
                   THEN 1 ELSE 0 END AS two_factor

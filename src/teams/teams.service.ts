@@ -29,7 +29,7 @@ import {
 import {
   TeamsRepository,
   type MemberRow,
-  type SignedInPerson,
+  type LiveSession,
   type TeamListing,
 } from './teams.repository.js';
 
@@ -147,7 +147,7 @@ export class TeamsService {
   findLiveSession(
     sessionId: string,
     now: Date,
-  ): Promise<{ data: string; person: SignedInPerson | null } | null> {
+  ): Promise<LiveSession | null> {
     return this.teams.findLiveSession(sessionId, now);
   }
 

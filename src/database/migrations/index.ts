@@ -25,6 +25,7 @@ import { MailOutboxByRecipient1765616400000 } from './1765616400000-mail-outbox-
 import { WebhookEndpointsPerTeam1765620000000 } from './1765620000000-webhook-endpoints-per-team.js';
 import { WebhookEndpointBackoff1765623600000 } from './1765623600000-webhook-endpoint-backoff.js';
 import { AuditStreamsByState1765627200000 } from './1765627200000-audit-streams-by-state.js';
+import { SessionVersions1765630800000 } from './1765630800000-session-versions.js';
 
 /** Every migration, oldest first. Listed by class so the build needs no file globbing. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   WebhookEndpointsPerTeam1765620000000,
   WebhookEndpointBackoff1765623600000,
   AuditStreamsByState1765627200000,
+  SessionVersions1765630800000,
 ];

@@ -14,7 +14,7 @@ import { CrossSiteRequestError } from '../../auth/auth.errors.js';
 import { fetchSiteOf } from './request-site.js';
 import { pageSession, type PageSessionData, SESSION_ACTIVITY_EVERY_MS } from './page-session.js';
 import { webCookiesFor, type WebCookies } from './web-cookies.js';
-import { SessionsRepository } from '../../auth/sessions.repository.js';
+import { SessionsRepository, type SessionRow } from '../../auth/sessions.repository.js';
 import { TeamsService } from '../../teams/teams.service.js';
 import type { SignedInPerson } from '../../teams/teams.repository.js';
 
@@ -48,6 +48,10 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   private readonly written = new WeakSet<object>();
   /** The person each session was read with, from `get` until express-session makes it the request's. */
   private readonly people = new WeakMap<object, SignedInPerson | null>();
+  /** Each session as read, from `get` until express-session makes it the request's. */
+  private readonly readAs = new WeakMap<object, StoredSession>();
+  /** Each request's session as it was read or last written, to tell what the request changed. */
+  private readonly stored = new WeakMap<Request, StoredSession>();
 
   constructor(
     private readonly sessions: SessionsRepository,
@@ -73,6 +77,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
         return callback(error);
       }
       this.people.set(data, found.person);
+      this.readAs.set(data, storedAs(data, found.version));
       callback(undefined, data);
     }, callback);
   }
@@ -87,6 +92,8 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   ): session.Session & session.SessionData {
     const made = super.createSession(req, data);
     readWith.set(made, this.people.get(data) ?? null);
+    const read = this.readAs.get(data);
+    if (read) this.stored.set(req, read);
     return made;
   }
 
@@ -102,6 +109,13 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     return id;
   }
 
+  /**
+   * Stores the request's session. A new one is inserted; one read before is written back whole
+   * when nobody wrote it since, else only what this request changed in it is merged into the
+   * row as it is now: the requests of one session (tabs, a burst) each read it, and one that
+   * ends later must not put back what it read over what another wrote meanwhile (a password
+   * change's new stamp, a two-factor setup started, a message to show).
+   */
   override set(sid: string, stored: session.SessionData, callback?: Callback): void {
     const data = stored as session.SessionData & PageSessionData;
     // express-session hands over the request's Session, which holds its request.
@@ -109,7 +123,49 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     const insert = req !== undefined && this.created.get(req) === sid;
     if (insert) this.created.delete(req);
     this.written.add(data);
-    const row = {
+    const before = req && this.stored.get(req);
+    this.store(sid, data, insert ? 'new' : before).then((written) => {
+      if (req && written) this.stored.set(req, written);
+      callback?.();
+    }, callback);
+  }
+
+  /**
+   * Each write is one statement, run alone in autocommit on MySQL/MariaDB: the session's row is
+   * locked for one round trip, not three, so a sign-out racing with a burst of the session's
+   * own requests waits behind short writes. Only a write that lost the race to another reads
+   * the row again, under its lock, to merge into it.
+   */
+  private async store(
+    sid: string,
+    data: session.SessionData & PageSessionData,
+    before: StoredSession | 'new' | undefined,
+  ): Promise<StoredSession | null> {
+    if (before === 'new') {
+      await this.transactions.runStatement((m) => this.sessions.insert(m, this.rowOf(sid, data)));
+      return storedAs(data, 0);
+    }
+    if (
+      before &&
+      (await this.transactions.runStatement((m) =>
+        this.sessions.update(m, this.rowOf(sid, data), before.version),
+      ))
+    ) {
+      return storedAs(data, before.version + 1);
+    }
+    const changes = changesOf(before, data);
+    return this.transactions.run(async (m) => {
+      const current = await this.sessions.findForUpdate(m, sid);
+      // Deleted meanwhile (signed out, revoked, ended by a password change): not brought back.
+      if (!current) return null;
+      const merged = merge(JSON.parse(current.data) as Record<string, unknown>, changes);
+      await this.sessions.update(m, this.rowOf(sid, merged), current.version);
+      return storedAs(merged, current.version + 1);
+    });
+  }
+
+  private rowOf(sid: string, data: PageSessionData & { cookie?: session.Cookie }): SessionRow {
+    return {
       id: sid,
       userId: data.userId ?? null,
       data: JSON.stringify(data),
@@ -118,12 +174,6 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
       ip: data.activity?.ip || null,
       lastActiveAt: data.activity ? new Date(data.activity.at) : null,
     };
-    // Each write is one statement, run alone in autocommit on MySQL/MariaDB: the session's row
-    // is locked for one round trip, not three, so a sign-out racing with a burst of the
-    // session's own requests waits behind short writes.
-    this.transactions
-      .runStatement((m) => (insert ? this.sessions.insert(m, row) : this.sessions.update(m, row)))
-      .then(() => callback?.(), callback);
   }
 
   override destroy(sid: string, callback?: Callback): void {
@@ -171,9 +221,44 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
    * When the session ends unless used again: its cookie's lifetime from now by the app's clock
    * (express-session dates the cookie itself by the machine's).
    */
-  private expiryOf(data: session.SessionData): Date {
+  private expiryOf(data: { cookie?: session.Cookie }): Date {
     return new Date(this.clock.nowMs() + (data.cookie?.originalMaxAge ?? 86_400_000));
   }
+}
+
+/** A session as read or last written by a request: its version, and each key's JSON. */
+interface StoredSession {
+  version: number;
+  values: Map<string, string>;
+}
+
+function storedAs(data: object, version: number): StoredSession {
+  return {
+    version,
+    values: new Map(Object.entries(data).map(([key, value]) => [key, JSON.stringify(value)])),
+  };
+}
+
+/** What a request changed in the session it read: every key, when nothing of it is known. */
+interface SessionChanges {
+  set: Record<string, unknown>;
+  removed: string[];
+}
+
+function changesOf(before: StoredSession | undefined, data: object): SessionChanges {
+  const entries = Object.entries(data);
+  if (!before) return { set: Object.fromEntries(entries), removed: [] };
+  return {
+    set: Object.fromEntries(
+      entries.filter(([key, value]) => before.values.get(key) !== JSON.stringify(value)),
+    ),
+    removed: [...before.values.keys()].filter((key) => !Object.hasOwn(data, key)),
+  };
+}
+
+function merge(current: Record<string, unknown>, changes: SessionChanges) {
+  for (const key of changes.removed) delete current[key];
+  return Object.assign(current, changes.set) as PageSessionData & { cookie?: session.Cookie };
 }
 
 /**
