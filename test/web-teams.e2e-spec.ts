@@ -157,7 +157,13 @@ describe('teams pages', () => {
     ] as const) {
       const res = await owner.client.submit(page, `${page}/invitations`, fields);
       expect(res.headers.location).toBe(page);
-      expect(visibleText((await owner.client.get(page)).text)).toContain(message);
+      const shown = (await owner.client.get(page)).text;
+      expect(visibleText(shown)).toContain(message);
+      // The field at fault is marked and read with its message.
+      const field = fields.role === 'owner' ? 'role' : 'email';
+      const control = new RegExp(`<(?:input|select) id="invite-${field}"[^>]*>`).exec(shown)![0];
+      expect(control).toContain('aria-invalid="true"');
+      expect(control).toMatch(new RegExp(`aria-describedby="[^"]*\\b${field}-error\\b`));
     }
     expect(await members(team.id)).toHaveLength(2);
     expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(0);
