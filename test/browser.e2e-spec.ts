@@ -878,7 +878,7 @@ describe('in a real browser', () => {
     ).toBe(1);
   });
 
-  it('should keep team pages within a phone screen when a name or an address is longer than its line', async () => {
+  it('should keep team pages, and their tables, within a phone or a laptop screen when a name or an address is longer than its line', async () => {
     const long = (tag: string) => `${tag}${randomBytes(4).toString('hex')}${'x'.repeat(52)}`;
     const owner = await createUser(t.app, {
       name: 'Wide Owner',
@@ -904,10 +904,20 @@ describe('in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
     const wider: Record<string, number> = {};
-    for (const path of ['/teams', `/teams/${team.id}`, `/teams/${team.id}/tokens`]) {
-      await page.goto(path);
-      const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
-      if (width > 390) wider[path] = width;
+    for (const screen of [390, 1280]) {
+      await page.setViewportSize({ width: screen, height: 900 });
+      for (const path of ['/teams', `/teams/${team.id}`, `/teams/${team.id}/tokens`]) {
+        await page.goto(path);
+        const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
+        if (width > screen) wider[`${path} at ${screen}`] = width;
+        // No table scrolls within its card either, its last columns out of sight.
+        const tables = await page.evaluate(() =>
+          [...document.querySelectorAll('.table-wrap')].map((e) => e.scrollWidth - e.clientWidth),
+        );
+        tables.forEach((over, i) => {
+          if (over > 0) wider[`${path} at ${screen}, table ${i + 1}`] = over;
+        });
+      }
     }
     expect(wider).toEqual({});
   });

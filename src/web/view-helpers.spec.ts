@@ -37,3 +37,20 @@ describe('breakableEmail', () => {
     );
   });
 });
+
+describe('breakableName', () => {
+  it.each([
+    ['Ada Lovelace', 'Ada Lovelace'],
+    [
+      'Maximilian Alexander Featherstonehaugh-Worthington',
+      'Maximilian Alexander Featherstonehaug<wbr>h-Worthington',
+    ],
+    [
+      'Wolfeschlegelsteinhausenbergerdorff <x>',
+      'Wolfeschlegelste<wbr>inhausenbergerdo<wbr>rff &lt;x&gt;',
+    ],
+    ['', ''],
+  ])('should let %s break only in a word of more than 20 characters', (name, html) => {
+    expect(VIEW_HELPERS.breakableName(name).toString()).toBe(html);
+  });
+});

@@ -34,6 +34,16 @@ export function relativeTime(at: number, now: number): string {
 const exactTime = (value: Date): string =>
   `${value.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
+/** Escaped text that may break every 16 characters when it runs over 20 without a break. */
+function breakableRun(text: string): string {
+  const escape = hbs.handlebars.escapeExpression;
+  if (text.length <= 20) return escape(text);
+  return text
+    .match(/.{1,16}/gsu)!
+    .map(escape)
+    .join('<wbr>');
+}
+
 const root = (options: HelperOptions): Root => (options.data as { root: Root }).root;
 
 /** Handlebars helpers the pages use; registered once by configureApp. */
@@ -49,19 +59,25 @@ export const VIEW_HELPERS = {
    */
   breakableEmail(address: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
     const escape = hbs.handlebars.escapeExpression;
-    const run = (part: string) =>
-      part.length <= 20
-        ? escape(part)
-        : part
-            .match(/.{1,16}/gsu)!
-            .map(escape)
-            .join('<wbr>');
-    const parts = (text: string) => text.split('.').map(run).join('<wbr>.');
+    const parts = (text: string) => text.split('.').map(breakableRun).join('<wbr>.');
     const text = String(address ?? '');
     const at = text.lastIndexOf('@');
     const html =
       at < 0 ? escape(text) : `${parts(text.slice(0, at))}@<wbr>${parts(text.slice(at + 1))}`;
     return new hbs.handlebars.SafeString(`<span class="email">${html}</span>`);
+  },
+
+  /**
+   * A person's name that may break, in a word of more than 20 characters, every 16: a name is
+   * theirs to choose, and one long word would widen a table past its card. Shorter words stay
+   * whole, as they do everywhere.
+   */
+  breakableName(name: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
+    const html = String(name ?? '')
+      .split(/(\s+)/u)
+      .map(breakableRun)
+      .join('');
+    return new hbs.handlebars.SafeString(html);
   },
 
   /** "a member", "an admin": a role (or another noun) as a sentence says it. */
