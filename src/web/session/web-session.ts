@@ -77,7 +77,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
         return callback(error);
       }
       this.people.set(data, found.person);
-      this.readAs.set(data, storedAs(data, found.version));
+      this.readAs.set(data, { version: found.version, json: found.data });
       callback(undefined, data);
     }, callback);
   }
@@ -141,26 +141,25 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     data: session.SessionData & PageSessionData,
     before: StoredSession | 'new' | undefined,
   ): Promise<StoredSession | null> {
+    const row = this.rowOf(sid, data);
     if (before === 'new') {
-      await this.transactions.runStatement((m) => this.sessions.insert(m, this.rowOf(sid, data)));
-      return storedAs(data, 0);
+      await this.transactions.runStatement((m) => this.sessions.insert(m, row));
+      return { version: 0, json: row.data };
     }
     if (
       before &&
-      (await this.transactions.runStatement((m) =>
-        this.sessions.update(m, this.rowOf(sid, data), before.version),
-      ))
+      (await this.transactions.runStatement((m) => this.sessions.update(m, row, before.version)))
     ) {
-      return storedAs(data, before.version + 1);
+      return { version: before.version + 1, json: row.data };
     }
     const changes = changesOf(before, data);
     return this.transactions.run(async (m) => {
       const current = await this.sessions.findForUpdate(m, sid);
       // Deleted meanwhile (signed out, revoked, ended by a password change): not brought back.
       if (!current) return null;
-      const merged = merge(JSON.parse(current.data) as Record<string, unknown>, changes);
-      await this.sessions.update(m, this.rowOf(sid, merged), current.version);
-      return storedAs(merged, current.version + 1);
+      const merged = this.rowOf(sid, merge(JSON.parse(current.data) as SessionJson, changes));
+      await this.sessions.update(m, merged, current.version);
+      return { version: current.version + 1, json: merged.data };
     });
   }
 
@@ -226,37 +225,34 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   }
 }
 
-/** A session as read or last written by a request: its version, and each key's JSON. */
+/** A session as read or last written by a request: its version, and its data as JSON. */
 interface StoredSession {
   version: number;
-  values: Map<string, string>;
+  json: string;
 }
 
-function storedAs(data: object, version: number): StoredSession {
-  return {
-    version,
-    values: new Map(Object.entries(data).map(([key, value]) => [key, JSON.stringify(value)])),
-  };
-}
+type SessionJson = Record<string, unknown>;
 
 /** What a request changed in the session it read: every key, when nothing of it is known. */
 interface SessionChanges {
-  set: Record<string, unknown>;
+  set: SessionJson;
   removed: string[];
 }
 
+/** Worked out only when a write lost a race: a page view that writes nothing pays nothing. */
 function changesOf(before: StoredSession | undefined, data: object): SessionChanges {
   const entries = Object.entries(data);
   if (!before) return { set: Object.fromEntries(entries), removed: [] };
+  const read = JSON.parse(before.json) as SessionJson;
   return {
     set: Object.fromEntries(
-      entries.filter(([key, value]) => before.values.get(key) !== JSON.stringify(value)),
+      entries.filter(([key, value]) => JSON.stringify(read[key]) !== JSON.stringify(value)),
     ),
-    removed: [...before.values.keys()].filter((key) => !Object.hasOwn(data, key)),
+    removed: Object.keys(read).filter((key) => !Object.hasOwn(data, key)),
   };
 }
 
-function merge(current: Record<string, unknown>, changes: SessionChanges) {
+function merge(current: SessionJson, changes: SessionChanges) {
   for (const key of changes.removed) delete current[key];
   return Object.assign(current, changes.set) as PageSessionData & { cookie?: session.Cookie };
 }
