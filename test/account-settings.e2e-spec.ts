@@ -42,6 +42,25 @@ const SAFARI_IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 const NEW_PASSWORD = 'a brand new password';
 
+/**
+ * The next call of `object[method]` waits, once it has started (`reached`), until `release`:
+ * what a request does meanwhile comes between its reading the session and its writing it.
+ */
+function pauseNextCall<T extends object>(object: T, method: keyof T & string) {
+  const methods = object as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const original = methods[method].bind(object);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const reached = new Promise<void>((resolve) => {
+    jest.spyOn(methods, method).mockImplementationOnce(async (...args: unknown[]) => {
+      resolve();
+      await released;
+      return original(...args);
+    });
+  });
+  return { reached, release };
+}
+
 describe('account settings', () => {
   let t: TestApp;
   const clock = new ManualClock();
@@ -176,17 +195,7 @@ describe('account settings', () => {
      * it writes the session back (with its message) after whatever the test does meanwhile.
      */
     async function renameWaiting(person: SignedInPerson) {
-      const profiles = t.app.get(ProfileService);
-      const update = profiles.update.bind(profiles);
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const started = new Promise<void>((resolve) => {
-        jest.spyOn(profiles, 'update').mockImplementationOnce(async (...args) => {
-          resolve();
-          await released;
-          return update(...args);
-        });
-      });
+      const { reached: started, release } = pauseNextCall(t.app.get(ProfileService), 'update');
       const csrf = await person.client.csrfFrom('/settings/profile');
       // Sent now (a request starts when it is awaited).
       const answer = person.client
@@ -255,6 +264,52 @@ describe('account settings', () => {
       );
       expect(recoveryCodesOf(done.text)).toHaveLength(10);
       expect(await person.client.textOf('/settings/profile')).toContain('Renamed Meanwhile');
+    });
+  });
+
+  describe('one session, its messages and its damaged data', () => {
+    it('should keep a message left while a page of the same session showed an older one', async () => {
+      const person = await signedInPerson(t);
+      // A message waiting: the rename's, its redirect not followed.
+      const csrf = await person.client.csrfFrom('/settings/profile');
+      const renamed = await person.client.post('/settings/profile', csrf, {
+        name: 'Renamed Once',
+        email: person.email,
+      });
+      expect(renamed.status).toBe(303);
+      // A page that takes that message, then waits while another request leaves a new one.
+      const { reached, release } = pauseNextCall(t.app.get(ProfileService), 'pendingChange');
+      const page = person.client.get('/settings/profile').then((res) => res);
+      try {
+        await Promise.race([reached, page]);
+        const made = await person.client.submit('/teams', '/teams', { name: 'Made Meanwhile' });
+        expect(made.status).toBe(303);
+        release();
+        expect(visibleText((await page).text)).toContain('Your profile has been saved.');
+      } finally {
+        release();
+        await page;
+        jest.restoreAllMocks();
+      }
+      // The team's message was left after the page read the session: it is still to be shown.
+      expect(await person.client.textOf('/dashboard')).toContain(
+        'Team "Made Meanwhile" was created',
+      );
+    });
+
+    it('should take a session whose stored data is not a JSON object for no session, not fail every page', async () => {
+      for (const damaged of ['{', 'null', '"x"', '[]']) {
+        const person = await signedInPerson(t);
+        const [row] = await sessionsOf(person.user.id);
+        await t.dataSource.getRepository(Session).update({ id: row.id }, { data: damaged });
+        const dashboard = await person.client.get('/dashboard');
+        expect([damaged, dashboard.status, dashboard.headers.location]).toEqual([
+          damaged,
+          303,
+          '/login',
+        ]);
+        expect((await person.client.get('/login')).status).toBe(200);
+      }
     });
   });
 

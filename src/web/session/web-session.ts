@@ -70,11 +70,12 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
     this.teams.findLiveSession(sid, this.clock.now()).then((found) => {
       if (!found) return callback(undefined, null);
-      let data: session.SessionData;
-      try {
-        data = JSON.parse(found.data) as session.SessionData;
-      } catch (error) {
-        return callback(error);
+      const data = parsedSession(found.data);
+      if (!data) {
+        // Only Tessera writes the row: one that is not a session's data was damaged. It is
+        // no session, rather than a failed page for as long as the cookie lives.
+        this.logger.warn('A session whose stored data is not a JSON object was ignored');
+        return callback(undefined, null);
       }
       this.people.set(data, found.person);
       this.readAs.set(data, { version: found.version, json: found.data });
@@ -114,7 +115,8 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
    * when nobody wrote it since, else only what this request changed in it is merged into the
    * row as it is now: the requests of one session (tabs, a burst) each read it, and one that
    * ends later must not put back what it read over what another wrote meanwhile (a password
-   * change's new stamp, a two-factor setup started, a message to show).
+   * change's new stamp, a two-factor setup started, a message to show). Two that change the same
+   * key (two messages) end with the later one's.
    */
   override set(sid: string, stored: session.SessionData, callback?: Callback): void {
     const data = stored as session.SessionData & PageSessionData;
@@ -157,7 +159,8 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
       const current = await this.sessions.findForUpdate(m, sid);
       // Deleted meanwhile (signed out, revoked, ended by a password change): not brought back.
       if (!current) return null;
-      const merged = this.rowOf(sid, merge(JSON.parse(current.data) as SessionJson, changes));
+      const stored = (parsedSession(current.data) ?? {}) as SessionJson;
+      const merged = this.rowOf(sid, merge(stored, changes));
       await this.sessions.update(m, merged, current.version);
       return { version: current.version + 1, json: merged.data };
     });
@@ -233,27 +236,53 @@ interface StoredSession {
 
 type SessionJson = Record<string, unknown>;
 
-/** What a request changed in the session it read: every key, when nothing of it is known. */
+/** A session's stored data, or undefined when it is not a JSON object. */
+function parsedSession(json: string): session.SessionData | undefined {
+  try {
+    const data: unknown = JSON.parse(json);
+    return typeof data === 'object' && data !== null && !Array.isArray(data)
+      ? (data as session.SessionData)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a request changed in the session it read: the keys it set, and those it removed with
+ * the value it read of each (every key set, when nothing of what it read is known).
+ */
 interface SessionChanges {
   set: SessionJson;
-  removed: string[];
+  removed: Map<string, string>;
 }
 
 /** Worked out only when a write lost a race: a page view that writes nothing pays nothing. */
 function changesOf(before: StoredSession | undefined, data: object): SessionChanges {
   const entries = Object.entries(data);
-  if (!before) return { set: Object.fromEntries(entries), removed: [] };
-  const read = JSON.parse(before.json) as SessionJson;
+  if (!before) return { set: Object.fromEntries(entries), removed: new Map() };
+  const read = parsedSession(before.json) as SessionJson | undefined;
+  if (!read) return { set: Object.fromEntries(entries), removed: new Map() };
   return {
     set: Object.fromEntries(
       entries.filter(([key, value]) => JSON.stringify(read[key]) !== JSON.stringify(value)),
     ),
-    removed: Object.keys(read).filter((key) => !Object.hasOwn(data, key)),
+    removed: new Map(
+      Object.keys(read)
+        .filter((key) => !Object.hasOwn(data, key))
+        .map((key) => [key, JSON.stringify(read[key])]),
+    ),
   };
 }
 
+/**
+ * The row's data with a request's changes: a key it removed goes only if nobody wrote it since
+ * (a page that showed a message takes it, not the one another request has left since).
+ */
 function merge(current: SessionJson, changes: SessionChanges) {
-  for (const key of changes.removed) delete current[key];
+  for (const [key, read] of changes.removed) {
+    if (JSON.stringify(current[key]) === read) delete current[key];
+  }
   return Object.assign(current, changes.set) as PageSessionData & { cookie?: session.Cookie };
 }
 
