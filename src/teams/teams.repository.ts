@@ -233,10 +233,7 @@ export class TeamsRepository {
    * request reads on arrival. `person` is null for a session nobody is signed in to, or whose
    * account is gone.
    */
-  async findLiveSession(
-    sessionId: string,
-    now: Date,
-  ): Promise<LiveSession | null> {
+  async findLiveSession(sessionId: string, now: Date): Promise<LiveSession | null> {
     const sqlite = this.dataSource.options.type === 'better-sqlite3';
     const rows: Record<string, unknown>[] = await this.manager.query(this.liveSessionSql(), [
       sessionId,

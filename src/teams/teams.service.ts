@@ -144,10 +144,7 @@ export class TeamsService {
    * two-factor state, which the page's services then take from the actor, `PersonActor.known`),
    * in one query.
    */
-  findLiveSession(
-    sessionId: string,
-    now: Date,
-  ): Promise<LiveSession | null> {
+  findLiveSession(sessionId: string, now: Date): Promise<LiveSession | null> {
     return this.teams.findLiveSession(sessionId, now);
   }
 
