@@ -243,6 +243,22 @@ describe('account settings', () => {
       expect(await sessionsOf(person.user.id)).toHaveLength(1);
     });
 
+    it('should show the messages of two forms of one session that were under way together', async () => {
+      const person = await signedInPerson(t);
+      const rename = await renameWaiting(person);
+      try {
+        const made = await person.client.submit('/teams', '/teams', { name: 'Made Together' });
+        expect(made.status).toBe(303);
+        expect((await rename.finish()).status).toBe(303);
+      } finally {
+        await rename.finish();
+        jest.restoreAllMocks();
+      }
+      const shown = await person.client.textOf('/dashboard');
+      expect(shown).toContain('Team "Made Together" was created');
+      expect(shown).toContain('Your profile has been saved.');
+    });
+
     it('should keep a two-factor setup begun while a form of the same session that read it before was under way', async () => {
       const person = await signedInPerson(t);
       const rename = await renameWaiting(person);

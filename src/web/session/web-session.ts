@@ -12,7 +12,12 @@ import { Transactions } from '../../database/transactions.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import { CrossSiteRequestError } from '../../auth/auth.errors.js';
 import { fetchSiteOf } from './request-site.js';
-import { pageSession, type PageSessionData, SESSION_ACTIVITY_EVERY_MS } from './page-session.js';
+import {
+  pageSession,
+  type Flash,
+  type PageSessionData,
+  SESSION_ACTIVITY_EVERY_MS,
+} from './page-session.js';
 import { webCookiesFor, type WebCookies } from './web-cookies.js';
 import { SessionsRepository, type SessionRow } from '../../auth/sessions.repository.js';
 import { TeamsService } from '../../teams/teams.service.js';
@@ -115,8 +120,7 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
    * when nobody wrote it since, else only what this request changed in it is merged into the
    * row as it is now: the requests of one session (tabs, a burst) each read it, and one that
    * ends later must not put back what it read over what another wrote meanwhile (a password
-   * change's new stamp, a two-factor setup started, a message to show). Two that change the same
-   * key (two messages) end with the later one's.
+   * change's new stamp, a two-factor setup started, a message to show).
    */
   override set(sid: string, stored: session.SessionData, callback?: Callback): void {
     const data = stored as session.SessionData & PageSessionData;
@@ -249,41 +253,58 @@ function parsedSession(json: string): session.SessionData | undefined {
 }
 
 /**
- * What a request changed in the session it read: the keys it set, and those it removed with
- * the value it read of each (every key set, when nothing of what it read is known).
+ * What a request changed in the session it read: the keys it set and those it removed, with
+ * the JSON it read of each (every key set, when nothing of what it read is known).
  */
 interface SessionChanges {
   set: SessionJson;
-  removed: Map<string, string>;
+  removed: string[];
+  read: Map<string, string | undefined>;
 }
 
 /** Worked out only when a write lost a race: a page view that writes nothing pays nothing. */
 function changesOf(before: StoredSession | undefined, data: object): SessionChanges {
   const entries = Object.entries(data);
-  if (!before) return { set: Object.fromEntries(entries), removed: new Map() };
-  const read = parsedSession(before.json) as SessionJson | undefined;
-  if (!read) return { set: Object.fromEntries(entries), removed: new Map() };
+  const read = before && (parsedSession(before.json) as SessionJson | undefined);
+  if (!read) return { set: Object.fromEntries(entries), removed: [], read: new Map() };
+  const set = entries.filter(([key, value]) => JSON.stringify(read[key]) !== JSON.stringify(value));
+  const removed = Object.keys(read).filter((key) => !Object.hasOwn(data, key));
   return {
-    set: Object.fromEntries(
-      entries.filter(([key, value]) => JSON.stringify(read[key]) !== JSON.stringify(value)),
-    ),
-    removed: new Map(
-      Object.keys(read)
-        .filter((key) => !Object.hasOwn(data, key))
-        .map((key) => [key, JSON.stringify(read[key])]),
+    set: Object.fromEntries(set),
+    removed,
+    read: new Map(
+      [...set.map(([key]) => key), ...removed].map((key) => [key, JSON.stringify(read[key])]),
     ),
   };
 }
 
 /**
- * The row's data with a request's changes: a key it removed goes only if nobody wrote it since
- * (a page that showed a message takes it, not the one another request has left since).
+ * The row's data with a request's changes. A key it removed goes only if nobody wrote it since
+ * (a page that showed a message takes it, not the one another request has left since); a
+ * message it left beside one another request left since is shown with it.
  */
 function merge(current: SessionJson, changes: SessionChanges) {
-  for (const [key, read] of changes.removed) {
-    if (JSON.stringify(current[key]) === read) delete current[key];
+  const since = (key: string) => JSON.stringify(current[key]) !== changes.read.get(key);
+  for (const key of changes.removed) if (!since(key)) delete current[key];
+  for (const [key, value] of Object.entries(changes.set)) {
+    const theirs = current[key];
+    current[key] =
+      key === 'flash' && theirs && value && since(key)
+        ? bothMessages(theirs as Flash, value as Flash)
+        : value;
   }
-  return Object.assign(current, changes.set) as PageSessionData & { cookie?: session.Cookie };
+  return current as PageSessionData & { cookie?: session.Cookie };
+}
+
+/** Two requests' messages for the next page: both said; a refused form's state, the later's. */
+function bothMessages(theirs: Flash, ours: Flash): Flash {
+  const both = (a?: string, b?: string) => (a && b && a !== b ? `${a} ${b}` : (b ?? a));
+  return {
+    ...theirs,
+    ...ours,
+    notice: both(theirs.notice, ours.notice),
+    error: both(theirs.error, ours.error),
+  };
 }
 
 /**
