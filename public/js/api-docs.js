@@ -18,6 +18,47 @@ window.addEventListener('load', function () {
     onComplete: function () {
       var servers = document.getElementById('servers');
       if (servers) servers.setAttribute('aria-label', 'Servers');
+      describeStructure();
+      new MutationObserver(describeStructure).observe(document.getElementById('swagger-ui'), {
+        childList: true,
+        subtree: true,
+      });
     },
   });
 });
+
+// Swagger UI heads its sections (each tag's operations, Webhooks, Schemas) h3, h2 and h4 under
+// the title's h1, and an open operation's parts (Parameters, Responses, a response's Headers)
+// h4 and h5: read as the title's sections, the sections are level 2, an operation's parts level
+// 3 and what a response shows (its headers, its body) level 4. Its own main landmark holds the
+// operations only: the title with the description, and the servers with Authorize, are named
+// regions beside it, so a screen reader's landmarks reach everything on the page.
+var HEADING_LEVELS = [
+  ['.opblock-tag', '2'],
+  ['.models > h4', '2'],
+  ['.opblock-body h4', '3'],
+  ['.opblock-body h4.headers__title', '4'],
+  ['.opblock-body h5', '4'],
+];
+var REGIONS = [
+  ['.information-container', 'About this API'],
+  ['.schemes-server-container', 'Servers and authorization'],
+];
+function describeStructure() {
+  HEADING_LEVELS.forEach(function (entry) {
+    document.querySelectorAll(entry[0]).forEach(function (heading) {
+      if (heading.getAttribute('aria-level') !== entry[1]) {
+        heading.setAttribute('role', 'heading');
+        heading.setAttribute('aria-level', entry[1]);
+      }
+    });
+  });
+  REGIONS.forEach(function (entry) {
+    document.querySelectorAll(entry[0]).forEach(function (region) {
+      if (region.getAttribute('role') !== 'region') {
+        region.setAttribute('role', 'region');
+        region.setAttribute('aria-label', entry[1]);
+      }
+    });
+  });
+}
