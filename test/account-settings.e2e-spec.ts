@@ -18,6 +18,7 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { burst } from './support/burst.js';
 import { sessionIdOf, visibleText } from './support/html.js';
+import { pauseNextCall } from './support/pause.js';
 import { startInstances, type Instances } from './support/instances.js';
 import {
   addressChangeLink,
@@ -41,25 +42,6 @@ const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 
 const SAFARI_IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 const NEW_PASSWORD = 'a brand new password';
-
-/**
- * The next call of `object[method]` waits, once it has started (`reached`), until `release`:
- * what a request does meanwhile comes between its reading the session and its writing it.
- */
-function pauseNextCall<T extends object>(object: T, method: keyof T & string) {
-  const methods = object as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  const original = methods[method].bind(object);
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const reached = new Promise<void>((resolve) => {
-    jest.spyOn(methods, method).mockImplementationOnce(async (...args: unknown[]) => {
-      resolve();
-      await released;
-      return original(...args);
-    });
-  });
-  return { reached, release };
-}
 
 describe('account settings', () => {
   let t: TestApp;
