@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { AuthService } from '../src/auth/auth.service.js';
+import { PasswordResetService } from '../src/password-reset/password-reset.service.js';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
 import { GUEST_SESSION_MS } from '../src/web/session/web-session.js';
@@ -11,7 +12,9 @@ import { IsNull, Not } from 'typeorm';
 import { createUser, uniqueEmail } from './factories/index.js';
 import { csrfTokenIn, sessionIdOf, visibleText } from './support/html.js';
 import { burst } from './support/burst.js';
+import { pauseNextCall } from './support/pause.js';
 import { PASSWORD, signedInPerson } from './support/people.js';
+import { TestSmtpServer } from './support/smtp-server.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { WebClient } from './support/web-client.js';
 
@@ -406,6 +409,59 @@ describe('sign-up, sign-in and sessions', () => {
         await proxied.close();
       }
     });
+
+    it("should send the session's cookie again only with a change of the session, its activity noted once a minute included", async () => {
+      const sessionCookieOf = (res: request.Response) =>
+        ([] as string[])
+          .concat(res.headers['set-cookie'] ?? [])
+          .find((c) => c.startsWith('tessera.sid='));
+      const client = web();
+      await client.register('Quiet Cookie', uniqueEmail());
+      // The message signing up left, shown (and so taken from the session).
+      await client.get('/dashboard');
+      // Within the minute of its last activity, a page view changes nothing: no cookie.
+      const quiet = await client.get('/dashboard');
+      expect(quiet.status).toBe(200);
+      expect(sessionCookieOf(quiet)).toBeUndefined();
+      // A minute later the view notes the activity: the session, and its cookie, are extended.
+      clock.advance(2 * MINUTE_MS);
+      const noted = await client.get('/dashboard');
+      expect(noted.status).toBe(200);
+      expect(sessionCookieOf(noted)).toMatch(/; Expires=/);
+    });
+
+    it.each([
+      ['read the session only', true],
+      ['took a message from the session', false],
+    ])(
+      "should keep a sign-in when a page of the visitor's session that %s answers after it",
+      async (_, shownBefore) => {
+        const visitor = web();
+        const email = uniqueEmail('racing');
+        await createUser(t.app, { name: 'Racing Visitor', email, password: PASSWORD });
+        // A visitor's session: the message that a reset link was sent, shown now or by the
+        // page below, which is that link's.
+        await visitor.submit('/forgot-password', '/forgot-password', { email });
+        const [mail] = await t.mail.waitForCount({ to: email }, 1);
+        const link = TestSmtpServer.linkPath(mail, '/reset-password/');
+        if (shownBefore) await visitor.get('/login');
+        // That page, held after it read the session, while the visitor signs in.
+        const { reached, release } = pauseNextCall(t.app.get(PasswordResetService), 'assertUsable');
+        const page = visitor.get(link).then((res) => res);
+        try {
+          await Promise.race([reached, page]);
+          expect((await visitor.login(email)).headers.location).toBe('/dashboard');
+          release();
+          expect((await page).status).toBe(200);
+        } finally {
+          release();
+          await page;
+          jest.restoreAllMocks();
+        }
+        // Its answer, the older session's, did not put that session's cookie back.
+        expect((await visitor.get('/dashboard')).status).toBe(200);
+      },
+    );
 
     it('should end a session when it has been idle past its expiry', async () => {
       const client = web();

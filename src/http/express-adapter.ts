@@ -31,11 +31,12 @@ export class ExpressHttpAdapter extends ExpressAdapter {
 
   /**
    * `clock`: the app's, which stamps the envelope of what node's parser refuses;
-   * `beforeRedirect`: what a redirect waits for (the page edge stores the session it changed).
+   * `beforeAnswer`: what a redirect or a rendered page waits for (the page edge stores the
+   * session it changed).
    */
   constructor(
     private readonly clock: Clock,
-    private readonly beforeRedirect: (request: Request) => Promise<void> = () => Promise.resolve(),
+    private readonly beforeAnswer: (request: Request) => Promise<void> = () => Promise.resolve(),
   ) {
     super();
   }
@@ -69,13 +70,26 @@ export class ExpressHttpAdapter extends ExpressAdapter {
   }
 
   /**
-   * A route's redirect (`@Redirect`) leaves once `beforeRedirect` is done: a browser follows it
+   * A route's redirect (`@Redirect`) leaves once `beforeAnswer` is done: a browser follows it
    * as soon as it has the headers, and the page it lands on must find the flash or the sign-in
    * in the session.
    */
   override redirect(response: Response, statusCode: number, url: string): unknown {
-    this.beforeRedirect(response.req).then(
+    this.beforeAnswer(response.req).then(
       () => super.redirect(response, statusCode, url),
+      (error: unknown) => response.req.next?.(error),
+    );
+    return response;
+  }
+
+  /**
+   * A route's page (`@Render`) is rendered once `beforeAnswer` is done, as a redirect leaves: a
+   * page never shows what its session then failed to store (a two-factor secret to scan), and
+   * the session's cookie is decided once the store has said whether the session still exists.
+   */
+  override render(response: Response, view: string, options: object): unknown {
+    this.beforeAnswer(response.req).then(
+      () => super.render(response, view, options),
       (error: unknown) => response.req.next?.(error),
     );
     return response;

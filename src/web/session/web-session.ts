@@ -132,6 +132,12 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     const before = req && this.stored.get(req);
     this.store(sid, data, insert ? 'new' : before).then((written) => {
       if (req && written) this.stored.set(req, written);
+      // Ended or replaced (signed out, signed in anew) while the request was under way: it
+      // answers with no session, so its answer does not put the ended session's cookie back
+      // over the browser's newer one (express-session sets no cookie for a request without).
+      if (req && written === null && req.session === stored) {
+        (req as { session?: unknown }).session = undefined;
+      }
       callback?.();
     }, callback);
   }
@@ -311,7 +317,8 @@ function bothMessages(theirs: Flash, ours: Flash): Flash {
  * Session, then CSRF, as one layer (the page context in web/ then reads the signed-in person):
  *
  * - **Session**: database-backed, HttpOnly, SameSite=Lax, Secure over HTTPS, idle timeout
- *   rolling; a visitor's session lives minutes (`GUEST_SESSION_MS`).
+ *   renewed with the activity noted once a minute; a visitor's session lives minutes
+ *   (`GUEST_SESSION_MS`).
  * - **CSRF**, kept nowhere on the server: a signed double-submit token (csrf-csrf). The token is
  *   an HMAC, under a key derived from SESSION_SECRET, of a random value and the signed-in
  *   session's id; it goes in an HttpOnly cookie and in the form's `_csrf`, and a POST must bring
@@ -357,7 +364,10 @@ export class WebSession implements NestMiddleware {
       genid: (req) => store.generateId(req as Request),
       resave: false,
       saveUninitialized: false,
-      rolling: true,
+      // The cookie goes out again only with a change of the session (its activity, noted once
+      // a minute, included), so the browser's expiry moves with the store's. A request under
+      // way when its session was replaced (a sign-in) or ended does not put its cookie back.
+      rolling: false,
       cookie: {
         httpOnly: true,
         sameSite: 'lax',
@@ -474,10 +484,11 @@ export function signedInPersonOf(req: Request): SignedInPerson | null {
 }
 
 /**
- * What the page's session held when the request loaded it, to tell whether the request changed
- * it: a session is written only when it changed, once, before the answer leaves.
+ * What the page's session held when the request loaded it (its id and contents), to tell whether
+ * the request changed it: a session is written only when it changed, once, before the answer
+ * leaves.
  */
-const loaded = new WeakMap<Request, string>();
+const loaded = new WeakMap<Request, { id: string; contents: string }>();
 
 /** The session's contents, its cookie aside, as express-session compares them. */
 function contentsOf(req: Request): string {
@@ -488,22 +499,26 @@ function contentsOf(req: Request): string {
 
 /** Called once the request's session is loaded (or made). */
 export function noteSessionLoaded(req: Request): void {
-  if (req.session) loaded.set(req, contentsOf(req));
+  if (req.session) loaded.set(req, { id: req.session.id, contents: contentsOf(req) });
 }
 
 /**
- * Stores the session now if the request changed it (a redirect must not reach the browser before
- * the flash or the new sign-in it carries is stored): express-session then finds it saved and
- * writes nothing more when the answer ends. A session with nothing in it is not stored.
+ * Stores the session now if the request changed it (a redirect, or a page, must not reach the
+ * browser before the flash or the new sign-in it carries is stored): express-session then finds
+ * it saved and writes nothing more when the answer ends. A new session with nothing in it is
+ * not stored; one read with a message that the page has now shown is.
  */
 export function saveSessionIfChanged(req: Request): Promise<void> {
   const session = req.session;
-  if (!session || !Object.keys(session).some((key) => key !== 'cookie')) return Promise.resolve();
-  if (loaded.get(req) === contentsOf(req)) return Promise.resolve();
+  const before = loaded.get(req);
+  if (!session) return Promise.resolve();
+  const empty = !Object.keys(session).some((key) => key !== 'cookie');
+  if (empty && session.id !== before?.id) return Promise.resolve();
+  if (before?.id === session.id && before.contents === contentsOf(req)) return Promise.resolve();
   return new Promise((resolve, reject) =>
     session.save((error?: unknown) => {
       if (error) return reject(error instanceof Error ? error : new Error(String(error)));
-      loaded.set(req, contentsOf(req));
+      if (req.session) loaded.set(req, { id: req.session.id, contents: contentsOf(req) });
       resolve();
     }),
   );
