@@ -60,6 +60,26 @@ describe("a team's webhooks, in a real browser", () => {
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.waitForURL(`**/teams/${team.id}/webhooks`);
     problems.push(...(await pageProblems(page, 'webhooks, none yet')));
+    // The URL fields are drawn as every other text field: full width, the page's type size.
+    const drawn = (selector: string) =>
+      page
+        .locator(selector)
+        .evaluate((input) => [
+          getComputedStyle(input).fontSize,
+          input.getBoundingClientRect().height,
+        ]);
+    expect(await drawn('#webhook-url')).toEqual(await drawn('#stream-authorization'));
+    expect(await drawn('#stream-url')).toEqual(await drawn('#stream-authorization'));
+    // An event's description reads its names as code, not as backticks.
+    const revoked = page.locator('.check-row', { hasText: 'token.revoked' }).locator('.hint');
+    expect(await revoked.innerText()).not.toContain('`');
+    expect(await revoked.locator('code').allInnerTexts()).toEqual([
+      'reason',
+      'person',
+      'team_admin',
+      'leak_report',
+      'expiry',
+    ]);
 
     await page.getByLabel('URL').fill(receiver.url);
     await page.getByLabel('member.joined').check();

@@ -54,3 +54,17 @@ describe('breakableName', () => {
     expect(VIEW_HELPERS.breakableName(name).toString()).toBe(html);
   });
 });
+
+describe('withCode', () => {
+  it.each([
+    [
+      'A token was revoked; `reason` says why: `person` or `expiry`.',
+      'A token was revoked; <code>reason</code> says why: <code>person</code> or <code>expiry</code>.',
+    ],
+    ['No code at all.', 'No code at all.'],
+    ['`<b>` & <i>', '<code>&lt;b&gt;</code> &amp; &lt;i&gt;'],
+    ['An odd ` backtick', 'An odd &#x60; backtick'],
+  ])('should show %s with its backticks as code, and escape the rest', (text, html) => {
+    expect(VIEW_HELPERS.withCode(text).toString()).toBe(html);
+  });
+});

@@ -80,6 +80,19 @@ export const VIEW_HELPERS = {
     return new hbs.handlebars.SafeString(html);
   },
 
+  /**
+   * A description written for the API's docs, where `code` is in backticks: on a page the
+   * backticks become code spans, and everything else stays text.
+   */
+  withCode(text: unknown): InstanceType<typeof hbs.handlebars.SafeString> {
+    const escape = hbs.handlebars.escapeExpression;
+    const html = String(text ?? '')
+      .split(/`([^`]+)`/u)
+      .map((part, i) => (i % 2 === 1 ? `<code>${escape(part)}</code>` : escape(part)))
+      .join('');
+    return new hbs.handlebars.SafeString(html);
+  },
+
   /** "a member", "an admin": a role (or another noun) as a sentence says it. */
   withArticle: (noun: unknown): string => withArticle(String(noun)),
 
