@@ -276,7 +276,12 @@ describe('service accounts', () => {
       expires_in_days: '90',
     });
     expect([tooLong.res.status, tooLong.res.headers.location]).toEqual([303, page]);
-    expect(await owner.client.textOf(page)).toContain('Acme allows tokens of at most 30 days.');
+    const refusedPage = (await owner.client.get(page)).text;
+    expect(visibleText(refusedPage)).toContain('Acme allows tokens of at most 30 days.');
+    // The expiry's select is marked and read with the message.
+    expect(/<select id="expires"[^>]*>/.exec(refusedPage)![0]).toMatch(
+      /aria-describedby="expires-hint expires_in_days-error" aria-invalid="true"/,
+    );
     const notAllowed = await pages.token(owner, team.id, accountId, { abilities: 'user:read' });
     expect(notAllowed.res.status).toBe(303);
     expect(await owner.client.textOf(page)).toContain('Acme does not allow tokens "user:read".');

@@ -627,29 +627,39 @@ describe('token expiry on the create form', () => {
       `<option value="${tight.id}" data-max-days="7" data-last-date="${day(7)}" data-default-expiry="7"`,
     );
 
-    const refusals: [Record<string, string>, string][] = [
-      [{ expires_in_days: '90' }, 'Capped Co allows tokens of at most 30 days.'],
+    // Each refusal, and the field it marks (the expiry's select, or the date typed).
+    const refusals: [Record<string, string>, string, string][] = [
+      [{ expires_in_days: '90' }, 'Capped Co allows tokens of at most 30 days.', 'expires'],
       [
         { expires_in_days: 'none' },
         'Capped Co allows tokens of at most 30 days: choose an expiry.',
+        'expires',
       ],
       [
         { expires_in_days: 'custom', expires_at: day(31) },
         `Capped Co allows tokens of at most 30 days: choose ${day(30)} at the latest.`,
+        'expires-at',
       ],
       [
         { team: String(tight.id), expires_in_days: '30' },
         'Tight Co allows tokens of at most 7 days.',
+        'expires',
       ],
     ];
-    for (const [fields, message] of refusals) {
+    for (const [fields, message, field] of refusals) {
       const res = await person.client.submit(LIST, LIST, {
         name: 'Too long',
         abilities: 'user:read',
         ...fields,
       });
       expect(res.headers.location).toBe(LIST);
-      expect(visibleText((await person.client.get(LIST)).text)).toContain(message);
+      const again = (await person.client.get(LIST)).text;
+      expect(visibleText(again)).toContain(message);
+      // The field is marked and read with its message.
+      const marked = new RegExp(`<(?:select|input) id="${field}"[^>]*>`).exec(again)![0];
+      expect(marked).toContain('aria-invalid="true"');
+      const error = /<p class="field-error" id="([^"]+)">/.exec(again)![1];
+      expect(marked).toMatch(new RegExp(`aria-describedby="[^"]*\\b${error}\\b`));
     }
     const repo = t.dataSource.getRepository(PersonalAccessToken);
     expect(await repo.countBy({ userId: person.user.id })).toBe(0);
