@@ -238,6 +238,39 @@ describe('sign-up, sign-in and sessions', () => {
   });
 
   describe('sign-in and sign-out', () => {
+    it('should send a sign-in or a sign-out from a tab left open to where it leads once another tab did it, and refuse it elsewhere', async () => {
+      const email = uniqueEmail('tabs');
+      await createUser(t.app, { name: 'Two Tabs', email, password: PASSWORD });
+      const first = web();
+      const second = first.on(t.server);
+      // Both tabs show the sign-in form; the first signs in.
+      const stale = await second.csrfFrom('/login?return_to=%2Fteams');
+      expect((await first.login(email)).headers.location).toBe('/dashboard');
+      // The second's form, its token made before, goes where signing in would have led.
+      const signIn = await second.post('/login', stale, {
+        email,
+        password: 'not even checked',
+        return_to: '/teams',
+      });
+      expect(`${signIn.status} ${signIn.headers.location}`).toBe('303 /teams');
+      expect((await second.get('/dashboard')).status).toBe(200);
+
+      // Both show a page with Sign out; the first signs out, then the second.
+      const staleSignOut = await second.csrfFrom('/dashboard');
+      await first.post('/logout', await first.csrfFrom('/dashboard'));
+      const signOut = await second.post('/logout', staleSignOut);
+      expect(`${signOut.status} ${signOut.headers.location}`).toBe('303 /login?signed_out=1');
+
+      // A stale token anywhere else is refused as before, signed in or not.
+      const other = web();
+      const token = await other.csrfFrom('/login');
+      await other.login(email);
+      const form = await other.post('/teams', token, { name: 'Stale Form' });
+      expect(form.status).toBe(403);
+      await other.post('/logout', await other.csrfFrom('/dashboard'));
+      expect((await other.post('/login', token, { email, password: PASSWORD })).status).toBe(403);
+    });
+
     it('should give the same message for a wrong password and an unknown email', async () => {
       const email = uniqueEmail('login');
       await web().register('Login Tester', email, 'the right password');

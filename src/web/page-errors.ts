@@ -18,7 +18,14 @@ import { flash, keptInput } from './flash.js';
 import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';
 import { AccountLinkError, type LinkPurpose } from '../one-time-links/one-time-links.errors.js';
 import { NoPendingSignInError } from './sign-in/two-factor-sign-in.js';
-import { DASHBOARD_PAGE, SIGN_IN_PAGE, signInPageFor } from './return-to.js';
+import {
+  DASHBOARD_PAGE,
+  isReturnPage,
+  SIGN_IN_PAGE,
+  SIGNED_OUT_PAGE,
+  signInPageFor,
+} from './return-to.js';
+import { signedInUserOf } from './page-context.js';
 import { confirmationPage, PasswordConfirmationRequiredError } from './sudo-mode.js';
 
 /** Where a person can go on from an error page (ask for a new link, say). */
@@ -51,6 +58,21 @@ const TO_DASHBOARD: NextStep = { href: DASHBOARD_PAGE, label: 'Go to your dashbo
 const SESSION_ENDED =
   ' If you were signed in, your session has ended meanwhile: sign in again, then send the form again.';
 const SIGN_IN_AGAIN: NextStep = { href: SIGN_IN_PAGE, label: 'Sign in' };
+
+/**
+ * A sign-in or sign-out sent from a page left open in another tab after it already happened
+ * there: the form's token was made for the session before, so it no longer matches. Nothing is
+ * left to do and nothing is done; the browser goes where the form would have led.
+ */
+function alreadyDone(request: Request): string | undefined {
+  const signedIn = signedInUserOf(request) !== undefined;
+  if (signedIn && (request.path === SIGN_IN_PAGE || request.path === `${SIGN_IN_PAGE}/passkey`)) {
+    const returnTo = (request.body as { return_to?: unknown } | undefined)?.return_to;
+    return isReturnPage(returnTo) ? returnTo : DASHBOARD_PAGE;
+  }
+  if (!signedIn && request.path === '/logout') return SIGNED_OUT_PAGE;
+  return undefined;
+}
 
 const CROSS_SITE_NEXT: Record<CrossSiteAttempt, NextStep> = {
   visitor_form: { href: SIGN_IN_PAGE, label: 'Go to sign-in' },
@@ -216,6 +238,11 @@ export class PageErrors implements PageErrorAnswers {
         form: request.path,
       });
       this.redirectOnceSaved(request, response, form.page);
+      return;
+    }
+    const done = error.code === 'csrf_failed' ? alreadyDone(request) : undefined;
+    if (done) {
+      this.redirectOnceSaved(request, response, done);
       return;
     }
     const sessionEnded = error.code === 'csrf_failed' && pageSession(request)?.userId === undefined;

@@ -21,6 +21,8 @@ export function isReturnPage(path: unknown): path is string {
 
 export const SIGN_IN_PAGE = '/login';
 export const DASHBOARD_PAGE = '/dashboard';
+/** Where signing out leads: the sign-in page, saying so. */
+export const SIGNED_OUT_PAGE = '/login?signed_out=1';
 
 /** Where to sign in, carrying the page asked for (the dashboard, where sign-in leads anyway, is left out). */
 export function signInPageFor(asked: string): string {

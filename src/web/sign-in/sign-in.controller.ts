@@ -7,7 +7,7 @@ import { CurrentActor } from '../../http/access.js';
 import type { Request, Response } from 'express';
 import { FormPage } from '../form-page.js';
 import { flash } from '../flash.js';
-import { isReturnPage } from '../return-to.js';
+import { isReturnPage, SIGNED_OUT_PAGE } from '../return-to.js';
 import { RouteLimit } from '../../http/route-limit.guard.js';
 import { AuthService } from '../../auth/auth.service.js';
 import { GuestOnly, Public, SignedIn } from '../../common/auth-policy.decorator.js';
@@ -19,7 +19,6 @@ import { KEPT_SIGNED_IN_DAYS } from '../session/kept-signed-in.js';
 import { TwoFactorSignIn } from './two-factor-sign-in.js';
 
 /** After signing out: the sign-in page says so (the session, and any flash, is gone). */
-const SIGNED_OUT_PAGE = '/login?signed_out=1';
 
 /** Sign-up, sign-in and sign-out pages. */
 @Controller()
