@@ -698,10 +698,13 @@ describe('account settings', () => {
         email: newEmail.toUpperCase(),
       });
       expect(res.headers.location).toBe('/settings/profile');
-      expect(await person.client.textOf('/settings/profile')).toContain(
-        'follow the link we are mailing to the new one',
-      );
+      // The new name, sent with it, is saved at once, and the page says both.
+      expect(person.user.name).not.toBe('Moving Person');
+      const told = await person.client.textOf('/settings/profile');
+      expect(told).toContain('Your new name has been saved.');
+      expect(told).toContain('follow the link we are mailing to the new one');
       const users = t.dataSource.getRepository(User);
+      expect((await users.findOneByOrFail({ id: person.user.id })).name).toBe('Moving Person');
       expect((await users.findOneByOrFail({ id: person.user.id })).email).toBe(person.email);
 
       const mail = await t.mail.waitFor({

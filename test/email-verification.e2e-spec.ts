@@ -159,6 +159,8 @@ describe('confirming an e-mail address', () => {
     );
     const user = await users().findOneByOrFail({ email });
     expect(user.emailVerifiedAt).toBeInstanceOf(Date);
+    // The check-your-mail page has nothing left to say: it leads to the dashboard.
+    expect((await client.get('/register/check-email')).headers.location).toBe('/dashboard');
 
     // Only the hash is stored, the token is spent, and no table holds the link.
     const row = await t.dataSource.getRepository(OneTimeLink).findOneByOrFail({ userId: user.id });

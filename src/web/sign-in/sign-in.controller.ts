@@ -10,6 +10,8 @@ import { flash } from '../flash.js';
 import { isReturnPage, SIGNED_OUT_PAGE } from '../return-to.js';
 import { RouteLimit } from '../../http/route-limit.guard.js';
 import { AuthService } from '../../auth/auth.service.js';
+import { AlreadySignedInError } from '../../auth/auth.errors.js';
+import { signedInUserOf } from '../page-context.js';
 import { GuestOnly, Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { EmailVerificationService } from '../../email-verification/email-verification.service.js';
 import { LoginForm, RegisterForm } from './sign-in.forms.js';
@@ -67,6 +69,10 @@ export class AuthController {
   @Public()
   @Render('auth/check-email')
   checkEmailPage(@Req() req: Request): object {
+    // Signed in with the address confirmed already: nothing is left to check.
+    if (this.verification.required && signedInUserOf(req)?.emailVerifiedAt) {
+      throw new AlreadySignedInError();
+    }
     return {
       title: 'Check your mail',
       verification: this.verification.required,

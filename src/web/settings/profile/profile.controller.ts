@@ -21,6 +21,8 @@ const EMAIL_ASKED = `To change your address, follow the link we are mailing to t
 const EMAIL_RESENT = `A new link is on its way to the new address; the one before no longer works. It works for ${CHANGE_EMAIL_LINK_HOURS} hours.`;
 const EMAIL_CANCELLED = 'The change of address is cancelled: its link no longer works.';
 const NO_EMAIL_CHANGE = 'No change of address is waiting.';
+const PROFILE_SAVED = 'Your profile has been saved.';
+const NAME_SAVED = 'Your new name has been saved.';
 
 /** Account Settings > Profile: name, email address, and deleting the account. */
 @Controller()
@@ -71,7 +73,10 @@ export class ProfileController {
   ): Promise<void> {
     if (form.email !== user.email) this.sudo.require(req, 'Change your email address');
     const emailAsked = await this.profile.update(actor, form);
-    flash(pageSession(req), { notice: emailAsked ? EMAIL_ASKED : 'Your profile has been saved.' });
+    const renamed = form.name !== user.name;
+    flash(pageSession(req), {
+      notice: !emailAsked ? PROFILE_SAVED : renamed ? `${NAME_SAVED} ${EMAIL_ASKED}` : EMAIL_ASKED,
+    });
   }
 
   /** The page of the link mailed to a new address: it asks before anything changes. */
