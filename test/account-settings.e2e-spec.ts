@@ -88,6 +88,16 @@ describe('account settings', () => {
       }
     });
 
+    it('should lead /settings to its first section, and a visitor to sign in first', async () => {
+      const person = await signedInPerson(t);
+      for (const path of ['/settings', '/settings/']) {
+        expect((await person.client.get(path)).headers.location).toBe('/settings/profile');
+      }
+      expect((await request(t.server).get('/settings')).headers.location).toBe(
+        '/login?return_to=%2Fsettings',
+      );
+    });
+
     it('should name Account Settings once on each settings page, beside the header menu', async () => {
       const person = await signedInPerson(t);
       for (const page of ['/settings/profile', '/settings/security', '/settings/api-tokens']) {

@@ -361,6 +361,10 @@ describe('security log and team audit log', () => {
       const res = await person.client.get(`${LOG}${bad}`);
       expect(res.status).toBe(422);
       expect(visibleText(res.text)).toMatch(/kind must be one of|before must be an event number/);
+      // A way on: the log as it is with no filter.
+      expect(res.text).toContain(
+        `<a class="button" href="${LOG}">Show this page without filters</a>`,
+      );
     }
   });
 

@@ -84,6 +84,7 @@ const ROUTES: Record<string, string> = {
   'GET /settings/security': 'session',
   'GET /settings/security-log': 'session',
   'GET /settings/security-log/export': 'session',
+  'GET /settings': 'session',
   'GET /settings/profile': 'session',
   'POST /settings/profile': 'session',
   'GET /use-the-api': 'session',

@@ -74,6 +74,15 @@ function alreadyDone(request: Request): string | undefined {
   return undefined;
 }
 
+/**
+ * A page asked for with an address it cannot read (a filter it does not know, an edited link):
+ * the same page, as it is with none.
+ */
+function unfilteredPage(request: Request, error: ResolvedError): NextStep | undefined {
+  if (request.method !== 'GET' || error.status !== 422) return undefined;
+  return { href: request.path, label: 'Show this page without filters' };
+}
+
 const CROSS_SITE_NEXT: Record<CrossSiteAttempt, NextStep> = {
   visitor_form: { href: SIGN_IN_PAGE, label: 'Go to sign-in' },
   resumed_action: TO_DASHBOARD,
@@ -260,7 +269,7 @@ export class PageErrors implements PageErrorAnswers {
             ? `${error.message}${SESSION_ENDED}`
             : error.message,
       requestId: supportId(error, request),
-      nextStep: sessionEnded ? SIGN_IN_AGAIN : answer?.nextStep,
+      nextStep: sessionEnded ? SIGN_IN_AGAIN : (answer?.nextStep ?? unfilteredPage(request, error)),
     };
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);

@@ -35,6 +35,11 @@ export class ProfileController {
     private readonly sudo: SudoMode,
   ) {}
 
+  /** Account Settings itself: its first section. */
+  @Get('settings')
+  @Redirect(PAGE, 302)
+  settings(): void {}
+
   @Get('settings/profile')
   @Render('account/profile')
   async page(@CurrentActor() actor: Actor, @SignedInUser() user: User): Promise<object> {
