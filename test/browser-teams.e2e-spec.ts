@@ -133,12 +133,24 @@ describe('teams in a real browser', () => {
     await ownerPage.getByRole('button', { name: 'Change the role of Nina Newcomer' }).click();
     expect(await ownerPage.textContent('main')).toContain('Nina Newcomer is now an admin.');
 
-    // Ownership to the newcomer; the old owner leaves.
+    // Ownership to the newcomer; the old owner leaves. With nobody chosen, nothing is asked:
+    // the page says to choose. Then the question names the member chosen.
+    const asked: string[] = [];
+    ownerPage.on('dialog', (dialog) => asked.push(dialog.message()));
+    await ownerPage.getByRole('button', { name: 'Transfer' }).click();
+    await ownerPage.locator('#user_id-error').waitFor();
+    expect(await ownerPage.textContent('#user_id-error')).toContain(
+      'Choose the member who will own the team.',
+    );
+    expect(asked).toEqual([]);
     await ownerPage
       .getByLabel('New owner')
       .selectOption({ label: `Nina Newcomer (${inviteeEmail})` });
     await ownerPage.getByRole('button', { name: 'Transfer' }).click();
     expect(await ownerPage.textContent('main')).toContain('Nina Newcomer now owns the team');
+    expect(asked).toEqual([
+      `Hand Beacon to another member? You become an admin.\n\nNew owner: Nina Newcomer (${inviteeEmail})`,
+    ]);
     await ownerPage.getByRole('button', { name: 'Leave team' }).click();
     await ownerPage.waitForURL('**/teams');
     expect((await apiTeam(ownerToken)).name).toBe("Olivia's Team");

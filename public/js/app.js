@@ -34,12 +34,23 @@ document.addEventListener('click', (event) => {
   if (event.target.closest('[data-print]')) window.print();
 });
 
+// A destructive form asks first (`data-confirm`); one that acts on a choice (`data-confirm-with`,
+// a select's name) names what was chosen, and with nothing chosen goes straight to the server's
+// refusal, which says what to choose.
+function confirmationOf(form) {
+  const message = form.dataset.confirm;
+  const select = form.dataset.confirmWith && form.elements.namedItem(form.dataset.confirmWith);
+  if (!message || !select) return message;
+  if (!select.value) return undefined;
+  return `${message}\n\n${select.labels[0]?.textContent.trim()}: ${select.selectedOptions[0].text}`;
+}
+
 // A form is sent once: a second press of Enter or a double click while the first is on its way
 // would act twice (two tokens, one never shown). Its page shown again from the browser's history
 // may send it again. Downloads are links and GET forms, which this leaves alone.
 document.addEventListener('submit', (event) => {
   const form = event.target;
-  const message = form.dataset.confirm;
+  const message = confirmationOf(form);
   if (message && !window.confirm(message)) {
     event.preventDefault();
     return;
