@@ -263,6 +263,53 @@ describe.each([
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
   });
 
+  it('should count an invitation sent at once with one Idempotency-Key once, its replays not at all', async () => {
+    const owner = await person();
+    const team = await createTeam(t.app, owner.user, 'Replayed');
+    // Tokens of one owner share their keys; each takes RATE_LIMIT_API_PER_TOKEN (10) requests.
+    const tokens = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const made = await createToken(t.app, owner.user, {
+          abilities: ['members:write'],
+          teamId: team.id,
+        });
+        return made.plaintext;
+      }),
+    );
+    const invite = (token: string, server: (typeof servers)[number], key: string, email: string) =>
+      request(server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', `Bearer ${token}`)
+        .set('Idempotency-Key', key)
+        .send({ email, role: 'member' });
+    const once = uniqueEmail('invited-once');
+    const answers = await burst(10, servers, (_, server) =>
+      invite(tokens[0], server, 'the-one-key', once),
+    );
+    // The first acts; the others wait for it (409) or get its answer again: none is refused.
+    const counts = tally(answers, (res) => String(res.status));
+    expect(counts['201']).toBeGreaterThanOrEqual(1);
+    expect((counts['201'] ?? 0) + (counts['409'] ?? 0)).toBe(10);
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(1);
+
+    // So the hour's other four go through, the fifth is refused, and the key still replays.
+    for (let i = 0; i < 4; i++) {
+      const res = await invite(
+        tokens[1],
+        servers[i % servers.length],
+        `key-${i}`,
+        uniqueEmail('invited'),
+      );
+      expect(res.status).toBe(201);
+    }
+    const over = await invite(tokens[1], servers[0], 'key-over', uniqueEmail('invited'));
+    expect(over.status).toBe(429);
+    const replayed = await invite(tokens[2], servers.at(-1)!, 'the-one-key', once);
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: team.id })).toBe(5);
+  });
+
   it('should mail exactly RATE_LIMIT_EMAIL_CHANGE_PER_HOUR of 30 address changes asked for at once', async () => {
     const someone = await person();
     const csrf = await someone.client.csrfFrom('/settings/profile');

@@ -34,7 +34,7 @@ export const LIMIT_KINDS = {
   'webhook-tests': { pool: 'traffic', whenUncounted: 'refuse' },
   /** Reset links, registration notices and address-change links mailed to one address. */
   'account-mail': { pool: 'traffic', whenUncounted: 'refuse' },
-  /** The routes' own limits (http/route-limit.guard.ts). */
+  /** The routes' own limits (http/route-limit.ts). */
   register: { pool: 'traffic', whenUncounted: 'refuse' },
   'forgot-password': { pool: 'traffic', whenUncounted: 'refuse' },
   'verify-email-resend': { pool: 'traffic', whenUncounted: 'refuse' },

@@ -2,7 +2,7 @@ import { Controller, HttpCode, Post } from '@nestjs/common';
 import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import { Public } from '../../common/auth-policy.decorator.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.js';
 import type { SignedReport } from '../../token-reports/report-verifier.js';
 import { ReportAsSent } from './signed-report.decorator.js';
 import {

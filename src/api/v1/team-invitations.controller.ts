@@ -5,7 +5,6 @@ import { CurrentActor } from '../../http/access.js';
 import type { Actor } from '../../common/actor.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { success, type PageEnvelope, type SuccessEnvelope } from '../../common/http/envelope.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
 import { InvitationsService } from '../../invitations/invitations.service.js';
 import type { TeamSummary } from '../../teams/team.view.js';
 import { CurrentTeam } from './api-authentication.js';
@@ -60,14 +59,12 @@ export class TeamInvitationsController {
     ability: 'members:write',
     summary: 'Invite someone to the team',
     description:
-      "Invites an address to the team as a member or an admin, as the team's page does (owners and admins): the invitation is mailed, valid for TEAM_INVITATION_TTL_DAYS, and recorded in the team's audit log as done with this token. The answer is the same whether or not the address has an account. Whoever the token acts for sends at most RATE_LIMIT_TEAM_INVITES_PER_HOUR invitations an hour, counted with those sent from the team's pages: every request counts, and one past the limit is answered 429 with `Retry-After`.",
+      "Invites an address to the team as a member or an admin, as the team's page does (owners and admins): the invitation is mailed, valid for TEAM_INVITATION_TTL_DAYS, and recorded in the team's audit log as done with this token. The answer is the same whether or not the address has an account. Whoever the token acts for sends at most RATE_LIMIT_TEAM_INVITES_PER_HOUR invitations an hour, counted with those sent from the team's pages: every request counts except the replay of an answered `Idempotency-Key`, and one past the limit is answered 429 with `Retry-After`.",
     data: InvitationSchema,
     body: CreateInvitationBody,
     errors: ['forbidden', 'not_found', 'already_member', 'already_invited', 'personal_team'],
+    limit: 'team-invites',
   })
-  // Counted after the access guard has checked the token's ability: one that may not invite
-  // uses up nothing.
-  @RouteLimit('team-invites')
   async create(
     @CurrentActor() actor: Actor,
     @CurrentTeam() team: TeamSummary,

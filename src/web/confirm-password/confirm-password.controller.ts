@@ -5,7 +5,7 @@ import { Clock } from '../../clock/clock.js';
 import { PasskeyCredentialForm } from '../settings/passkeys/passkeys.forms.js';
 import { answeringSessionOf, passkeySessionOf } from '../session/passkey-session.js';
 import { PasskeyAuthenticationService } from '../../passkeys/passkey-authentication.service.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Actor } from '../../common/actor.js';
 import { CurrentActor } from '../../http/access.js';

@@ -8,7 +8,7 @@ import { SessionLifecycle } from '../session/session-lifecycle.js';
 import { Public } from '../../common/auth-policy.decorator.js';
 import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.js';
 import { ForgotPasswordForm, ResetPasswordForm } from './password-reset.forms.js';
 import {
   PasswordResetService,

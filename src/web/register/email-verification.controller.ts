@@ -7,7 +7,7 @@ import type { PageSession } from '../session/page-session.js';
 import { Public, SignedIn } from '../../common/auth-policy.decorator.js';
 import { flash } from '../flash.js';
 import { isReturnPage, signInPageFor } from '../return-to.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.js';
 import { EmailVerificationService } from '../../email-verification/email-verification.service.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import { ResendForm } from './email-verification.forms.js';

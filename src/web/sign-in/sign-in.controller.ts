@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import { FormPage } from '../form-page.js';
 import { flash } from '../flash.js';
 import { isReturnPage, SIGNED_OUT_PAGE } from '../return-to.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.js';
 import { AuthService } from '../../auth/auth.service.js';
 import { AlreadySignedInError } from '../../auth/auth.errors.js';
 import { signedInUserOf } from '../page-context.js';

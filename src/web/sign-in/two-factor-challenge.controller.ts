@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Post, Redirect, Render, Req } from '@nestjs/common';
 import { PasskeyCredentialForm } from '../settings/passkeys/passkeys.forms.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.js';
 import { Form } from '../../common/validation/form.decorator.js';
 import type { Request } from 'express';
 import { GuestOnly } from '../../common/auth-policy.decorator.js';

@@ -7,7 +7,7 @@ import { SignedIn } from '../../common/auth-policy.decorator.js';
 import { IdParam } from '../../common/decorators/id-param.decorator.js';
 import { flash } from '../flash.js';
 import { FormPage } from '../form-page.js';
-import { RouteLimit } from '../../http/route-limit.guard.js';
+import { RouteLimit } from '../../http/route-limit.js';
 import { InviteForm } from '../invitations/invitations.forms.js';
 import { InvitationsService } from '../../invitations/invitations.service.js';
 

@@ -28,6 +28,7 @@ import type { Ability } from '../../../tokens/abilities.js';
 import { API_ERRORS, type ApiErrorCode } from '../api-errors.js';
 import { API_AUDIT_EVENT, ApiAuditTrail } from '../conventions/api-audit.interceptor.js';
 import { NextPageLink } from '../conventions/pagination.js';
+import { RouteLimit, type RouteLimitName } from '../../../http/route-limit.js';
 import {
   IdempotencyInterceptor,
   IDEMPOTENCY_HEADER,
@@ -247,6 +248,11 @@ export interface ApiEndpointOptions {
   /** An event to record in the team's audit log each time it succeeds: `invoice.created`. */
   audit?: `${string}.${string}`;
   /**
+   * A named limit it counts on (`route-limit.ts`), shared with the pages that count on it:
+   * counted once the token may act, and not for the replay of an answered Idempotency-Key.
+   */
+  limit?: RouteLimitName;
+  /**
    * The one exception to the API's conventions, for an endpoint that follows a standard whose
    * clients expect its own shapes (docs/api.md): `rfc7662`, token introspection, takes its body
    * as a form (`application/x-www-form-urlencoded`) or JSON, answers 200 with the standard's
@@ -414,5 +420,7 @@ export function ApiEndpoint(options: ApiEndpointOptions): MethodDecorator {
     ...EVERY_ENDPOINT,
     ...refusalResponses(options),
     ...conventions(options),
+    // Last: its interceptor runs inside the Idempotency-Key's, which answers a replay itself.
+    ...(options.limit ? [RouteLimit(options.limit)] : []),
   );
 }

@@ -10,7 +10,7 @@ import { IdParam } from '../../../common/decorators/id-param.decorator.js';
 import { Form } from '../../../common/validation/form.decorator.js';
 import { flash } from '../../flash.js';
 import { FormPage } from '../../form-page.js';
-import { RouteLimit } from '../../../http/route-limit.guard.js';
+import { RouteLimit } from '../../../http/route-limit.js';
 import { AddPasskeyForm, PasskeyNameForm } from './passkeys.forms.js';
 import { answeringSessionOf, passkeySessionOf } from '../../session/passkey-session.js';
 import { PasskeysService } from '../../../passkeys/passkeys.service.js';

@@ -3,12 +3,14 @@ import {
   Inject,
   Injectable,
   SetMetadata,
-  UseGuards,
-  type CanActivate,
+  UseInterceptors,
+  type CallHandler,
   type ExecutionContext,
+  type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { from, mergeMap, type Observable } from 'rxjs';
 import { actingUserOf } from './request-state.js';
 import type { Config } from '../config/config.js';
 import type { RateLimitConfig } from '../config/security.config.js';
@@ -41,18 +43,27 @@ export type RouteLimitName = keyof typeof ROUTE_LIMITS;
 
 const ROUTE_LIMIT = 'tessera:route-limit';
 
-/** Every request to the route counts, per client IP or per signed-in person, whatever its outcome. */
+/**
+ * Every request that reaches the route counts, per client IP or per signed-in person, whatever
+ * its outcome: counted after the guards (a request refused for its access uses up nothing), and
+ * inside whatever the route's own interceptors answer without acting (the API's replay of an
+ * `Idempotency-Key` already answered is not a new request).
+ */
 @Injectable()
-export class RouteLimitGuard implements CanActivate {
+export class RouteLimitInterceptor implements NestInterceptor {
   constructor(
     private readonly reflector: Reflector,
     @Inject(CONFIG) private readonly config: Config,
     private readonly storage: RateLimitStorage,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return from(this.count(context)).pipe(mergeMap(() => next.handle()));
+  }
+
+  private async count(context: ExecutionContext): Promise<void> {
     const rateLimit = this.config.security.rateLimit;
-    if (!rateLimit.enabled) return true;
+    if (!rateLimit.enabled) return;
     const name = this.reflector.get<RouteLimitName>(ROUTE_LIMIT, context.getHandler());
     const { per, limit } = ROUTE_LIMITS[name];
     const req = context.switchToHttp().getRequest<Request>();
@@ -61,10 +72,12 @@ export class RouteLimitGuard implements CanActivate {
     if (window.count > limit(rateLimit)) {
       throw new RateLimitedError(Math.max(1, Math.ceil(window.resetMs / 1000)));
     }
-    return true;
   }
 }
 
-/** Limits the route by one of the named limits above. */
+/**
+ * Limits the route by one of the named limits above. Its interceptor runs inside those applied
+ * before it (the API's `ApiEndpoint` applies it last, with its `limit` option).
+ */
 export const RouteLimit = (name: RouteLimitName) =>
-  applyDecorators(SetMetadata(ROUTE_LIMIT, name), UseGuards(RouteLimitGuard));
+  applyDecorators(SetMetadata(ROUTE_LIMIT, name), UseInterceptors(RouteLimitInterceptor));
