@@ -6,6 +6,8 @@ import { AuditEvent } from '../src/audit/audit-event.entity.js';
 import { AuditLog } from '../src/audit/audit-log.js';
 import { Actors } from '../src/common/actor.js';
 import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
+import { RateLimitStorage } from '../src/rate-limit/rate-limit.storage.js';
+import { RedisRateLimitStorage } from '../src/rate-limit/redis-rate-limit.storage.js';
 import { User } from '../src/users/user.entity.js';
 import { WebhookDelivery } from '../src/webhooks/webhook-delivery.entity.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
@@ -237,6 +239,40 @@ describe('limits while Redis cannot be reached', () => {
       refused: 20,
     });
     expect(await failedSignIns(user.id, 'wrong password')).toBe(10);
+  });
+
+  it('should not hold against an address the attempts Redis ran late, after they were answered 503: its owner signs in once Redis answers again', async () => {
+    const email = uniqueEmail('slow-redis');
+    await createUser(t.app, { email, password: PASSWORD });
+    const client = new WebClient(t.server);
+    const csrf = await client.csrfFrom('/login');
+    const browsers = client.onEach(servers);
+    const ip = clientIp();
+    // Redis too busy to read: what is sent to it now runs late, after the call timed out. The
+    // right password, sent from one address more often than its limit (RATE_LIMIT_SIGN_IN), is
+    // answered 503 unchecked.
+    proxy.hold({ newConnections: true });
+    const during = await burst(12, servers, (i) =>
+      browsers[i % 2].agent
+        .post('/login')
+        .set('X-Forwarded-For', ip)
+        .type('form')
+        .send({ _csrf: csrf, email, password: PASSWORD }),
+    );
+    expect(tally(during, (res) => (unavailable(res) ? 'unavailable' : String(res.status)))).toEqual(
+      { unavailable: 12 },
+    );
+    // Redis runs all twelve now; each instance gives them back once it answers again.
+    await proxy.deliverHeld();
+    await countingAgain();
+    for (const app of apps)
+      await (app.app.get(RateLimitStorage) as RedisRateLimitStorage).settled();
+    const res = await client.agent
+      .post('/login')
+      .set('X-Forwarded-For', ip)
+      .type('form')
+      .send({ _csrf: await client.csrfFrom('/login'), email, password: PASSWORD });
+    expect(`${res.status} ${res.headers.location}`).toBe('303 /dashboard');
   });
 
   it('should send no mail to an address a client names while Redis resets connections', async () => {

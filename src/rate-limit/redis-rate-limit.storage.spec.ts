@@ -103,6 +103,58 @@ describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
     expect((await storage.hit('sign-in-ip:1', MINUTE, 'sign-in')).count).toBe(1);
   });
 
+  describe('hits Redis runs after their call timed out (answered 503, not counted)', () => {
+    let prefix: string;
+    let direct: Redis;
+    const timedOut = async (key: string, n: number, newConnections = false) => {
+      proxy.hold({ newConnections });
+      const hits = await Promise.allSettled(
+        Array.from({ length: n }, () => storage.hit(key, MINUTE, 'sign-in')),
+      );
+      expect(
+        hits.map((h) => h.status === 'rejected' && h.reason instanceof LimitsUnavailableError),
+      ).toEqual(Array(n).fill(true));
+    };
+    /** The counter as Redis holds it, read past the proxy. */
+    const stored = async (key: string) => Number((await direct.get(`${prefix}s:${key}`)) ?? 0);
+
+    beforeEach(async () => {
+      prefix = `tessera-test:${randomBytes(6).toString('hex')}:`;
+      const { Redis: Client } = await import('ioredis');
+      direct = new Client(REDIS.href);
+      storage = await RedisRateLimitStorage.connect({
+        url: `redis://127.0.0.1:${proxy.port}`,
+        prefix,
+        timeoutMs: 300,
+        uncounted: (kind, outcome) => uncounted.push([kind, outcome]),
+      });
+    });
+    afterEach(() => direct.quit());
+
+    it('should give back those Redis ran late, once it answers again', async () => {
+      expect((await storage.hit('late', MINUTE, 'sign-in')).count).toBe(1);
+      // The connections made meanwhile are held too: Redis runs the late hits (and counts
+      // them) before anything the storage sends afterwards.
+      await timedOut('late', 3, true);
+      await proxy.deliverHeld();
+      await counting(storage);
+      await storage.settled();
+      expect(await stored('late')).toBe(1);
+      expect((await storage.hit('late', MINUTE, 'sign-in')).count).toBe(2);
+    });
+
+    it('should not count those that reach Redis after they were given up', async () => {
+      expect((await storage.hit('later', MINUTE, 'sign-in')).count).toBe(1);
+      await timedOut('later', 3);
+      // A new connection gives them up first; then Redis runs them.
+      await counting(storage);
+      await storage.settled();
+      await proxy.deliverHeld();
+      expect(await stored('later')).toBe(1);
+      expect((await storage.hit('later', MINUTE, 'sign-in')).count).toBe(2);
+    });
+  });
+
   it('should start when Redis cannot be reached, refuse until it can, then count', async () => {
     proxy.fail('reset');
     storage = await connect();

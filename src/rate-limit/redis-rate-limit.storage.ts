@@ -1,5 +1,6 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis, RedisOptions } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import {
   LIMIT_KINDS,
   uncountedOutcomeOf,
@@ -17,6 +18,44 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {count, ttl}`;
 
+/**
+ * The hit of a limit that refuses when it cannot count, marked as counted (KEYS[2], the
+ * attempt's own key) so that it can be given back if its caller gave up waiting for it: a call
+ * that timed out was answered 503 as not counted, and Redis may still run it late (busy, or its
+ * connection slow). An attempt given up before it arrives is not counted at all. Only the first
+ * ARGV[2] hits of a window are marked: past them the limit refuses anyway, and the marks stay few.
+ */
+const MARKED_HIT_SCRIPT = `
+if redis.call('GET', KEYS[2]) == 'given-up' then return {0, 0} end
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+if count <= tonumber(ARGV[2]) then redis.call('SET', KEYS[2], 'counted', 'PX', ttl) end
+return {count, ttl}`;
+
+// An attempt answered as not counted: its hit given back if it was counted, and refused if it
+// comes later; once only, however often it is given up.
+const GIVE_UP_SCRIPT = `
+local state = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[2], 'given-up', 'PX', ARGV[1])
+if state ~= 'counted' then return 0 end
+if redis.call('PTTL', KEYS[1]) <= 0 then return 0 end
+local count = redis.call('DECR', KEYS[1])
+if count <= 0 then redis.call('DEL', KEYS[1]) end
+return 1`;
+
+/** The hits of a window marked to be given back (MARKED_HIT_SCRIPT's ARGV[2]). */
+const MARKED_HITS_MAX = 100;
+/** Attempts waiting to be given up while Redis is away; the oldest beyond stay counted. */
+const GIVE_UPS_MAX = 10_000;
+
+interface GivenUp {
+  counter: string;
+  attempt: string;
+  windowMs: number;
+}
+
 // Gives one hit back, only to a window that still runs; a window back at zero is deleted.
 const RELEASE_SCRIPT = `
 if redis.call('PTTL', KEYS[1]) <= 0 then return 0 end
@@ -26,10 +65,11 @@ return count`;
 
 /**
  * ioredis settings that bound every call by `timeoutMs`: an unanswered command fails then, and
- * the connection it was sent on is destroyed and made anew (socketTimeout), so neither a late
- * answer nor a command sent again after reconnecting (autoResendUnfulfilledCommands) can count
- * an attempt that was already answered as not counted. While there is no connection a call
- * fails at once (no offline queue, no retries) instead of waiting for Redis to come back.
+ * the connection it was sent on is destroyed and made anew (socketTimeout), so no command is
+ * sent again after reconnecting (autoResendUnfulfilledCommands) to count an attempt that was
+ * already answered as not counted. One Redis read late is given up instead (GIVE_UP_SCRIPT).
+ * While there is no connection a call fails at once (no offline queue, no retries) instead of
+ * waiting for Redis to come back.
  */
 export function redisOptions(timeoutMs: number): RedisOptions {
   return {
@@ -67,6 +107,9 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
   private lost = false;
   /** The latest reading of maxmemory-policy, from the latest connection. */
   policyChecked: Promise<string> = Promise.resolve('unknown');
+  /** Attempts answered as not counted, to give up once Redis answers (insertion order). */
+  private readonly givenUp = new Map<string, GivenUp>();
+  private givingUp?: Promise<void>;
 
   constructor(
     private readonly redis: Redis,
@@ -78,6 +121,7 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
     redis.on('ready', () => {
       this.reachable();
       this.policyChecked = this.checkEvictionPolicy();
+      void this.giveUpWaiting();
     });
   }
 
@@ -104,21 +148,56 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
   }
 
   async hit(key: string, windowMs: number, kind: LimitKind): Promise<WindowCount> {
+    const counter = this.keyOf(key, kind);
+    const outcome = uncountedOutcomeOf(kind);
+    // An attempt refused as not counted must not count if Redis runs it late: it is marked.
+    const attempt = outcome === 'refused' ? `${counter}:attempt:${randomUUID()}` : undefined;
     let reply: [number, number];
     try {
-      reply = (await this.redis.eval(HIT_SCRIPT, 1, this.keyOf(key, kind), windowMs)) as [
-        number,
-        number,
-      ];
+      reply = (await (attempt
+        ? this.redis.eval(MARKED_HIT_SCRIPT, 2, counter, attempt, windowMs, MARKED_HITS_MAX)
+        : this.redis.eval(HIT_SCRIPT, 1, counter, windowMs))) as [number, number];
     } catch (error) {
       this.unreachable(error as Error);
-      const outcome = uncountedOutcomeOf(kind);
       this.uncounted?.(kind, outcome);
-      if (outcome === 'refused') throw new LimitsUnavailableError();
+      if (attempt) {
+        this.giveUp({ counter, attempt, windowMs });
+        throw new LimitsUnavailableError();
+      }
       return { count: 0, resetMs: windowMs };
     }
     if (this.lost) this.reachable();
+    if (this.givenUp.size > 0) void this.giveUpWaiting();
     return { count: reply[0], resetMs: reply[1] };
+  }
+
+  /** Gives up in Redis the attempts given up so far, as far as it answers. */
+  settled(): Promise<void> {
+    return this.giveUpWaiting();
+  }
+
+  private giveUp(entry: GivenUp): void {
+    this.givenUp.set(entry.attempt, entry);
+    if (this.givenUp.size > GIVE_UPS_MAX) {
+      this.givenUp.delete(this.givenUp.keys().next().value!);
+    }
+  }
+
+  /** Gives up, one call each, the attempts waiting; those Redis does not take wait on. */
+  private giveUpWaiting(): Promise<void> {
+    this.givingUp ??= this.giveUpEach().finally(() => (this.givingUp = undefined));
+    return this.givingUp;
+  }
+
+  private async giveUpEach(): Promise<void> {
+    try {
+      for (const [id, { counter, attempt, windowMs }] of this.givenUp) {
+        await this.redis.eval(GIVE_UP_SCRIPT, 2, counter, attempt, windowMs);
+        this.givenUp.delete(id);
+      }
+    } catch (error) {
+      this.unreachable(error as Error);
+    }
   }
 
   /** A hit that cannot be given back stays counted: the error is on the side of the limit. */
@@ -191,6 +270,7 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.settled();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

@@ -10,6 +10,8 @@ interface Link {
   upstream?: Socket;
   /** Black-holed: nothing is forwarded, and the upstream's end is not passed on. */
   swallowed?: boolean;
+  /** Held: what the client sends waits here, to reach the server later, its client gone or not. */
+  held?: Buffer[];
 }
 
 /**
@@ -24,6 +26,10 @@ interface Link {
  *   flows).
  * - `heal()` forwards new connections again; those black-holed stay silent, as after a network
  *   partition the client gave up on.
+ * - `hold()` keeps what the open connections send from the server until `deliverHeld()`, then
+ *   sends it on, in the order they were held, even for a client that gave up and closed
+ *   meanwhile: a server too busy to read its connections, which runs their commands late. New
+ *   connections are forwarded as usual, or held too with `{ newConnections: true }`.
  * - `loseCommitAnswerAfter(statement)` lets through the next MySQL `COMMIT` of a connection that
  *   sent `statement` (a text in it) and, once the server answers it, resets that connection
  *   instead of passing the answer on: a change that was made, whose client never learns it. Other
@@ -32,6 +38,10 @@ interface Link {
 export class TcpProxy {
   private server?: Server;
   private readonly links = new Set<Link>();
+  /** Links whose client's data is held, until delivered, in the order they were held. */
+  private readonly holding = new Set<Link>();
+  /** Whether new connections are held too. */
+  private holdingNew = false;
   private fault: ProxyFault = 'none';
   /** What a connection must have sent for its next COMMIT's answer to be lost. */
   private commitFault?: Buffer;
@@ -61,6 +71,49 @@ export class TcpProxy {
     this.fault = 'none';
   }
 
+  hold({ newConnections = false } = {}): void {
+    this.holdingNew = newConnections;
+    for (const link of this.links) this.holdLink(link);
+  }
+
+  private holdLink(link: Link): void {
+    if (!link.upstream || link.swallowed || link.held) return;
+    const held: Buffer[] = [];
+    link.held = held;
+    link.client.unpipe(link.upstream);
+    link.client.on('data', (chunk: Buffer) => held.push(chunk));
+    // Unpiped from its last destination, the client was paused: it is read on.
+    link.client.resume();
+    this.holding.add(link);
+  }
+
+  /**
+   * Sends what was held on to the server. A connection whose client has gone then ends: the
+   * promise resolves once the server has closed each of those, having read what they held.
+   */
+  deliverHeld(): Promise<void> {
+    this.holdingNew = false;
+    const ended: Promise<void>[] = [];
+    for (const link of this.holding) {
+      const { upstream, held = [] } = link;
+      link.held = undefined;
+      if (!upstream) continue;
+      for (const chunk of held) upstream.write(chunk);
+      if (link.client.destroyed) {
+        if (upstream.destroyed) continue;
+        ended.push(new Promise((resolve) => upstream.once('close', () => resolve())));
+        // Its answers go nowhere, but are read, so that the server's end is seen.
+        upstream.unpipe();
+        upstream.resume();
+        upstream.end();
+      } else {
+        link.client.pipe(upstream);
+      }
+    }
+    this.holding.clear();
+    return Promise.all(ended).then(() => undefined);
+  }
+
   loseCommitAnswerAfter(statement: string): void {
     this.commitFault = Buffer.from(statement, 'utf8');
   }
@@ -78,6 +131,8 @@ export class TcpProxy {
   }
 
   async stop(): Promise<void> {
+    for (const link of this.holding) link.upstream?.destroy();
+    this.holding.clear();
     await this.cut();
   }
 
@@ -91,7 +146,8 @@ export class TcpProxy {
     this.links.add(link);
     client.on('close', () => {
       this.links.delete(link);
-      link.upstream?.destroy();
+      // Held data still goes to the server (deliverHeld), on this connection.
+      if (!link.held) link.upstream?.destroy();
     });
     if (this.fault === 'black-hole') {
       this.swallow(link);
@@ -104,6 +160,7 @@ export class TcpProxy {
       if (!link.swallowed) client.destroy();
     });
     client.pipe(upstream).pipe(client);
+    if (this.holdingNew) this.holdLink(link);
     let sentStatement = false;
     client.on('data', (chunk: Buffer) => {
       const fault = this.commitFault;
