@@ -365,6 +365,14 @@ describe('security log and team audit log', () => {
       expect(res.text).toContain(
         `<a class="button" href="${LOG}">Show this page without filters</a>`,
       );
+      // Its download refused likewise is a page, leading to the log, not a file.
+      const download = await person.client.get(`${LOG}/export${bad}`);
+      expect(download.status).toBe(422);
+      expect(download.headers['content-type']).toMatch(/^text\/html/);
+      expect(download.headers['content-disposition']).toBeUndefined();
+      expect(download.text).toContain(
+        `<a class="button" href="${LOG}">Show this page without filters</a>`,
+      );
     }
   });
 

@@ -3,6 +3,7 @@ import { AuthService } from '../src/auth/auth.service.js';
 import { PasswordResetService } from '../src/password-reset/password-reset.service.js';
 import request from 'supertest';
 import { Session } from '../src/auth/session.entity.js';
+import { SessionsRepository } from '../src/auth/sessions.repository.js';
 import { GUEST_SESSION_MS } from '../src/web/session/web-session.js';
 import { ManualClock } from '../src/clock/clock.js';
 import { Team } from '../src/teams/team.entity.js';
@@ -495,6 +496,43 @@ describe('sign-up, sign-in and sessions', () => {
         expect((await visitor.get('/dashboard')).status).toBe(200);
       },
     );
+
+    it("should keep a visitor's session for its 15 minutes from its last change, its row as its cookie, however many pages it views", async () => {
+      const visitor = web();
+      const refused = await visitor.login(uniqueEmail('nobody'), 'a guess');
+      const sid = sessionIdOf(visitor.sessionCookie(refused)!);
+      const sessions = t.dataSource.getRepository(Session);
+      const { expiresAt } = await sessions.findOneByOrFail({ id: sid });
+      // The message shown, then pages viewed minutes later: neither row nor cookie moves.
+      await visitor.get('/login');
+      const { expiresAt: shown } = await sessions.findOneByOrFail({ id: sid });
+      for (let i = 0; i < 3; i++) {
+        clock.advance(2 * MINUTE_MS);
+        const page = await visitor.get('/forgot-password');
+        expect(page.status).toBe(200);
+        expect(visitor.sessionCookie(page)).toBeUndefined();
+      }
+      expect((await sessions.findOneByOrFail({ id: sid })).expiresAt).toEqual(shown);
+      expect(shown.getTime() - expiresAt.getTime()).toBeLessThan(MINUTE_MS);
+    });
+
+    it('should answer 503 when the session a refused form leaves its message in cannot be stored', async () => {
+      const person = await signedInPerson(t);
+      const csrf = await person.client.csrfFrom('/teams');
+      jest
+        .spyOn(t.app.get(SessionsRepository), 'update')
+        .mockRejectedValueOnce(
+          Object.assign(new Error('Lock wait timeout exceeded'), { code: 'ER_LOCK_WAIT_TIMEOUT' }),
+        );
+      try {
+        const res = await person.client.post('/teams', csrf, { name: '' });
+        expect(res.status).toBe(503);
+        expect(res.headers['retry-after']).toBeDefined();
+        expect(visibleText(res.text)).toContain('Tessera is not available right now');
+      } finally {
+        jest.restoreAllMocks();
+      }
+    });
 
     it('should end a session when it has been idle past its expiry', async () => {
       const client = web();

@@ -74,14 +74,19 @@ function alreadyDone(request: Request): string | undefined {
   return undefined;
 }
 
+/** The address of a download: a page's own, with `/export` after it. */
+const DOWNLOAD_PATH = /\/export\/?$/;
+
 /**
  * A page asked for with an address it cannot read (a filter it does not know, an edited link):
  * the same page, as it is with none.
  */
 function unfilteredPage(request: Request, error: ResolvedError): NextStep | undefined {
   if (request.method !== 'GET' || error.status !== 422) return undefined;
-  return { href: request.path, label: 'Show this page without filters' };
+  // A download's address (`…/export`) leads to its page.
+  return { href: request.path.replace(DOWNLOAD_PATH, ''), label: 'Show this page without filters' };
 }
+
 
 const CROSS_SITE_NEXT: Record<CrossSiteAttempt, NextStep> = {
   visitor_form: { href: SIGN_IN_PAGE, label: 'Go to sign-in' },
@@ -271,13 +276,20 @@ export class PageErrors implements PageErrorAnswers {
       requestId: supportId(error, request),
       nextStep: sessionEnded ? SIGN_IN_AGAIN : (answer?.nextStep ?? unfilteredPage(request, error)),
     };
+    // A download refused (an export's bad filter) is answered with the page, not as its file.
+    response.removeHeader('Content-Disposition');
+    response.removeHeader('Content-Type');
     response.status(error.status).render('errors/error', page, (renderError, html) => {
       if (renderError) this.logger.error(`Could not render the error page: ${renderError.message}`);
       response.send(renderError ? `${error.status} ${error.message}` : html);
     });
   }
 
-  /** A redirect leaves once the session it changed (its flash) is stored, in one write. */
+  /**
+   * A redirect leaves once the session it changed (its flash) is stored, in one write. When the
+   * session cannot be stored, that failure is the request's answer (a 503 page when the database
+   * is busy or away), as for a page's own redirect.
+   */
   private redirectOnceSaved(request: Request, response: Response, url: string): void {
     saveSessionIfChanged(request).then(
       () => response.redirect(303, url),
@@ -286,7 +298,8 @@ export class PageErrors implements PageErrorAnswers {
           msg: `Could not store the session: ${String(error)}`,
           reqId: requestIdOf(request),
         });
-        response.status(500).send(GENERIC_MESSAGES[500]);
+        if (request.next) request.next(error);
+        else response.status(500).send(GENERIC_MESSAGES[500]);
       },
     );
   }

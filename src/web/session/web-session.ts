@@ -195,16 +195,18 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
   }
 
   /**
-   * express-session's "the session was used and not changed": its expiry moves forward at most
-   * once every `SESSION_ACTIVITY_EVERY_MS`. A signed-in session notes its activity that often
+   * express-session's "the session was used and not changed": a signed-in session's expiry
+   * moves forward at most once every `SESSION_ACTIVITY_EVERY_MS`. A signed-in session notes its activity that often
    * (which changes it, so it is saved with its new expiry), so while its activity is that recent
    * its row needs nothing; nor does a session written earlier in the same request.
    */
   override touch(sid: string, data: session.SessionData, callback?: Callback): void {
     const now = this.clock.nowMs();
-    const { activity } = data as PageSessionData;
+    const { activity, userId } = data as PageSessionData;
     const noted = activity && now - activity.at < SESSION_ACTIVITY_EVERY_MS;
-    if (noted || this.written.has(data)) {
+    // A visitor's session (a message, a sign-in under way) lasts GUEST_SESSION_MS from its last
+    // change, its cookie as its row: viewing pages extends neither.
+    if (noted || userId === undefined || this.written.has(data)) {
       callback?.();
       return;
     }
