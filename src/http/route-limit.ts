@@ -68,8 +68,9 @@ export class RouteLimitInterceptor implements NestInterceptor {
     const { per, limit } = ROUTE_LIMITS[name];
     const req = context.switchToHttp().getRequest<Request>();
     const who = per === 'ip' ? clientKeyOf(req.ip) : `user:${actingUserOf(req) ?? 'none'}`;
-    const window = await this.storage.hit(`route:${name}:${who}`, HOUR_MS, name);
-    if (window.count > limit(rateLimit)) {
+    const allowed = limit(rateLimit);
+    const window = await this.storage.hit(`route:${name}:${who}`, HOUR_MS, name, allowed);
+    if (window.count > allowed) {
       throw new RateLimitedError(Math.max(1, Math.ceil(window.resetMs / 1000)));
     }
   }

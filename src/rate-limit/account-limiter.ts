@@ -40,8 +40,9 @@ export class AccountLimiter {
   async consume(name: AccountLimitName, userId: number, what: string): Promise<void> {
     const rateLimit = this.config.security.rateLimit;
     if (!rateLimit.enabled) return;
-    const window = await this.storage.hit(`account:${name}:${userId}`, HOUR_MS, name);
-    if (window.count > ACCOUNT_LIMITS[name](rateLimit)) {
+    const limit = ACCOUNT_LIMITS[name](rateLimit);
+    const window = await this.storage.hit(`account:${name}:${userId}`, HOUR_MS, name, limit);
+    if (window.count > limit) {
       throw refusal(what, Math.max(1, Math.ceil(window.resetMs / 1000)));
     }
   }

@@ -24,7 +24,12 @@ export class AddressLimiter {
     const { enabled, accountMailsPerAddressPerHour: limit } = this.config.security.rateLimit;
     if (!enabled) return true;
     const address = createHash('sha256').update(email).digest('base64url').slice(0, 22);
-    const window = await this.storage.hit(`mail:${kind}:${address}`, HOUR_MS, 'account-mail');
+    const window = await this.storage.hit(
+      `mail:${kind}:${address}`,
+      HOUR_MS,
+      'account-mail',
+      limit,
+    );
     return window.count <= limit;
   }
 }

@@ -103,7 +103,7 @@ describe('reserveAttempt', () => {
   });
 
   const reserve = () =>
-    reserveAttempt(storage, 'sign-in', [{ key: 'a', windowMs: MINUTE }], ([w]) =>
+    reserveAttempt(storage, 'sign-in', [{ key: 'a', windowMs: MINUTE, limit: 3 }], ([w]) =>
       w.count > 3 ? w : undefined,
     );
 

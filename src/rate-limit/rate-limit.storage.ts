@@ -25,8 +25,17 @@ export interface WindowCount {
  * refused without being checked). `peek` only looks.
  */
 export abstract class RateLimitStorage {
-  /** In process the answer is at hand: no promise, so the request path waits for nothing. */
-  abstract hit(key: string, windowMs: number, kind: LimitKind): WindowCount | Promise<WindowCount>;
+  /**
+   * In process the answer is at hand: no promise, so the request path waits for nothing.
+   * `limit`: the count past which the caller refuses, for a limit that refuses when it cannot
+   * count (Redis marks the hits up to it, to give one back that was answered as not counted).
+   */
+  abstract hit(
+    key: string,
+    windowMs: number,
+    kind: LimitKind,
+    limit?: number,
+  ): WindowCount | Promise<WindowCount>;
   abstract release(key: string, kind: LimitKind): void | Promise<void>;
   abstract peek(key: string, kind: LimitKind): WindowCount | null | Promise<WindowCount | null>;
 }

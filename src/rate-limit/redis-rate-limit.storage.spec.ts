@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger, type LoggerService } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
@@ -22,12 +22,15 @@ describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
   let proxy: TcpProxy;
   let storage: RedisRateLimitStorage;
   let uncounted: [LimitKind, UncountedOutcome][];
+  /** Each test's own keys, and a client that reads them past the proxy. */
+  let prefix: string;
+  let direct: Redis;
 
-  const connect = () =>
+  const connect = (timeoutMs = 1_000) =>
     RedisRateLimitStorage.connect({
       url: `redis://127.0.0.1:${proxy.port}`,
-      prefix: `tessera-test:${randomBytes(6).toString('hex')}:`,
-      timeoutMs: 1_000,
+      prefix,
+      timeoutMs,
       uncounted: (kind, outcome) => uncounted.push([kind, outcome]),
     });
 
@@ -42,8 +45,14 @@ describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
       }
     });
 
+  beforeAll(async () => {
+    const { Redis: Client } = await import('ioredis');
+    direct = new Client(REDIS.href);
+  });
+  afterAll(() => direct.quit());
   beforeEach(async () => {
     uncounted = [];
+    prefix = `tessera-test:${randomBytes(6).toString('hex')}:`;
     proxy = await new TcpProxy(REDIS.hostname, Number(REDIS.port || 6379)).start();
   });
   afterEach(async () => {
@@ -104,12 +113,11 @@ describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
   });
 
   describe('hits Redis runs after their call timed out (answered 503, not counted)', () => {
-    let prefix: string;
-    let direct: Redis;
+    const LIMIT = 10;
     const timedOut = async (key: string, n: number, newConnections = false) => {
       proxy.hold({ newConnections });
       const hits = await Promise.allSettled(
-        Array.from({ length: n }, () => storage.hit(key, MINUTE, 'sign-in')),
+        Array.from({ length: n }, () => storage.hit(key, MINUTE, 'sign-in', LIMIT)),
       );
       expect(
         hits.map((h) => h.status === 'rejected' && h.reason instanceof LimitsUnavailableError),
@@ -119,20 +127,17 @@ describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
     const stored = async (key: string) => Number((await direct.get(`${prefix}s:${key}`)) ?? 0);
 
     beforeEach(async () => {
-      prefix = `tessera-test:${randomBytes(6).toString('hex')}:`;
-      const { Redis: Client } = await import('ioredis');
-      direct = new Client(REDIS.href);
-      storage = await RedisRateLimitStorage.connect({
-        url: `redis://127.0.0.1:${proxy.port}`,
-        prefix,
-        timeoutMs: 300,
-        uncounted: (kind, outcome) => uncounted.push([kind, outcome]),
-      });
+      storage = await connect(300);
     });
-    afterEach(() => direct.quit());
+
+    it('should mark no more attempts than the limit, however many are refused past it', async () => {
+      for (let i = 0; i < 50; i++) await storage.hit('flood', MINUTE, 'sign-in', 3);
+      expect(await stored('flood')).toBe(50);
+      expect(await direct.hlen(`${prefix}s:flood:attempts`)).toBe(3);
+    });
 
     it('should give back those Redis ran late, once it answers again', async () => {
-      expect((await storage.hit('late', MINUTE, 'sign-in')).count).toBe(1);
+      expect((await storage.hit('late', MINUTE, 'sign-in', LIMIT)).count).toBe(1);
       // The connections made meanwhile are held too: Redis runs the late hits (and counts
       // them) before anything the storage sends afterwards.
       await timedOut('late', 3, true);
@@ -140,28 +145,36 @@ describe('RedisRateLimitStorage, with Redis behind a proxy that fails', () => {
       await counting(storage);
       await storage.settled();
       expect(await stored('late')).toBe(1);
-      expect((await storage.hit('late', MINUTE, 'sign-in')).count).toBe(2);
+      expect((await storage.hit('late', MINUTE, 'sign-in', LIMIT)).count).toBe(2);
     });
 
     it('should not count those that reach Redis after they were given up', async () => {
-      expect((await storage.hit('later', MINUTE, 'sign-in')).count).toBe(1);
+      expect((await storage.hit('later', MINUTE, 'sign-in', LIMIT)).count).toBe(1);
       await timedOut('later', 3);
       // A new connection gives them up first; then Redis runs them.
       await counting(storage);
       await storage.settled();
       await proxy.deliverHeld();
       expect(await stored('later')).toBe(1);
-      expect((await storage.hit('later', MINUTE, 'sign-in')).count).toBe(2);
+      expect((await storage.hit('later', MINUTE, 'sign-in', LIMIT)).count).toBe(2);
     });
   });
 
-  it('should start when Redis cannot be reached, refuse until it can, then count', async () => {
+  it('should start when Redis cannot be reached, refuse until it can, then count, with nothing to give up', async () => {
     proxy.fail('reset');
     storage = await connect();
-    await expect(storage.hit('k', MINUTE, 'sudo')).rejects.toBeInstanceOf(LimitsUnavailableError);
+    for (let i = 0; i < 20; i++) {
+      await expect(storage.hit('k', MINUTE, 'sudo', 5)).rejects.toBeInstanceOf(
+        LimitsUnavailableError,
+      );
+    }
     proxy.heal();
     await counting(storage);
-    expect((await storage.hit('k', MINUTE, 'sudo')).count).toBe(1);
+    await storage.settled();
+    // Refused before they were sent: Redis holds nothing of them.
+    expect(await storage.peek('k', 'sudo')).toBeNull();
+    expect((await storage.hit('k', MINUTE, 'sudo', 5)).count).toBe(1);
+    expect(Object.keys(await direct.hgetall(`${prefix}s:k:attempts`))).toHaveLength(1);
   });
 });
 

@@ -19,36 +19,45 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {count, ttl}`;
 
 /**
- * The hit of a limit that refuses when it cannot count, marked as counted (KEYS[2], the
- * attempt's own key) so that it can be given back if its caller gave up waiting for it: a call
- * that timed out was answered 503 as not counted, and Redis may still run it late (busy, or its
- * connection slow). An attempt given up before it arrives is not counted at all. Only the first
- * ARGV[2] hits of a window are marked: past them the limit refuses anyway, and the marks stay few.
+ * The hit of a limit that refuses when it cannot count. A call that timed out was answered 503
+ * as not counted, yet Redis may still run it late (busy, or its connection slow): the hits up to
+ * the limit (ARGV[3]) are marked counted, by the attempt's id (ARGV[2]) in the counter's hash of
+ * attempts (KEYS[2], which ends with the window), so that such an attempt can be given back. One
+ * given up before it arrives is not counted. Past the limit nothing is marked: those hits are
+ * refused anyway, so a flood of refused attempts costs no more than the counter.
  */
 const MARKED_HIT_SCRIPT = `
-if redis.call('GET', KEYS[2]) == 'given-up' then return {0, 0} end
+if redis.call('HGET', KEYS[2], ARGV[2]) == 'given-up' then return {0, 0} end
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-if count <= tonumber(ARGV[2]) then redis.call('SET', KEYS[2], 'counted', 'PX', ttl) end
+if count <= tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[2], ARGV[2], 'counted')
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
 return {count, ttl}`;
 
 // An attempt answered as not counted: its hit given back if it was counted, and refused if it
 // comes later; once only, however often it is given up.
 const GIVE_UP_SCRIPT = `
-local state = redis.call('GET', KEYS[2])
-redis.call('SET', KEYS[2], 'given-up', 'PX', ARGV[1])
+local state = redis.call('HGET', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], 'given-up')
+if redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
 if state ~= 'counted' then return 0 end
 if redis.call('PTTL', KEYS[1]) <= 0 then return 0 end
 local count = redis.call('DECR', KEYS[1])
 if count <= 0 then redis.call('DEL', KEYS[1]) end
 return 1`;
 
-/** The hits of a window marked to be given back (MARKED_HIT_SCRIPT's ARGV[2]). */
-const MARKED_HITS_MAX = 100;
 /** Attempts waiting to be given up while Redis is away; the oldest beyond stay counted. */
 const GIVE_UPS_MAX = 10_000;
+
+/**
+ * What ioredis answers a call made while it has no connection: the command was never sent, so
+ * there is nothing to give up.
+ */
+const NOT_SENT = /enableOfflineQueue/;
 
 interface GivenUp {
   counter: string;
@@ -62,6 +71,11 @@ if redis.call('PTTL', KEYS[1]) <= 0 then return 0 end
 local count = redis.call('DECR', KEYS[1])
 if count <= 0 then redis.call('DEL', KEYS[1]) end
 return count`;
+
+/** The hash of a counter's marked attempts (MARKED_HIT_SCRIPT). */
+function attemptsOf(counter: string): string {
+  return `${counter}:attempts`;
+}
 
 /**
  * ioredis settings that bound every call by `timeoutMs`: an unanswered command fails then, and
@@ -147,23 +161,31 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
     return storage;
   }
 
-  async hit(key: string, windowMs: number, kind: LimitKind): Promise<WindowCount> {
+  async hit(key: string, windowMs: number, kind: LimitKind, limit?: number): Promise<WindowCount> {
     const counter = this.keyOf(key, kind);
     const outcome = uncountedOutcomeOf(kind);
     // An attempt refused as not counted must not count if Redis runs it late: it is marked.
-    const attempt = outcome === 'refused' ? `${counter}:attempt:${randomUUID()}` : undefined;
+    const attempt = outcome === 'refused' && limit !== undefined ? randomUUID() : undefined;
     let reply: [number, number];
     try {
       reply = (await (attempt
-        ? this.redis.eval(MARKED_HIT_SCRIPT, 2, counter, attempt, windowMs, MARKED_HITS_MAX)
+        ? this.redis.eval(
+            MARKED_HIT_SCRIPT,
+            2,
+            counter,
+            attemptsOf(counter),
+            windowMs,
+            attempt,
+            limit!,
+          )
         : this.redis.eval(HIT_SCRIPT, 1, counter, windowMs))) as [number, number];
     } catch (error) {
       this.unreachable(error as Error);
       this.uncounted?.(kind, outcome);
-      if (attempt) {
+      if (attempt && !NOT_SENT.test((error as Error).message)) {
         this.giveUp({ counter, attempt, windowMs });
-        throw new LimitsUnavailableError();
       }
+      if (outcome === 'refused') throw new LimitsUnavailableError();
       return { count: 0, resetMs: windowMs };
     }
     if (this.lost) this.reachable();
@@ -192,7 +214,7 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnApplica
   private async giveUpEach(): Promise<void> {
     try {
       for (const [id, { counter, attempt, windowMs }] of this.givenUp) {
-        await this.redis.eval(GIVE_UP_SCRIPT, 2, counter, attempt, windowMs);
+        await this.redis.eval(GIVE_UP_SCRIPT, 2, counter, attemptsOf(counter), windowMs, attempt);
         this.givenUp.delete(id);
       }
     } catch (error) {

@@ -5,6 +5,8 @@ import type { RateLimitStorage, WindowCount } from './rate-limit.storage.js';
 export interface Counter {
   key: string;
   windowMs: number;
+  /** The count past which the attempt is refused (see RateLimitStorage.hit). */
+  limit: number;
 }
 
 /**
@@ -42,7 +44,9 @@ export async function reserveAttempt(
   refuse: (windows: WindowCount[]) => WindowCount | undefined,
   refusal: (retryAfterSeconds: number) => Error = (s) => new RateLimitedError(s),
 ): Promise<ReservedAttempt> {
-  const hits = await Promise.allSettled(counters.map((c) => storage.hit(c.key, c.windowMs, kind)));
+  const hits = await Promise.allSettled(
+    counters.map((c) => storage.hit(c.key, c.windowMs, kind, c.limit)),
+  );
   const failed = hits.find((h) => h.status === 'rejected');
   if (failed) {
     const counted = counters.filter((_, i) => hits[i].status === 'fulfilled').map((c) => c.key);

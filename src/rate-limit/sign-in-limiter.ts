@@ -41,7 +41,7 @@ export class SignInLimiter {
     return reserveAttempt(
       this.storage,
       kind,
-      [keys.ip, keys.account, keys.pair].map((key) => ({ key, windowMs })),
+      [keys.ip, keys.account, keys.pair].map((key) => ({ key, windowMs, limit })),
       ([byIp, byAccount, byPair]) =>
         byIp.count > limit
           ? byIp
@@ -64,7 +64,7 @@ export class SignInLimiter {
     return reserveAttempt(
       this.storage,
       'passkey',
-      [{ key, windowMs: windowSeconds * 1000 }],
+      [{ key, windowMs: windowSeconds * 1000, limit }],
       ([byIp]) => (byIp.count > limit ? byIp : undefined),
     );
   }

@@ -31,6 +31,7 @@ export class TwoFactorLimiter {
       [`2fa-account:${userId}`, `2fa-attempt:${attempt}`].map((key) => ({
         key,
         windowMs: TWO_FACTOR_WINDOW_MS,
+        limit,
       })),
       (windows) => windows.find((w) => w.count > limit),
       (seconds) => new TooManyTwoFactorAttemptsError(seconds),
