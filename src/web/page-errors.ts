@@ -87,7 +87,6 @@ function unfilteredPage(request: Request, error: ResolvedError): NextStep | unde
   return { href: request.path.replace(DOWNLOAD_PATH, ''), label: 'Show this page without filters' };
 }
 
-
 const CROSS_SITE_NEXT: Record<CrossSiteAttempt, NextStep> = {
   visitor_form: { href: SIGN_IN_PAGE, label: 'Go to sign-in' },
   resumed_action: TO_DASHBOARD,
