@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone to the team
-         * @description Invites an address to the team as a member or an admin, as the team's page does (owners and admins): the invitation is mailed, valid for TEAM_INVITATION_TTL_DAYS, and recorded in the team's audit log as done with this token. The answer is the same whether or not the address has an account. Whoever the token acts for sends at most RATE_LIMIT_TEAM_INVITES_PER_HOUR invitations an hour, counted with those sent from the team's pages: every request counts, and one past the limit is answered 429 with `Retry-After`.
+         * @description Invites an address to the team as a member or an admin, as the team's page does (owners and admins): the invitation is mailed, valid for TEAM_INVITATION_TTL_DAYS, and recorded in the team's audit log as done with this token. The answer is the same whether or not the address has an account. Whoever the token acts for sends at most RATE_LIMIT_TEAM_INVITES_PER_HOUR invitations an hour, counted with those sent from the team's pages: every request counts except the replay of an answered `Idempotency-Key`, and one past the limit is answered 429 with `Retry-After`.
          */
         post: operations["createInvitation"];
         delete?: never;
