@@ -8,6 +8,7 @@ import { OutboxMessage } from '../src/mail/outbox-message.entity.js';
 import { SECURITY_NOTICE_MAIL } from '../src/security-notices/security-notices.js';
 import { TeamMember } from '../src/teams/team-member.entity.js';
 import { User } from '../src/users/user.entity.js';
+import { ManualClock } from '../src/clock/clock.js';
 import { createTeam, createToken, uniqueEmail } from './factories/index.js';
 import { burst, tally } from './support/burst.js';
 import { newTokenValueIn, visibleText } from './support/html.js';
@@ -23,6 +24,7 @@ import {
   turnOnTwoFactor,
 } from './support/two-factor.js';
 import { WebClient } from './support/web-client.js';
+import { forgetPasswordConfirmation } from './support/sessions.js';
 
 const TIMES = 20;
 
@@ -383,5 +385,48 @@ describe.each([
     ).toBeGreaterThanOrEqual(1);
     expect((await person.client.get('/dashboard')).headers.location).toBe('/login');
     expect(await eventsOf(person.user.id, 'sign-in.signed_out')).toBe(1);
+  });
+});
+
+/**
+ * The form that waited for a password confirmation, handed out by the continue page once: the
+ * session's requests at once, on two instances, each read it, and one takes it.
+ */
+describe('the waiting form after a password confirmation, under a burst of its continue page', () => {
+  const clock = new ManualClock();
+  let instances: Instances;
+
+  beforeAll(async () => {
+    instances = await startInstances(2, { RATE_LIMIT_ENABLED: 'false' }, { clock });
+  });
+  afterAll(async () => {
+    await instances?.close();
+  });
+
+  it('should hand the waiting form out once, of 20 continue pages opened at once', async () => {
+    const { first: t, servers } = instances;
+    const person = await signedInPerson(t);
+    forgetPasswordConfirmation(clock);
+    const asked = await person.client.submit('/settings/profile', '/settings/profile', {
+      name: 'Waiting Person',
+      email: uniqueEmail('moving'),
+    });
+    expect(asked.headers.location).toMatch(/^\/confirm-password\?/);
+    const confirmed = await person.client.submit(asked.headers.location, '/confirm-password', {
+      password: PASSWORD,
+      return_to: '/settings/profile',
+    });
+    expect(confirmed.headers.location).toBe('/confirm-password/continue');
+    const browsers = person.client.onEach(servers);
+    const answers = await burst(TIMES, servers, (i) =>
+      browsers[i % browsers.length].get('/confirm-password/continue'),
+    );
+    expect(
+      tally(answers, (res) => {
+        const text = visibleText(res.text);
+        if (text.includes('No action is waiting for your password')) return 'nothing';
+        return text.includes('Change your email address') ? 'handed out' : String(res.status);
+      }),
+    ).toEqual({ 'handed out': 1, nothing: TIMES - 1 });
   });
 });

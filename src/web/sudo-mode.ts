@@ -18,6 +18,7 @@ import { FORM_PAGE, fillPage, formFieldsOf } from './form-page.js';
 import { Clock } from '../clock/clock.js';
 import { CrossSiteRequestError } from '../auth/auth.errors.js';
 import { isNavigationFromHere } from './session/request-site.js';
+import { TypeormSessionStore } from './session/web-session.js';
 
 /** How long a password typed (to sign in, register or confirm) unlocks sensitive actions. */
 export const RECENT_PASSWORD_MS = 15 * 60_000;
@@ -60,7 +61,10 @@ export class PasswordConfirmationRequiredError extends DomainError {
 /** When the password was last typed in a session, and whether that was recent enough. */
 @Injectable()
 export class SudoMode {
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly sessions: TypeormSessionStore,
+  ) {}
 
   /**
    * The person proved it is them just now: typed the password (signed in, confirmed, changed
@@ -113,9 +117,10 @@ export class SudoMode {
    * Tessera's pages (or with the person alone); anything else, a link from another site
    * included, drops what waits and is refused.
    */
-  resume(req: Request): PendingAction | undefined {
-    const action = pageSession(req).pendingAction;
-    delete pageSession(req).pendingAction;
+  async resume(req: Request): Promise<PendingAction | undefined> {
+    // Taken from the stored session in one step: of several requests of the session at once,
+    // on any instance, one gets it.
+    const action = await this.sessions.take(req, 'pendingAction');
     if (!isNavigationFromHere(req)) {
       throw new CrossSiteRequestError(
         'Tessera goes on with an action you confirmed only when its own pages lead here, not a link from elsewhere. Nothing was done: do it again from its page (your password is confirmed).',

@@ -139,8 +139,8 @@ export class ConfirmPasswordController {
    */
   @Get('continue')
   @Render('account/continue')
-  continuePage(@Req() req: Request): object {
-    const action = this.sudo.resume(req);
+  async continuePage(@Req() req: Request): Promise<object> {
+    const action = await this.sudo.resume(req);
     if (!action) return { title: 'Nothing is waiting' };
     return { title: 'Password confirmed', action: action.label, ...formOf(action) };
   }

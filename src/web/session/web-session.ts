@@ -176,6 +176,34 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     });
   }
 
+  /**
+   * Takes `key` out of the request's session as stored, in one step under the row's lock: its
+   * value for the one request of the session that takes it, undefined for every other (another
+   * request of the same session, on any instance, took it first). The request's own session
+   * loses the key too, and is written back later over what this step wrote.
+   */
+  async take<K extends keyof PageSessionData>(
+    req: Request,
+    key: K,
+  ): Promise<PageSessionData[K] | undefined> {
+    const data = req.session as (session.Session & PageSessionData) | undefined;
+    if (!data || data[key] === undefined) return undefined;
+    delete data[key];
+    const sid = req.sessionID;
+    const taken = await this.transactions.run(async (m) => {
+      const current = await this.sessions.findForUpdate(m, sid);
+      const stored = current && (parsedSession(current.data) as SessionJson | undefined);
+      if (!current || !stored || stored[key] === undefined) return undefined;
+      const value = stored[key] as PageSessionData[K];
+      delete stored[key];
+      const row = this.rowOf(sid, stored as PageSessionData);
+      await this.sessions.update(m, row, current.version);
+      this.stored.set(req, { version: current.version + 1, json: row.data });
+      return value;
+    });
+    return taken;
+  }
+
   private rowOf(sid: string, data: PageSessionData & { cookie?: session.Cookie }): SessionRow {
     return {
       id: sid,
@@ -196,9 +224,10 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
 
   /**
    * express-session's "the session was used and not changed": a signed-in session's expiry
-   * moves forward at most once every `SESSION_ACTIVITY_EVERY_MS`. A signed-in session notes its activity that often
-   * (which changes it, so it is saved with its new expiry), so while its activity is that recent
-   * its row needs nothing; nor does a session written earlier in the same request.
+   * moves forward at most once every `SESSION_ACTIVITY_EVERY_MS`. A signed-in session notes its
+   * activity that often (which changes it, so it is saved with its new expiry), so while its
+   * activity is that recent its row needs nothing; nor does a session written earlier in the
+   * same request.
    */
   override touch(sid: string, data: session.SessionData, callback?: Callback): void {
     const now = this.clock.nowMs();
