@@ -18,7 +18,7 @@ import { User } from '../src/users/user.entity.js';
 import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
 import { burst } from './support/burst.js';
 import { sessionIdOf, visibleText } from './support/html.js';
-import { pauseNextCall } from './support/pause.js';
+import { pauseNextCall, renameHeld } from './support/pause.js';
 import { startInstances, type Instances } from './support/instances.js';
 import {
   addressChangeLink,
@@ -182,27 +182,6 @@ describe('account settings', () => {
   });
 
   describe('one session, its requests overlapping', () => {
-    /**
-     * A rename sent now, that reads the session and then waits in the service until `finish`:
-     * it writes the session back (with its message) after whatever the test does meanwhile.
-     */
-    async function renameWaiting(person: SignedInPerson) {
-      const { reached: started, release } = pauseNextCall(t.app.get(ProfileService), 'update');
-      const csrf = await person.client.csrfFrom('/settings/profile');
-      // Sent now (a request starts when it is awaited).
-      const answer = person.client
-        .post('/settings/profile', csrf, { name: 'Renamed Meanwhile', email: person.email })
-        .then((res) => res);
-      await Promise.race([started, answer]);
-      return {
-        /** Lets the rename go on (at once if it never reached the service), and its answer. */
-        finish: () => {
-          release();
-          return answer;
-        },
-      };
-    }
-
     it('should keep the session signed in through a password change, for a page read between the change and its answer, and for a form that read the session before it', async () => {
       const person = await signedInPerson(t);
       const passwords = t.app.get(PasswordChangeService);
@@ -214,7 +193,7 @@ describe('account settings', () => {
         between = (await person.client.get('/dashboard')).status;
         return stamp;
       });
-      const rename = await renameWaiting(person);
+      const rename = await renameHeld(t, person);
       try {
         const res = await person.client.submit('/settings/password', '/settings/password', {
           current_password: PASSWORD,
@@ -237,7 +216,7 @@ describe('account settings', () => {
 
     it('should show the messages of two forms of one session that were under way together', async () => {
       const person = await signedInPerson(t);
-      const rename = await renameWaiting(person);
+      const rename = await renameHeld(t, person);
       try {
         const made = await person.client.submit('/teams', '/teams', { name: 'Made Together' });
         expect(made.status).toBe(303);
@@ -253,7 +232,7 @@ describe('account settings', () => {
 
     it('should keep a two-factor setup begun while a form of the same session that read it before was under way', async () => {
       const person = await signedInPerson(t);
-      const rename = await renameWaiting(person);
+      const rename = await renameHeld(t, person);
       let secret: string | undefined;
       try {
         secret = totpSecretIn(

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { ProfileService } from '../src/account/profile.service.js';
 import { Session } from '../src/auth/session.entity.js';
 import { burst, tally } from './support/burst.js';
 import { createClusterDatabase, type ClusterDatabase } from './support/galera.js';
 import { SHARED_SECRET } from './support/instances.js';
-import { pauseNextCall } from './support/pause.js';
-import { PASSWORD, signedInPerson, type SignedInPerson } from './support/people.js';
+import { renameHeld } from './support/pause.js';
+import { PASSWORD, signedInPerson } from './support/people.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { recoveryCodesOf, totpCodeAt, totpSecretIn } from './support/two-factor.js';
 import type { WebClient } from './support/web-client.js';
@@ -38,26 +37,10 @@ describe('one session on two cluster nodes', () => {
 
   const signedIn = async (client: WebClient) => (await client.get('/dashboard')).status === 200;
 
-  /** A rename through the first node, held in its service until `finish`, after reading the session. */
-  async function renameHeldOnFirstNode(person: SignedInPerson) {
-    const { reached, release } = pauseNextCall(apps[0].app.get(ProfileService), 'update');
-    const csrf = await person.client.csrfFrom('/settings/profile');
-    const answer = person.client
-      .post('/settings/profile', csrf, { name: 'Renamed Meanwhile', email: person.email })
-      .then((res) => res);
-    await Promise.race([reached, answer]);
-    return {
-      finish: () => {
-        release();
-        return answer;
-      },
-    };
-  }
-
   it('should keep a two-factor setup begun through one node while a form of the session, held on the other, had read it before', async () => {
     const person = await signedInPerson(apps[0]);
     const onSecond = person.client.on(apps[1].server);
-    const rename = await renameHeldOnFirstNode(person);
+    const rename = await renameHeld(apps[0], person);
     let secret: string | undefined;
     try {
       secret = totpSecretIn(
@@ -81,7 +64,7 @@ describe('one session on two cluster nodes', () => {
   it('should keep the session signed in on both nodes through a password change on one while a form of the session, held on the other, had read it before', async () => {
     const person = await signedInPerson(apps[0]);
     const onSecond = person.client.on(apps[1].server);
-    const rename = await renameHeldOnFirstNode(person);
+    const rename = await renameHeld(apps[0], person);
     try {
       const res = await onSecond.submit('/settings/password', '/settings/password', {
         current_password: PASSWORD,
