@@ -50,7 +50,8 @@ export function configureApp(app: INestApplication): INestApplication {
 
   const assets = app.get(Assets);
   const docs = config.observability.apiDocs ? apiDocs(app, assets) : undefined;
-  for (const path of docs ? API_DOCS_PATHS : []) app.get(PageMethods).allow(path, ['GET']);
+  const pageMethods = app.get(PageMethods);
+  for (const path of docs ? API_DOCS_PATHS : []) pageMethods.allow(path, ['GET']);
   configureViews(express, assets, app.get(Clock));
   // Pages, their assets and the API's description are compressed; the API's answers are not
   // (a few hundred bytes each, where compressing costs more than it saves: docs/PERFORMANCE.md).
@@ -80,7 +81,12 @@ export function configureApp(app: INestApplication): INestApplication {
     ]),
   );
   app.useGlobalFilters(
-    new AllExceptionsFilter(app.get(Clock), apiErrorAnswers, jsonPath, new PageErrors()),
+    new AllExceptionsFilter(
+      app.get(Clock),
+      apiErrorAnswers,
+      jsonPath,
+      new PageErrors((path) => pageMethods.pageOf(path)),
+    ),
   );
   return app;
 }

@@ -293,7 +293,7 @@ describe('account settings', () => {
         expect([damaged, dashboard.status, dashboard.headers.location]).toEqual([
           damaged,
           303,
-          '/login',
+          '/login?session_ended=1',
         ]);
         expect((await person.client.get('/login')).status).toBe(200);
       }
@@ -413,6 +413,14 @@ describe('account settings', () => {
       expect(await signedIn(laptop.client)).toBe(false);
       expect(await signedIn(person.client)).toBe(true);
       expect(await sessionsOf(person.user.id)).toHaveLength(1);
+      // The phone, still open on a page, is told its session ended on the way to sign in again.
+      const asked = await phone.client.get('/settings/api-tokens');
+      expect(asked.headers.location).toBe(
+        '/login?return_to=%2Fsettings%2Fapi-tokens&session_ended=1',
+      );
+      expect(await phone.client.textOf(asked.headers.location)).toContain(
+        'Your session has ended. Sign in again to go on.',
+      );
     });
   });
 
@@ -1009,7 +1017,7 @@ describe.each([
 
       expect(await t.dataSource.getRepository(Session).existsBy({ id: sid })).toBe(false);
       for (const client of thieves) {
-        expect((await client.get('/dashboard')).headers.location).toBe('/login');
+        expect((await client.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
       }
       expect((await owner.client.get('/dashboard')).status).toBe(200);
     }

@@ -180,6 +180,9 @@ describe('in a real browser', () => {
     await page.waitForURL('**/login?signed_out=1');
     await page.getByText('You signed out.').waitFor();
     await check('sign-in, signed out');
+    await page.goto('/login?return_to=%2Fteams&session_ended=1');
+    await page.getByText('Your session has ended. Sign in again to go on.').waitFor();
+    await check('sign-in, session ended');
     await page.goto('/forgot-password');
     await check('forgot password');
     await page.getByLabel('Email').fill(email);

@@ -367,7 +367,7 @@ describe.each([
       browsers[i % browsers.length].post(`/settings/sessions/${handle}/revoke`, csrf),
     );
     expect(tally(answers, status)).toEqual({ '303': 1, '404': TIMES - 1 });
-    expect((await other.get('/dashboard')).headers.location).toBe('/login');
+    expect((await other.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
     expect(await eventsOf(person.user.id, 'account.session_revoked')).toBe(1);
   });
 

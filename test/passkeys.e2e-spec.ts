@@ -501,7 +501,7 @@ describe('passkeys where addresses are not confirmed (EMAIL_VERIFICATION=off)', 
     expect(attempt.res.headers.location).toBe('/login');
     expect(await attempt.visitor.textOf('/login')).toContain(REFUSED);
     expect((await attempt.visitor.get('/dashboard')).headers.location).toBe('/login');
-    expect((await intruder.get('/dashboard')).headers.location).toBe('/login');
+    expect((await intruder.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
     const notice = await t.mail.waitFor({
       to: email,
       subject: 'Your Tessera password was changed',

@@ -141,7 +141,7 @@ describe('forgotten passwords', () => {
 
     expect(await sessions.countBy({ userId: user.id })).toBe(0);
     for (const client of [laptop, phone]) {
-      expect((await client.get('/dashboard')).headers.location).toBe('/login');
+      expect((await client.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
     }
     expect((await web().login(email, OLD_PASSWORD)).headers.location).toBe('/login');
     expect((await web().login(email, NEW_PASSWORD)).headers.location).toBe('/dashboard');
@@ -197,7 +197,7 @@ describe('forgotten passwords', () => {
 
     // A request of the thief's in flight during the reset saves its session again.
     await sessions.insert({ ...stolen, expiresAt: new Date(clock.nowMs() + 3_600_000) });
-    expect((await thief.get('/dashboard')).headers.location).toBe('/login');
+    expect((await thief.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
   });
 
   it('should let only the newest link work, and answer expired and tampered links with a clear page', async () => {

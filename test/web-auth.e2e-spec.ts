@@ -379,7 +379,7 @@ describe('sign-up, sign-in and sessions', () => {
       expect(after).toBeDefined();
       expect(after).not.toBe(before);
       const planted = await request(t.server).get('/dashboard').set('Cookie', before!);
-      expect(planted.headers.location).toBe('/login');
+      expect(planted.headers.location).toBe('/login?session_ended=1');
     });
 
     it('should destroy the session at sign-out, so the old cookie is dead', async () => {
@@ -400,7 +400,7 @@ describe('sign-up, sign-in and sessions', () => {
       expect(await sessions.findOneBy({ id: sessionIdOf(cookie) })).toBeNull();
       expect(
         (await request(t.server).get('/dashboard').set('Cookie', cookie)).headers.location,
-      ).toBe('/login');
+      ).toBe('/login?session_ended=1');
     });
 
     it('should send a signed-in person away from the sign-in and sign-up pages', async () => {
@@ -541,7 +541,21 @@ describe('sign-up, sign-in and sessions', () => {
       clock.advance(20 * MINUTE_MS);
       expect((await client.get('/dashboard')).status).toBe(200);
       clock.advance(30 * MINUTE_MS + 1_000);
-      expect((await client.get('/dashboard')).headers.location).toBe('/login');
+      // The browser still names the session: on the way to sign in, it is told the session ended.
+      expect((await client.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
+      expect((await client.get('/settings/api-tokens')).headers.location).toBe(
+        '/login?return_to=%2Fsettings%2Fapi-tokens&session_ended=1',
+      );
+      const signIn = await client.get('/login?return_to=%2Fsettings%2Fapi-tokens&session_ended=1');
+      expect(visibleText(signIn.text)).toContain('Your session has ended. Sign in again to go on.');
+      expect(signIn.text).toContain('name="return_to" value="/settings/api-tokens"');
+      // Signed out on purpose, the browser names no session: no word of one ending.
+      const other = web();
+      await other.register('Signed Out', uniqueEmail());
+      await other.submit('/dashboard', '/logout');
+      expect((await other.get('/dashboard')).headers.location).toBe('/login');
+      expect((await request(t.server).get('/dashboard')).headers.location).toBe('/login');
+      expect(visibleText((await other.get('/login')).text)).not.toContain('Your session has ended');
     });
 
     it('should keep a session signed in for 30 days when asked, however idle, and say so on Sessions', async () => {
@@ -568,13 +582,13 @@ describe('sign-up, sign-in and sessions', () => {
 
       // Past the idle timeout and the absolute one, the usual session is over; the kept one is not.
       clock.advance(2 * 60 * MINUTE_MS);
-      expect((await usual.get('/dashboard')).headers.location).toBe('/login');
+      expect((await usual.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
       expect((await kept.get('/dashboard')).status).toBe(200);
       clock.advance(29 * 24 * 60 * MINUTE_MS);
       expect((await kept.get('/dashboard')).status).toBe(200);
       // Thirty days after signing in, it ends too.
       clock.advance(24 * 60 * MINUTE_MS);
-      expect((await kept.get('/dashboard')).headers.location).toBe('/login');
+      expect((await kept.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
     });
 
     it('should end a session older than the absolute timeout however active it is', async () => {
@@ -588,7 +602,7 @@ describe('sign-up, sign-in and sessions', () => {
       }
       clock.advance(MINUTE_MS);
 
-      expect((await client.get('/dashboard')).headers.location).toBe('/login');
+      expect((await client.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
       expect(await t.dataSource.getRepository(Session).findOneBy({ id: sid })).toBeNull();
     });
   });
@@ -620,7 +634,8 @@ describe('sign-up, sign-in and sessions', () => {
 
     it('should tell someone whose session ended while a form was open to sign in again, and do nothing', async () => {
       const person = web();
-      await person.register('Left Open', uniqueEmail('left-open'));
+      const email = uniqueEmail('left-open');
+      await person.register('Left Open', email);
       const csrf = await person.csrfFrom('/teams');
       // Signed out in another tab of the same browser: the form's page is still open here.
       await person.submit('/dashboard', '/logout');
@@ -628,8 +643,21 @@ describe('sign-up, sign-in and sessions', () => {
       expect(stale.status).toBe(403);
       const text = visibleText(stale.text);
       expect(text).toContain('If you were signed in, your session has ended meanwhile');
-      expect(stale.text).toMatch(/<a class="button" href="\/login">Sign in<\/a>/);
+      // Signing in again leads back to the form's page.
+      // (Handlebars writes `=` in an attribute as `&#x3D;`, which the browser reads as `=`.)
+      expect(stale.text).toContain(
+        '<a class="button" href="/login?return_to&#x3D;%2Fteams">Sign in</a>',
+      );
       expect(await t.dataSource.getRepository(Team).countBy({ name: 'Never Made' })).toBe(0);
+      // A form of a page with an address of its own (a team's rename) leads back to that page.
+      const { currentTeamId } = await users().findOneByOrFail({ email });
+      const team = await t.dataSource.getRepository(Team).findOneByOrFail({ id: currentTeamId! });
+      const rename = await person.post(`/teams/${team.id}`, csrf, { name: 'Renamed' });
+      expect(rename.status).toBe(403);
+      expect(rename.text).toContain(`href="/login?return_to&#x3D;%2Fteams%2F${team.id}"`);
+      expect((await t.dataSource.getRepository(Team).findOneByOrFail({ id: team.id })).name).toBe(
+        "Left's Team",
+      );
       // Signed in, a bad token is refused as it always was: no word of a session ending.
       const other = web();
       await other.register('Still Here', uniqueEmail('still-here'));

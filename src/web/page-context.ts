@@ -1,6 +1,6 @@
 import { credentialStamp } from '../auth/session-digests.js';
 import { pageSession, noteActivity } from './session/page-session.js';
-import { signedInPersonOf } from './session/web-session.js';
+import { noteSessionEnded, signedInPersonOf } from './session/web-session.js';
 import {
   createParamDecorator,
   Inject,
@@ -67,6 +67,7 @@ export class PageContext implements NestMiddleware {
       stamp !== credentialStamp(user.passwordHash)
     ) {
       // A fresh, empty session: the old one is gone from the store; forms still get a token.
+      noteSessionEnded(req);
       await new Promise<void>((resolve, reject) =>
         pageSession(req).regenerate((e) => (e ? reject(e) : resolve())),
       );

@@ -13,7 +13,7 @@ import {
   type ResolvedError,
 } from '../http/all-exceptions.filter.js';
 import { formOriginOf, requestIdOf } from '../http/request-state.js';
-import { saveSessionIfChanged } from './session/web-session.js';
+import { saveSessionIfChanged, sessionEndedFor } from './session/web-session.js';
 import { flash, keptInput } from './flash.js';
 import { CrossSiteRequestError, type CrossSiteAttempt } from '../auth/auth.errors.js';
 import { AccountLinkError, type LinkPurpose } from '../one-time-links/one-time-links.errors.js';
@@ -57,7 +57,6 @@ const TO_DASHBOARD: NextStep = { href: DASHBOARD_PAGE, label: 'Go to your dashbo
  */
 const SESSION_ENDED =
   ' If you were signed in, your session has ended meanwhile: sign in again, then send the form again.';
-const SIGN_IN_AGAIN: NextStep = { href: SIGN_IN_PAGE, label: 'Sign in' };
 
 /**
  * A sign-in or sign-out sent from a page left open in another tab after it already happened
@@ -150,7 +149,9 @@ const PAGE_ANSWERS: AnswerTable<PageAnswer> = {
   sign_in_required: {
     status: 401,
     redirect: (request) =>
-      request.method === 'GET' ? signInPageFor(request.originalUrl) : SIGN_IN_PAGE,
+      request.method === 'GET'
+        ? signInPageFor(request.originalUrl, sessionEndedFor(request))
+        : SIGN_IN_PAGE,
   },
   sign_in_expired: (error) => ({
     status: 401,
@@ -224,6 +225,9 @@ const ERROR_HEADINGS: Record<number, string> = {
 export class PageErrors implements PageErrorAnswers {
   private readonly logger = new Logger('Errors');
 
+  /** `pageOf`: the page a form's address belongs to, to sign in again and come back to it. */
+  constructor(private readonly pageOf: (path: string) => string = () => '/') {}
+
   /**
    * Pages: a refused form goes back to its page with the messages and the values typed; a
    * visitor who must sign in goes to the sign-in page; anything else is an error page.
@@ -273,7 +277,9 @@ export class PageErrors implements PageErrorAnswers {
             ? `${error.message}${SESSION_ENDED}`
             : error.message,
       requestId: supportId(error, request),
-      nextStep: sessionEnded ? SIGN_IN_AGAIN : (answer?.nextStep ?? unfilteredPage(request, error)),
+      nextStep: sessionEnded
+        ? { href: signInPageFor(this.pageOf(request.path)), label: 'Sign in' }
+        : (answer?.nextStep ?? unfilteredPage(request, error)),
     };
     // A download refused (an export's bad filter) is answered with the page, not as its file.
     response.removeHeader('Content-Disposition');

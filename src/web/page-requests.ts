@@ -79,6 +79,11 @@ export class PageMethods {
     adapter.useForUnrouted(this.refuse);
   }
 
+  /** The page a form's address belongs to (`/teams/:id/transfer` to `/teams/:id`). */
+  pageOf(path: string): string {
+    return this.allowed.pageOf(path);
+  }
+
   /** A path served outside the routes (the API's description) and the methods it answers. */
   allow(path: string, methods: string[]): void {
     this.allowed.add(path, methods);

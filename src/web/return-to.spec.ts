@@ -41,4 +41,12 @@ describe('signInPageFor', () => {
     expect(signInPageFor('/dashboard')).toBe('/login');
     expect(signInPageFor('/api/v1/token')).toBe('/login');
   });
+
+  it('should say that the session ended, beside the page to come back to or alone', () => {
+    expect(signInPageFor('/teams/4?tab=members', true)).toBe(
+      '/login?return_to=%2Fteams%2F4%3Ftab%3Dmembers&session_ended=1',
+    );
+    expect(signInPageFor('/dashboard', true)).toBe('/login?session_ended=1');
+    expect(signInPageFor('//evil.example/', true)).toBe('/login?session_ended=1');
+  });
 });

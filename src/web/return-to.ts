@@ -24,9 +24,14 @@ export const DASHBOARD_PAGE = '/dashboard';
 /** Where signing out leads: the sign-in page, saying so. */
 export const SIGNED_OUT_PAGE = '/login?signed_out=1';
 
-/** Where to sign in, carrying the page asked for (the dashboard, where sign-in leads anyway, is left out). */
-export function signInPageFor(asked: string): string {
+/**
+ * Where to sign in, carrying the page asked for (the dashboard, where sign-in leads anyway, is
+ * left out), and, when the browser's session has just ended, that it has, for the page to say.
+ */
+export function signInPageFor(asked: string, sessionEnded = false): string {
   const page = asked.replace(DOWNLOAD, '');
-  if (!isReturnPage(page) || page === '/' || page === DASHBOARD_PAGE) return SIGN_IN_PAGE;
-  return `${SIGN_IN_PAGE}?return_to=${encodeURIComponent(page)}`;
+  const query = new URLSearchParams();
+  if (isReturnPage(page) && page !== '/' && page !== DASHBOARD_PAGE) query.set('return_to', page);
+  if (sessionEnded) query.set('session_ended', '1');
+  return query.size > 0 ? `${SIGN_IN_PAGE}?${query}` : SIGN_IN_PAGE;
 }

@@ -103,6 +103,11 @@ export class TypeormSessionStore extends session.Store implements OnModuleInit {
     return made;
   }
 
+  /** Whether the request's session was read from a row (rather than made anew: none, or none left). */
+  wasRead(req: Request): boolean {
+    return this.stored.has(req);
+  }
+
   /**
    * express-session's `genid`: a new session id, remembered for the request that made it. Only
    * that request may insert the session's row; every other write is an update, so a session
@@ -372,15 +377,18 @@ export class WebSession implements NestMiddleware {
   private readonly protect: RequestHandler;
   private readonly generateCsrf: (req: Request, res: Response) => string;
   private readonly cookies: WebCookies;
+  /** Finds the session's cookie in a `Cookie` header. */
+  private readonly sessionCookie: RegExp;
   /** APP_URL's origin, which a visitor's form may come from (besides the request's own). */
   private readonly origin: string;
 
   constructor(
     @Inject(CONFIG) config: Config,
-    store: TypeormSessionStore,
+    private readonly store: TypeormSessionStore,
     private readonly clock: Clock,
   ) {
     this.cookies = webCookiesFor(config);
+    this.sessionCookie = new RegExp(`(?:^|;)\\s*${this.cookies.session.replace(/\./g, '\\.')}=`);
     this.origin = new URL(config.app.publicUrl).origin;
     const cookies = this.cookies;
     if (cookies.secure === true && config.web.trustProxy === false) {
@@ -437,6 +445,11 @@ export class WebSession implements NestMiddleware {
       const session = pageSession(req);
       if (session && session.userId === undefined) {
         session.cookie.maxAge = GUEST_SESSION_MS;
+      }
+      // The browser named a session that is no more (it ended: idle, signed out elsewhere,
+      // revoked): a page that needs signing in says so on the way to the sign-in page.
+      if (!this.store.wasRead(req) && this.sessionCookie.test(req.headers.cookie ?? '')) {
+        noteSessionEnded(req);
       }
       noteSessionLoaded(req);
       this.parseCookies(req, res, () => {
@@ -501,6 +514,23 @@ export class WebSession implements NestMiddleware {
     // A redirect's messages are shown by the page it lands on.
     if (req.method === 'GET') res.locals.flash = takeFlash(pageSession(req));
   }
+}
+
+/** Requests whose browser named a session that has ended. */
+const endedSessions = new WeakSet<Request>();
+
+/** The request's session has ended: found ended, or ended on arrival (too old, say). */
+export function noteSessionEnded(req: Request): void {
+  endedSessions.add(req);
+}
+
+/**
+ * Whether the request came with the cookie of a session that has ended (or of none this site
+ * made), or its session was ended on arrival: the browser was signed in, or on its way, and is
+ * no longer.
+ */
+export function sessionEndedFor(req: Request): boolean {
+  return endedSessions.has(req);
 }
 
 /** The person each loaded session was read with (null: nobody, or an account gone). */

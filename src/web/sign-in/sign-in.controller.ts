@@ -102,10 +102,12 @@ export class AuthController {
   loginPage(
     @Query('return_to') returnTo: unknown,
     @Query('signed_out') signedOut: unknown,
+    @Query('session_ended') sessionEnded: unknown,
   ): object {
     return {
       title: 'Sign in',
       signedOut: signedOut === '1',
+      sessionEnded: sessionEnded === '1' && signedOut !== '1',
       keptSignedInDays: KEPT_SIGNED_IN_DAYS,
       returnTo: isReturnPage(returnTo) ? returnTo : undefined,
       passkeyScripts: true,
