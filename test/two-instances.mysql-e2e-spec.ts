@@ -65,7 +65,7 @@ describe('two instances', () => {
 
     const after = await request(b.server).get('/dashboard').set('Cookie', cookie);
     expect(after.status).toBe(303);
-    expect(after.headers.location).toBe('/login');
+    expect(after.headers.location).toBe('/login?session_ended=1');
   });
 
   it('should send each message of the outbox once when both instances deliver at the same time', async () => {
