@@ -18,6 +18,7 @@ import { TokenDailyUsage } from '../src/tokens/token-daily-usage.entity.js';
 import { generateToken } from '../src/tokens/token-format.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { TokenRegenerationService } from '../src/tokens/token-regeneration.service.js';
 import { User } from '../src/users/user.entity.js';
 import {
   addMember,
@@ -136,6 +137,35 @@ describe('token introspection', () => {
       scope: 'tokens:introspect',
     });
     expect(self.body.user.type).toBe('service_account');
+  });
+
+  it('should answer a value replaced by a regeneration with the end of its grace period as exp, and no iat', async () => {
+    const { member, caller } = await acme();
+    const { plaintext, token } = await createToken(t.app, member, {
+      name: 'rotated',
+      expiresInDays: 30,
+    });
+    const regenerated = await t.app
+      .get(TokenRegenerationService)
+      .regenerate(Actors.person(member.id), token.id, 10);
+    const stored = await t.dataSource
+      .getRepository(PersonalAccessToken)
+      .findOneByOrFail({ id: token.id });
+    const old = await check(b, caller, { token: plaintext });
+    expect(old.body).toMatchObject({ active: true, token_id: token.id });
+    expect(old.body.exp).toBe(Math.floor(stored.previousValidUntil!.getTime() / 1000));
+    expect(old.body).not.toHaveProperty('iat');
+    // The new value answers with its own lifetime.
+    const current = await check(a, caller, { token: regenerated.plaintext });
+    expect(current.body).toMatchObject({
+      active: true,
+      exp: Math.floor(stored.expiresAt!.getTime() / 1000),
+      iat: Math.floor(stored.regeneratedAt!.getTime() / 1000),
+    });
+    expect(old.body.exp).toBeLessThan(current.body.exp);
+    // Past the grace period, the old value is inactive.
+    clock.advance(10 * 60_000 + 1_000);
+    expect((await check(b, caller, { token: plaintext })).body).toEqual({ active: false });
   });
 
   it("should answer active: false alone for an unknown, malformed, revoked, expired or other team's token, the revocation seen at once on the other instance", async () => {

@@ -121,8 +121,7 @@ export class TokenIntrospection {
         .filter((a) => (!allowed || allowed.includes(a)) && !this.roleRefusal(checked, [a]))
         .join(' '),
       token_type: 'bearer',
-      ...(checked.expiresAt ? { exp: seconds(checked.expiresAt) } : {}),
-      iat: seconds(checked.regeneratedAt ?? checked.createdAt),
+      ...lifetimeOf(checked),
       sub: String(checked.user.id),
       username: checked.user.email,
       token_id: checked.tokenId,
@@ -156,4 +155,21 @@ export class TokenIntrospection {
 
 function refusalOf(error: { code: string; message: string }): IntrospectionRefusal {
   return { code: error.code, message: error.message };
+}
+
+/**
+ * When the presented value stops working and when it was made. A value replaced by a
+ * regeneration works until its grace period ends (or the token's own expiry, when sooner): that
+ * is its `exp`, so that a client keeping the answer until then stops in time. When it was made
+ * is not kept once it is replaced, so it has no `iat`.
+ */
+function lifetimeOf(checked: TokenPrincipal): { exp?: number; iat?: number } {
+  if (checked.previousValue) {
+    const ends = [checked.previousValidUntil, checked.expiresAt].filter((d) => d !== null);
+    return { exp: seconds(new Date(Math.min(...ends.map((d) => d.getTime())))) };
+  }
+  return {
+    ...(checked.expiresAt ? { exp: seconds(checked.expiresAt) } : {}),
+    iat: seconds(checked.regeneratedAt ?? checked.createdAt),
+  };
 }

@@ -53,13 +53,15 @@ export class IntrospectionSchema {
   token_type?: string;
   @ApiPropertyOptional({
     type: 'integer',
-    description: 'When it stops working, in seconds since 1970 (UTC); absent when it never does.',
+    description:
+      'When it stops working, in seconds since 1970 (UTC); absent when it never does. For a value replaced by a regeneration, the end of its grace period.',
     example: 1796083200,
   })
   exp?: number;
   @ApiPropertyOptional({
     type: 'integer',
-    description: 'When its current value was made (created or regenerated), in seconds since 1970.',
+    description:
+      'When its current value was made (created or regenerated), in seconds since 1970; absent for a value replaced by a regeneration, in its grace period.',
     example: 1793491200,
   })
   iat?: number;
