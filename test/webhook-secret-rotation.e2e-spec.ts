@@ -178,4 +178,54 @@ describe('webhooks: rotating the signing secret', () => {
     const last = receiver.received.at(-1)!;
     expect(String(last.headers['webhook-signature']).split(' ')).toHaveLength(1);
   });
+
+  it('should record a send whose secret cannot be read as a failed attempt saying why, and send again once the secret is rotated', async () => {
+    // Signed in anew: the clock has moved past the first owner's session.
+    const owner = await signedInPerson(deployment.first, { name: 'Unreadable Owner' });
+    const other = await createTeam(deployment.first.app, owner.user, 'Unreadable');
+    const created = await owner.client.submit(
+      `/teams/${other.id}/webhooks`,
+      `/teams/${other.id}/webhooks`,
+      { url: receiver.url, events: ['member.joined'] },
+    );
+    expect(secretIn(created.text)).toMatch(/^whsec_/);
+    const unreadable = await endpoints().findOneByOrFail({ teamId: other.id });
+    // Sealed for another endpoint: it does not open here, as one sealed under another
+    // SESSION_SECRET does not.
+    const { secret: sealedElsewhere } = await endpoints().findOneByOrFail({ id: endpointId });
+    await endpoints().update({ id: unreadable.id }, { secret: sealedElsewhere });
+
+    const received = receiver.received.length;
+    const messageId = await deployment.first.app
+      .get(WebhooksService)
+      .sendTest(operator, other.id, unreadable.id);
+    await waitFor(async () => {
+      const d = await deliveries().findOneBy({ messageId });
+      return d !== null && d.attempts === 1 && d.claimedBy === null;
+    });
+    const failed = await deliveries().findOneByOrFail({ messageId });
+    expect(failed.status).toBe('pending');
+    expect(failed.nextAttemptAt).not.toBeNull();
+    expect(failed.lastError).toContain('cannot be read with this SESSION_SECRET');
+    expect(receiver.received.length).toBe(received);
+    const endpointPage = `/teams/${other.id}/webhooks/${unreadable.id}`;
+    const shown = await owner.client.get(endpointPage);
+    expect(shown.text).toContain('cannot be read with this SESSION_SECRET');
+
+    // Rotated from the page: the new secret signs alone (the old one, unreadable, is left out).
+    const version = /name="version" value="([^"]+)"/.exec(shown.text)![1];
+    const rotated = await owner.client.post(
+      `${endpointPage}/rotate-secret`,
+      await owner.client.csrfFrom(endpointPage),
+      { version },
+    );
+    expect(rotated.status).toBe(200);
+    receiver.secrets = [secretIn(rotated.text)!];
+    const again = await deployment.first.app
+      .get(WebhooksService)
+      .sendTest(operator, other.id, unreadable.id);
+    await waitFor(() => receiver.received.some((r) => r.id === again));
+    const sent = receiver.received.find((r) => r.id === again)!;
+    expect(String(sent.headers['webhook-signature']).split(' ')).toHaveLength(1);
+  });
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { SecretCipher } from '../two-factor/secret-cipher.js';
+import { SecretCipher, UnreadableSecretError } from '../two-factor/secret-cipher.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 /**
@@ -31,7 +31,12 @@ export class WebhookSecrets {
     return this.cipher.decrypt(endpoint.secret, contextOf(endpoint.uid));
   }
 
-  /** The secrets that sign now: the current one, and the previous one until its time is up. */
+  /**
+   * The secrets that sign now: the current one, and the previous one until its time is up. A
+   * current secret that cannot be read (sealed under another SESSION_SECRET) throws
+   * `UnreadableSecretError`; a previous one that cannot is left out, so that rotating the
+   * secret is enough to send again.
+   */
   signingSecrets(
     endpoint: Pick<WebhookEndpoint, 'uid' | 'secret' | 'previousSecret' | 'previousSecretUntil'>,
     now: Date,
@@ -42,7 +47,11 @@ export class WebhookSecrets {
       endpoint.previousSecretUntil &&
       endpoint.previousSecretUntil > now
     ) {
-      secrets.push(this.cipher.decrypt(endpoint.previousSecret, contextOf(endpoint.uid)));
+      try {
+        secrets.push(this.cipher.decrypt(endpoint.previousSecret, contextOf(endpoint.uid)));
+      } catch (error) {
+        if (!(error instanceof UnreadableSecretError)) throw error;
+      }
     }
     return secrets;
   }

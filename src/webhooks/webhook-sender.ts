@@ -16,6 +16,7 @@ import type { WebhookDelivery } from './webhook-delivery.entity.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { WebhookHttp, type HttpOutcome } from './webhook-http.js';
 import { WebhookSecrets } from './webhook-secrets.js';
+import { UnreadableSecretError } from '../two-factor/secret-cipher.js';
 import { signedHeaders } from './webhook-signature.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { retryDelayMs } from './retry-schedule.js';
@@ -30,6 +31,19 @@ type Attempt = 'delivered' | 'failed' | 'backing off' | 'disabled';
  * Whether a failure says the endpoint cannot take deliveries now (no answer, an address
  * refused, a 5xx, a 429) rather than that it refused this one delivery (another 4xx).
  */
+/**
+ * An attempt that could not be signed: the endpoint's secret (or an audit stream's
+ * Authorization value) was sealed under another SESSION_SECRET than this instance's.
+ */
+const UNREADABLE_SECRET: HttpOutcome = {
+  status: null,
+  latencyMs: 0,
+  excerpt: null,
+  error:
+    'not sent: its signing secret (or Authorization value) cannot be read with this SESSION_SECRET; rotate the secret (or register the audit stream again)',
+  refused: true,
+};
+
 function endpointAtFault(outcome: HttpOutcome): boolean {
   return outcome.status === null || outcome.status >= 500 || outcome.status === 429;
 }
@@ -266,15 +280,23 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const now = this.clock.now();
     const timestamp = Math.floor(now.getTime() / 1000);
-    const headers = {
-      ...signedHeaders(
-        this.secrets.signingSecrets(endpoint, now),
-        delivery.messageId,
-        timestamp,
-        delivery.payload,
-      ),
-      ...(endpoint.kind === 'audit_stream' ? this.streamHeaders(endpoint) : {}),
-    };
+    let headers: Record<string, string>;
+    try {
+      headers = {
+        ...signedHeaders(
+          this.secrets.signingSecrets(endpoint, now),
+          delivery.messageId,
+          timestamp,
+          delivery.payload,
+        ),
+        ...(endpoint.kind === 'audit_stream' ? this.streamHeaders(endpoint) : {}),
+      };
+    } catch (error) {
+      if (!(error instanceof UnreadableSecretError)) throw error;
+      // Sealed under another SESSION_SECRET: nothing is sent, and the attempt is recorded as
+      // failed, with why, so it follows the retry schedule and the page says what to do.
+      return this.record(delivery, endpoint, UNREADABLE_SECRET);
+    }
     const outcome = await this.http.post(endpoint.url, headers, delivery.payload);
     return this.record(delivery, endpoint, outcome);
   }
