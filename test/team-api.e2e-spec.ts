@@ -16,6 +16,7 @@ import { startInstances, type Instances } from './support/instances.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { waitFor } from './support/wait-for.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
+import { Transactions } from '../src/database/transactions.js';
 import { TeamsRepository } from '../src/teams/teams.repository.js';
 import { QueryFailedError } from 'typeorm';
 
@@ -611,9 +612,17 @@ describe('the team API', () => {
 
 describe('the team API on two instances', () => {
   let deployment: Instances;
+  /** Writes rolled back by a conflict (a deadlock) and run again, on either instance. */
+  let retried = 0;
 
   beforeAll(async () => {
-    deployment = await startInstances(2, { RATE_LIMIT_API_PER_TOKEN: '100000' });
+    deployment = await startInstances(2, {
+      RATE_LIMIT_API_PER_TOKEN: '100000',
+      RATE_LIMIT_TEAM_INVITES_PER_HOUR: '1000',
+    });
+    for (const instance of deployment.apps) {
+      instance.app.get(Transactions).onRetry(() => retried++);
+    }
   });
   afterAll(async () => {
     await deployment?.close();
@@ -646,6 +655,25 @@ describe('the team API on two instances', () => {
       '409 already_invited': 29,
     });
     expect(await first.dataSource.getRepository(TeamInvitation).countBy({ email })).toBe(1);
+  });
+
+  it("should invite each of many addresses sent to both instances at once, with no invitation's write rolled back by another's", async () => {
+    const { first } = deployment;
+    const { teamId, plaintext } = await ownerToken();
+    const emails = Array.from({ length: 40 }, (_, i) => uniqueEmail(`many-${i}`));
+    const before = retried;
+    const answers = await burst(emails.length, deployment.servers, (i, server) =>
+      request(server)
+        .post('/api/v1/team/invitations')
+        .set('Authorization', `Bearer ${plaintext}`)
+        .send({ email: emails[i] }),
+    );
+    expect(tally(answers, (res) => String(res.status))).toEqual({ '201': emails.length });
+    // No invitation waited on another's lock of an empty range of the index, nor deadlocked.
+    expect(retried - before).toBe(0);
+    expect(await first.dataSource.getRepository(TeamInvitation).countBy({ teamId })).toBe(
+      emails.length,
+    );
   });
 
   it('should act once for a burst of the same Idempotency-Key sent to both instances at once', async () => {

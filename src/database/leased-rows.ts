@@ -42,7 +42,9 @@ export interface PerGroup<T> {
  * Takes up to `limit` pending rows of an outbox table that are due and that nobody holds, for
  * `owner` until `leaseUntil`, counting the attempt. On MySQL/MariaDB `FOR UPDATE SKIP LOCKED`
  * lets instances claim at once without waiting on each other or taking the same row; SQLite
- * runs one write transaction at a time anyway. Run it in a transaction.
+ * runs one write transaction at a time anyway. Run it in a READ COMMITTED transaction
+ * (`Transactions.run`'s `isolation`), so that it locks the rows it takes and not the gaps where
+ * new rows are being queued.
  */
 export async function claimDueRows<T extends LeasedRow>(
   manager: EntityManager,

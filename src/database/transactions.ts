@@ -39,8 +39,16 @@ export class Transactions {
    * Runs `work` in one transaction. On MySQL/MariaDB a transaction rolled back as a deadlock's
    * victim (concurrent inserts into one unique index take gap locks) runs again, up to five
    * times in all, after a short random pause growing with each attempt: `work` must therefore do nothing outside the database.
+   *
+   * `isolation: 'READ COMMITTED'` (MySQL/MariaDB; SQLite's transactions are serial) for a claim
+   * on a queue's due rows: its locking reads then lock the rows they take and not the gaps
+   * between them, where every change that queues a row (a mail, a delivery) inserts at the same
+   * time, which would otherwise wait on the claim and deadlock with it.
    */
-  async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  async run<T>(
+    work: (manager: EntityManager) => Promise<T>,
+    { isolation }: { isolation?: 'READ COMMITTED' } = {},
+  ): Promise<T> {
     let hooks: (() => void)[] = [];
     // Each attempt starts with no hooks: those of an attempt rolled back must not run.
     const tracked = async (manager: EntityManager): Promise<T> => {
@@ -53,7 +61,7 @@ export class Transactions {
       for (let i = 0; i < steps.length; i++) await steps[i](manager);
       return result;
     };
-    const result = await this.runOnce(tracked).catch(rethrow);
+    const result = await this.runOnce(tracked, isolation).catch(rethrow);
     for (const hook of hooks) hook();
     return result;
   }
@@ -85,9 +93,16 @@ export class Transactions {
     this.retryListeners.push(listener);
   }
 
-  private async runOnce<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  private async runOnce<T>(
+    work: (manager: EntityManager) => Promise<T>,
+    isolation?: 'READ COMMITTED',
+  ): Promise<T> {
     if (!this.serial) {
-      return this.retryingConflicts('transaction', () => this.dataSource.transaction(work));
+      return this.retryingConflicts('transaction', () =>
+        isolation
+          ? this.dataSource.transaction(isolation, work)
+          : this.dataSource.transaction(work),
+      );
     }
     const result = this.tail.then(() => inImmediateTransaction(this.dataSource, work));
     this.tail = result.catch(() => undefined);

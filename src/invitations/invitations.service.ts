@@ -67,13 +67,22 @@ export class InvitationsService {
       throw new AlreadyMemberError();
     }
     return this.transactions.run(async (m) => {
-      // Locked (MySQL/MariaDB; SQLite's transactions are serial): of two invitations of one
-      // address at once, the second finds the first's, or the unique key refuses its insert.
+      // An address never invited to the team gets a new row: of two invitations of it at once,
+      // the unique key refuses the second's insert. Only a row already there is locked, by its
+      // id (MySQL/MariaDB; SQLite's transactions are serial), so that of two renewing it at
+      // once the second finds the first's: a locking read that finds nothing would lock the
+      // index's gap, where the team's other invitations of the moment insert, and deadlock them.
       const sqlite = m.connection.options.type === 'better-sqlite3';
-      const current = await this.repo(m).findOne({
+      const seen = await this.repo(m).findOne({
         where: { teamId: team.id, email: input.email },
-        ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+        select: { id: true },
       });
+      const current =
+        seen &&
+        (await this.repo(m).findOne({
+          where: { id: seen.id },
+          ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+        }));
       // One sent by someone who may no longer invite cannot be accepted: a new one replaces it.
       if (
         current &&

@@ -131,13 +131,15 @@ export class OutboxSender implements OnApplicationBootstrap, OnModuleDestroy {
     await this.pruneNowAndThen();
     while (!this.stopped && !signal.aborted) {
       const now = this.clock.now();
-      const batch = await this.transactions.run((m) =>
-        this.messages.claimDue(m, {
-          now,
-          limit: BATCH,
-          owner: this.owner,
-          leaseUntil: new Date(now.getTime() + LEASE_MS),
-        }),
+      const batch = await this.transactions.run(
+        (m) =>
+          this.messages.claimDue(m, {
+            now,
+            limit: BATCH,
+            owner: this.owner,
+            leaseUntil: new Date(now.getTime() + LEASE_MS),
+          }),
+        { isolation: 'READ COMMITTED' },
       );
       if (batch.length === 0) return;
       for (const [i, message] of batch.entries()) {

@@ -167,16 +167,18 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
       await this.streams.form();
       const now = this.clock.now();
       const leaseUntil = new Date(now.getTime() + LEASE_MS);
-      const batch = await this.transactions.run((m) =>
-        this.repository.claimDue(
-          m,
-          { now, owner: this.owner, leaseUntil },
-          {
-            endpoints: SENDING_AT_ONCE - this.sending.size,
-            each: this.perEndpoint,
-            sendingTo: [...this.sending.keys()],
-          },
-        ),
+      const batch = await this.transactions.run(
+        (m) =>
+          this.repository.claimDue(
+            m,
+            { now, owner: this.owner, leaseUntil },
+            {
+              endpoints: SENDING_AT_ONCE - this.sending.size,
+              each: this.perEndpoint,
+              sendingTo: [...this.sending.keys()],
+            },
+          ),
+        { isolation: 'READ COMMITTED' },
       );
       if (batch.length === 0) break;
       const endpoints = await this.endpointsOf(batch);
