@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { createToken, createUser, uniqueEmail } from './factories/index.js';
+import { addMember, createTeam, createToken, createUser, uniqueEmail } from './factories/index.js';
+import { Actors } from '../src/common/actor.js';
+import { ServiceAccountsService } from '../src/service-accounts/service-accounts.service.js';
 import { AuditLog } from '../src/audit/audit-log.js';
 import { runCli } from '../src/cli/run-cli.js';
 import { TokenUsageRecorder } from '../src/tokens/token-usage-recorder.js';
@@ -59,6 +61,22 @@ describe('operator access commands', () => {
     expect(other.status).toBe(303);
     const { plaintext } = await createToken(t.app, person.user);
     expect((await api(plaintext)).status).toBe(200);
+    // A team the person is a member of, whose owner sees the tokens that act in it.
+    const owner = await createUser(t.app);
+    const team = await createTeam(t.app, owner);
+    await addMember(t.app, team.id, person.user);
+    await createToken(t.app, person.user, { name: 'acts in the team', teamId: team.id });
+    const { plaintext: inventory } = await createToken(t.app, owner, {
+      abilities: ['tokens:read'],
+      teamId: team.id,
+    });
+    const listed = async (): Promise<number[]> =>
+      (
+        await request(t.server)
+          .get('/api/v1/team/tokens')
+          .set('Authorization', `Bearer ${inventory}`)
+      ).body.data.map((token: { person: { id: number } }) => token.person.id);
+    expect(await listed()).toContain(person.user.id);
 
     const disabled = await cli('user:disable', '--email', person.email.toUpperCase());
     expect(disabled).toEqual({
@@ -101,6 +119,9 @@ describe('operator access commands', () => {
     });
     expect(mail.text).toContain('your API tokens are refused');
 
+    // Its tokens act nowhere meanwhile: its team's inventory leaves them out until it is enabled.
+    expect(await listed()).not.toContain(person.user.id);
+
     // Twice is refused, changing nothing.
     const twice = await cli('user:disable', '--email', person.email);
     expect(twice.code).toBe(1);
@@ -109,6 +130,7 @@ describe('operator access commands', () => {
     const enabled = await cli('user:enable', '--email', person.email);
     expect(enabled).toEqual({ code: 0, stdout: `enabled: ${person.email}\n`, stderr: '' });
     expect((await api(plaintext)).status).toBe(200);
+    expect(await listed()).toContain(person.user.id);
     expect((await again.login(person.email, PASSWORD)).headers.location).toBe('/dashboard');
     await t.mail.waitFor({ to: person.email, subject: 'Your Tessera account was enabled again' });
     const notDisabled = await cli('user:enable', '--email', person.email);
@@ -209,6 +231,24 @@ describe('operator access commands', () => {
     expect(again.stderr).toBe(
       `error: ${person.email} has neither two-factor sign-in nor a passkey; nothing was changed.\n`,
     );
+  });
+
+  it("should not disable a team's service account, which its team stops", async () => {
+    const owner = await createUser(t.app);
+    const team = await createTeam(t.app, owner);
+    const account = await t.app
+      .get(ServiceAccountsService)
+      .create(Actors.person(owner.id), team.id, { name: 'deploy bot' });
+    const r = await cli('user:disable', '--email', account.email);
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: ${account.email} is a service account, which acts as no person.\n`,
+    });
+    expect(
+      (await t.dataSource.query('SELECT disabled_at FROM users WHERE id = ?', [account.id]))[0]
+        .disabled_at,
+    ).toBeNull();
   });
 
   it.each([

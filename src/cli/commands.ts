@@ -249,11 +249,12 @@ export const COMMANDS: Record<string, Command> = {
   'user:disable': {
     usage: 'user:disable --email EMAIL',
     description:
-      'Disables the account until user:enable: it cannot sign in, its sessions end, and its API tokens are refused from the next request, on every instance (they are kept, not revoked). The person is mailed, and the security log records it.',
+      "Disables a person's account until user:enable: it cannot sign in, its sessions end, and its API tokens are refused from the next request, on every instance (they are kept, not revoked, and leave the inventories of the teams they acted in meanwhile). The person is mailed, and the security log records it. A team's service account is not disabled here: revoke its tokens (token:revoke) or delete it on the team's pages.",
     options: ['email'],
     required: ['email'],
     async run(app, v, out) {
-      const user = await app.get(UsersService).getByEmail(v.email!);
+      // A service account is stopped by its team: its tokens revoked, or the account deleted.
+      const user = await app.get(UsersService).getPersonByEmail(v.email!);
       const { sessions } = await app.get(AccountAccessService).disable(Actors.operator(user.id));
       out(`disabled: ${user.email}`);
       out(`sessions ended: ${sessions}`);

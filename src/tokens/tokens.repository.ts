@@ -343,6 +343,8 @@ export class TokensRepository {
       )
       .where('t.revoked_at IS NULL')
       .andWhere('(t.expires_at IS NULL OR t.expires_at > :now)', { now })
+      // A disabled account's tokens act nowhere until it is enabled again.
+      .andWhere('u.disabled_at IS NULL')
       // A member's, or the team's own service account's.
       .andWhere('(m.user_id IS NOT NULL OR u.service_account_team_id = :teamId)', { teamId })
       .andWhere('(p.team_id = :teamId OR (p.token_id IS NULL AND u.current_team_id = :teamId))', {
