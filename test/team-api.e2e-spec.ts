@@ -491,6 +491,19 @@ describe('the team API', () => {
       .send({ email: uniqueEmail() });
     expect(bad.status).toBe(422);
     expect(bad.body.error.fields).toHaveProperty('Idempotency-Key');
+    // Any printable ASCII is a key, spaces included; a control character is not.
+    const spaced = await request(t.server)
+      .post('/api/v1/team/invitations')
+      .set('Authorization', auth)
+      .set('Idempotency-Key', 'order 42 / attempt 1')
+      .send({ email: uniqueEmail('spaced') });
+    expect(spaced.status).toBe(201);
+    const tab = await request(t.server)
+      .post('/api/v1/team/invitations')
+      .set('Authorization', auth)
+      .set('Idempotency-Key', 'order\t42')
+      .send({ email: uniqueEmail() });
+    expect([tab.status, Object.keys(tab.body.error.fields)]).toEqual([422, ['Idempotency-Key']]);
 
     expect(
       await t.dataSource.getRepository(TeamInvitation).countBy({ teamId: acme.id, email }),

@@ -3546,7 +3546,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Any string of 1 to 255 printable ASCII characters (a UUID, say) that names this request: sent again with the same body within 24 hours, it gets the first answer again, with `Idempotent-Replayed: true`, and nothing is done twice. */
+                /** @description Any string of 1 to 255 printable ASCII characters, spaces included (a UUID, say), that names this request: sent again with the same body within 24 hours, it gets the first answer again, with `Idempotent-Replayed: true`, and nothing is done twice. Any other key is refused (422, naming `Idempotency-Key`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;

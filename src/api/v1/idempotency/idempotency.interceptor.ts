@@ -23,8 +23,11 @@ import { IdempotencyStore } from './idempotency.store.js';
 import { principalOf } from '../api-authentication.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-/** Printable ASCII, 1 to 255 characters: a UUID fits, and so does any client's own scheme. */
-export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/**
+ * Printable ASCII (the space included, but not at either end, which HTTP drops), 1 to 255
+ * characters: a UUID fits, and so does any client's own scheme.
+ */
+export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 export class IdempotencyKeyInUseError extends ConflictError {
   override readonly retryAfterSeconds = 1;

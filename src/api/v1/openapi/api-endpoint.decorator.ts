@@ -32,6 +32,7 @@ import { RouteLimit, type RouteLimitName } from '../../../http/route-limit.js';
 import {
   IdempotencyInterceptor,
   IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_KEY,
 } from '../idempotency/idempotency.interceptor.js';
 import { ErrorEnvelope, envelopeOf, pageEnvelopeOf } from './schemas.js';
 
@@ -376,8 +377,8 @@ function conventions(options: ApiEndpointOptions): MethodDecorator[] {
         name: IDEMPOTENCY_HEADER,
         required: false,
         description:
-          'Any string of 1 to 255 printable ASCII characters (a UUID, say) that names this request: sent again with the same body within 24 hours, it gets the first answer again, with `Idempotent-Replayed: true`, and nothing is done twice.',
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
+          'Any string of 1 to 255 printable ASCII characters, spaces included (a UUID, say), that names this request: sent again with the same body within 24 hours, it gets the first answer again, with `Idempotent-Replayed: true`, and nothing is done twice. Any other key is refused (422, naming `Idempotency-Key`).',
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY.source },
       }),
       UseInterceptors(IdempotencyInterceptor),
     );
