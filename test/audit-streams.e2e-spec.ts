@@ -279,6 +279,15 @@ describe('audit streams', () => {
       const page = `/teams/${team.id}/webhooks/${endpoint.id}`;
       const stalled = await admin.client.get(page);
       expect(stalled.text).toContain('data-stream-stalled');
+      expect(stalled.text).toContain(`${page}/deliveries/${row.id}/replay`);
+      // Disabled, a stream keeps nothing and sends nothing: it is neither said to be stalled nor
+      // offers a replay, which would be refused.
+      const endpoints = db().getRepository(WebhookEndpoint);
+      await endpoints.update({ id: endpoint.id }, { status: 'disabled' });
+      const off = await admin.client.get(page);
+      expect(off.text).not.toContain('data-stream-stalled');
+      expect(off.text).not.toContain('/replay');
+      await endpoints.update({ id: endpoint.id }, { status: 'active' });
       receiver.status = 200;
       const replayed = await admin.client.submit(page, `${page}/deliveries/${row.id}/replay`);
       expect(replayed.status).toBe(303);

@@ -136,6 +136,19 @@ describe('webhooks: rotating the signing secret', () => {
     const late = await owner.client.post(`${page}/rotate-secret`, csrf, { version });
     expect(late.status).toBe(303);
     expect(await rotations()).toHaveLength(1);
+    // A version no page shows: back to the page, told to reload it, and nothing rotated.
+    const malformedForms: Record<string, string>[] = [
+      { version: 'xx' },
+      { 'version[]': 'a'.repeat(16) },
+    ];
+    for (const malformed of malformedForms) {
+      const refused = await owner.client.post(`${page}/rotate-secret`, csrf, malformed);
+      expect(refused.status).toBe(303);
+      expect(await owner.client.textOf(refused.headers.location!)).toContain(
+        'Reload the page and try again.',
+      );
+    }
+    expect(await rotations()).toHaveLength(1);
   });
 
   it('should sign with both secrets during the 24 hours, each verifying alone', async () => {

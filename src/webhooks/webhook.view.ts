@@ -62,8 +62,12 @@ export function webhookPageView(details: EndpointDetails, rotated?: RotatedSecre
     title: `${stream ? 'Audit stream' : 'Webhook endpoint'} ${details.endpoint.url}`,
     team: details.team,
     endpoint: endpointView(details.endpoint),
-    // A stream sends nothing more while a delivery of it is dead: it waits for the replay.
-    stalled: stream && details.deliveries.some((d) => d.status === 'dead'),
+    // An active stream sends nothing more while a delivery of it is dead: it waits for the
+    // replay. A disabled one keeps nothing and sends nothing: it is registered again.
+    stalled:
+      stream &&
+      details.endpoint.status === 'active' &&
+      details.deliveries.some((d) => d.status === 'dead'),
     secretVersion: secretVersionOf(details.endpoint),
     previousSignsUntil: details.previousSignsUntil,
     deliveries: details.deliveries.map(deliveryView),
