@@ -78,6 +78,23 @@ describe('AddressPolicy', () => {
       ).rejects.toThrow(RefusedAddressError);
     });
 
+    it.each([
+      '[::7f00:1]',
+      '[::1.2.3.4]',
+      '[::]',
+      '[2002:7f00:1::]',
+      '[2001::1]',
+      '[fec0::1]',
+      '[3fff::1]',
+    ])(
+      'should refuse %s, an IPv6 form that carries or stands for a refused address',
+      async (host) => {
+        await expect(policy().addressFor(policy().parse(`https://${host}/`))).rejects.toThrow(
+          RefusedAddressError,
+        );
+      },
+    );
+
     it('should let plain HTTP go only to WEBHOOK_ALLOWED_RANGES', async () => {
       const url = policy().parse('http://hooks.example/');
       await expect(policy().addressFor(url)).rejects.toThrow('must start with https://');

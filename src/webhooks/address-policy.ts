@@ -8,7 +8,8 @@ import { CONFIG } from '../config/config.module.js';
 /**
  * Addresses a webhook is never sent to unless WEBHOOK_ALLOWED_RANGES allows them: this host,
  * private networks, link-local (cloud metadata at 169.254.169.254 and fd00:ec2::254), shared,
- * reserved, documentation, multicast and broadcast ranges.
+ * reserved, documentation, multicast and broadcast ranges, and IPv6 forms that carry an IPv4
+ * address (IPv4-compatible, 6to4, Teredo).
  */
 const REFUSED: [string, number, 'ipv4' | 'ipv6'][] = [
   ['0.0.0.0', 8, 'ipv4'],
@@ -25,14 +26,20 @@ const REFUSED: [string, number, 'ipv4' | 'ipv6'][] = [
   ['203.0.113.0', 24, 'ipv4'],
   ['224.0.0.0', 4, 'ipv4'],
   ['240.0.0.0', 4, 'ipv4'],
-  ['::', 128, 'ipv6'],
-  ['::1', 128, 'ipv6'],
+  // IPv4-compatible (deprecated: `::7f00:1` is 127.0.0.1), the unspecified address and ::1.
+  ['::', 96, 'ipv6'],
   ['64:ff9b::', 96, 'ipv6'],
   ['64:ff9b:1::', 48, 'ipv6'],
   ['100::', 64, 'ipv6'],
+  // Teredo and 6to4 carry an IPv4 address inside, reached through a relay.
+  ['2001::', 32, 'ipv6'],
   ['2001:db8::', 32, 'ipv6'],
+  ['2002::', 16, 'ipv6'],
+  ['3fff::', 20, 'ipv6'],
   ['fc00::', 7, 'ipv6'],
   ['fe80::', 10, 'ipv6'],
+  // Site-local (deprecated, private in effect).
+  ['fec0::', 10, 'ipv6'],
   ['ff00::', 8, 'ipv6'],
 ];
 
