@@ -377,6 +377,9 @@ describe('the team API', () => {
       'limit=ten',
       'cursor=!!',
       'cursor=bWVtYmVyczox',
+      // "invitations:0" and "invitations:02": no page gives either.
+      `cursor=${Buffer.from('invitations:0').toString('base64url')}`,
+      `cursor=${Buffer.from('invitations:02').toString('base64url')}`,
       'sort=name',
     ]) {
       const res = await request(t.server)

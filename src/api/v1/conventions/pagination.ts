@@ -58,7 +58,8 @@ export function encodeCursor(list: string, key: number): string {
 /** The key a cursor of `list` carries; undefined without one; any other is refused (422). */
 export function decodeCursor(list: string, cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined;
-  const match = /^([a-z-]+):(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  // Keys are ids, written as `encodeCursor` writes them: no 0, no leading zero.
+  const match = /^([a-z-]+):([1-9]\d{0,14})$/.exec(Buffer.from(cursor, 'base64url').toString());
   if (!match || match[1] !== list) {
     throw new ValidationError({ cursor: 'cursor must be a `next` value of a page of this list.' });
   }
