@@ -339,6 +339,14 @@ describe('token introspection', () => {
       expect([malformed.status, malformed.body.error.code]).toEqual([422, 'validation_failed']);
       expect(malformed.body.error.fields.required_abilities).toMatch(/separated by spaces/);
     }
+    // As JSON, an optional field given as null is refused as the description's text would be.
+    for (const field of ['required_abilities', 'token_type_hint']) {
+      const nulled = await request(a)
+        .post('/api/v1/introspect')
+        .set('Authorization', `Bearer ${caller}`)
+        .send({ token: plain.plaintext, [field]: null });
+      expect([nulled.status, Object.keys(nulled.body.error.fields)]).toEqual([422, [field]]);
+    }
     // A form names a field the request does not have, even one the form parser would drop.
     const inherited = await request(a)
       .post('/api/v1/introspect')

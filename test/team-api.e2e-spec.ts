@@ -561,6 +561,16 @@ describe('the team API', () => {
     expect(log).toEqual([...log].sort((a, b) => b - a));
     const all = await t.dataSource.getRepository(AuditEvent).countBy({ teamId: acme.id });
     expect(log.length).toBe(all - 1);
+    // A person's own kinds are in no team's log: refused, as the description says.
+    for (const kind of ['sign-in', 'account']) {
+      const refused = await api.GET('/api/v1/team/audit-log', {
+        params: { query: { kind: kind as never } },
+      });
+      expect([refused.response.status, refused.error?.error.fields]).toEqual([
+        422,
+        { kind: 'kind must be one of: token, team, service_account, webhook.' },
+      ]);
+    }
   });
 
   it('should answer a GET with an ETag, 304 without a body while it holds, and a new one once the list changed', async () => {

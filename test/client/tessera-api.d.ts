@@ -205,7 +205,7 @@ export interface paths {
         };
         /**
          * The team's audit log
-         * @description The events of the team the token acts in, newest first, filtered by `kind` as the audit log page is (`token`, `team`, `service_account`, `webhook`; `sign-in` and `account` belong to a person, in no team’s log): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.
+         * @description The events of the team the token acts in, newest first, filtered by `kind` as the audit log page is (`token`, `team`, `service_account`, `webhook`; `sign-in` and `account` belong to a person, in no team’s log, and are refused): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -4699,7 +4699,7 @@ export interface operations {
                 /** @description Where to go on from: the `next` of the page before. Left out, the first page. */
                 cursor?: string;
                 /** @description Only events of this kind, as the page filters them. */
-                kind?: "sign-in" | "account" | "token" | "team" | "service_account" | "webhook";
+                kind?: "token" | "team" | "service_account" | "webhook";
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while it is still the same. */
@@ -4944,7 +4944,7 @@ export interface operations {
                 /** @description Where to go on from: the `next` of the page before. Left out, the first page. */
                 cursor?: string;
                 /** @description Only events of this kind, as the page filters them. */
-                kind?: "sign-in" | "account" | "token" | "team" | "service_account" | "webhook";
+                kind?: "token" | "team" | "service_account" | "webhook";
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while it is still the same. */

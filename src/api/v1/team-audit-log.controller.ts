@@ -31,7 +31,7 @@ export class TeamAuditLogController {
     operationId: 'listAuditEvents',
     ability: 'audit:read',
     summary: "The team's audit log",
-    description: `The events of the team the token acts in, newest first, filtered by \`kind\` as the audit log page is (${TEAM_AUDIT_KINDS.map((kind) => `\`${kind}\``).join(', ')}; \`sign-in\` and \`account\` belong to a person, in no team’s log): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.`,
+    description: `The events of the team the token acts in, newest first, filtered by \`kind\` as the audit log page is (${TEAM_AUDIT_KINDS.map((kind) => `\`${kind}\``).join(', ')}; \`sign-in\` and \`account\` belong to a person, in no team’s log, and are refused): for its owner and admins. Events recorded while you page do not move the pages you have not read yet: the next page continues from the last event of the one before.`,
     data: [AuditEventSchema],
     query: AuditLogQuery,
     errors: ['forbidden', 'not_found'],

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 
 /**
  * Abilities by name, separated by spaces (or commas), as OAuth writes scopes. A separator must
@@ -25,7 +25,8 @@ export class IntrospectionBody {
     example: 'access_token',
     maxLength: 100,
   })
-  @IsOptional()
+  // Left out, nothing asked; given, even as null, text.
+  @ValidateIf((_body: IntrospectionBody, value: unknown) => value !== undefined)
   @MaxLength(100, { message: 'token_type_hint is at most 100 characters.' })
   @IsString({ message: 'token_type_hint is a kind of token, as text.' })
   token_type_hint?: string;
@@ -36,7 +37,8 @@ export class IntrospectionBody {
     example: 'invoices:read invoices:write',
     maxLength: 2000,
   })
-  @IsOptional()
+  // Left out, nothing asked; given, even as null, text.
+  @ValidateIf((_body: IntrospectionBody, value: unknown) => value !== undefined)
   @MaxLength(2000, { message: 'required_abilities is at most 2000 characters.' })
   @Matches(ABILITY_LIST, {
     message: 'required_abilities are ability names (resource:action) separated by spaces.',

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { AUDIT_KINDS, type AuditKind } from '../../../audit/audit-events.js';
+import { TEAM_AUDIT_KINDS, type AuditKind } from '../../../audit/audit-events.js';
 import { DeliverableAddress, NormalizedEmail } from '../../../users/dto/user-fields.js';
 import { EMAIL_MAX } from '../../../users/email.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from '../../../teams/dto/add-member.dto.js';
@@ -40,12 +40,12 @@ export class UpdateMemberBody {
 /** `GET /api/v1/team/audit-log`: the page's filter (`kind`) and the list's page. */
 export class AuditLogQuery extends PageQuery {
   @ApiPropertyOptional({
-    enum: Object.keys(AUDIT_KINDS),
+    enum: TEAM_AUDIT_KINDS,
     description: 'Only events of this kind, as the page filters them.',
   })
   @IsOptional()
-  @IsIn(Object.keys(AUDIT_KINDS), {
-    message: `kind must be one of: ${Object.keys(AUDIT_KINDS).join(', ')}.`,
+  @IsIn(TEAM_AUDIT_KINDS, {
+    message: `kind must be one of: ${TEAM_AUDIT_KINDS.join(', ')}.`,
   })
   kind?: AuditKind;
 }
