@@ -511,6 +511,15 @@ describe('webhook endpoints: pages, command line and address safety', () => {
       expect(await endpoints().count()).toBe(before);
       await t.app.get(Scheduler).drain();
     });
+
+    it('should register a stream without an Authorization header for an empty value, warning of nothing', async () => {
+      const { code, out, err } = await createStream('');
+      expect({ code, err }).toEqual({ code: 0, err: [] });
+      expect(out[0]).not.toContain('Authorization');
+      const id = Number(/stream (\d+)/.exec(out[0])?.[1]);
+      expect((await endpoints().findOneByOrFail({ id })).authorizationHeader).toBeNull();
+      await t.app.get(Scheduler).drain();
+    });
   });
 });
 

@@ -72,12 +72,15 @@ function secretsInArguments(
   command: Command,
   values: Record<string, string | undefined>,
 ): string[] {
-  return (command.secrets ?? [])
-    .filter((name) => values[name] !== undefined && values[name] !== '-')
-    .map(
-      (name) =>
-        `warning: --${name} given on the command line shows in the process list and the shell's history; give --${name} - and its value on standard input instead.`,
-    );
+  return (
+    (command.secrets ?? [])
+      // An empty value holds no secret (an audit stream's `--authorization ''`: no header).
+      .filter((name) => values[name] !== undefined && values[name] !== '-' && values[name] !== '')
+      .map(
+        (name) =>
+          `warning: --${name} given on the command line shows in the process list and the shell's history; give --${name} - and its value on standard input instead.`,
+      )
+  );
 }
 
 /**
