@@ -29,7 +29,12 @@ export class QueryLog implements Logger {
     return this.queries.filter((query, i) => {
       const runner = this.runners[i];
       const verb = query.trimStart().toUpperCase();
-      if (committed && (verb.startsWith('BEGIN') || verb.startsWith('START TRANSACTION'))) {
+      // A transaction with its own isolation level (a queue's claim) sets it first.
+      const begins =
+        verb.startsWith('BEGIN') ||
+        verb.startsWith('START TRANSACTION') ||
+        verb.startsWith('SET TRANSACTION');
+      if (committed && begins) {
         background.add(runner);
       }
       const mine = !background.has(runner);
