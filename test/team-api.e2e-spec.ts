@@ -702,6 +702,42 @@ describe('the team API on two instances', () => {
     );
   });
 
+  it('should renew once, of the same invitation sent to both instances at once, one whose sender can no longer invite', async () => {
+    const { first } = deployment;
+    const { app } = first;
+    const owner = await createUser(app);
+    const team = await createTeam(app, owner);
+    const admin = await createUser(app);
+    await addMember(app, team.id, admin, 'admin');
+    const tokenOf = async (user: User) =>
+      `Bearer ${(await createToken(app, user, { abilities: EVERY_ABILITY, teamId: team.id })).plaintext}`;
+    const [ownerAuth, adminAuth] = [await tokenOf(owner), await tokenOf(admin)];
+    const email = uniqueEmail('renewed');
+    const invite = (server: (typeof deployment.servers)[number], auth: string) =>
+      request(server).post('/api/v1/team/invitations').set('Authorization', auth).send({ email });
+    expect((await invite(deployment.servers[0], adminAuth)).status).toBe(201);
+    // The admin becomes a member: their invitation stands no more, and a new one replaces it.
+    const demoted = await request(deployment.servers[1])
+      .patch(`/api/v1/team/members/${admin.id}`)
+      .set('Authorization', ownerAuth)
+      .send({ role: 'member' });
+    expect(demoted.status).toBe(200);
+    const answers = await burst(20, deployment.servers, (_i, server) => invite(server, ownerAuth));
+    expect(tally(answers, (res) => `${res.status} ${res.body.error?.code ?? 'renewed'}`)).toEqual({
+      '201 renewed': 1,
+      '409 already_invited': 19,
+    });
+    const [invitation] = await first.dataSource
+      .getRepository(TeamInvitation)
+      .findBy({ teamId: team.id, email });
+    expect(invitation.invitedById).toBe(owner.id);
+    // The first link and the one renewal's: no more.
+    await deployment.mail.waitFor({ to: email });
+    await waitFor(() => deployment.mail.find({ to: email }).length >= 2);
+    for (const instance of deployment.apps) await instance.app.get(Scheduler).drain();
+    expect(deployment.mail.find({ to: email })).toHaveLength(2);
+  });
+
   it('should act once for a burst of the same Idempotency-Key sent to both instances at once', async () => {
     const { first } = deployment;
     const { teamId, plaintext } = await ownerToken();

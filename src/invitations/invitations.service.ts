@@ -66,58 +66,63 @@ export class InvitationsService {
     if (existing && (await this.teams.isMember(team.id, existing.id))) {
       throw new AlreadyMemberError();
     }
-    return this.transactions.run(async (m) => {
-      // An address never invited to the team gets a new row: of two invitations of it at once,
-      // the unique key refuses the second's insert. Only a row already there is locked, by its
-      // id (MySQL/MariaDB; SQLite's transactions are serial), so that of two renewing it at
-      // once the second finds the first's: a locking read that finds nothing would lock the
-      // index's gap, where the team's other invitations of the moment insert, and deadlock them.
-      const sqlite = m.connection.options.type === 'better-sqlite3';
-      const seen = await this.repo(m).findOne({
-        where: { teamId: team.id, email: input.email },
-        select: { id: true },
-      });
-      const current =
-        seen &&
-        (await this.repo(m).findOne({
-          where: { id: seen.id },
-          ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
-        }));
-      // One sent by someone who may no longer invite cannot be accepted: a new one replaces it.
-      if (
-        current &&
-        isOpen(current, this.clock.now()) &&
-        (await stillBacked(this.repo(m), current.id))
-      ) {
-        throw new AlreadyInvitedError();
-      }
-      const fields = {
-        role: input.role,
-        invitedById: accountOf(actor),
-        status: 'pending' as const,
-        tokenHash: null,
-        claimedById: null,
-        respondedAt: null,
-        expiresAt: this.expiry(),
-      };
-      const invitation = current
-        ? Object.assign(current, fields)
-        : this.repo(m).create({ teamId: team.id, email: input.email, ...fields });
-      try {
-        await this.repo(m).save(invitation);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new AlreadyInvitedError();
-        throw error;
-      }
-      await this.mail(m, invitation);
-      this.audit.recordIn(m, actor, {
-        event: 'team.member_invited',
-        teamId: team.id,
-        target: { type: 'invitation', id: invitation.id },
-        detail: { team: team.name, email: input.email, role: input.role },
-      });
-      return invitation;
-    });
+    return this.transactions.run(
+      async (m) => {
+        // An address never invited to the team gets a new row: of two invitations of it at once,
+        // the unique key refuses the second's insert. Only a row already there is locked, by its
+        // id (MySQL/MariaDB; SQLite's transactions are serial), so that of two renewing it at
+        // once the second finds the first's: a locking read that finds nothing would lock the
+        // index's gap, where the team's other invitations of the moment insert, and deadlock them.
+        // READ COMMITTED, so that what is read after the lock (whether the invitation's sender may
+        // still invite) is what the first committed, not what the transaction's first read saw.
+        const sqlite = m.connection.options.type === 'better-sqlite3';
+        const seen = await this.repo(m).findOne({
+          where: { teamId: team.id, email: input.email },
+          select: { id: true },
+        });
+        const current =
+          seen &&
+          (await this.repo(m).findOne({
+            where: { id: seen.id },
+            ...(sqlite ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+          }));
+        // One sent by someone who may no longer invite cannot be accepted: a new one replaces it.
+        if (
+          current &&
+          isOpen(current, this.clock.now()) &&
+          (await stillBacked(this.repo(m), current.id))
+        ) {
+          throw new AlreadyInvitedError();
+        }
+        const fields = {
+          role: input.role,
+          invitedById: accountOf(actor),
+          status: 'pending' as const,
+          tokenHash: null,
+          claimedById: null,
+          respondedAt: null,
+          expiresAt: this.expiry(),
+        };
+        const invitation = current
+          ? Object.assign(current, fields)
+          : this.repo(m).create({ teamId: team.id, email: input.email, ...fields });
+        try {
+          await this.repo(m).save(invitation);
+        } catch (error) {
+          if (isUniqueViolation(error)) throw new AlreadyInvitedError();
+          throw error;
+        }
+        await this.mail(m, invitation);
+        this.audit.recordIn(m, actor, {
+          event: 'team.member_invited',
+          teamId: team.id,
+          target: { type: 'invitation', id: invitation.id },
+          detail: { team: team.name, email: input.email, role: input.role },
+        });
+        return invitation;
+      },
+      { isolation: 'READ COMMITTED' },
+    );
   }
 
   /**
