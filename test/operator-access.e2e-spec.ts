@@ -62,21 +62,30 @@ describe('operator access commands', () => {
     const { plaintext } = await createToken(t.app, person.user);
     expect((await api(plaintext)).status).toBe(200);
     // A team the person is a member of, whose owner sees the tokens that act in it.
-    const owner = await createUser(t.app);
-    const team = await createTeam(t.app, owner);
+    const owner = await signedInPerson(t, { name: 'Team Owner' });
+    const team = await createTeam(t.app, owner.user);
     await addMember(t.app, team.id, person.user);
-    await createToken(t.app, person.user, { name: 'acts in the team', teamId: team.id });
-    const { plaintext: inventory } = await createToken(t.app, owner, {
+    const { token: inTeam } = await createToken(t.app, person.user, {
+      name: 'acts in the team',
+      teamId: team.id,
+    });
+    const { plaintext: inventory } = await createToken(t.app, owner.user, {
       abilities: ['tokens:read'],
       teamId: team.id,
     });
-    const listed = async (): Promise<number[]> =>
-      (
-        await request(t.server)
-          .get('/api/v1/team/tokens')
-          .set('Authorization', `Bearer ${inventory}`)
-      ).body.data.map((token: { person: { id: number } }) => token.person.id);
-    expect(await listed()).toContain(person.user.id);
+    /** The team's inventory: each token's id and why it is refused there. */
+    const listed = async (): Promise<Record<number, string | null>> =>
+      Object.fromEntries(
+        (
+          await request(t.server)
+            .get('/api/v1/team/tokens')
+            .set('Authorization', `Bearer ${inventory}`)
+        ).body.data.map((token: { id: number; team_refusal: string | null }) => [
+          token.id,
+          token.team_refusal,
+        ]),
+      );
+    expect(await listed()).toMatchObject({ [inTeam.id]: null });
 
     const disabled = await cli('user:disable', '--email', person.email.toUpperCase());
     expect(disabled).toEqual({
@@ -119,8 +128,15 @@ describe('operator access commands', () => {
     });
     expect(mail.text).toContain('your API tokens are refused');
 
-    // Its tokens act nowhere meanwhile: its team's inventory leaves them out until it is enabled.
-    expect(await listed()).not.toContain(person.user.id);
+    // Its team sees its tokens refused, says why, and may revoke them meanwhile.
+    expect(await listed()).toMatchObject({ [inTeam.id]: 'account_disabled' });
+    const teamTokens = `/teams/${team.id}/tokens`;
+    expect(await owner.client.textOf(teamTokens)).toContain(
+      'Refused everywhere: an operator disabled its account.',
+    );
+    const revoked = await owner.client.submit(teamTokens, `${teamTokens}/${inTeam.id}/revoke`);
+    expect(revoked.status).toBe(303);
+    expect(await listed()).not.toHaveProperty(String(inTeam.id));
 
     // Twice is refused, changing nothing.
     const twice = await cli('user:disable', '--email', person.email);
@@ -130,7 +146,8 @@ describe('operator access commands', () => {
     const enabled = await cli('user:enable', '--email', person.email);
     expect(enabled).toEqual({ code: 0, stdout: `enabled: ${person.email}\n`, stderr: '' });
     expect((await api(plaintext)).status).toBe(200);
-    expect(await listed()).toContain(person.user.id);
+    // What the team revoked meanwhile stays revoked.
+    expect(await listed()).not.toHaveProperty(String(inTeam.id));
     expect((await again.login(person.email, PASSWORD)).headers.location).toBe('/dashboard');
     await t.mail.waitFor({ to: person.email, subject: 'Your Tessera account was enabled again' });
     const notDisabled = await cli('user:enable', '--email', person.email);

@@ -249,7 +249,7 @@ export const COMMANDS: Record<string, Command> = {
   'user:disable': {
     usage: 'user:disable --email EMAIL',
     description:
-      "Disables a person's account until user:enable: it cannot sign in, its sessions end, and its API tokens are refused from the next request, on every instance (they are kept, not revoked, and leave the inventories of the teams they acted in meanwhile). The person is mailed, and the security log records it. A team's service account is not disabled here: revoke its tokens (token:revoke) or delete it on the team's pages.",
+      "Disables a person's account until user:enable: it cannot sign in, its sessions end, and its API tokens are refused from the next request, on every instance (they are kept, not revoked: the teams they act in list them as refused and may revoke them). The person is mailed, and the security log records it. A team's service account is not disabled here: revoke its tokens (token:revoke) or delete it on the team's pages.",
     options: ['email'],
     required: ['email'],
     async run(app, v, out) {

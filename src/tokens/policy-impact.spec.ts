@@ -27,6 +27,7 @@ function tokenOf(id: number, abilities: string[], serviceAccount: boolean): Team
       role: serviceAccount ? null : 'member',
       twoFactor: false,
       serviceAccount,
+      disabled: false,
     },
     createdBy: null,
   };

@@ -26,22 +26,37 @@ import {
 /** A token in a team's inventory: never its value or hash. */
 export interface TeamTokenView extends Omit<TeamToken, 'lastFour'> {
   hint: string;
-  /** Why the team refuses it (the API's 403 code), and in words; null when it does not. */
-  refusalCode: TeamRefusalCode | null;
+  /**
+   * Why the API refuses it in the team (its account disabled, 401; or the team's own refusal,
+   * 403), and in words; null when it does not.
+   */
+  refusalCode: InventoryRefusalCode | null;
   refusal: string | null;
   /** Every reason the team refuses it, in words (the first is `refusal`). */
   refusals: string[];
 }
 
+/** Why a token of the inventory is refused: its account's state first, then the team's. */
+export type InventoryRefusalCode = 'account_disabled' | TeamRefusalCode;
+
+const ACCOUNT_DISABLED =
+  'Refused everywhere: an operator disabled its account. It works again once the account is enabled, unless revoked.';
+
 function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   const { lastFour, ...rest } = row;
-  const codes = teamRefusalsOf({
+  const teamCodes = teamRefusalsOf({
     binding: row.pinned ? 'pinned' : 'current',
     lifetimeDays: row.lifetimeDays,
     team,
     user: { twoFactor: row.person.twoFactor, serviceAccount: row.person.serviceAccount },
   });
-  const refusals = codes.map((code) => describeRefusal(code, team, 'team'));
+  const codes: InventoryRefusalCode[] = row.person.disabled
+    ? ['account_disabled', ...teamCodes]
+    : teamCodes;
+  const refusals = [
+    ...(row.person.disabled ? [ACCOUNT_DISABLED] : []),
+    ...teamCodes.map((code) => describeRefusal(code, team, 'team')),
+  ];
   return {
     ...rest,
     hint: `${TOKEN_PREFIX}…${lastFour}`,

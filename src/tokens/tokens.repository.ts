@@ -126,6 +126,8 @@ export interface TeamToken {
     role: TeamRole | null;
     twoFactor: boolean;
     serviceAccount: boolean;
+    /** An operator disabled the account: its tokens are refused everywhere until enabled. */
+    disabled: boolean;
   };
   /** Who made it, when not its own account (a service account's): null once they are deleted. */
   createdBy: { id: number; name: string } | null;
@@ -327,6 +329,7 @@ export class TokensRepository {
         'm.role AS role',
         'tf.user_id AS two_factor',
         'u.service_account_team_id AS service_account_team_id',
+        'u.disabled_at AS disabled_at',
         'c.id AS created_by_id',
         'c.name AS created_by_name',
       ])
@@ -343,8 +346,6 @@ export class TokensRepository {
       )
       .where('t.revoked_at IS NULL')
       .andWhere('(t.expires_at IS NULL OR t.expires_at > :now)', { now })
-      // A disabled account's tokens act nowhere until it is enabled again.
-      .andWhere('u.disabled_at IS NULL')
       // A member's, or the team's own service account's.
       .andWhere('(m.user_id IS NOT NULL OR u.service_account_team_id = :teamId)', { teamId })
       .andWhere('(p.team_id = :teamId OR (p.token_id IS NULL AND u.current_team_id = :teamId))', {
@@ -380,6 +381,7 @@ export class TokensRepository {
         role: (r.role as TeamRole | null) ?? null,
         twoFactor: r.two_factor !== null,
         serviceAccount: r.service_account_team_id !== null,
+        disabled: r.disabled_at !== null,
       },
       createdBy:
         r.created_by_id === null

@@ -904,11 +904,11 @@ export interface components {
             binding: "current" | "pinned";
             person: components["schemas"]["TokenPerson"];
             /**
-             * @description Why the team refuses it (the 403 code it gets), or null.
+             * @description Why the API refuses it here, or null: `account_disabled` (401: an operator disabled its account, until enabled), else the team's own refusal (the 403 code it gets).
              * @example null
              * @enum {string|null}
              */
-            team_refusal: "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | null;
+            team_refusal: "account_disabled" | "team_access_lost" | "two_factor_required" | "token_lifetime_exceeds_policy" | null;
         };
         TeamTokenPage: {
             /** @enum {boolean} */

@@ -116,8 +116,15 @@ export class TeamTokenSchema {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['team_access_lost', 'two_factor_required', 'token_lifetime_exceeds_policy', null],
-    description: 'Why the team refuses it (the 403 code it gets), or null.',
+    enum: [
+      'account_disabled',
+      'team_access_lost',
+      'two_factor_required',
+      'token_lifetime_exceeds_policy',
+      null,
+    ],
+    description:
+      "Why the API refuses it here, or null: `account_disabled` (401: an operator disabled its account, until enabled), else the team's own refusal (the 403 code it gets).",
     example: null,
   })
   team_refusal!: string | null;
