@@ -595,6 +595,7 @@ describe('sign-up, sign-in and sessions', () => {
       const client = web();
       const res = await client.register('Absolute', uniqueEmail());
       const sid = sessionIdOf(client.sessionCookie(res)!);
+      const csrf = await client.csrfFrom('/teams');
       // Used every 20 minutes, so never idle for long: the hour since signing in ends it.
       for (let i = 0; i < 3; i++) {
         clock.advance(20 * MINUTE_MS);
@@ -602,7 +603,13 @@ describe('sign-up, sign-in and sessions', () => {
       }
       clock.advance(MINUTE_MS);
 
-      expect((await client.get('/dashboard')).headers.location).toBe('/login?session_ended=1');
+      // A form sent now ends the session on arrival: nothing is done, and signing in again
+      // leads back to the form's page.
+      const late = await client.post('/teams', csrf, { name: 'Too Late' });
+      expect(late.headers.location).toBe('/login?return_to=%2Fteams&session_ended=1');
+      expect(await t.dataSource.getRepository(Team).countBy({ name: 'Too Late' })).toBe(0);
+      // Told once: the browser holds a visitor's session now, which has not ended.
+      expect((await client.get('/dashboard')).headers.location).toBe('/login');
       expect(await t.dataSource.getRepository(Session).findOneBy({ id: sid })).toBeNull();
     });
   });

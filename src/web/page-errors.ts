@@ -40,7 +40,8 @@ export interface NextStep {
  */
 interface PageAnswer {
   status: ErrorStatus;
-  redirect?: (request: Request) => string;
+  /** Where to, given the request and the page a form's address belongs to (`pageOf`). */
+  redirect?: (request: Request, pageOf: (path: string) => string) => string;
   nextStep?: NextStep;
   /** What the error page says first, where its status's heading would not fit. */
   heading?: string;
@@ -148,10 +149,12 @@ const PAGE_ANSWERS: AnswerTable<PageAnswer> = {
   // page's address, so an anonymous visit stores nothing.
   sign_in_required: {
     status: 401,
-    redirect: (request) =>
-      request.method === 'GET'
-        ? signInPageFor(request.originalUrl, sessionEndedFor(request))
-        : SIGN_IN_PAGE,
+    redirect: (request, pageOf) =>
+      signInPageFor(
+        // A form (sent as its session ended on arrival, say) comes back to its page.
+        request.method === 'GET' ? request.originalUrl : pageOf(request.path),
+        sessionEndedFor(request),
+      ),
   },
   sign_in_expired: (error) => ({
     status: 401,
@@ -239,7 +242,7 @@ export class PageErrors implements PageErrorAnswers {
   answer(error: ResolvedError, request: Request, response: Response, domain?: DomainError): void {
     const answer = domain && answerIn(PAGE_ANSWERS, domain);
     if (answer?.redirect) {
-      this.redirectOnceSaved(request, response, answer.redirect(request));
+      this.redirectOnceSaved(request, response, answer.redirect(request, this.pageOf));
       return;
     }
     const form = formOriginOf(request);
