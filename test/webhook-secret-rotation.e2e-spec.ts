@@ -219,7 +219,9 @@ describe('webhooks: rotating the signing secret', () => {
     const failed = await deliveries().findOneByOrFail({ messageId });
     expect(failed.status).toBe('pending');
     expect(failed.nextAttemptAt).not.toBeNull();
-    expect(failed.lastError).toContain('cannot be read with this SESSION_SECRET');
+    expect(failed.lastError).toContain(
+      'its signing secret cannot be read with this SESSION_SECRET; rotate the secret',
+    );
     expect(receiver.received.length).toBe(received);
     const endpointPage = `/teams/${other.id}/webhooks/${unreadable.id}`;
     const shown = await owner.client.get(endpointPage);

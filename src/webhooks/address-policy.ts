@@ -9,7 +9,7 @@ import { CONFIG } from '../config/config.module.js';
  * Addresses a webhook is never sent to unless WEBHOOK_ALLOWED_RANGES allows them: this host,
  * private networks, link-local (cloud metadata at 169.254.169.254 and fd00:ec2::254), shared,
  * reserved, documentation, multicast and broadcast ranges, and IPv6 forms that carry an IPv4
- * address (IPv4-compatible, 6to4, Teredo).
+ * address (IPv4-compatible, IPv4-translated, 6to4, Teredo).
  */
 const REFUSED: [string, number, 'ipv4' | 'ipv6'][] = [
   ['0.0.0.0', 8, 'ipv4'],
@@ -28,6 +28,8 @@ const REFUSED: [string, number, 'ipv4' | 'ipv6'][] = [
   ['240.0.0.0', 4, 'ipv4'],
   // IPv4-compatible (deprecated: `::7f00:1` is 127.0.0.1), the unspecified address and ::1.
   ['::', 96, 'ipv6'],
+  // IPv4-translated (RFC 2765): `::ffff:0:7f00:1` stands for 127.0.0.1.
+  ['::ffff:0:0:0', 96, 'ipv6'],
   ['64:ff9b::', 96, 'ipv6'],
   ['64:ff9b:1::', 48, 'ipv6'],
   ['100::', 64, 'ipv6'],

@@ -32,17 +32,34 @@ type Attempt = 'delivered' | 'failed' | 'backing off' | 'disabled';
  * refused, a 5xx, a 429) rather than that it refused this one delivery (another 4xx).
  */
 /**
- * An attempt that could not be signed: the endpoint's secret (or an audit stream's
- * Authorization value) was sealed under another SESSION_SECRET than this instance's.
+ * An attempt that could not be made: the endpoint's signing secret, or an audit stream's
+ * Authorization value, was sealed under another SESSION_SECRET than this instance's.
  */
-const UNREADABLE_SECRET: HttpOutcome = {
+const unreadable = (error: string): HttpOutcome => ({
   status: null,
   latencyMs: 0,
   excerpt: null,
-  error:
-    'not sent: its signing secret (or Authorization value) cannot be read with this SESSION_SECRET; rotate the secret (or register the audit stream again)',
+  error,
   refused: true,
+});
+const UNREADABLE = {
+  secret: unreadable(
+    'not sent: its signing secret cannot be read with this SESSION_SECRET; rotate the secret',
+  ),
+  authorization: unreadable(
+    'not sent: its Authorization value cannot be read with this SESSION_SECRET; register the audit stream again',
+  ),
 };
+
+/** What `read` gives, or null when a sealed value it opens cannot be read. */
+function unlessUnreadable<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof UnreadableSecretError) return null;
+    throw error;
+  }
+}
 
 function endpointAtFault(outcome: HttpOutcome): boolean {
   return outcome.status === null || outcome.status >= 500 || outcome.status === 429;
@@ -282,23 +299,18 @@ export class WebhookSender implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const now = this.clock.now();
     const timestamp = Math.floor(now.getTime() / 1000);
-    let headers: Record<string, string>;
-    try {
-      headers = {
-        ...signedHeaders(
-          this.secrets.signingSecrets(endpoint, now),
-          delivery.messageId,
-          timestamp,
-          delivery.payload,
-        ),
-        ...(endpoint.kind === 'audit_stream' ? this.streamHeaders(endpoint) : {}),
-      };
-    } catch (error) {
-      if (!(error instanceof UnreadableSecretError)) throw error;
-      // Sealed under another SESSION_SECRET: nothing is sent, and the attempt is recorded as
-      // failed, with why, so it follows the retry schedule and the page says what to do.
-      return this.record(delivery, endpoint, UNREADABLE_SECRET);
-    }
+    // Sealed under another SESSION_SECRET, a secret cannot be read: nothing is sent, and the
+    // attempt is recorded as failed, saying which, so it follows the retry schedule and the
+    // page says what to do.
+    const secrets = unlessUnreadable(() => this.secrets.signingSecrets(endpoint, now));
+    if (secrets === null) return this.record(delivery, endpoint, UNREADABLE.secret);
+    const stream = endpoint.kind === 'audit_stream';
+    const streamHeaders = stream ? unlessUnreadable(() => this.streamHeaders(endpoint)) : {};
+    if (streamHeaders === null) return this.record(delivery, endpoint, UNREADABLE.authorization);
+    const headers = {
+      ...signedHeaders(secrets, delivery.messageId, timestamp, delivery.payload),
+      ...streamHeaders,
+    };
     const outcome = await this.http.post(endpoint.url, headers, delivery.payload);
     return this.record(delivery, endpoint, outcome);
   }

@@ -60,7 +60,8 @@ export function decodeCursor(list: string, cursor: string | undefined): number |
   if (cursor === undefined) return undefined;
   // Keys are ids, written as `encodeCursor` writes them: no 0, no leading zero.
   const match = /^([a-z-]+):([1-9]\d{0,14})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match || match[1] !== list) {
+  // Only the very text a page gave (base64url has other spellings of the same bytes).
+  if (!match || match[1] !== list || encodeCursor(list, Number(match[2])) !== cursor) {
     throw new ValidationError({ cursor: 'cursor must be a `next` value of a page of this list.' });
   }
   return Number(match[2]);

@@ -27,7 +27,7 @@ export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
  * Printable ASCII (the space included, but not at either end, which HTTP drops), 1 to 255
  * characters: a UUID fits, and so does any client's own scheme.
  */
-export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY = /^(?=[\x21-\x7e])[\x20-\x7e]{0,254}[\x21-\x7e]$/;
 
 export class IdempotencyKeyInUseError extends ConflictError {
   override readonly retryAfterSeconds = 1;
