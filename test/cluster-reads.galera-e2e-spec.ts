@@ -105,7 +105,8 @@ describe('reads on a cluster see every write that was answered', () => {
       const out = await client.submit('/dashboard', '/logout');
       expect(out.status).toBe(303);
       const after = await dashboardOnB();
-      if (after.status !== 303 || after.headers.location !== '/login') keptAfterSignOut.push(i);
+      if (after.status !== 303 || after.headers.location !== '/login?session_ended=1')
+        keptAfterSignOut.push(i);
     }
     expect({ unknownAfterSignIn, keptAfterSignOut }).toEqual({
       unknownAfterSignIn: [],
