@@ -40,10 +40,12 @@ export class Transactions {
    * victim (concurrent inserts into one unique index take gap locks) runs again, up to five
    * times in all, after a short random pause growing with each attempt: `work` must therefore do nothing outside the database.
    *
-   * `isolation: 'READ COMMITTED'` (MySQL/MariaDB; SQLite's transactions are serial) for a claim
-   * on a queue's due rows: its locking reads then lock the rows they take and not the gaps
-   * between them, where every change that queues a row (a mail, a delivery) inserts at the same
-   * time, which would otherwise wait on the claim and deadlock with it.
+   * `isolation: 'READ COMMITTED'` (MySQL/MariaDB; SQLite's transactions are serial): locking
+   * reads lock the rows they take and not the gaps between them, and each read sees what was
+   * committed before it. For a claim on a queue's due rows, where every change that queues a row
+   * (a mail, a delivery) inserts at the same time and would otherwise wait on the claim and
+   * deadlock with it; and for work that reads, after taking a row's lock, what the request that
+   * held it before committed (an invitation renewed by a burst).
    */
   async run<T>(
     work: (manager: EntityManager) => Promise<T>,
