@@ -44,19 +44,18 @@ const ACCOUNT_DISABLED =
 
 function toTeamTokenView(row: TeamToken, team: GoverningTeam): TeamTokenView {
   const { lastFour, ...rest } = row;
-  const teamCodes = teamRefusalsOf({
-    binding: row.pinned ? 'pinned' : 'current',
-    lifetimeDays: row.lifetimeDays,
-    team,
-    user: { twoFactor: row.person.twoFactor, serviceAccount: row.person.serviceAccount },
-  });
-  const codes: InventoryRefusalCode[] = row.person.disabled
-    ? ['account_disabled', ...teamCodes]
-    : teamCodes;
-  const refusals = [
-    ...(row.person.disabled ? [ACCOUNT_DISABLED] : []),
-    ...teamCodes.map((code) => describeRefusal(code, team, 'team')),
+  const codes: InventoryRefusalCode[] = [
+    ...(row.person.disabled ? (['account_disabled'] as const) : []),
+    ...teamRefusalsOf({
+      binding: row.pinned ? 'pinned' : 'current',
+      lifetimeDays: row.lifetimeDays,
+      team,
+      user: { twoFactor: row.person.twoFactor, serviceAccount: row.person.serviceAccount },
+    }),
   ];
+  const refusals = codes.map((code) =>
+    code === 'account_disabled' ? ACCOUNT_DISABLED : describeRefusal(code, team, 'team'),
+  );
   return {
     ...rest,
     hint: `${TOKEN_PREFIX}…${lastFour}`,
